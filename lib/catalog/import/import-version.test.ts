@@ -189,6 +189,26 @@ describe("importVersion: a good directory", () => {
     expect(await catalogRows(bad.ds)).toEqual(NOTHING);
   });
 
+  it("keeps line breaks and tabs in free text: titles, descriptions, tasks, labels and changelogs are not identifiers", async () => {
+    const s = sample(uniqueId("ds"));
+    const task = "pick the cube,\nthen place it\tleft of the mug";
+    const label = "reach\r\n(slowly)";
+    const description = "Recorded in two kitchens.\n\n\tSee the README.\u2028End.";
+    const dir = sampleDir(s, {
+      "dataset.json": JSON.stringify({ id: s.ds, title: "Pick\tand\nplace", description }),
+      "episodes.jsonl": jsonl({ ...s.episodes[0], task }, ...s.episodes.slice(1)),
+      "annotations.jsonl": jsonl({ ...s.annotations[0], label }, ...s.annotations.slice(1)),
+      "version.json": versionJson({ secondDescription: "Fixed:\n- timestamps\n- colours" }),
+    });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported" });
+    const [dataset] = await sql()`select title, description from datasets where id = ${s.ds}`;
+    expect(dataset).toEqual({ title: "Pick\tand\nplace", description });
+    const stored = await storedContent((await versionRow(s.ds)).id);
+    expect(stored.episodes.map((e) => (e as { task: string }).task)).toContain(task);
+    expect((stored.annotations[0] as { label: string }).label).toBe(label);
+    expect((stored.changelog[1] as { description: string }).description).toBe("Fixed:\n- timestamps\n- colours");
+  });
+
   it("keeps changelog descriptions of up to 2,000 characters", async () => {
     const s = sample(uniqueId("ds"));
     const long = "Recalibrated the wrist camera".padEnd(2000, ".");
@@ -426,6 +446,55 @@ const BAD: Record<string, BadCase> = {
     file: "files.jsonl", line: 4, message: () => "media_type must look like type/subtype",
   },
 };
+
+// Identifiers go into URLs, filters, file names and generated scripts: no control characters,
+// line or paragraph separators or bidirectional controls (docs/import-format.md).
+const UNSAFE_IDENTIFIER = "must not contain control characters (U+0000-U+001F, U+007F-U+009F), line or paragraph separators (U+2028, U+2029) or bidirectional controls";
+const HOSTILE_PATHS: Record<string, string> = {
+  "the review's here-document exploit": "DS/a.bin\nSHA256SUMS\ntouch /tmp/PWNED\n: <<'SHA256SUMS'",
+  "aria2c option lines": "DS/a.bin\n  dir=/tmp\n  out=evil",
+  "a CR": "DS/a\rb.bin",
+  "a tab": "DS/a\tb.bin",
+  "DEL": "DS/a\u007fb.bin",
+  "a C1 control (NEL)": "DS/a\u0085b.bin",
+  "a line separator": "DS/a\u2028b.bin",
+  "a paragraph separator": "DS/a\u2029b.bin",
+  "a right-to-left override": "DS/clip\u202E4pm.exe",
+  "a left-to-right mark": "DS/a\u200eb.bin",
+  "a first strong isolate": "DS/a\u2068b.bin",
+  "an Arabic letter mark": "DS/a\u061cb.bin",
+};
+for (const [what, hostile] of Object.entries(HOSTILE_PATHS)) {
+  BAD[`path with ${what}`] = {
+    raw: (s) => filesWith(s, 2, { ...s.files[1], path: hostile.replace("DS", s.ds) }),
+    file: "files.jsonl", line: 2, message: () => `path ${UNSAFE_IDENTIFIER}`,
+  };
+}
+for (const [field, value] of [
+  ["environment", "kitchen\nlab"],
+  ["outcome", "fail\u0007ure"],
+  ["contributor", "op-07\u202E"],
+  ["contributor", "op\t07"],
+] as const) {
+  BAD[`${field} with ${JSON.stringify(value)}`] = {
+    raw: (s) => episodesWith(s, 2, { ...s.episodes[1], [field]: value }),
+    file: "episodes.jsonl", line: 2, message: () => `${field} ${UNSAFE_IDENTIFIER}`,
+  };
+}
+BAD["annotation episode_id with a line break"] = {
+  raw: (s) => annotationsWith(s, 2, { ...s.annotations[1], episode_id: `${s.id(1)}\nx` }),
+  file: "annotations.jsonl", line: 2, message: () => `episode_id ${UNSAFE_IDENTIFIER}`,
+};
+BAD["file episode_id with a line break"] = {
+  raw: (s) => filesWith(s, 2, { ...s.files[1], episode_id: `${s.id(1)}\n` }),
+  file: "files.jsonl", line: 2, message: () => `episode_id ${UNSAFE_IDENTIFIER}`,
+};
+for (const spaced of [" DS/e1.mp4", "DS/e1.mp4 ", "DS/e1.mp4\u00a0"]) {
+  BAD[`path ${JSON.stringify(spaced)} with a space at an end`] = {
+    raw: (s) => filesWith(s, 2, { ...s.files[1], path: spaced.replace("DS", s.ds) }),
+    file: "files.jsonl", line: 2, message: () => "path must not start or end with a space",
+  };
+}
 
 const UNSAFE_PATHS = ["../x", "/abs/file.mp4", "DS/../../etc/passwd", "DS//e1.mp4", "DS/./e1.mp4", "DS\\e1.mp4", "DS/e1/"];
 for (const unsafe of UNSAFE_PATHS) {
