@@ -585,3 +585,72 @@ describe("importVersion: problem reports", () => {
     expect(await catalogRows(s.ds)).toEqual(NOTHING);
   });
 });
+
+describe("importVersion: bytes that are not UTF-8 text, and lines over the limit", () => {
+  /** The sample's directory with one file replaced by raw bytes. */
+  function withBytes(s: Sample, name: string, bytes: Buffer): string {
+    const dir = sampleDir(s);
+    writeFileSync(path.join(dir, name), bytes);
+    return dir;
+  }
+  const lines = (...parts: (string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : p)));
+
+  it.each([
+    ["a byte that starts no character", [0xff]],
+    ["a surrogate encoded in UTF-8", [0xed, 0xa0, 0x80]],
+    ["an overlong encoding", [0xc0, 0xaf]],
+  ])("refuses an episodes.jsonl line with %s, at its line, and writes nothing", async (_what, bad) => {
+    const s = sample(uniqueId("ds"));
+    const [first, second, third] = [s.episodes[0], { ...s.episodes[1], task: "pick @ cube" }, s.episodes[2]].map((e) => JSON.stringify(e));
+    const [before, after] = second!.split("@");
+    const dir = withBytes(s, "episodes.jsonl", lines(`${first}\n${before}`, Buffer.from(bad), `${after}\n${third}\n`));
+    const error = await refused(dir);
+    expect(error.problems).toEqual([{ file: "episodes.jsonl", line: 2, message: "line is not valid UTF-8" }]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses invalid UTF-8 in dataset.json and version.json at its line", async () => {
+    const s = sample(uniqueId("ds"));
+    const dataset = `{\n  "id": "${s.ds}",\n  "title": "Caf`;
+    const dir = withBytes(s, "dataset.json", lines(dataset, Buffer.from([0xe9]), '",\n  "description": ""\n}\n'));
+    const [head, tail] = versionJson().split("Kitchen episodes");
+    writeFileSync(path.join(dir, "version.json"), lines(`${head}Kitchen `, Buffer.from([0x80]), `${tail}`));
+    const error = await refused(dir);
+    expect(error.problems).toEqual([
+      { file: "dataset.json", line: 3, message: "line is not valid UTF-8" },
+      { file: "version.json", line: 5, message: "line is not valid UTF-8" },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses a 20 MB line with its number, still checks the lines after it, and writes nothing", async () => {
+    const s = sample(uniqueId("ds"));
+    const huge = JSON.stringify({ ...s.episodes[1], task: "x".repeat(20 * 1024 * 1024) });
+    const dir = sampleDir(s, { "episodes.jsonl": [JSON.stringify(s.episodes[0]), huge, JSON.stringify(s.episodes[2]), "not json"].join("\n") });
+    const error = await refused(dir);
+    expect(error.problems).toEqual([
+      { file: "episodes.jsonl", line: 2, message: "line is longer than 1,048,576 bytes, the limit for a line" },
+      { file: "episodes.jsonl", line: 4, message: expect.stringMatching(/^invalid JSON/) },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses a dataset.json over 8 MiB at the line that crosses the limit, without reading on", async () => {
+    const s = sample(uniqueId("ds"));
+    // Whitespace is valid JSON: only the size is wrong with this file.
+    const padding = `${" ".repeat(1_000_000)}\n`.repeat(20);
+    const dir = sampleDir(s, { "dataset.json": `{\n${padding}"id": "${s.ds}", "title": "t", "description": ""}\n` });
+    const error = await refused(dir);
+    expect(error.problems).toEqual([{ file: "dataset.json", line: 10, message: "file is longer than 8,388,608 bytes, the limit for dataset.json" }]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("takes a line of exactly 1 MiB", async () => {
+    const s = sample(uniqueId("ds"));
+    const record = JSON.stringify({ ...s.annotations[0], attributes: { note: "" } });
+    const padded = record.replace('"note":""', `"note":"${"n".repeat(1024 * 1024 - record.length)}"`);
+    expect(Buffer.byteLength(padded)).toBe(1024 * 1024);
+    const dir = sampleDir(s, { "annotations.jsonl": jsonl(padded, ...s.annotations.slice(1)) });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported", annotations: 3 });
+  });
+});
