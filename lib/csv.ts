@@ -1,14 +1,31 @@
 /**
  * One CSV record (RFC 4180, CRLF line ends): a field is quoted when it holds a comma, a quote or a
  * line break, or starts or ends with a space (which spreadsheets would trim). Objects are written
- * as JSON, arrays as `a;b;c`, null and undefined as an empty field.
+ * as JSON, arrays as `a;b;c`, null and undefined as an empty field. Every CSV the product writes
+ * goes through here, so that every one of them is safe to open in a spreadsheet.
  */
 export function csvLine(values: readonly unknown[]): string {
   return `${values.map(csvField).join(",")}\r\n`;
 }
 
+/*
+ * A spreadsheet runs a cell that starts with =, +, - or @ as a formula (and some strip a leading
+ * tab or CR first), so a name such as =HYPERLINK("http://evil","x") would become a live link or
+ * worse. OWASP's rule: put a single quote in front of such a cell, which spreadsheets read as
+ * "text", and quote the field. Spaces or line breaks before the sign count too, for spreadsheets
+ * that trim them on import.
+ *
+ * Numbers are left alone: one we write is a JavaScript number, which a spreadsheet reads as a
+ * number even when negative (-1.5 is never a formula), and a quote in front would turn it into
+ * text. Our numeric columns (sizes, counts, durations, sequence numbers) are not negative anyway.
+ * A string that looks like a number ("-1.5" as a contributor's name) is still neutralised.
+ */
+const FORMULA_START = /^(?:[\t\r]|\s*[=+\-@])/;
+
 function csvField(value: unknown): string {
+  if (typeof value === "number" || typeof value === "bigint") return String(value);
   const text =
     value === null || value === undefined ? "" : Array.isArray(value) ? value.join(";") : typeof value === "object" ? JSON.stringify(value) : String(value);
+  if (FORMULA_START.test(text)) return `"'${text.replace(/"/g, '""')}"`;
   return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

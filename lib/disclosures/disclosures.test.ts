@@ -862,6 +862,26 @@ describe("exportDisclosures (database of its own)", () => {
   });
 });
 
+describe("exportDisclosures: a CSV that is safe to open in a spreadsheet", () => {
+  it("neutralises an organisation name a spreadsheet would run as a formula", async () => {
+    const formula = '=HYPERLINK("http://evil","x")';
+    const op = operatorCtx();
+    const org = await createOrganization(op, { slug: uniqueId("org"), name: formula });
+    const datasetId = await importWithFiles(getDb().$client, [{ version: "1.0.0", episodes: randomEpisodes(2, 301) }]);
+    await grant(org.id, datasetId, "1.0.0");
+    await makeDownload(getDb(), await keyPrincipal(op, org.id), { dataset_id: datasetId, version: "1.0.0" });
+
+    const text = await exportText(getDb().$client, { organizationId: org.id }, "csv");
+    // The cell is text behind a single quote, in a quoted field (OWASP's rule).
+    expect(text).toContain(`,"'=HYPERLINK(""http://evil"",""x"")",`);
+    const [header, row, ...rest] = parseCsv(text);
+    expect(rest).toEqual([]);
+    expect(row![header!.indexOf("organization_name")]).toBe(`'${formula}`);
+    // JSON Lines is for programs, not spreadsheets: the name stays as it is there.
+    expect(JSON.parse(await exportText(getDb().$client, { organizationId: org.id }, "jsonl")).organization_name).toBe(formula);
+  });
+});
+
 describe("exportDisclosures and verifyChain over more entries than a batch (database of its own)", () => {
   const TOTAL = 1201;
   let iso: IsolatedDb;

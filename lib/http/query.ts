@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../errors";
+import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_UNSAFE_CHARACTERS } from "../catalog/identifiers";
 
 /**
  * Parses a query string against a zod object. Parameters the endpoint does not know are refused,
@@ -29,7 +30,7 @@ export const filterValue = z
   .string()
   .min(1, "must not be empty")
   .max(200, "must be at most 200 characters")
-  .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters");
+  .regex(WITHOUT_UNSAFE_CHARACTERS, `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`);
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;

@@ -189,6 +189,26 @@ describe("importVersion: a good directory", () => {
     expect(await catalogRows(bad.ds)).toEqual(NOTHING);
   });
 
+  it("keeps line breaks and tabs in free text: titles, descriptions, tasks, labels and changelogs are not identifiers", async () => {
+    const s = sample(uniqueId("ds"));
+    const task = "pick the cube,\nthen place it\tleft of the mug";
+    const label = "reach\r\n(slowly)";
+    const description = "Recorded in two kitchens.\n\n\tSee the README.\u2028End.";
+    const dir = sampleDir(s, {
+      "dataset.json": JSON.stringify({ id: s.ds, title: "Pick\tand\nplace", description }),
+      "episodes.jsonl": jsonl({ ...s.episodes[0], task }, ...s.episodes.slice(1)),
+      "annotations.jsonl": jsonl({ ...s.annotations[0], label }, ...s.annotations.slice(1)),
+      "version.json": versionJson({ secondDescription: "Fixed:\n- timestamps\n- colours" }),
+    });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported" });
+    const [dataset] = await sql()`select title, description from datasets where id = ${s.ds}`;
+    expect(dataset).toEqual({ title: "Pick\tand\nplace", description });
+    const stored = await storedContent((await versionRow(s.ds)).id);
+    expect(stored.episodes.map((e) => (e as { task: string }).task)).toContain(task);
+    expect((stored.annotations[0] as { label: string }).label).toBe(label);
+    expect((stored.changelog[1] as { description: string }).description).toBe("Fixed:\n- timestamps\n- colours");
+  });
+
   it("keeps changelog descriptions of up to 2,000 characters", async () => {
     const s = sample(uniqueId("ds"));
     const long = "Recalibrated the wrist camera".padEnd(2000, ".");
@@ -427,6 +447,55 @@ const BAD: Record<string, BadCase> = {
   },
 };
 
+// Identifiers go into URLs, filters, file names and generated scripts: no control characters,
+// line or paragraph separators or bidirectional controls (docs/import-format.md).
+const UNSAFE_IDENTIFIER = "must not contain control characters (U+0000-U+001F, U+007F-U+009F), line or paragraph separators (U+2028, U+2029) or bidirectional controls";
+const HOSTILE_PATHS: Record<string, string> = {
+  "the review's here-document exploit": "DS/a.bin\nSHA256SUMS\ntouch /tmp/PWNED\n: <<'SHA256SUMS'",
+  "aria2c option lines": "DS/a.bin\n  dir=/tmp\n  out=evil",
+  "a CR": "DS/a\rb.bin",
+  "a tab": "DS/a\tb.bin",
+  "DEL": "DS/a\u007fb.bin",
+  "a C1 control (NEL)": "DS/a\u0085b.bin",
+  "a line separator": "DS/a\u2028b.bin",
+  "a paragraph separator": "DS/a\u2029b.bin",
+  "a right-to-left override": "DS/clip\u202E4pm.exe",
+  "a left-to-right mark": "DS/a\u200eb.bin",
+  "a first strong isolate": "DS/a\u2068b.bin",
+  "an Arabic letter mark": "DS/a\u061cb.bin",
+};
+for (const [what, hostile] of Object.entries(HOSTILE_PATHS)) {
+  BAD[`path with ${what}`] = {
+    raw: (s) => filesWith(s, 2, { ...s.files[1], path: hostile.replace("DS", s.ds) }),
+    file: "files.jsonl", line: 2, message: () => `path ${UNSAFE_IDENTIFIER}`,
+  };
+}
+for (const [field, value] of [
+  ["environment", "kitchen\nlab"],
+  ["outcome", "fail\u0007ure"],
+  ["contributor", "op-07\u202E"],
+  ["contributor", "op\t07"],
+] as const) {
+  BAD[`${field} with ${JSON.stringify(value)}`] = {
+    raw: (s) => episodesWith(s, 2, { ...s.episodes[1], [field]: value }),
+    file: "episodes.jsonl", line: 2, message: () => `${field} ${UNSAFE_IDENTIFIER}`,
+  };
+}
+BAD["annotation episode_id with a line break"] = {
+  raw: (s) => annotationsWith(s, 2, { ...s.annotations[1], episode_id: `${s.id(1)}\nx` }),
+  file: "annotations.jsonl", line: 2, message: () => `episode_id ${UNSAFE_IDENTIFIER}`,
+};
+BAD["file episode_id with a line break"] = {
+  raw: (s) => filesWith(s, 2, { ...s.files[1], episode_id: `${s.id(1)}\n` }),
+  file: "files.jsonl", line: 2, message: () => `episode_id ${UNSAFE_IDENTIFIER}`,
+};
+for (const spaced of [" DS/e1.mp4", "DS/e1.mp4 ", "DS/e1.mp4\u00a0"]) {
+  BAD[`path ${JSON.stringify(spaced)} with a space at an end`] = {
+    raw: (s) => filesWith(s, 2, { ...s.files[1], path: spaced.replace("DS", s.ds) }),
+    file: "files.jsonl", line: 2, message: () => "path must not start or end with a space",
+  };
+}
+
 const UNSAFE_PATHS = ["../x", "/abs/file.mp4", "DS/../../etc/passwd", "DS//e1.mp4", "DS/./e1.mp4", "DS\\e1.mp4", "DS/e1/"];
 for (const unsafe of UNSAFE_PATHS) {
   BAD[`unsafe path ${unsafe}`] = {
@@ -514,5 +583,74 @@ describe("importVersion: problem reports", () => {
     expect(error.problems[0]).toEqual({ file: "annotations.jsonl", line: 1, message: `episode_id '${s.ds}.ghost0' is not in episodes.jsonl` });
     expect(error.message).toMatch(/\n\.\.\. and 50 more problems$/);
     expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+});
+
+describe("importVersion: bytes that are not UTF-8 text, and lines over the limit", () => {
+  /** The sample's directory with one file replaced by raw bytes. */
+  function withBytes(s: Sample, name: string, bytes: Buffer): string {
+    const dir = sampleDir(s);
+    writeFileSync(path.join(dir, name), bytes);
+    return dir;
+  }
+  const lines = (...parts: (string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : p)));
+
+  it.each([
+    ["a byte that starts no character", [0xff]],
+    ["a surrogate encoded in UTF-8", [0xed, 0xa0, 0x80]],
+    ["an overlong encoding", [0xc0, 0xaf]],
+  ])("refuses an episodes.jsonl line with %s, at its line, and writes nothing", async (_what, bad) => {
+    const s = sample(uniqueId("ds"));
+    const [first, second, third] = [s.episodes[0], { ...s.episodes[1], task: "pick @ cube" }, s.episodes[2]].map((e) => JSON.stringify(e));
+    const [before, after] = second!.split("@");
+    const dir = withBytes(s, "episodes.jsonl", lines(`${first}\n${before}`, Buffer.from(bad), `${after}\n${third}\n`));
+    const error = await refused(dir);
+    expect(error.problems).toEqual([{ file: "episodes.jsonl", line: 2, message: "line is not valid UTF-8" }]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses invalid UTF-8 in dataset.json and version.json at its line", async () => {
+    const s = sample(uniqueId("ds"));
+    const dataset = `{\n  "id": "${s.ds}",\n  "title": "Caf`;
+    const dir = withBytes(s, "dataset.json", lines(dataset, Buffer.from([0xe9]), '",\n  "description": ""\n}\n'));
+    const [head, tail] = versionJson().split("Kitchen episodes");
+    writeFileSync(path.join(dir, "version.json"), lines(`${head}Kitchen `, Buffer.from([0x80]), `${tail}`));
+    const error = await refused(dir);
+    expect(error.problems).toEqual([
+      { file: "dataset.json", line: 3, message: "line is not valid UTF-8" },
+      { file: "version.json", line: 5, message: "line is not valid UTF-8" },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses a 20 MB line with its number, still checks the lines after it, and writes nothing", async () => {
+    const s = sample(uniqueId("ds"));
+    const huge = JSON.stringify({ ...s.episodes[1], task: "x".repeat(20 * 1024 * 1024) });
+    const dir = sampleDir(s, { "episodes.jsonl": [JSON.stringify(s.episodes[0]), huge, JSON.stringify(s.episodes[2]), "not json"].join("\n") });
+    const error = await refused(dir);
+    expect(error.problems).toEqual([
+      { file: "episodes.jsonl", line: 2, message: "line is longer than 1,048,576 bytes, the limit for a line" },
+      { file: "episodes.jsonl", line: 4, message: expect.stringMatching(/^invalid JSON/) },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses a dataset.json over 8 MiB at the line that crosses the limit, without reading on", async () => {
+    const s = sample(uniqueId("ds"));
+    // Whitespace is valid JSON: only the size is wrong with this file.
+    const padding = `${" ".repeat(1_000_000)}\n`.repeat(20);
+    const dir = sampleDir(s, { "dataset.json": `{\n${padding}"id": "${s.ds}", "title": "t", "description": ""}\n` });
+    const error = await refused(dir);
+    expect(error.problems).toEqual([{ file: "dataset.json", line: 10, message: "file is longer than 8,388,608 bytes, the limit for dataset.json" }]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("takes a line of exactly 1 MiB", async () => {
+    const s = sample(uniqueId("ds"));
+    const record = JSON.stringify({ ...s.annotations[0], attributes: { note: "" } });
+    const padded = record.replace('"note":""', `"note":"${"n".repeat(1024 * 1024 - record.length)}"`);
+    expect(Buffer.byteLength(padded)).toBe(1024 * 1024);
+    const dir = sampleDir(s, { "annotations.jsonl": jsonl(padded, ...s.annotations.slice(1)) });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported", annotations: 3 });
   });
 });

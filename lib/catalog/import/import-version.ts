@@ -1,7 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
-import { createReadStream, existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
-import readline from "node:readline";
 import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
 import type { z } from "zod";
@@ -11,6 +10,7 @@ import { canonicalJson } from "../../canonical-json";
 import { arrayLiteral, copyRow } from "./copy-text";
 import { parseJsonDocument, parseJsonLine } from "./json-document";
 import { ImportError, ProblemList } from "./problems";
+import { readLines } from "./read-lines";
 import {
   AnnotationLine,
   DatasetFile,
@@ -80,8 +80,8 @@ const FILES: StagedFile<FileEntry> = {
 export async function importVersion(sql: postgres.Sql, dir: string): Promise<ImportResult> {
   const problems = new ProblemList();
   const content = createHash("sha256");
-  const dataset = readDocument(dir, "dataset.json", DatasetFile, problems, content);
-  const release = readDocument(dir, "version.json", VersionFile, problems, content);
+  const dataset = await readDocument(dir, "dataset.json", DatasetFile, problems, content);
+  const release = await readDocument(dir, "version.json", VersionFile, problems, content);
   for (const file of [EPISODES, ANNOTATIONS, FILES]) {
     if (file.required && !existsSync(path.join(dir, file.name))) problems.add({ file: file.name, line: 0, message: "file is missing" });
   }
@@ -123,13 +123,32 @@ export async function importVersion(sql: postgres.Sql, dir: string): Promise<Imp
   return result;
 }
 
-function readDocument<S extends z.ZodType>(dir: string, name: string, schema: S, problems: ProblemList, content: Hash): z.infer<S> | undefined {
+/** The most dataset.json or version.json may hold (docs/import-format.md); lines are capped as in every file. */
+export const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024;
+
+async function readDocument<S extends z.ZodType>(dir: string, name: string, schema: S, problems: ProblemList, content: Hash): Promise<z.infer<S> | undefined> {
   const file = path.join(dir, name);
   if (!existsSync(file)) {
     problems.add({ file: name, line: 0, message: "file is missing" });
     return undefined;
   }
-  const result = parseJsonDocument(name, readFileSync(file, "utf8"), schema);
+  const lines: string[] = [];
+  let bytes = 0;
+  let readable = true;
+  for await (const line of readLines(file)) {
+    bytes += line.bytes + 1;
+    if (bytes > MAX_DOCUMENT_BYTES) {
+      problems.add({ file: name, line: line.number, message: `file is longer than ${MAX_DOCUMENT_BYTES.toLocaleString("en")} bytes, the limit for ${name}` });
+      return undefined;
+    }
+    if ("problem" in line) {
+      problems.add({ file: name, line: line.number, message: line.problem });
+      readable = false;
+    } else lines.push(line.text);
+  }
+  if (!readable) return undefined;
+  // Joined with LF whatever the file used, so that offsets still fall on the same line numbers.
+  const result = parseJsonDocument(name, lines.join("\n"), schema);
   problems.add(...result.problems);
   if (result.value !== undefined) content.update(`${name}\n${canonicalJson(result.value)}\n`);
   return result.value;
@@ -159,10 +178,12 @@ async function stage<T>(tx: Tx, dir: string, file: StagedFile<T>, problems: Prob
   let records = 0;
   async function* rows(): AsyncGenerator<string> {
     let buffer = "";
-    let lineNumber = 0;
-    const lines = readline.createInterface({ input: createReadStream(source, "utf8"), crlfDelay: Infinity });
-    for await (const text of lines) {
-      lineNumber++;
+    for await (const line of readLines(source)) {
+      if ("problem" in line) {
+        problems.add({ file: file.name, line: line.number, message: line.problem });
+        continue;
+      }
+      const { number: lineNumber, text } = line;
       if (!text.trim()) continue;
       const parsed = parseJsonLine(file.name, lineNumber, text, file.schema);
       if (parsed.value === undefined) {

@@ -1,13 +1,18 @@
 import { z } from "zod";
 import { CHANGELOG_TYPES } from "../../db/schema";
 import { VERSION_PATTERN } from "../semver";
-import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN } from "../identifiers";
+import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, hasUnsafeCharacter, isRelativePath, UNSAFE_CHARACTERS_DESCRIPTION } from "../identifiers";
 
 /** The record formats of an import directory (docs/import-format.md). Field names are the wire names. */
 
 const STREAM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 const label = (what: string) => z.string(`${what} must be a string`).trim().min(1, `${what} must not be empty`).max(200, `${what} must be at most 200 characters`);
+// Identifiers go into URLs, filters, file names and generated scripts; free text (a task, a label)
+// may hold line breaks and tabs, an identifier none of the characters of UNSAFE_CHARACTERS.
+const safe = (what: string) => [(value: string) => !hasUnsafeCharacter(value), `${what} must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`] as const;
+/** A value clients filter on or that names someone: a label with the identifier rule. */
+const facet = (what: string) => label(what).refine(...safe(what));
 const seconds = (what: string) => z.number(`${what} must be a number of seconds`).min(0, `${what} must be at least 0`);
 
 export const DatasetFile = z.strictObject({
@@ -38,11 +43,11 @@ export const VersionFile = z.strictObject({
 export const EpisodeLine = z.strictObject({
   episode_id: z.string("episode_id must be a string").regex(EPISODE_ID_PATTERN, "episode_id must be letters, digits, '.', '_', ':', '~' or '-' (at most 200)"),
   task: label("task"),
-  environment: label("environment"),
+  environment: facet("environment"),
   duration_s: seconds("duration_s"),
-  outcome: label("outcome"),
+  outcome: facet("outcome"),
   has_recovery: z.boolean("has_recovery must be true or false"),
-  contributor: label("contributor"),
+  contributor: facet("contributor"),
   streams: z
     .array(z.string().regex(STREAM_PATTERN, "stream names must be letters, digits, '.', '_' or '-'"), "streams must be an array of stream names")
     .refine((s) => new Set(s).size === s.length, "streams must not repeat a name"),
@@ -50,7 +55,7 @@ export const EpisodeLine = z.strictObject({
 
 export const AnnotationLine = z
   .strictObject({
-    episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty"),
+    episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")),
     label: label("label"),
     start_s: seconds("start_s"),
     end_s: seconds("end_s"),
@@ -65,8 +70,10 @@ export const FileLine = z.strictObject({
     .string("path must be a string")
     .min(1, "path must not be empty")
     .max(1024, "path must be at most 1024 characters")
-    .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").some((s) => s === "" || s === "." || s === ".."), "path must be relative, with '/' separators and no empty, '.' or '..' segments"),
-  episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").nullable().optional(),
+    .refine(isRelativePath, "path must be relative, with '/' separators and no empty, '.' or '..' segments")
+    .refine(...safe("path"))
+    .refine((p) => p === p.trim(), "path must not start or end with a space"),
+  episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")).nullable().optional(),
   stream: z.string("stream must be a string").regex(STREAM_PATTERN, "stream must be a stream name").nullable().optional(),
   size_bytes: z.number("size_bytes must be a number").int("size_bytes must be a whole number").min(0, "size_bytes must be at least 0").max(Number.MAX_SAFE_INTEGER),
   sha256: z.string("sha256 must be a string").regex(SHA256, "sha256 must be 64 lower-case hex digits"),
