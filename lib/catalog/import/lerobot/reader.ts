@@ -58,7 +58,12 @@ export type LeRobotCamera = {
   fps: number | null;
 };
 
-export type SubtaskSource = "language_persistent" | "language_events" | "subtask_index";
+/**
+ * `language`: the `language_persistent` / `language_events` frame columns (rows of style "subtask");
+ * `subtask_index`: a per-frame index into meta/subtasks.parquet. A dataset declaring both is read
+ * through its language columns, the newer of the two conventions.
+ */
+export type SubtaskSource = "language" | "subtask_index";
 
 export type LeRobotFacts = {
   codebaseVersion: CodebaseVersion;
@@ -206,7 +211,7 @@ class Directory implements LeRobotDataset {
       splits: info.splits ?? {},
       cameras: cameraKeysOf(info).map((key) => camera(key, features[key]!)),
       features,
-      subtaskSource: (["language_persistent", "language_events", "subtask_index"] as const).find((key) => key in features) ?? null,
+      subtaskSource: "language_persistent" in features || "language_events" in features ? "language" : "subtask_index" in features ? "subtask_index" : null,
     };
   }
 
@@ -440,18 +445,20 @@ class Directory implements LeRobotDataset {
     for (const relative of dataFiles) {
       const parquet = await this.parquet(relative);
       if (!parquet) continue;
-      if (!parquet.columns.includes(source)) {
-        this.report({ file: relative, line: 0, message: `info.json declares ${source}, but this file has no such column` });
+      const columns = source === "subtask_index" ? ["subtask_index"] : ["language_persistent", "language_events"].filter((c) => parquet.columns.includes(c));
+      if (!columns.every((c) => parquet.columns.includes(c)) || !columns.length) {
+        this.report({ file: relative, line: 0, message: `info.json declares ${source === "language" ? "language columns" : "subtask_index"}, but this file has no such column` });
         continue;
       }
-      for await (const { first, rows } of parquetBatches(parquet, ["episode_index", "timestamp", source])) {
+      for await (const { first, rows } of parquetBatches(parquet, ["episode_index", "timestamp", ...columns])) {
         for (const [i, raw] of rows.entries()) {
           const row = plainValue(raw) as Record<string, unknown>;
+          const line = first + i + 1;
           const episode = row.episode_index;
           const t = row.timestamp;
           if (typeof episode !== "number" || !lengths.has(episode)) continue;
           if (typeof t !== "number") {
-            this.report({ file: relative, line: first + i + 1, message: "timestamp must be a number" });
+            this.report({ file: relative, line, message: "timestamp must be a number" });
             continue;
           }
           const list = changes.get(episode) ?? [];
@@ -463,26 +470,21 @@ class Directory implements LeRobotDataset {
             last.set(episode, index);
             const label = index === null ? null : labels![index];
             if (label === undefined) {
-              this.report({ file: relative, line: first + i + 1, message: `subtask_index ${index} is not in ${SUBTASKS_PATH}` });
+              this.report({ file: relative, line, message: `subtask_index ${index} is not in ${SUBTASKS_PATH}` });
               list.push({ t, label: null });
             } else list.push({ t, label });
-          } else {
-            // Persistent rows are the same list on every frame of the episode: the first frame's is enough.
-            if (source === "language_persistent" && seenPersistent.has(episode)) continue;
-            seenPersistent.add(episode);
-            for (const entry of languageRows(row[source])) {
-              if (entry.style !== "subtask") continue;
-              if (typeof entry.content !== "string") {
-                this.report({ file: relative, line: first + i + 1, message: `a ${source} subtask without content` });
-                continue;
-              }
-              const at = source === "language_persistent" ? entry.timestamp : t;
-              if (typeof at !== "number") {
-                this.report({ file: relative, line: first + i + 1, message: `a ${source} subtask without a timestamp` });
-                continue;
-              }
-              list.push({ t: at, label: entry.content });
-            }
+            continue;
+          }
+          // Persistent rows carry the moment they start and are the same list on every frame of the
+          // episode (the first frame's is enough); event rows start at the frame they sit on.
+          const persistent = seenPersistent.has(episode) ? [] : languageRows(row.language_persistent).map((entry) => ({ entry, at: entry.timestamp }));
+          seenPersistent.add(episode);
+          const events = languageRows(row.language_events).map((entry) => ({ entry, at: t as unknown }));
+          for (const { entry, at } of [...persistent, ...events]) {
+            if (entry.style !== "subtask") continue;
+            if (typeof entry.content !== "string") this.report({ file: relative, line, message: "a subtask row without content" });
+            else if (typeof at !== "number") this.report({ file: relative, line, message: "a subtask row without a timestamp" });
+            else list.push({ t: at, label: entry.content });
           }
         }
       }
