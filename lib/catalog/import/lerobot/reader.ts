@@ -555,7 +555,6 @@ function languageRows(value: unknown): { style?: unknown; content?: unknown; tim
 /** float32 frame timestamps to whole microseconds: 2.0999999046325684 is 2.1. */
 const round = (seconds: number) => Math.round(seconds * 1e6) / 1e6;
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Why a relative path from the metadata or the directory is refused, or null. */
