@@ -16,21 +16,25 @@ export async function openParquet(path: string): Promise<ParquetFile> {
   return { path, metadata, columns: parquetSchema(metadata).children.map((child) => child.element.name) };
 }
 
+/** Small row groups (LeRobot writes one per episode) are read together, up to this many rows. */
+const BATCH_ROWS = 10_000;
+
 /**
- * The rows of a parquet file in row-group batches, with the row number (0-based, in the file) of
- * each batch's first row. Only `columns` are decoded; a column the file lacks is left out.
+ * The rows of a parquet file in batches of whole row groups, with the row number (0-based, in the
+ * file) of each batch's first row. Only `columns` are decoded; a column the file lacks is left out.
  */
 export async function* parquetBatches(parquet: ParquetFile, columns?: string[]): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
   const file = await asyncBufferFromFile(parquet.path);
   const wanted = columns?.filter((c) => parquet.columns.includes(c));
   let first = 0;
-  for (const group of parquet.metadata.row_groups) {
-    const rows = Number(group.num_rows);
-    if (rows > 0) {
-      const batch = await parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart: first, rowEnd: first + rows });
-      yield { first, rows: batch };
-    }
-    first += rows;
+  let end = 0;
+  const groups = parquet.metadata.row_groups.map((group) => Number(group.num_rows));
+  for (const [i, rows] of groups.entries()) {
+    end += rows;
+    const last = i === groups.length - 1;
+    if (!last && end - first + groups[i + 1]! <= BATCH_ROWS) continue;
+    if (end > first) yield { first, rows: await parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart: first, rowEnd: end }) };
+    first = end;
   }
 }
 
