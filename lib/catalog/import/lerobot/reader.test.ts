@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type LeRobotFile, type SubtaskSpan } from "./reader";
@@ -116,6 +117,26 @@ describe("subtask annotations", () => {
       expect(spans.find((s) => s.episode_index === 0 && s.label === "lift")).toEqual({ episode_index: 0, label: "lift", start_s: 1.3, end_s: 1.8 });
     }
     expect(dataset.problems).toEqual([]);
+  });
+
+  it("an index past meta/subtasks.parquet is reported at its row in the data file, and leaves a gap", async () => {
+    const f = await fixture({ version: "v3.0", episodes: 2, cameras: [], subtasks: { source: "subtask_index" } });
+    parquetWriteFile({
+      filename: path.join(f.root, "meta/subtasks.parquet"),
+      columnData: [
+        { name: "subtask_index", data: [0n, 1n], type: "INT64" },
+        { name: "__index_level_0__", data: ["reach", "grasp"], type: "STRING" },
+      ],
+      kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["__index_level_0__"] }) }],
+    });
+    const dataset = await openLeRobotDataset(f.root);
+    const spans = await all(dataset.subtaskSpans());
+    expect(spans.map((s) => s.label)).toEqual(["reach", "grasp", "reach", "grasp"]);
+    // "lift" starts at frame 13 of episode 0 (row 14) and frame 16 of episode 1 (row 20 + 16 + 1), in the file's second row group.
+    expect(dataset.problems).toEqual([
+      { file: "data/chunk-000/file-000.parquet", line: 14, message: "subtask_index 2 is not in meta/subtasks.parquet" },
+      { file: "data/chunk-000/file-000.parquet", line: 37, message: "subtask_index 2 is not in meta/subtasks.parquet" },
+    ]);
   });
 
   it("is empty when the dataset declares none", async () => {
