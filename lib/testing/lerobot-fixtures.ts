@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { copyFile, mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -32,7 +33,8 @@ import { openParquet, parquetBatches } from "../lerobot/parquet";
  * tasks, episodes (jsonl for v2, parquet for v3), per-episode and global stats, frame parquet with
  * LeRobot's columns (float32 timestamp, int64 indices, float32 list state and action, one row
  * group per episode) and real H.264 mp4s from ffmpeg. For v3 an mp4 holds several episodes back
- * to back. Videos are encoded once per length and copied, so a suite can build many datasets.
+ * to back. Videos are encoded once per length (cached in the temp directory) and copied, so a suite
+ * can build many datasets.
  *
  * `simulateLeRobotLoad` replays, over the files, what LeRobot's `LeRobotDataset(root=D, episodes=E)`
  * requires of a directory before it serves a frame (docs/lerobot.md lists the source it mirrors).
@@ -433,23 +435,29 @@ function mkdirSyncFor(file: string): void {
 }
 
 const exec = promisify(execFile);
-let videoCache: Promise<string> | undefined;
+// Shared by every run and worker, so it holds one file per video shape however often tests run.
+const VIDEO_CACHE = path.join(os.tmpdir(), "das-lerobot-fixture-videos");
 const encoded = new Map<string, Promise<string>>();
 
 /** An H.264 mp4 of exactly `frameCount` frames at `fps`, encoded once per shape and copied. */
 async function placeVideo(target: string, frameCount: number, fps: number): Promise<void> {
-  videoCache ??= mkdtemp(path.join(os.tmpdir(), "das-lerobot-videos-"));
-  const dir = await videoCache;
-  const key = `${frameCount}@${fps}`;
-  if (!encoded.has(key)) {
-    const out = path.join(dir, `${frameCount}-${fps}.mp4`);
+  const file = path.join(VIDEO_CACHE, `testsrc-${WIDTH}x${HEIGHT}-${fps}fps-${frameCount}.mp4`);
+  if (!encoded.has(file)) {
     encoded.set(
-      key,
-      exec("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `testsrc=size=${WIDTH}x${HEIGHT}:rate=${fps}`, "-frames:v", String(frameCount), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", out]).then(() => out),
+      file,
+      (async () => {
+        if (await stat(file).catch(() => null)) return file;
+        await mkdir(VIDEO_CACHE, { recursive: true });
+        // Encoded beside the cache entry and renamed, so a concurrent worker never copies half a file.
+        const partial = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+        await exec("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `testsrc=size=${WIDTH}x${HEIGHT}:rate=${fps}`, "-frames:v", String(frameCount), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4", partial]);
+        await rename(partial, file);
+        return file;
+      })(),
     );
   }
   await mkdir(path.dirname(target), { recursive: true });
-  await copyFile(await encoded.get(key)!, target);
+  await copyFile(await encoded.get(file)!, target);
 }
 
 /** Seconds of video in an mp4, from ffprobe. */
