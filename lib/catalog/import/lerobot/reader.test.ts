@@ -1,0 +1,261 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parquetWriteFile } from "hyparquet-writer";
+import { afterAll, describe, expect, it } from "vitest";
+import { buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
+import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type LeRobotFile, type SubtaskSpan } from "./reader";
+
+const roots: string[] = [];
+afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+
+async function fixture(options: LeRobotFixtureOptions): Promise<LeRobotFixture> {
+  const root = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-reader-"));
+  roots.push(root);
+  return buildLeRobotFixture(root, options);
+}
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+// Multi-byte characters, so that "byte for byte" is tested, not just "same length".
+const LONG_300 = `Pick up the blue mug by its handle — carefully — and place it on the coaster ☕ ${"then wait. ".repeat(25)}`.slice(0, 320);
+const LONG_10K = `Ünïcödé instruction 🤖 ${"fold the towel in half, then in half again; ".repeat(240)}`.slice(0, 10_000);
+const tasks = (e: number) => [LONG_300, LONG_10K, "Short task."][e % 3]!;
+const extra = (e: number) => ({ outcome: e % 2 ? "failure" : "success", environment: `kitchen-${e % 2}`, contributor: `op-${e}`, has_recovery: e === 3 });
+const cameras = ["observation.images.front", "observation.images.wrist"];
+
+describe.each(["v2.0", "v2.1", "v3.0"] as const)("a LeRobot %s dataset", (version) => {
+  const built = (async () => {
+    const f = await fixture({ version, episodes: 5, cameras, chunksSize: 2, episodesPerFile: 2, task: tasks, extra, subtasks: { source: "language_persistent", labels: (e) => ["reach", LONG_300, e === 2 ? LONG_10K : "lift"] } });
+    return { f, dataset: await openLeRobotDataset(f.root) };
+  })();
+
+  it("gives the dataset's facts", async () => {
+    const { f, dataset } = await built;
+    expect(dataset.facts).toMatchObject({
+      codebaseVersion: version,
+      robotType: "so100",
+      fps: 10,
+      totalEpisodes: 5,
+      totalFrames: f.episodes.reduce((n, e) => n + e.length, 0),
+      totalTasks: 3,
+      chunksSize: 2,
+      splits: { train: "0:5" },
+      subtaskSource: "language",
+    });
+    expect(dataset.facts.cameras).toEqual(cameras.map((key) => ({ key, storage: "video", codec: "h264", height: 48, width: 64, fps: 10 })));
+    expect(Object.keys(dataset.facts.features)).toContain("observation.state");
+  });
+
+  it("yields every episode with its tasks byte for byte, its duration and the owner's fields", async () => {
+    const { f, dataset } = await built;
+    const episodes = await all(dataset.episodes());
+    expect(episodes).toEqual(
+      f.episodes.map((e) => ({ episode_index: e.episode_index, tasks: e.tasks, length: e.length, duration_s: e.length / 10, extra: extra(e.episode_index) })),
+    );
+    expect(Buffer.from(episodes[1]!.tasks[0]!)).toEqual(Buffer.from(LONG_10K));
+    expect(episodes[1]!.tasks[0]!.length).toBe(10_000);
+    expect(dataset.problems).toEqual([]);
+  });
+
+  it("lists every file with its stream and the episodes it holds, and the version-level files", async () => {
+    const { f, dataset } = await built;
+    const files = await all(dataset.files());
+    const byPath = new Map(files.map((file) => [file.path, file]));
+    expect(files.length).toBe(byPath.size);
+    for (const expected of f.files) {
+      const listed = byPath.get(expected.path);
+      expect(listed, expected.path).toBeDefined();
+      expect(listed!.stream).toBe(expected.stream);
+      expect(listed!.episodes.map((e) => e.episode_index)).toEqual(expected.episodes);
+      expect(listed!.size_bytes).toBe(statSync(path.join(f.root, expected.path)).size);
+    }
+    const episodeFiles = files.filter((file) => file.stream !== null);
+    expect(episodeFiles.map((file) => file.path).sort()).toEqual(f.files.map((file) => file.path).sort());
+    const versionLevel = files.filter((file) => file.stream === null);
+    expect(versionLevel.every((file) => file.episodes.length === 0)).toBe(true);
+    const metaFiles = version === "v3.0" ? ["meta/episodes/chunk-000/file-000.parquet", "meta/tasks.parquet"] : ["meta/episodes.jsonl", "meta/tasks.jsonl", ...(version === "v2.1" ? ["meta/episodes_stats.jsonl"] : [])];
+    expect(versionLevel.map((file) => file.path).sort()).toEqual(["README.md", "meta/info.json", "meta/stats.json", ...metaFiles].sort());
+    if (version === "v3.0") {
+      // Several episodes per file, each with its place in it.
+      const video = byPath.get("videos/observation.images.wrist/chunk-000/file-001.mp4")!;
+      expect(video.episodes).toEqual([
+        { episode_index: 2, from_timestamp: f.videoRanges.get(2)!.from, to_timestamp: f.videoRanges.get(2)!.to },
+        { episode_index: 3, from_timestamp: f.videoRanges.get(3)!.from, to_timestamp: f.videoRanges.get(3)!.to },
+      ]);
+      expect(video.episodes[1]!.from_timestamp).toBe(3);
+      expect(video.episodes[1]!.to_timestamp).toBeLessThanOrEqual((await videoDuration(path.join(f.root, video.path))) + 1e-6);
+      const data = byPath.get("data/chunk-001/file-000.parquet")!; // file 2 of chunks of 2
+      expect(data.episodes).toEqual([{ episode_index: 4, dataset_from_index: 95, dataset_to_index: 120 }]);
+    } else {
+      expect(byPath.get("videos/chunk-002/observation.images.front/episode_000004.mp4")?.episodes).toEqual([{ episode_index: 4 }]);
+    }
+  });
+
+  it("derives subtask spans: each runs until the next one starts, the last until the episode ends", async () => {
+    const { f, dataset } = await built;
+    const spans = await all(dataset.subtaskSpans());
+    expect(spans).toEqual(f.episodes.flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
+    expect(spans.find((s) => s.episode_index === 2 && s.label.length === 10_000)?.label).toBe(LONG_10K);
+    expect(spans.filter((s) => s.label === LONG_300)).toHaveLength(5);
+  });
+});
+
+describe("subtask annotations", () => {
+  it.each(["language_events", "subtask_index"] as const)("are read from %s", async (source) => {
+    const f = await fixture({ version: "v3.0", episodes: 3, cameras: [], subtasks: { source, labels: (e) => (e === 1 ? ["approach", LONG_300] : ["reach", "grasp", "lift"]) } });
+    const dataset = await openLeRobotDataset(f.root);
+    expect(dataset.facts.subtaskSource).toBe(source === "subtask_index" ? "subtask_index" : "language");
+    const spans: SubtaskSpan[] = await all(dataset.subtaskSpans());
+    expect(spans).toEqual(f.episodes.flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
+    if (source === "subtask_index") {
+      // The last two frames carry -1 (no subtask): the last span ends where they begin, not at the episode's end.
+      expect(spans.find((s) => s.episode_index === 0 && s.label === "lift")).toEqual({ episode_index: 0, label: "lift", start_s: 1.3, end_s: 1.8 });
+    }
+    expect(dataset.problems).toEqual([]);
+  });
+
+  it("an index past meta/subtasks.parquet is reported at its row in the data file, and leaves a gap", async () => {
+    const f = await fixture({ version: "v3.0", episodes: 2, cameras: [], subtasks: { source: "subtask_index" } });
+    parquetWriteFile({
+      filename: path.join(f.root, "meta/subtasks.parquet"),
+      columnData: [
+        { name: "subtask_index", data: [0n, 1n], type: "INT64" },
+        { name: "__index_level_0__", data: ["reach", "grasp"], type: "STRING" },
+      ],
+      kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["__index_level_0__"] }) }],
+    });
+    const dataset = await openLeRobotDataset(f.root);
+    const spans = await all(dataset.subtaskSpans());
+    expect(spans.map((s) => s.label)).toEqual(["reach", "grasp", "reach", "grasp"]);
+    // "lift" starts at frame 13 of episode 0 (row 14) and frame 16 of episode 1 (row 20 + 16 + 1), in the file's second row group.
+    expect(dataset.problems).toEqual([
+      { file: "data/chunk-000/file-000.parquet", line: 14, message: "subtask_index 2 is not in meta/subtasks.parquet" },
+      { file: "data/chunk-000/file-000.parquet", line: 37, message: "subtask_index 2 is not in meta/subtasks.parquet" },
+    ]);
+  });
+
+  it("is empty when the dataset declares none", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
+    const dataset = await openLeRobotDataset(f.root);
+    expect(dataset.facts.subtaskSource).toBeNull();
+    expect(await all(dataset.subtaskSpans())).toEqual([]);
+  });
+});
+
+describe("missing files", () => {
+  it.each(["v2.1", "v3.0"] as const)("are the files a %s dataset's metadata names that are not in the directory", async (version) => {
+    const f = await fixture({ version, episodes: 4, cameras });
+    const gone = [f.files.find((file) => file.stream === "data" && file.episodes.includes(1))!.path, f.files.find((file) => file.stream === cameras[1] && file.episodes.includes(3))!.path];
+    gone.forEach((relative) => rmSync(path.join(f.root, relative)));
+    rmSync(path.join(f.root, "meta/stats.json")); // optional: not missing
+    const dataset = await openLeRobotDataset(f.root);
+    expect((await dataset.missingFiles()).sort()).toEqual(gone.sort());
+    const listed: LeRobotFile[] = await all(dataset.files());
+    expect(listed.filter((file) => file.size_bytes === null).map((file) => file.path).sort()).toEqual(gone.sort());
+  });
+
+  it("include the metadata files LeRobot needs", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
+    rmSync(path.join(f.root, "meta/episodes_stats.jsonl"));
+    rmSync(path.join(f.root, "meta/tasks.jsonl"));
+    expect((await (await openLeRobotDataset(f.root)).missingFiles()).sort()).toEqual(["meta/episodes_stats.jsonl", "meta/tasks.jsonl"]);
+  });
+});
+
+describe("info.json", () => {
+  async function withInfo(edit: (text: string) => string): Promise<string> {
+    const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
+    const file = path.join(f.root, "meta/info.json");
+    writeFileSync(file, edit(readFileSync(file, "utf8")));
+    return f.root;
+  }
+  async function refusal(root: string): Promise<LeRobotFormatError> {
+    const error = await openLeRobotDataset(root).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LeRobotFormatError);
+    return error as LeRobotFormatError;
+  }
+  const lineOf = (text: string, needle: string) => text.slice(0, text.indexOf(needle)).split("\n").length;
+
+  it("of an unsupported version is refused, naming the version at its line", async () => {
+    const root = await withInfo((t) => t.replace('"codebase_version": "v2.1"', '"codebase_version": "v1.6"'));
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
+    expect((await refusal(root)).problems).toEqual([
+      { file: "meta/info.json", line: lineOf(text, "codebase_version"), message: expect.stringMatching(/codebase_version: codebase_version "v1.6" is not supported; supported versions are v2.0, v2.1, v3.0/) },
+    ]);
+  });
+
+  it("that is not JSON is refused with the line of the error", async () => {
+    const root = await withInfo((t) => t.replace('"fps": 10,', '"fps": 10,,'));
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
+    const [problem] = (await refusal(root)).problems;
+    expect(problem).toMatchObject({ file: "meta/info.json", line: lineOf(text, ",,"), message: expect.stringMatching(/^invalid JSON/) });
+  });
+
+  it("with a wrong field is refused at that field's line", async () => {
+    const root = await withInfo((t) => t.replace('"fps": 10', '"fps": "ten"').replace('"total_frames": 45', '"total_frames": -1'));
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
+    expect((await refusal(root)).problems).toEqual([
+      { file: "meta/info.json", line: lineOf(text, '"fps"'), message: "fps: fps must be a number" },
+      { file: "meta/info.json", line: lineOf(text, '"total_frames"'), message: "total_frames: total_frames must be at least 0" },
+    ]);
+  });
+
+  it("with a path template LeRobot could not format is refused", async () => {
+    const root = await withInfo((t) => t.replace("episode_{episode_index:06d}.parquet", "episode_{episode_idx:06d}.parquet"));
+    expect((await refusal(root)).problems[0]!.message).toMatch(/data_path: .*unknown field 'episode_idx'/);
+  });
+
+  it("that is missing is refused", async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-reader-"));
+    roots.push(root);
+    expect((await refusal(root)).problems).toEqual([{ file: "meta/info.json", line: 0, message: "file is missing" }]);
+  });
+
+  it("whose totals disagree with the episodes is reported", async () => {
+    const root = await withInfo((t) => t.replace('"total_episodes": 2', '"total_episodes": 3'));
+    const dataset = await openLeRobotDataset(root);
+    await all(dataset.episodes());
+    expect(dataset.problems).toEqual([{ file: "meta/info.json", line: expect.any(Number), message: "total_episodes is 3, but the episode metadata lists 2 episodes" }]);
+  });
+});
+
+describe("hostile input", () => {
+  it("a bad episode line is reported at its line and left out", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 3, cameras: [] });
+    const file = path.join(f.root, "meta/episodes.jsonl");
+    const lines = readFileSync(file, "utf8").split("\n");
+    lines[1] = lines[1]!.replace(/"length":\d+/, '"length":-4');
+    writeFileSync(file, lines.join("\n"));
+    const dataset: LeRobotDataset = await openLeRobotDataset(f.root);
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual([0, 2]);
+    expect(dataset.problems).toContainEqual({ file: "meta/episodes.jsonl", line: 2, message: "length must be at least 0" });
+  });
+
+  it("paths that leave the directory are refused, links and control characters are not listed", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
+    const file = path.join(f.root, "meta/info.json");
+    writeFileSync(file, readFileSync(file, "utf8").replace('"data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"', '"../../outside/{episode_index}.parquet"'));
+    symlinkSync("/etc/passwd", path.join(f.root, "passwd"));
+    writeFileSync(path.join(f.root, "bad\u0007name.txt"), "x");
+    const dataset = await openLeRobotDataset(f.root);
+    const files = await all(dataset.files());
+    expect(files.map((file) => file.path).filter((p) => p.includes("outside") || p === "passwd" || p.includes("\u0007"))).toEqual([]);
+    expect(dataset.problems).toContainEqual(expect.objectContaining({ file: "meta/episodes.jsonl", line: 1, message: expect.stringMatching(/not a safe relative path/) }));
+    expect(dataset.problems).toContainEqual({ file: "passwd", line: 0, message: "not imported: a symbolic link" });
+    expect(dataset.problems).toContainEqual({ file: "bad\\u0007name.txt", line: 0, message: "not imported: it contains a control character" });
+  });
+});
+
+describe("the fixture builder", () => {
+  it("writes real videos: a v3 file holds its episodes back to back", async () => {
+    const f = await fixture({ version: "v3.0", episodes: 3, episodesPerFile: 3, cameras: ["observation.images.top"] });
+    const seconds = await videoDuration(path.join(f.root, "videos/observation.images.top/chunk-000/file-000.mp4"));
+    expect(seconds).toBeCloseTo(f.episodes.reduce((n, e) => n + e.length, 0) / f.fps, 2);
+    expect(f.videoRanges.get(2)!.to).toBeCloseTo(seconds, 2);
+  });
+});

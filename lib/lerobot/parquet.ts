@@ -1,0 +1,78 @@
+import { rename, rm } from "node:fs/promises";
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type FileMetaData, type KeyValue, type SchemaElement } from "hyparquet";
+import { parquetWriteFile } from "hyparquet-writer";
+
+/**
+ * Parquet through hyparquet (pure JavaScript). Files are read one row group at a time, so a v3
+ * data file of 100,000 frames never sits in memory whole; LeRobot writes one row group per
+ * episode, which keeps each read small.
+ */
+
+export type ParquetFile = { path: string; metadata: FileMetaData; columns: string[] };
+
+export async function openParquet(path: string): Promise<ParquetFile> {
+  const file = await asyncBufferFromFile(path);
+  const metadata = await parquetMetadataAsync(file);
+  return { path, metadata, columns: parquetSchema(metadata).children.map((child) => child.element.name) };
+}
+
+/** Small row groups (LeRobot writes one per episode) are read together, up to this many rows. */
+const BATCH_ROWS = 10_000;
+
+/**
+ * The rows of a parquet file in batches of whole row groups, with the row number (0-based, in the
+ * file) of each batch's first row. Only `columns` are decoded; a column the file lacks is left out.
+ */
+export async function* parquetBatches(parquet: ParquetFile, columns?: string[]): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
+  const file = await asyncBufferFromFile(parquet.path);
+  const wanted = columns?.filter((c) => parquet.columns.includes(c));
+  let first = 0;
+  let end = 0;
+  const groups = parquet.metadata.row_groups.map((group) => Number(group.num_rows));
+  for (const [i, rows] of groups.entries()) {
+    end += rows;
+    const last = i === groups.length - 1;
+    if (!last && end - first + groups[i + 1]! <= BATCH_ROWS) continue;
+    if (end > first) yield { first, rows: await parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart: first, rowEnd: end }) };
+    first = end;
+  }
+}
+
+/**
+ * Writes rows with a given schema and key/value metadata, e.g. the schema of the file they were
+ * read from, so that a filtered copy keeps every column type (and pyarrow's ARROW:schema and the
+ * `huggingface` features entry) as it was. Written beside the target and renamed over it, so a
+ * reader never sees half a file.
+ */
+export async function writeParquet(path: string, rows: Record<string, unknown>[], schema: SchemaElement[], kvMetadata?: KeyValue[]): Promise<void> {
+  const top = topLevelNames(schema);
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    parquetWriteFile({
+      filename: temporary,
+      schema,
+      kvMetadata,
+      columnData: top.map((name) => ({ name, data: rows.map((row) => row[name] ?? null) })),
+    });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+function topLevelNames(schema: SchemaElement[]): string[] {
+  const names: string[] = [];
+  // Walk the flattened tree: each element is followed by its num_children subtrees.
+  let i = 1;
+  const skip = (index: number): number => {
+    let next = index + 1;
+    for (let c = 0; c < (schema[index]!.num_children ?? 0); c++) next = skip(next);
+    return next;
+  };
+  for (let c = 0; c < (schema[0]?.num_children ?? 0); c++) {
+    names.push(schema[i]!.name);
+    i = skip(i);
+  }
+  return names;
+}

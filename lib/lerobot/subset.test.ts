@@ -1,0 +1,270 @@
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openLeRobotDataset } from "../catalog/import/lerobot/reader";
+import { buildLeRobotFixture, simulateLeRobotLoad, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../testing/lerobot-fixtures";
+import { aggregateStats, formatPathTemplate, plainValue, statsFromColumns, type StatsTree } from "./format";
+import { openParquet, parquetBatches } from "./parquet";
+import { SubsetError, writeSubsetMeta } from "./subset";
+
+const roots: string[] = [];
+afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+const tempDir = () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-subset-"));
+  roots.push(dir);
+  return dir;
+};
+
+const LONG_300 = `Wipe the table with the blue cloth — start at the left edge ✨ ${"and keep going. ".repeat(20)}`.slice(0, 310);
+const LONG_10K = `Überprüfe die Schublade 🤖 ${"open the drawer, take out the spoon, close the drawer; ".repeat(200)}`.slice(0, 10_000);
+const options = (version: LeRobotFixtureOptions["version"]): LeRobotFixtureOptions => ({
+  version,
+  episodes: 5,
+  cameras: ["observation.images.front", "observation.images.wrist"],
+  chunksSize: 2,
+  episodesPerFile: 2,
+  episodesPerMetaFile: 2,
+  task: (e) => [LONG_300, LONG_10K, "Stack the cups.", "Stack the cups.", LONG_10K][e]!,
+  extra: (e) => ({ outcome: e % 2 ? "failure" : "success", contributor: `op-${e}` }),
+});
+
+const sha = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/** What `das pull` delivers for a subset: every data and video file holding one of its episodes, byte for byte. */
+async function deliver(source: string, episodes: number[]): Promise<{ target: string; delivered: Map<string, string> }> {
+  const target = tempDir();
+  const delivered = new Map<string, string>();
+  for await (const file of (await openLeRobotDataset(source)).files()) {
+    if (file.stream === null || !file.episodes.some((e) => episodes.includes(e.episode_index))) continue;
+    mkdirSync(path.dirname(path.join(target, file.path)), { recursive: true });
+    cpSync(path.join(source, file.path), path.join(target, file.path));
+    delivered.set(file.path, sha(path.join(target, file.path)));
+  }
+  return { target, delivered };
+}
+
+async function episodeStats(f: LeRobotFixture, episodes: number[]): Promise<StatsTree[]> {
+  if (f.version === "v2.1") {
+    return readFileSync(path.join(f.root, "meta/episodes_stats.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { episode_index: number; stats: StatsTree })
+      .filter((l) => episodes.includes(l.episode_index))
+      .map((l) => l.stats);
+  }
+  const out: StatsTree[] = [];
+  for (const file of ["meta/episodes/chunk-000/file-000.parquet", "meta/episodes/chunk-000/file-001.parquet", "meta/episodes/chunk-000/file-002.parquet"]) {
+    for await (const { rows } of parquetBatches(await openParquet(path.join(f.root, file)))) for (const row of rows) if (episodes.includes(Number(row.episode_index))) out.push(statsFromColumns(row));
+  }
+  return out;
+}
+
+describe.each(["v2.0", "v2.1", "v3.0"] as const)("a %s subset", (version) => {
+  const source = (async () => {
+    const f = await buildLeRobotFixture(tempDir(), options(version));
+    return f;
+  })();
+  const subset = [1, 3, 4];
+
+  it("the fixture itself loads as LeRobot would load it", async () => {
+    const f = await source;
+    expect(await simulateLeRobotLoad(f.root)).toEqual({ ok: true, frames: f.episodes.reduce((n, e) => n + e.length, 0) });
+  });
+
+  it("writes meta/ that agrees with the delivered files: totals, episodes, files, tasks byte for byte", async () => {
+    const f = await source;
+    const { target, delivered } = await deliver(f.root, subset);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [4, 1, 3, 1] });
+    const frames = subset.reduce((n, e) => n + f.episodes[e]!.length, 0);
+    expect(result).toMatchObject({ codebaseVersion: version, episodes: subset, totalFrames: frames, removed: [], leftOut: [] });
+    // v2 keeps the tasks the subset uses; v3 keeps tasks.parquet whole (LeRobot reads it by position).
+    expect(result.totalTasks).toBe(version === "v3.0" ? 3 : 2);
+    expect(result.referencedFiles).toEqual([...delivered.keys()].sort());
+
+    const info = JSON.parse(readFileSync(path.join(target, "meta/info.json"), "utf8")) as Record<string, unknown>;
+    expect(info).toMatchObject({ total_episodes: 3, total_frames: frames, total_tasks: result.totalTasks, splits: { train: "1:2,3:5" }, fps: 10, robot_type: "so100" });
+    if (version !== "v3.0") expect(info).toMatchObject({ total_videos: 6, total_chunks: 3 });
+
+    const dataset = await openLeRobotDataset(target);
+    const episodes = await all(dataset.episodes());
+    expect(episodes.map((e) => e.episode_index)).toEqual(subset);
+    expect(episodes.map((e) => e.tasks[0])).toEqual([LONG_10K, "Stack the cups.", LONG_10K]);
+    expect(Buffer.from(episodes[0]!.tasks[0]!)).toEqual(Buffer.from(LONG_10K));
+    expect(episodes.map((e) => e.extra)).toEqual(subset.map((e) => ({ outcome: e % 2 ? "failure" : "success", contributor: `op-${e}` })));
+    expect(dataset.problems).toEqual([]); // totals agree with the episode records
+    expect(await dataset.missingFiles()).toEqual([]); // every listed episode has its files
+    const files = await all(dataset.files());
+    const episodeFiles = files.filter((file) => file.stream !== null);
+    // No file of an unlisted episode is referenced.
+    for (const file of episodeFiles) for (const range of file.episodes) expect(subset, file.path).toContain(range.episode_index);
+    expect(episodeFiles.map((file) => file.path).sort()).toEqual([...delivered.keys()].sort());
+    // The data and video files are untouched.
+    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative)), relative).toBe(hash);
+
+    if (version !== "v3.0") {
+      // Selected lines verbatim, tasks the subset uses (the 10,000-character one byte for byte).
+      const lines = (file: string, root: string) => readFileSync(path.join(root, file), "utf8").split("\n").filter(Boolean);
+      expect(lines("meta/episodes.jsonl", target)).toEqual(lines("meta/episodes.jsonl", f.root).filter((_, i) => subset.includes(i)));
+      expect(lines("meta/tasks.jsonl", target)).toEqual(lines("meta/tasks.jsonl", f.root).filter((l) => !l.includes(LONG_300)));
+    }
+  });
+
+  it("writes stats.json for the subset where LeRobot can, and keeps it where it cannot", async () => {
+    const f = await source;
+    const { target } = await deliver(f.root, subset);
+    await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset });
+    const stats = JSON.parse(readFileSync(path.join(target, "meta/stats.json"), "utf8")) as StatsTree;
+    if (version === "v2.0") {
+      expect(readFileSync(path.join(target, "meta/stats.json"))).toEqual(readFileSync(path.join(f.root, "meta/stats.json")));
+      return;
+    }
+    expect(stats).toEqual(aggregateStats(await episodeStats(f, subset)));
+    // Checked without the aggregation: `index` runs over the subset's global frame indices.
+    const frames = subset.reduce((n, e) => n + f.episodes[e]!.length, 0);
+    const firstIndex = f.episodes.slice(0, 1).reduce((n, e) => n + e.length, 0);
+    const lastIndex = f.episodes.reduce((n, e) => n + e.length, 0) - 1;
+    expect(stats.index).toMatchObject({ count: [frames], min: [firstIndex], max: [lastIndex] });
+  });
+
+  it("opens in LeRobot with the episode list where the version allows it, and says so", async () => {
+    const f = await source;
+    const { target } = await deliver(f.root, subset);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset });
+    expect(result.loader.loadsAsIs).toBe(false);
+    expect(await simulateLeRobotLoad(target)).toMatchObject({ ok: false });
+    const withList = await simulateLeRobotLoad(target, subset);
+    if (version === "v3.0") {
+      expect(result.loader).toMatchObject({ loadsWithEpisodeList: false, note: expect.stringMatching(/by position/) });
+      expect(withList).toEqual({ ok: false, reason: expect.stringMatching(/out of range|by position/) });
+    } else {
+      expect(result.loader.loadsWithEpisodeList).toBe(true);
+      expect(withList).toEqual({ ok: true, frames: subset.reduce((n, e) => n + f.episodes[e]!.length, 0) });
+    }
+  });
+
+  it("a subset of episodes 0..k-1 opens in LeRobot as it is", async () => {
+    const f = await source;
+    const prefix = [0, 1, 2];
+    const { target } = await deliver(f.root, prefix);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: prefix });
+    expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: prefix.reduce((n, e) => n + f.episodes[e]!.length, 0) });
+    expect(await simulateLeRobotLoad(target, prefix)).toMatchObject({ ok: true });
+  });
+
+  it("refuses episodes the version does not have, and writes nothing", async () => {
+    const f = await source;
+    const target = tempDir();
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [1, 7] })).rejects.toThrow(SubsetError);
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [] })).rejects.toThrow(/at least one episode/);
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [-1] })).rejects.toThrow(/whole numbers/);
+    expect(existsSync(path.join(target, "meta"))).toBe(false);
+  });
+});
+
+describe("a v3.0 subset", () => {
+  it("keeps each episode file's columns, types and key/value metadata, and the rows' file places and time ranges", async () => {
+    const f = await buildLeRobotFixture(tempDir(), options("v3.0"));
+    const subset = [1, 2];
+    const { target } = await deliver(f.root, subset);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset });
+    // meta/episodes files 000 (episodes 0-1) and 001 (2-3) keep their subset rows; 002 (episode 4) has none.
+    expect(result.written.filter((w) => w.startsWith("meta/episodes/"))).toEqual(["meta/episodes/chunk-000/file-000.parquet", "meta/episodes/chunk-000/file-001.parquet"]);
+    expect(readFileSync(path.join(target, "meta/tasks.parquet"))).toEqual(readFileSync(path.join(f.root, "meta/tasks.parquet")));
+    for (const file of ["meta/episodes/chunk-000/file-000.parquet", "meta/episodes/chunk-000/file-001.parquet"]) {
+      const before = await openParquet(path.join(f.root, file));
+      const after = await openParquet(path.join(target, file));
+      expect(after.metadata.schema).toEqual(before.metadata.schema);
+      expect(after.metadata.key_value_metadata ?? []).toEqual(before.metadata.key_value_metadata ?? []);
+      const original = new Map<number, unknown>();
+      for await (const { rows } of parquetBatches(before)) for (const row of rows) original.set(Number(row.episode_index), row);
+      for await (const { rows } of parquetBatches(after)) {
+        for (const row of rows) {
+          expect(subset).toContain(Number(row.episode_index));
+          expect(row).toEqual(original.get(Number(row.episode_index)));
+        }
+      }
+    }
+    // Each row's video range lies inside the video file it names, which was delivered.
+    const dataset = await openLeRobotDataset(target);
+    for await (const file of dataset.files()) {
+      if (file.stream === null || file.stream === "data") continue;
+      const seconds = await videoDuration(path.join(target, file.path));
+      for (const range of file.episodes) {
+        expect(range.from_timestamp).toBe(f.videoRanges.get(range.episode_index)!.from);
+        expect(range.to_timestamp!).toBeLessThanOrEqual(seconds + 1e-6);
+      }
+    }
+  });
+
+  it("can be written in place, over the original meta/ the client fetched, removing episode files left without rows", async () => {
+    const f = await buildLeRobotFixture(tempDir(), options("v3.0"));
+    const subset = [0, 1];
+    const { target, delivered } = await deliver(f.root, subset);
+    cpSync(path.join(f.root, "meta"), path.join(target, "meta"), { recursive: true });
+    const result = await writeSubsetMeta({ sourceRoot: target, targetRoot: target, episodes: subset });
+    expect(result.removed).toEqual(["meta/episodes/chunk-000/file-001.parquet", "meta/episodes/chunk-000/file-002.parquet"]);
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: f.episodes[0]!.length + f.episodes[1]!.length });
+    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative))).toBe(hash);
+    const dataset = await openLeRobotDataset(target);
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual(subset);
+    expect(dataset.problems).toEqual([]);
+  });
+
+  it("keeps meta/subtasks.parquet whole, so subtask_index still resolves", async () => {
+    const f = await buildLeRobotFixture(tempDir(), { ...options("v3.0"), subtasks: { source: "subtask_index", labels: (e) => (e === 3 ? ["only in episode 3"] : ["reach", LONG_300]) } });
+    const { target } = await deliver(f.root, [0, 1]);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [0, 1] });
+    expect(result.written).toContain("meta/subtasks.parquet");
+    const spans = await all((await openLeRobotDataset(target)).subtaskSpans());
+    expect(spans).toEqual(f.episodes.slice(0, 2).flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
+  });
+});
+
+describe("a v2.1 subset", () => {
+  it("leaves out meta files LeRobot does not read, and reports them", async () => {
+    const f = await buildLeRobotFixture(tempDir(), { ...options("v2.1"), extraFiles: { "README.md": "# x\n", "meta/modality.json": "{}" } });
+    const { target } = await deliver(f.root, [2]);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [2] });
+    expect(result.leftOut).toEqual(["meta/modality.json"]);
+    expect(existsSync(path.join(target, "meta/modality.json"))).toBe(false);
+    expect(await simulateLeRobotLoad(target, [2])).toMatchObject({ ok: true });
+  });
+});
+
+describe("format helpers", () => {
+  it("aggregates stats as LeRobot's aggregate_stats does", () => {
+    // Episode A: values 1, 3 (mean 2, std 1); episode B: values 5, 7, 9 (mean 7, std sqrt(8/3)).
+    const a = { x: { min: [1], max: [3], mean: [2], std: [1], count: [2] }, cam: { mean: [[[0.5]], [[0.2]], [[0]]], std: [[[0]], [[0]], [[0]]], min: [[[0]], [[0]], [[0]]], max: [[[1]], [[1]], [[1]]], count: [2] } };
+    const b = { x: { min: [5], max: [9], mean: [7], std: [Math.sqrt(8 / 3)], count: [3] }, cam: { mean: [[[1]], [[0.2]], [[1]]], std: [[[0]], [[0]], [[0]]], min: [[[0]], [[0]], [[0]]], max: [[[1]], [[1]], [[1]]], count: [3] } };
+    const out = aggregateStats([a, b]);
+    // All five values 1, 3, 5, 7, 9: mean 5, population std sqrt(8).
+    expect(out.x!.min).toEqual([1]);
+    expect(out.x!.max).toEqual([9]);
+    expect(out.x!.count).toEqual([5]);
+    expect((out.x!.mean as number[])[0]).toBeCloseTo(5, 12);
+    expect((out.x!.std as number[])[0]).toBeCloseTo(Math.sqrt(8), 12);
+    expect(out.cam!.mean).toEqual([[[0.8]], [[0.2]], [[0.6]]].map((c) => c.map((r) => r.map((v) => expect.closeTo(v, 12)))));
+  });
+
+  it("formats LeRobot's path templates as Python's str.format does", () => {
+    expect(formatPathTemplate("videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4", { episode_chunk: 2, video_key: "observation.images.top", episode_index: 2042 })).toBe(
+      "videos/chunk-002/observation.images.top/episode_002042.mp4",
+    );
+    expect(formatPathTemplate("{{literal}}/{n:4d}/{n:d}", { n: 7 })).toBe("{literal}/   7/7");
+    expect(() => formatPathTemplate("{episode}", { episode_index: 1 })).toThrow(/unknown field 'episode'/);
+    expect(() => formatPathTemplate("{episode_index:.2f}", { episode_index: 1 })).toThrow(/unsupported format/);
+  });
+
+  it("reads parquet INT64 as plain numbers", () => {
+    expect(plainValue({ a: 3n, b: [1n, { c: 2n }] })).toEqual({ a: 3, b: [1, { c: 2 }] });
+  });
+});
