@@ -20,6 +20,8 @@ export const mustBe = (flag: string, choices: readonly string[]) =>
 export class CliCommand extends Command {
   /** Put before every error message: "das-admin: ". */
   prefix = "";
+  /** Options declared with `needs`. */
+  private readonly needed: { option: Option; why: string }[] = [];
 
   override createCommand(name?: string): CliCommand {
     const command = new CliCommand(name);
@@ -44,7 +46,7 @@ export class CliCommand extends Command {
 
   /** The command's words after the program's name: "key create". */
   path(...more: string[]): string {
-    const names = more;
+    const names = [...more];
     for (let command: Command | null = this; command?.parent; command = command.parent) names.unshift(command.name());
     return names.join(" ");
   }
@@ -66,8 +68,6 @@ export class CliCommand extends Command {
     }
     return [sentence, ...suggestion].join("\n");
   }
-
-  private readonly needed: { option: Option; why: string }[] = [];
 
   /**
    * An option the command cannot do without. Unlike commander's requiredOption it is checked after
@@ -119,12 +119,11 @@ export class CliCommand extends Command {
 
   /** A UsageError from a command's work is reported like commander's own, with its usage. */
   override action(work: (this: this, ...args: any[]) => void | Promise<void>): this {
-    const command = this;
-    return super.action(async function (...args: unknown[]) {
+    return super.action(async (...args: unknown[]) => {
       try {
-        await work.apply(command, args);
+        await work.apply(this, args);
       } catch (error) {
-        if (error instanceof UsageError) command.error(error.message);
+        if (error instanceof UsageError) this.error(error.message);
         throw error;
       }
     });
@@ -201,9 +200,10 @@ export function cliProgram(options: { name: string; usage: string; description: 
  * described by `explain` on stderr (exit 1); usage errors are reported already (exit 2).
  */
 export async function runProgram(program: CliCommand, argv: string[], explain: (error: unknown) => string): Promise<number> {
+  // Added here, after every other command, so that it is listed last.
   program
     .command("help")
-    .argument("[command...]", "the command, e.g. 'pull' or 'key create'")
+    .argument("[command...]", "the command's words")
     .description("show the usage of a command")
     .action(async (names: string[]) => {
       let target: Command = program;
