@@ -47,19 +47,20 @@ describe("das-admin usage", () => {
     ]);
     expect(none).toMatchObject({ code: 2, stderr: "" });
     expect(none.stdout.startsWith(USAGE_HEAD)).toBe(true);
-    for (const [run, message] of [
-      [unknown, "das-admin: unknown command 'frobnicate'."],
-      [partial, "das-admin: unknown command 'org'."],
-      [missingArg, "das-admin: Expected 1 argument(s), got 0."],
-      [tooMany, "das-admin: Expected 3 argument(s), got 4."],
-      [badOption, "das-admin: Unknown option '--colour'"],
-      [badRole, "das-admin: --role must be one of admin, reviewer, licensee."],
-      [badSeed, "das-admin: --episodes takes a positive whole number."],
+    // The message, a blank line, and the usage of the command that was wrong.
+    for (const [run, message, usage] of [
+      [unknown, "das-admin: unknown command 'frobnicate'.", USAGE_HEAD],
+      [partial, "das-admin: unknown command 'org'.", "Usage: das-admin org <command>\n"],
+      [missingArg, "das-admin: Expected 1 argument(s), got 0.", "Usage: das-admin org create [options] <slug>\n"],
+      [tooMany, "das-admin: Expected 3 argument(s), got 4.", "Usage: das-admin licence grant [options] <org> <dataset> <version>\n"],
+      [badOption, "das-admin: Unknown option '--colour'", "Usage: das-admin org create [options] <slug>\n"],
+      [badRole, "das-admin: --role must be one of admin, reviewer, licensee.", "Usage: das-admin user create [options] <email>\n"],
+      [badSeed, "das-admin: --episodes takes a positive whole number.", "Usage: das-admin seed [options]\n"],
     ] as const) {
       expect(run.code, run.stderr).toBe(2);
       expect(run.stdout).toBe("");
       expect(run.stderr.startsWith(message)).toBe(true);
-      expect(run.stderr).toContain(`\n\n${USAGE_HEAD}`);
+      expect(run.stderr).toContain(`\n\n${usage}`);
     }
   });
 

@@ -9,7 +9,8 @@ import { buildWorld, downloadPlan, exportOracle, makeSequentially, parseCsv, typ
 // `das-admin disclosures verify|export` run as an operator would, against a database of their own:
 // the tamper test breaks the chain for real, which must never happen to the run's shared log.
 
-const USAGE_HEAD = "Usage: das-admin <command>\n";
+const EXPORT_USAGE = "Usage: das-admin disclosures export [options]\n";
+const VERIFY_USAGE = "Usage: das-admin disclosures verify [options]\n";
 const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "das-disclosures-cli-"));
@@ -123,7 +124,8 @@ describe("das-admin disclosures export", () => {
       expect(run.code, run.stderr).toBe(2);
       expect(run.stdout).toBe("");
       expect(run.stderr.startsWith(messages[i]!), run.stderr).toBe(true);
-      expect(run.stderr).toContain(`\n\n${USAGE_HEAD}`);
+      // The usage that follows is that of the command that was wrong.
+      expect(run.stderr).toContain(`\n\n${i === runs.length - 1 ? VERIFY_USAGE : EXPORT_USAGE}`);
     }
   });
 
