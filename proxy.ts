@@ -1,6 +1,7 @@
 import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server";
 import { auth } from "@/lib/auth/next-auth";
 import { AppError } from "@/lib/errors";
+import { signInPath } from "@/lib/http/redirect-target";
 import { errorOnlyResponse } from "@/lib/http/route";
 
 // Pages anyone may open; everything else in the portal needs a session.
@@ -26,9 +27,7 @@ const withSession = auth(async (request) => {
     return NextResponse.next();
   }
   if (!request.auth?.user && !PUBLIC_PAGES.some((page) => page.test(pathname))) {
-    const login = new URL("/login", request.nextUrl);
-    login.searchParams.set("callbackUrl", `${pathname}${search}`);
-    return NextResponse.redirect(login);
+    return NextResponse.redirect(new URL(signInPath(`${pathname}${search}`), request.nextUrl));
   }
   const response = NextResponse.next();
   response.headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");

@@ -5,6 +5,7 @@ import { env, requireEnv } from "../env";
 import { sqlOf, getDb } from "../db/client";
 import { clientIp } from "../http/transport";
 import { rateLimiters } from "../http/rate-limit";
+import { sameOriginPath } from "../http/redirect-target";
 import { verifyPassword } from "./passwords";
 import { log } from "../log";
 
@@ -68,6 +69,11 @@ function config(): NextAuthConfig {
       ...oidc,
     ],
     callbacks: {
+      // Every redirect Auth.js makes (after sign-in, OIDC or credentials, and sign-out) stays on this site.
+      redirect({ url, baseUrl }) {
+        const path = sameOriginPath(url, baseUrl);
+        return path ? `${baseUrl}${path}` : `${baseUrl}/`;
+      },
       // OIDC signs in only people an admin has already created (matched by email), never new accounts.
       async signIn({ account, profile }) {
         if (account?.provider !== "oidc") return true;

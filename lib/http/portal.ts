@@ -6,6 +6,7 @@ import { getDb, sqlOf } from "../db/client";
 import type { UserRole } from "../db/schema";
 import { AppError, type ErrorCode } from "../errors";
 import { mayEnter, type Area } from "../portal/access";
+import { signInPath } from "./redirect-target";
 import { newRequestId } from "./request-id";
 import { toAppError } from "./respond";
 
@@ -26,7 +27,7 @@ export async function currentUser(): Promise<UserPrincipal | null> {
  */
 export async function pageContext(area: Area, path: string): Promise<Ctx<UserPrincipal>> {
   const user = await currentUser();
-  if (!user) redirect(`/login?callbackUrl=${encodeURIComponent(path)}`);
+  if (!user) redirect(signInPath(path));
   if (!mayEnter(user, area)) forbidden();
   return { db: getDb(), principal: user, requestId: newRequestId() };
 }
