@@ -6,9 +6,10 @@ import type { UserRole } from "@/lib/db/schema";
 import { PROJECT_ROOT } from "@/lib/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
+import { getDb } from "@/lib/db/client";
 import { randomIp } from "@/lib/testing/http";
-import { attemptSignIn } from "@/lib/testing/portal-session";
-import { postAction } from "@/lib/testing/server-actions";
+import { attemptSignIn, signInOverHttp, signOutOverHttp } from "@/lib/testing/portal-session";
+import { callAction, postAction } from "@/lib/testing/server-actions";
 
 // Sign-in over HTTP against a server with low limits: failed attempts are counted per account
 // and per client address, and past either limit even the right password is refused.
@@ -179,5 +180,99 @@ describe("where sign-in leads", () => {
       const field = /<input type="hidden" name="callbackUrl" value="([^"]*)"/.exec(html);
       expect(field?.[1], JSON.stringify(callbackUrl)).toBe("/");
     }
+  });
+});
+
+type Access = { page: string; route: number; action: string };
+
+/** What a session cookie gets now: a page (its status, or where it is sent), a portal route handler's status, a server action's answer. */
+async function accessWith(cookie: string): Promise<Access> {
+  const page = await fetch(`${server.url}/review/disclosures`, { redirect: "manual", headers: { cookie } });
+  await page.body?.cancel();
+  const route = await fetch(`${server.url}/review/disclosures/export?format=csv`, { redirect: "manual", headers: { cookie } });
+  await route.body?.cancel();
+  const action = await callAction(server.url, "requestDownload", { dataset_id: "none", version: "1.0.0" }, cookie, "/datasets/none/1.0.0");
+  return {
+    page: page.status === 307 ? `to ${new URL(page.headers.get("location")!, server.url).pathname}` : String(page.status),
+    route: route.status,
+    action: "error" in action && action.error ? action.error.code : JSON.stringify(action),
+  };
+}
+
+// A reviewer's session: the log's pages and exports are theirs, a licensee's download action is not.
+const LIVE_REVIEWER: Access = { page: "200", route: 200, action: "forbidden" };
+const ENDED: Access = { page: "to /login", route: 401, action: "unauthorized" };
+
+describe("ending sessions", () => {
+  it("signing out ends every session of the user: a replayed cookie is signed out everywhere at once", async () => {
+    const email = await newUser("reviewer");
+    const [here, elsewhere] = [await signInOverHttp(server.url, email, PASSWORD), await signInOverHttp(server.url, email, PASSWORD)];
+    expect(await accessWith(here)).toEqual(LIVE_REVIEWER);
+    expect(await accessWith(elsewhere)).toEqual(LIVE_REVIEWER);
+    const res = await postAction(server.url, "signOutAction", [], { cookie: here, page: "/review/disclosures" });
+    await res.body?.cancel();
+    expect(destination(actionRedirect(res)!).pathname).toBe("/login");
+    expect(await accessWith(here)).toEqual(ENDED);
+    expect(await accessWith(elsewhere)).toEqual(ENDED);
+    // Signing in again starts a session that works.
+    expect(await accessWith(await signInOverHttp(server.url, email, PASSWORD))).toEqual(LIVE_REVIEWER);
+  });
+
+  it("signing out through Auth.js's own endpoint ends them as well", async () => {
+    const email = await newUser("reviewer");
+    const cookie = await signInOverHttp(server.url, email, PASSWORD);
+    expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
+    const res = await signOutOverHttp(server.url, cookie);
+    expect(res.status).toBe(302);
+    expect(await accessWith(cookie)).toEqual(ENDED);
+  });
+
+  it("a replayed cookie of an ended session cannot sign the user out of a newer one", async () => {
+    const email = await newUser("reviewer");
+    const old = await signInOverHttp(server.url, email, PASSWORD);
+    await (await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })).body?.cancel();
+    const current = await signInOverHttp(server.url, email, PASSWORD);
+    await (await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })).body?.cancel();
+    await (await signOutOverHttp(server.url, old)).body?.cancel();
+    expect(await accessWith(current)).toEqual(LIVE_REVIEWER);
+  });
+
+  describe("by an admin", () => {
+    let admin: string;
+    let adminEmail: string;
+    const idOf = async (email: string) => (await getDb().$client<{ id: string }[]>`select id from users where email = ${email}`)[0]!.id;
+    beforeAll(async () => {
+      adminEmail = await newUser("admin");
+      admin = await signInOverHttp(server.url, adminEmail, PASSWORD);
+    });
+
+    it("disabling a user ends every session they have at once, and they cannot sign in again", async () => {
+      const email = await newUser("reviewer");
+      const cookie = await signInOverHttp(server.url, email, PASSWORD);
+      expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
+      const id = await idOf(email);
+      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({ ok: true, data: { id, email } });
+      expect(await accessWith(cookie)).toEqual(ENDED);
+      expect((await attemptSignIn(server.url, email, PASSWORD, randomIp())).ok).toBe(false);
+    });
+
+    it("changing a user's role ends every session they have at once; a new sign-in has the new role", async () => {
+      const email = await newUser("reviewer");
+      const cookie = await signInOverHttp(server.url, email, PASSWORD);
+      expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
+      const id = await idOf(email);
+      const organizationId = (await createTestOrg()).id;
+      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "licensee", organizationId }, admin)).toMatchObject({ ok: true, data: { role: "licensee" } });
+      expect(await accessWith(cookie)).toEqual(ENDED);
+      const again = await signInOverHttp(server.url, email, PASSWORD);
+      expect((await accessWith(again)).page).toBe("403");
+    });
+
+    it("an admin cannot disable their own account or change their own role; an unknown user is not found", async () => {
+      const id = await idOf(adminEmail);
+      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
+      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "reviewer" }, admin)).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
+      expect(await callAction(server.url, "disableUserAction", { id: "usr_missing" }, admin)).toMatchObject({ ok: false, error: { code: "not_found" } });
+    });
   });
 });

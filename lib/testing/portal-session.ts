@@ -37,3 +37,18 @@ export async function signInOverHttp(baseUrl: string, email: string, password: s
   return attempt.cookie;
 }
 
+/** A sign-out through Auth.js's own endpoint (CSRF token, then POST /api/auth/signout) with this session's cookie. */
+export async function signOutOverHttp(baseUrl: string, cookie: string): Promise<Response> {
+  const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers: { cookie } });
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const csrfCookie = csrf.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0]!)
+    .join("; ");
+  return fetch(`${baseUrl}/api/auth/signout`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: [cookie, csrfCookie].filter(Boolean).join("; ") },
+    body: new URLSearchParams({ csrfToken }),
+  });
+}
