@@ -1,7 +1,10 @@
 import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server";
-import { auth } from "@/lib/auth/next-auth";
+import { auth, oidcEnabled } from "@/lib/auth/next-auth";
+import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { signInPath } from "@/lib/http/redirect-target";
 import { errorOnlyResponse } from "@/lib/http/route";
+import { contentSecurityPolicy, newNonce, pageSecurityHeaders } from "@/lib/http/security-headers";
 
 // Pages anyone may open; everything else in the portal needs a session.
 const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
@@ -12,7 +15,8 @@ const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
  *   while decoding route parameters, so it is refused here with the JSON envelope. (Only those
  *   paths come here: running the proxy for every API request costs a fifth of the throughput.)
  * - Portal pages: a visitor without a session goes to /login and comes back afterwards. Roles are
- *   checked by each page and server action itself, never by this alone.
+ *   checked by each page and server action itself, never by this alone. Every page gets its
+ *   security headers here, with a fresh nonce for its Content-Security-Policy.
  */
 // With a lazily built config (lib/auth/next-auth.ts), next-auth hands back the wrapped handler as a promise.
 const withSession = auth(async (request) => {
@@ -26,14 +30,22 @@ const withSession = auth(async (request) => {
     return NextResponse.next();
   }
   if (!request.auth?.user && !PUBLIC_PAGES.some((page) => page.test(pathname))) {
-    const login = new URL("/login", request.nextUrl);
-    login.searchParams.set("callbackUrl", `${pathname}${search}`);
-    return NextResponse.redirect(login);
+    return NextResponse.redirect(new URL(signInPath(`${pathname}${search}`), request.nextUrl));
   }
-  const response = NextResponse.next();
-  response.headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
+  // Next reads the nonce from the request's policy and puts it on the scripts it renders.
+  const policy = contentSecurityPolicy({ nonce: newNonce(), development: process.env.NODE_ENV === "development", formTargets: oidcFormTargets() });
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("Content-Security-Policy", policy);
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  for (const [name, value] of Object.entries(pageSecurityHeaders(policy))) response.headers.set(name, value);
   return response;
 });
+
+/** The OIDC sign-in form's server action redirects the browser to the issuer, which form-action must allow. */
+function oidcFormTargets(): string[] {
+  const issuer = oidcEnabled() ? env().AUTH_OIDC_ISSUER : undefined;
+  return issuer && URL.canParse(issuer) ? [new URL(issuer).origin] : [];
+}
 
 type ProxyHandler = (request: NextRequest, event: NextFetchEvent) => Promise<Response | undefined>;
 

@@ -1,5 +1,5 @@
-import { expect, test } from "@playwright/test";
-import { shot, signIn } from "./support";
+import { expect } from "@playwright/test";
+import { shot, signIn, test } from "./support";
 
 test("an admin issues a key, uses it against /api/v1/datasets, and revokes it", async ({ page, request }) => {
   await signIn(page, "admin@das.example");
@@ -37,4 +37,39 @@ test("an admin issues a key, uses it against /api/v1/datasets, and revokes it", 
   const after = await request.get("/api/v1/datasets", { headers: auth });
   expect(after.status()).toBe(401);
   expect((await after.json()).error.code).toBe("unauthorized");
+});
+
+test("an admin creates a user, changes their role and disables them; each ends the user's sessions", async ({ page, browser, baseURL }) => {
+  const email = `e2e-${Date.now()}@acme.example`;
+  const password = "an e2e journey password";
+  await signIn(page, "admin@das.example");
+  await page.goto("/admin/users");
+  await page.locator("#user-email").fill(email);
+  await page.locator("#user-organization").selectOption({ label: "Acme Robotics (acme-robotics)" });
+  await page.locator("#user-password").fill(password);
+  await page.getByRole("button", { name: "Create user" }).click();
+  await expect(page.getByRole("button", { name: `Disable ${email}` })).toBeVisible();
+
+  // The new user signs in elsewhere.
+  const otherBrowser = await browser.newContext({ baseURL });
+  const elsewhere = await otherBrowser.newPage();
+  await elsewhere.goto("/login");
+  await elsewhere.getByLabel("Email").fill(email);
+  await elsewhere.getByLabel("Password").fill(password);
+  await elsewhere.getByRole("button", { name: "Sign in" }).click();
+  await expect(elsewhere).toHaveURL(/\/datasets$/);
+
+  await page.getByRole("button", { name: `Change the role of ${email}` }).click();
+  await page.locator("#change-role").selectOption("reviewer");
+  await page.getByRole("button", { name: "Change role", exact: true }).click();
+  await expect(page.getByText(`${email} is now reviewer`)).toBeVisible();
+  await elsewhere.reload();
+  await expect(elsewhere).toHaveURL(/\/login\?callbackUrl=%2Fdatasets/);
+
+  await page.getByRole("button", { name: `Disable ${email}` }).click();
+  await page.getByRole("button", { name: "Disable user", exact: true }).click();
+  await expect(page.getByText(`${email} is disabled`)).toBeVisible();
+  await expect(page.getByRole("button", { name: `Disable ${email}` })).toHaveCount(0);
+  await shot(page, "admin-users-disabled");
+  await otherBrowser.close();
 });

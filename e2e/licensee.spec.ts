@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { expect, test } from "@playwright/test";
-import { shot, signIn } from "./support";
+import { expect } from "@playwright/test";
+import { shot, signIn, test } from "./support";
 
 test("a licensee filters to failures in one environment, opens a timeline, requests a download and fetches a file", async ({ page }) => {
   await signIn(page, "alice@acme.example");

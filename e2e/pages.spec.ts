@@ -1,5 +1,5 @@
-import { expect, test } from "@playwright/test";
-import { shot, signIn } from "./support";
+import { expect } from "@playwright/test";
+import { shot, signIn, test } from "./support";
 
 test("the sign-in page refuses a wrong password with a clear message", async ({ page }) => {
   await page.goto("/datasets");
@@ -45,4 +45,26 @@ test("signing out ends the session", async ({ page }) => {
   await expect(page).toHaveURL(/\/login/);
   await page.goto("/datasets");
   await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fdatasets/);
+});
+
+test("pages run under their Content-Security-Policy: an injected script does not run, and no page can be framed", async ({ page, baseURL, cspViolations }) => {
+  // The sign-in page as an injection would leave it: a script in the HTML, without the response's nonce.
+  await page.route("**/login", async (route) => {
+    const response = await route.fetch();
+    const html = (await response.text()).replace("</body>", "<script>document.body.dataset.injected = 'ran'</script></body>");
+    await route.fulfill({ response, body: html });
+  });
+  const response = await page.goto("/login");
+  expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'.*frame-ancestors 'none'/);
+  // The page's own scripts run (React focuses the email field), the injected one does not.
+  await expect(page.getByLabel("Email")).toBeFocused();
+  expect(await page.evaluate(() => document.body.dataset.injected ?? null)).toBeNull();
+  await expect.poll(() => cspViolations.join("\n")).toMatch(/inline script.*script-src.*blocked/);
+  cspViolations.splice(0);
+  await page.unroute("**/login");
+
+  await page.setContent(`<iframe title="framed" src="${baseURL}/login"></iframe>`);
+  await expect.poll(() => cspViolations.join("\n")).toContain("frame-ancestors 'none'");
+  expect(await page.frameLocator("iframe").getByLabel("Email").count()).toBe(0);
+  cspViolations.splice(0);
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { expect, test } from "@playwright/test";
-import { demo, shot, signIn } from "./support";
+import { expect } from "@playwright/test";
+import { demo, shot, signIn, test } from "./support";
 
 test("a reviewer finds a download in the log by contributor and exports it as CSV", async ({ page, request }) => {
   // A download made through the API with the organisation's demo key.

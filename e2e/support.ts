@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect, type Page } from "@playwright/test";
+import { test as base, expect, type Page } from "@playwright/test";
 import { demoKeySecret, demoPassword } from "../lib/demo/credentials";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -12,6 +12,24 @@ export const demo = {
   password: (email: string) => demoPassword(secret(), email),
   key: (organization: string) => demoKeySecret(secret(), organization),
 };
+
+/**
+ * The journeys' `test`: each fails when Chromium reports a Content-Security-Policy violation, so
+ * every page the journeys visit is shown to hydrate and work under the policy proxy.ts sets.
+ */
+export const test = base.extend<{ cspViolations: string[] }>({
+  cspViolations: [
+    async ({ page }, use) => {
+      const violations: string[] = [];
+      page.on("console", (message) => {
+        if (message.text().includes("Content Security Policy")) violations.push(message.text());
+      });
+      await use(violations);
+      expect(violations, "Content Security Policy violations").toEqual([]);
+    },
+    { auto: true },
+  ],
+});
 
 export async function signIn(page: Page, email: string) {
   await page.goto("/login");

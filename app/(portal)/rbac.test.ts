@@ -127,3 +127,46 @@ describe("the portal's access matrix", () => {
     expect(res.headers.get("location")).toContain("/login");
   });
 });
+
+describe("the security headers of portal pages", () => {
+  /** The nonce of a response's policy, after checking the policy itself. */
+  const checkedNonce = (res: Response, path: string): string => {
+    const policy = res.headers.get("content-security-policy") ?? "";
+    const scriptSrc = policy.split(";").map((d) => d.trim()).find((d) => d.startsWith("script-src ")) ?? "";
+    expect(scriptSrc, path).toMatch(/^script-src 'self' 'nonce-[A-Za-z0-9+/]{22}==' 'strict-dynamic'$/);
+    expect(policy, path).toContain("frame-ancestors 'none'");
+    expect(policy, path).toContain("object-src 'none'");
+    expect(policy, path).toContain("base-uri 'none'");
+    expect(policy, path).not.toContain("unsafe-eval");
+    expect(res.headers.get("x-frame-options"), path).toBe("DENY");
+    expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+    expect(res.headers.get("referrer-policy"), path).toBe("same-origin");
+    return /'nonce-([^']+)'/.exec(scriptSrc)![1]!;
+  };
+
+  it("carry a nonce policy that every script of the page has, a fresh one per response", async () => {
+    const visits: [string, string | undefined][] = [
+      ["/login", undefined],
+      ["/docs/api", undefined],
+      ["/no-such-page", cookies.licensee],
+      ...pages.filter((p) => mayEnter(users.licensee!, p.area) && !/csv|export/.test(p.path)).map((p): [string, string | undefined] => [p.path, cookies.licensee]),
+      ...pages.filter((p) => mayEnter(users.admin!, p.area) && !/csv|export/.test(p.path)).map((p): [string, string | undefined] => [p.path, cookies.admin]),
+    ];
+    for (const [path, cookie] of visits) {
+      const res = await get(path, cookie);
+      expect(res.headers.get("content-type"), path).toMatch(/text\/html/);
+      const nonce = checkedNonce(res, path);
+      const scripts = [...(await res.text()).matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+      expect(scripts.length, path).toBeGreaterThan(0);
+      for (const tag of scripts) expect(tag, path).toContain(`nonce="${nonce}"`);
+    }
+    const [first, second] = [await get("/login"), await get("/login")];
+    expect(checkedNonce(first, "/login")).not.toBe(checkedNonce(second, "/login"));
+  });
+
+  it("are the proxy's, which does not run for the API", async () => {
+    const res = await fetch(`${server.url}/api/v1/datasets`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("content-security-policy")).toBeNull();
+  });
+});

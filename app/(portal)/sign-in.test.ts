@@ -2,11 +2,14 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
+import type { UserRole } from "@/lib/db/schema";
 import { PROJECT_ROOT } from "@/lib/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
+import { getDb } from "@/lib/db/client";
 import { randomIp } from "@/lib/testing/http";
-import { attemptSignIn } from "@/lib/testing/portal-session";
+import { attemptSignIn, signInOverHttp, signOutOverHttp } from "@/lib/testing/portal-session";
+import { callAction, postAction } from "@/lib/testing/server-actions";
 
 // Sign-in over HTTP against a server with low limits: failed attempts are counted per account
 // and per client address, and past either limit even the right password is refused.
@@ -20,9 +23,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function newUser(): Promise<string> {
+async function newUser(role: UserRole = "licensee"): Promise<string> {
   const email = `${uniqueId("s")}@signin.example`;
-  await createUser(operatorCtx(), { email, role: "licensee", organizationId: (await createTestOrg()).id, password: PASSWORD });
+  await createUser(operatorCtx(), { email, role, organizationId: role === "licensee" ? (await createTestOrg()).id : null, password: PASSWORD });
   return email;
 }
 
@@ -85,5 +88,191 @@ describe("single sign-on", () => {
     }
     expect(await (await fetch(`${server.url}/login`)).text()).not.toContain("Continue with single sign-on");
     expect(Object.keys((await (await fetch(`${server.url}/api/auth/providers`)).json()) as object)).toEqual(["credentials"]);
+  });
+});
+
+// Each of these has led browsers off the site after a sign-in somewhere; here every one goes home.
+const HOSTILE_CALLBACKS = [
+  "/\t/evil.example",
+  "/\n/evil.example",
+  "/\r\n/evil.example",
+  "\t//evil.example",
+  " //evil.example",
+  "//evil.example",
+  "///evil.example",
+  "/\\evil.example",
+  "\\\\evil.example",
+  "/.//evil.example",
+  "https://evil.example/datasets",
+  "https:evil.example",
+  "http://127.0.0.1@evil.example/",
+  "javascript:alert(document.cookie)",
+  "java\tscript:alert(1)",
+  "data:text/html,<script>alert(1)</script>",
+];
+
+/** Where a browser goes when told to go to `target` from the sign-in page. */
+const destination = (target: string) => new URL(target, `${server.url}/login`);
+
+/** The redirect a server action answered with (Next sends it as x-action-redirect, "url;push"), or a plain Location. */
+function actionRedirect(res: Response): string | null {
+  const header = res.headers.get("x-action-redirect") ?? res.headers.get("location");
+  return header === null ? null : header.replace(/;(push|replace)$/, "");
+}
+
+function signInForm(email: string, callbackUrl: string): FormData {
+  const form = new FormData();
+  form.append("callbackUrl", callbackUrl);
+  form.append("email", email);
+  form.append("password", PASSWORD);
+  return form;
+}
+
+describe("where sign-in leads", () => {
+  it("the sign-in form's action goes to a path on this site only: a hostile callbackUrl goes home", async () => {
+    const email = await newUser();
+    for (const callbackUrl of HOSTILE_CALLBACKS) {
+      const res = await postAction(server.url, "signInWithPassword", [{}, signInForm(email, callbackUrl)], { page: "/login" });
+      await res.body?.cancel();
+      const target = actionRedirect(res);
+      expect(target, JSON.stringify(callbackUrl)).not.toBeNull();
+      expect(target, JSON.stringify(callbackUrl)).not.toMatch(/[\u0000-\u001f\\]/);
+      expect(destination(target!).origin, JSON.stringify(callbackUrl)).toBe(server.url);
+      expect(destination(target!).pathname, JSON.stringify(callbackUrl)).toBe("/");
+    }
+  });
+
+  it("the sign-in form's action comes back to the page a signed-out visitor asked for", async () => {
+    const email = await newUser();
+    const res = await postAction(server.url, "signInWithPassword", [{}, signInForm(email, "/datasets?outcome=failure")], { page: "/login" });
+    await res.body?.cancel();
+    const target = destination(actionRedirect(res)!);
+    expect(`${target.origin}${target.pathname}${target.search}`).toBe(`${server.url}/datasets?outcome=failure`);
+  });
+
+  it("Auth.js's own endpoints apply the same rule: the credentials callback and the callback URL kept for single sign-on", async () => {
+    const email = await newUser();
+    /** The callback URL Auth.js keeps (in a cookie, for the return from the identity provider) when asked for `callbackUrl`. */
+    const keptFor = async (callbackUrl: string) => {
+      const res = await fetch(`${server.url}/api/auth/signin?${new URLSearchParams({ callbackUrl })}`, { redirect: "manual" });
+      await res.body?.cancel();
+      const cookie = res.headers
+        .getSetCookie()
+        .map((c) => c.split(";")[0]!)
+        .find((c) => c.startsWith("authjs.callback-url="));
+      return cookie === undefined ? null : decodeURIComponent(cookie.slice("authjs.callback-url=".length));
+    };
+    // Auth.js's route handler knows its origin from Next's own request URL (not the Host header): its home is there.
+    const home = new URL("/", (await keptFor("/"))!).href;
+    for (const callbackUrl of HOSTILE_CALLBACKS) {
+      const attempt = await attemptSignIn(server.url, email, PASSWORD, randomIp(), callbackUrl);
+      expect(attempt.ok).toBe(true);
+      expect(attempt.location, JSON.stringify(callbackUrl)).toBe(home);
+      // Some of them Auth.js refuses outright (an error page, nothing kept); none is kept as anything but home.
+      expect([null, home], JSON.stringify(callbackUrl)).toContain(await keptFor(callbackUrl));
+    }
+    expect((await attemptSignIn(server.url, email, PASSWORD, randomIp(), "/datasets?outcome=failure")).location).toBe(new URL("/datasets?outcome=failure", home).href);
+  });
+
+  it("the sign-in page never writes a hostile callbackUrl into its form", async () => {
+    for (const callbackUrl of HOSTILE_CALLBACKS) {
+      const html = await (await fetch(`${server.url}/login?${new URLSearchParams({ callbackUrl })}`)).text();
+      const field = /<input type="hidden" name="callbackUrl" value="([^"]*)"/.exec(html);
+      expect(field?.[1], JSON.stringify(callbackUrl)).toBe("/");
+    }
+  });
+});
+
+type Access = { page: string; route: number; action: string };
+
+/** What a session cookie gets now: a page (its status, or where it is sent), a portal route handler's status, a server action's answer. */
+async function accessWith(cookie: string): Promise<Access> {
+  const page = await fetch(`${server.url}/review/disclosures`, { redirect: "manual", headers: { cookie } });
+  await page.body?.cancel();
+  const route = await fetch(`${server.url}/review/disclosures/export?format=csv`, { redirect: "manual", headers: { cookie } });
+  await route.body?.cancel();
+  const action = await callAction(server.url, "requestDownload", { dataset_id: "none", version: "1.0.0" }, cookie, "/datasets/none/1.0.0");
+  return {
+    page: page.status === 307 ? `to ${new URL(page.headers.get("location")!, server.url).pathname}` : String(page.status),
+    route: route.status,
+    action: "error" in action && action.error ? action.error.code : JSON.stringify(action),
+  };
+}
+
+// A reviewer's session: the log's pages and exports are theirs, a licensee's download action is not.
+const LIVE_REVIEWER: Access = { page: "200", route: 200, action: "forbidden" };
+const ENDED: Access = { page: "to /login", route: 401, action: "unauthorized" };
+
+describe("ending sessions", () => {
+  it("signing out ends every session of the user: a replayed cookie is signed out everywhere at once", async () => {
+    const email = await newUser("reviewer");
+    const [here, elsewhere] = [await signInOverHttp(server.url, email, PASSWORD), await signInOverHttp(server.url, email, PASSWORD)];
+    expect(await accessWith(here)).toEqual(LIVE_REVIEWER);
+    expect(await accessWith(elsewhere)).toEqual(LIVE_REVIEWER);
+    const res = await postAction(server.url, "signOutAction", [], { cookie: here, page: "/review/disclosures" });
+    await res.body?.cancel();
+    expect(destination(actionRedirect(res)!).pathname).toBe("/login");
+    expect(await accessWith(here)).toEqual(ENDED);
+    expect(await accessWith(elsewhere)).toEqual(ENDED);
+    // Signing in again starts a session that works.
+    expect(await accessWith(await signInOverHttp(server.url, email, PASSWORD))).toEqual(LIVE_REVIEWER);
+  });
+
+  it("signing out through Auth.js's own endpoint ends them as well", async () => {
+    const email = await newUser("reviewer");
+    const cookie = await signInOverHttp(server.url, email, PASSWORD);
+    expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
+    const res = await signOutOverHttp(server.url, cookie);
+    expect(res.status).toBe(302);
+    expect(await accessWith(cookie)).toEqual(ENDED);
+  });
+
+  it("a replayed cookie of an ended session cannot sign the user out of a newer one", async () => {
+    const email = await newUser("reviewer");
+    const old = await signInOverHttp(server.url, email, PASSWORD);
+    await (await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })).body?.cancel();
+    const current = await signInOverHttp(server.url, email, PASSWORD);
+    await (await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })).body?.cancel();
+    await (await signOutOverHttp(server.url, old)).body?.cancel();
+    expect(await accessWith(current)).toEqual(LIVE_REVIEWER);
+  });
+
+  describe("by an admin", () => {
+    let admin: string;
+    let adminEmail: string;
+    const idOf = async (email: string) => (await getDb().$client<{ id: string }[]>`select id from users where email = ${email}`)[0]!.id;
+    beforeAll(async () => {
+      adminEmail = await newUser("admin");
+      admin = await signInOverHttp(server.url, adminEmail, PASSWORD);
+    });
+
+    it("disabling a user ends every session they have at once, and they cannot sign in again", async () => {
+      const email = await newUser("reviewer");
+      const cookie = await signInOverHttp(server.url, email, PASSWORD);
+      expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
+      const id = await idOf(email);
+      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({ ok: true, data: { id, email } });
+      expect(await accessWith(cookie)).toEqual(ENDED);
+      expect((await attemptSignIn(server.url, email, PASSWORD, randomIp())).ok).toBe(false);
+    });
+
+    it("changing a user's role ends every session they have at once; a new sign-in has the new role", async () => {
+      const email = await newUser("reviewer");
+      const cookie = await signInOverHttp(server.url, email, PASSWORD);
+      expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
+      const id = await idOf(email);
+      const organizationId = (await createTestOrg()).id;
+      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "licensee", organizationId }, admin)).toMatchObject({ ok: true, data: { role: "licensee" } });
+      expect(await accessWith(cookie)).toEqual(ENDED);
+      const again = await signInOverHttp(server.url, email, PASSWORD);
+      expect((await accessWith(again)).page).toBe("403");
+    });
+
+    it("an admin cannot disable their own account or change their own role; an unknown user is not found", async () => {
+      const id = await idOf(adminEmail);
+      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
+      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "reviewer" }, admin)).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
+      expect(await callAction(server.url, "disableUserAction", { id: "usr_missing" }, admin)).toMatchObject({ ok: false, error: { code: "not_found" } });
+    });
   });
 });

@@ -3,13 +3,13 @@
 import { AuthError, CredentialsSignin } from "next-auth";
 import { unstable_rethrow } from "next/navigation";
 import { signIn } from "@/lib/auth/next-auth";
+import { sameOriginPath } from "@/lib/http/redirect-target";
 
 export type SignInState = { error?: string; email?: string };
 
-/** Only a path on this site: never an open redirect to another host. */
+/** Only a path on this site, never an open redirect; anything else goes to "/", which sends each user to their home. */
 function safeCallback(value: FormDataEntryValue | null): string {
-  const text = typeof value === "string" ? value : "";
-  return text.startsWith("/") && !text.startsWith("//") && !text.startsWith("/\\") ? text : "/";
+  return sameOriginPath(value) ?? "/";
 }
 
 export async function signInWithPassword(_previous: SignInState, form: FormData): Promise<SignInState> {

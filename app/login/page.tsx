@@ -3,14 +3,18 @@ import { redirect } from "next/navigation";
 import { buttonClass } from "@/components/ui/button";
 import { oidcEnabled } from "@/lib/auth/next-auth";
 import { currentUser } from "@/lib/http/portal";
+import { sameOriginPath } from "@/lib/http/redirect-target";
 import { homeOf } from "@/lib/portal/access";
 import { signInWithOidc } from "./actions";
 import { LoginForm } from "./login-form";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function LoginPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string }> }) {
-  const { callbackUrl = "/", error } = await searchParams;
+export default async function LoginPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string | string[]; error?: string | string[] }> }) {
+  const search = await searchParams;
+  // The form carries only a path on this site back to the server; the action checks it again.
+  const callbackUrl = sameOriginPath(search.callbackUrl) ?? "/";
+  const error = search.error;
   const user = await currentUser();
   if (user) redirect(homeOf(user));
   return (

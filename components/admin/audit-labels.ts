@@ -4,6 +4,8 @@ import type { Tone } from "../ui/badge";
 export const AUDIT_ACTIONS: Record<string, { label: string; tone: Tone }> = {
   "organization.create": { label: "Created organisation", tone: "brand" },
   "user.create": { label: "Created user", tone: "blue" },
+  "user.role": { label: "Changed role", tone: "amber" },
+  "user.disable": { label: "Disabled user", tone: "red" },
   "licence.grant": { label: "Granted licence", tone: "green" },
   "licence.revoke": { label: "Revoked licence", tone: "red" },
   "key.issue": { label: "Issued key", tone: "green" },

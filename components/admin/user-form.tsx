@@ -13,7 +13,7 @@ import { useAdminAction } from "./use-admin-action";
 
 export type OrganizationChoice = { id: string; slug: string; name: string };
 
-const ROLES = [
+export const ROLES = [
   { value: "licensee", label: "Licensee", hint: "Member of an organisation: browses and downloads its licensed datasets." },
   { value: "reviewer", label: "Reviewer", hint: "Rights reviewer: reads and exports the disclosure log." },
   { value: "admin", label: "Admin", hint: "Manages organisations, users, licences and keys, and reads the log." },

@@ -51,7 +51,7 @@ export function AppShell({ user, signOut, children }: { user: UserPrincipal | nu
                   </p>
                 </div>
                 <form action={signOut}>
-                  <button type="submit" className={buttonClass("secondary", "sm")}>
+                  <button type="submit" className={buttonClass("secondary", "sm")} title="Ends your sessions on every device">
                     Sign out
                   </button>
                 </form>

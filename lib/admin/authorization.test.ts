@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/auth/principal";
 import type { Ctx } from "@/lib/context";
 import { AppError } from "@/lib/errors";
 import { createOrganization } from "./organizations";
-import { createUser } from "./users";
+import { changeUserRole, createUser, disableUser } from "./users";
 import { grantLicence, revokeLicence } from "./licences";
 import { issueKey, revokeKey } from "./keys";
 import { listOrganizations } from "./list-organizations";
@@ -24,6 +24,8 @@ const VERBS: { name: string; audit: string | null; call: (ctx: Ctx, w: World) =>
     audit: "user.create",
     call: async (ctx, w) => ({ targetId: (await createUser(ctx, { email: `${uniqueId("u")}@example.com`, role: "licensee", organizationId: w.organizationId, password: "0123456789" })).id }),
   },
+  { name: "changeUserRole", audit: "user.role", call: async (ctx, w) => ({ targetId: (await changeUserRole(ctx, { id: w.userId, role: "reviewer" })).id }) },
+  { name: "disableUser", audit: "user.disable", call: async (ctx, w) => ({ targetId: (await disableUser(ctx, { id: w.userId })).id }) },
   {
     name: "grantLicence",
     audit: "licence.grant",

@@ -24,6 +24,14 @@ export const CreateUserInput = z.object({
   password: z.string().max(1024, "is too long"),
 });
 
+export const UserTargetInput = z.object({ id });
+
+export const ChangeRoleInput = z.object({
+  id,
+  role: z.enum(USER_ROLES, `must be one of ${USER_ROLES.join(", ")}`),
+  organizationId: id.nullish(),
+});
+
 export const LicenceInput = z.object({ organizationId: id, ...versionTarget });
 
 export const IssueKeyInput = z.object({

@@ -87,6 +87,7 @@ function summaryOf(action: string, details: Record<string, unknown>, organizatio
     case "organization.create":
       return typeof details.name === "string" ? `named “${details.name}”` : null;
     case "user.create":
+    case "user.role":
       return `role ${String(details.role)}${details.organizationId ? ` in ${organization ?? String(details.organizationId)}` : ""}`;
     case "key.issue": {
       const expiry = typeof details.expiresAt === "string" ? `expires ${details.expiresAt.slice(0, 10)}` : "no expiry";

@@ -9,7 +9,8 @@ import { listUsers } from "./list-users";
 import { listLicences, listVersionChoices } from "./list-licences";
 import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
-import { ctxOf, disableUser, expireKey, touchKey, userOfRole } from "@/lib/testing/admin";
+import { changeUserRole, disableUser } from "./users";
+import { ctxOf, expireKey, touchKey, userOfRole } from "@/lib/testing/admin";
 import { createTestOrg, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 
 // Other suites write to the same database at the same time, so every assertion looks at this
@@ -75,7 +76,7 @@ describe("listUsers", () => {
     const a = await userOfRole("licensee", org.id);
     const b = await userOfRole("licensee", org.id);
     const reviewer = await userOfRole("reviewer", org.id);
-    await disableUser(b.userId);
+    await disableUser(operatorCtx(), { id: b.userId });
 
     const members = await listUsers(ctx, { organizationId: org.id });
     expect(members.map((u) => u.email)).toEqual([a.email, b.email, reviewer.email].sort());
@@ -203,18 +204,23 @@ describe("listAdminAudit", () => {
     await grantLicence(ctx, target(org.id, "1.2.0"));
     const key = await issueKey(ctx, { organizationId: org.id, name: "audited key", scope: [target(org.id, "1.2.0")], expiresAt: new Date("2099-01-02T00:00:00Z") });
     await revokeKey(ctx, { id: key.id });
+    await changeUserRole(ctx, { id: user.userId, role: "reviewer", organizationId: org.id });
+    await disableUser(ctx, { id: user.userId });
 
     const { entries } = await listAdminAudit(ctx, { limit: 200 });
-    const mine = entries.filter((e) => e.actor_id === admin.userId && ([org.id, key.id].includes(e.target_id) || e.details.organizationId === org.id));
+    const mine = entries.filter((e) => e.actor_id === admin.userId && ([org.id, key.id, user.userId].includes(e.target_id) || e.details.organizationId === org.id));
     expect(mine.map((e) => [e.action, e.target_label])).toEqual([
+      ["user.disable", user.email],
+      ["user.role", user.email],
       ["key.revoke", `${key.prefix}… “audited key” of ${org.slug}`],
       ["key.issue", `${key.prefix}… “audited key” of ${org.slug}`],
       ["licence.grant", `${datasetId}@1.2.0 for ${org.slug}`],
       ["organization.create", org.slug],
     ]);
     expect(mine[0]).toMatchObject({ actor_kind: "user", actor_label: admin.email });
-    expect(mine[1]!.summary).toBe(`expires 2099-01-02; narrowed to ${datasetId}@1.2.0`);
-    const created = entries.find((e) => e.target_id === user.userId)!;
+    expect(mine[1]!.summary).toBe(`role reviewer in ${org.slug}`);
+    expect(mine[3]!.summary).toBe(`expires 2099-01-02; narrowed to ${datasetId}@1.2.0`);
+    const created = entries.find((e) => e.target_id === user.userId && e.action === "user.create")!;
     expect(created).toMatchObject({ action: "user.create", target_label: user.email, actor_kind: "operator", summary: `role licensee in ${org.slug}` });
     const ids = entries.map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => b - a));

@@ -1,11 +1,13 @@
+import { eq, sql } from "drizzle-orm";
 import { hashPassword } from "../auth/passwords";
+import { endingSessions } from "../auth/sessions";
 import { users, USER_ROLES, type UserRole } from "../db/schema";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
-import { requireAdmin } from "./authorize";
+import { requireAdmin, type AdminPrincipal } from "./authorize";
 import { requireOrganization } from "./organizations";
 import { EMAIL_PATTERN, MIN_PASSWORD_LENGTH } from "./rules";
 
@@ -33,5 +35,51 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
     if (!created) throw new AppError("invalid_parameter", `A user with email ${email} already exists.`);
     await recordAdminAction(tx, "user.create", created.id, { email, role: input.role, organizationId: input.organizationId ?? null });
     return created;
+  });
+}
+
+type UserRef = { id: string; email: string };
+
+/** The user, locked for the change; an admin never changes their own account (they could lock every admin out). */
+async function userToChange(ctx: Ctx<AdminPrincipal>, id: string): Promise<UserRef & { disabledAt: Date | null }> {
+  if (ctx.principal.kind === "user" && ctx.principal.userId === id) {
+    throw new AppError("invalid_parameter", "You cannot disable your own account or change your own role; ask another admin.");
+  }
+  const [found] = await ctx.db.select({ id: users.id, email: users.email, disabledAt: users.disabledAt }).from(users).where(eq(users.id, id)).for("update");
+  if (!found) throw new AppError("not_found", `No user with id '${id}'.`);
+  return found;
+}
+
+/** Disables an account: it can no longer sign in, and every session it has ends at once. */
+export async function disableUser(ctx: Ctx, input: { id: string }): Promise<UserRef> {
+  requireAdmin(ctx);
+  return withTx(ctx, async (tx) => {
+    const user = await userToChange(tx, input.id);
+    if (user.disabledAt) throw new AppError("invalid_parameter", `${user.email} is already disabled.`);
+    await tx.db.update(users).set({ disabledAt: sql`now()`, ...endingSessions }).where(eq(users.id, user.id));
+    await recordAdminAction(tx, "user.disable", user.id, { email: user.email });
+    return { id: user.id, email: user.email };
+  });
+}
+
+export type ChangeRoleInput = { id: string; role: UserRole; organizationId?: string | null };
+
+/**
+ * Gives a user another role (and organisation: a licensee needs one). Every session of the user
+ * ends at once, so they sign in again under the new role.
+ */
+export async function changeUserRole(ctx: Ctx, input: ChangeRoleInput): Promise<UserRef & { role: UserRole }> {
+  requireAdmin(ctx);
+  if (!USER_ROLES.includes(input.role)) throw new AppError("invalid_parameter", `Role must be one of ${USER_ROLES.join(", ")}.`);
+  if (input.role === "licensee" && !input.organizationId) {
+    throw new AppError("invalid_parameter", "A licensee belongs to an organisation: give one.");
+  }
+  const organizationId = input.organizationId ?? null;
+  return withTx(ctx, async (tx) => {
+    const user = await userToChange(tx, input.id);
+    if (organizationId) await requireOrganization(tx, organizationId);
+    await tx.db.update(users).set({ role: input.role, organizationId, ...endingSessions }).where(eq(users.id, user.id));
+    await recordAdminAction(tx, "user.role", user.id, { email: user.email, role: input.role, organizationId });
+    return { id: user.id, email: user.email, role: input.role };
   });
 }

@@ -5,19 +5,32 @@ import { env, requireEnv } from "../env";
 import { sqlOf, getDb } from "../db/client";
 import { clientIp } from "../http/transport";
 import { rateLimiters } from "../http/rate-limit";
+import { sameOriginPath } from "../http/redirect-target";
 import { verifyPassword } from "./passwords";
+import { endSessionsOf } from "./sessions";
 import { log } from "../log";
+
+declare module "next-auth" {
+  /** What authorize() hands to the jwt callback at sign-in. */
+  interface User {
+    sessionVersion?: number;
+  }
+  /** The user's `session_version` when this session began; currentUser() compares it with the row's. */
+  interface Session {
+    sessionVersion?: number;
+  }
+}
 
 /** Shown on the sign-in page as "Too many attempts". */
 class TooManyAttempts extends CredentialsSignin {
   override code = "rate_limited";
 }
 
-type AccountRow = { id: string; email: string; name: string | null; password_hash: string | null; disabled_at: Date | null };
+type AccountRow = { id: string; email: string; name: string | null; password_hash: string | null; disabled_at: Date | null; session_version: number };
 
 async function accountByEmail(email: string): Promise<AccountRow | undefined> {
   const [row] = await sqlOf(getDb())<AccountRow[]>`
-    select id, email, name, password_hash, disabled_at from users where email = ${email.trim().toLowerCase()}`;
+    select id, email, name, password_hash, disabled_at, session_version from users where email = ${email.trim().toLowerCase()}`;
   return row;
 }
 
@@ -40,7 +53,7 @@ async function authorizeCredentials(credentials: Partial<Record<string, unknown>
     await Promise.all([limits.signInFailuresPerAccount.consume(email), limits.authFailuresPerIp.consume(ip)]);
     return null;
   }
-  return { id: account.id, email: account.email, name: account.name };
+  return { id: account.id, email: account.email, name: account.name, sessionVersion: account.session_version };
 }
 
 function config(): NextAuthConfig {
@@ -68,21 +81,41 @@ function config(): NextAuthConfig {
       ...oidc,
     ],
     callbacks: {
+      // Every redirect Auth.js makes (after sign-in, OIDC or credentials, and sign-out) stays on this site.
+      redirect({ url, baseUrl }) {
+        const path = sameOriginPath(url, baseUrl);
+        return path ? `${baseUrl}${path}` : `${baseUrl}/`;
+      },
       // OIDC signs in only people an admin has already created (matched by email), never new accounts.
       async signIn({ account, profile }) {
         if (account?.provider !== "oidc") return true;
         const known = typeof profile?.email === "string" ? await accountByEmail(profile.email) : undefined;
         return Boolean(known && !known.disabled_at);
       },
+      // At sign-in the token takes the user's id and session version; later calls keep them as they are.
       async jwt({ token, user, account, profile }) {
-        if (account?.provider === "oidc" && typeof profile?.email === "string") token.uid = (await accountByEmail(profile.email))?.id;
-        else if (user?.id) token.uid = user.id;
+        if (account?.provider === "oidc" && typeof profile?.email === "string") {
+          const known = await accountByEmail(profile.email);
+          token.uid = known?.id;
+          token.sv = known?.session_version;
+        } else if (user?.id) {
+          token.uid = user.id;
+          token.sv = user.sessionVersion;
+        }
         return token;
       },
-      // The session names the user only; role and organisation are read fresh on every page and action.
+      // The session names the user and its version only; role and organisation are read fresh on every page and action.
       session({ session, token }) {
         if (typeof token.uid === "string") session.user.id = token.uid;
+        if (typeof token.sv === "number") session.sessionVersion = token.sv;
         return session;
+      },
+    },
+    events: {
+      // Signing out (the portal's button or Auth.js's own endpoint) ends every session of the user, not only this browser's.
+      async signOut(message) {
+        const token = "token" in message ? message.token : null;
+        if (typeof token?.uid === "string" && typeof token.sv === "number") await endSessionsOf(getDb(), token.uid, token.sv);
       },
     },
   };

@@ -6,17 +6,24 @@ import { getDb, sqlOf } from "../db/client";
 import type { UserRole } from "../db/schema";
 import { AppError, type ErrorCode } from "../errors";
 import { mayEnter, type Area } from "../portal/access";
+import { signInPath } from "./redirect-target";
 import { newRequestId } from "./request-id";
 import { toAppError } from "./respond";
 
-/** The signed-in user as the database has them now (a disabled account or a changed role counts at once). */
+type SessionRow = { id: string; email: string; role: UserRole; organization_id: string | null; disabled_at: Date | null; session_version: number };
+
+/**
+ * The signed-in user as the database has them now, or null: a disabled account, or a session begun
+ * before the user's sessions were last ended (sign-out, disabling, a role change; lib/auth/sessions.ts),
+ * counts at once.
+ */
 export async function currentUser(): Promise<UserPrincipal | null> {
   const session = await auth();
   const uid = session?.user?.id;
   if (!uid) return null;
-  const [row] = await sqlOf(getDb())<{ id: string; email: string; role: UserRole; organization_id: string | null; disabled_at: Date | null }[]>`
-    select id, email, role, organization_id, disabled_at from users where id = ${uid}`;
-  if (!row || row.disabled_at) return null;
+  const [row] = await sqlOf(getDb())<SessionRow[]>`
+    select id, email, role, organization_id, disabled_at, session_version from users where id = ${uid}`;
+  if (!row || row.disabled_at || row.session_version !== session.sessionVersion) return null;
   return { kind: "user", userId: row.id, email: row.email, role: row.role, organizationId: row.organization_id };
 }
 
@@ -26,7 +33,7 @@ export async function currentUser(): Promise<UserPrincipal | null> {
  */
 export async function pageContext(area: Area, path: string): Promise<Ctx<UserPrincipal>> {
   const user = await currentUser();
-  if (!user) redirect(`/login?callbackUrl=${encodeURIComponent(path)}`);
+  if (!user) redirect(signInPath(path));
   if (!mayEnter(user, area)) forbidden();
   return { db: getDb(), principal: user, requestId: newRequestId() };
 }

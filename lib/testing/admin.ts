@@ -39,8 +39,8 @@ export async function callers(organizationId: string): Promise<Record<CallerName
   return { operator, admin, reviewer, licensee, api_key: apiKey };
 }
 
-/** An organisation with one licensed and one unlicensed version of a fresh dataset, and a live key. */
-export async function adminWorld(): Promise<{ organizationId: string; datasetId: string; licensedVersion: string; unlicensedVersion: string; keyId: string }> {
+/** An organisation with one licensed and one unlicensed version of a fresh dataset, a live key and an active licensee. */
+export async function adminWorld(): Promise<{ organizationId: string; datasetId: string; licensedVersion: string; unlicensedVersion: string; keyId: string; userId: string }> {
   const org = await createTestOrg();
   const datasetId = await importTestDataset([
     { version: "1.0.0", episodes: randomEpisodes(3, 1) },
@@ -48,7 +48,8 @@ export async function adminWorld(): Promise<{ organizationId: string; datasetId:
   ]);
   await grant(org.id, datasetId, "1.0.0");
   const key = await issueKey(operatorCtx(), { organizationId: org.id, name: "world key" });
-  return { organizationId: org.id, datasetId, licensedVersion: "1.0.0", unlicensedVersion: "1.1.0", keyId: key.id };
+  const user = await userOfRole("licensee", org.id);
+  return { organizationId: org.id, datasetId, licensedVersion: "1.0.0", unlicensedVersion: "1.1.0", keyId: key.id, userId: user.userId };
 }
 
 export type AuditRow = { action: string; actor_kind: string; actor_id: string; actor_label: string; target_id: string; details: Record<string, unknown> };
@@ -75,10 +76,6 @@ export function actorOf(principal: Principal): Pick<AuditRow, "actor_kind" | "ac
 /** Moves a key's expiry into the past, which issuing refuses to do. */
 export async function expireKey(keyId: string, at = new Date(Date.now() - 60_000)): Promise<void> {
   await getDb().$client`update api_keys set expires_at = ${at} where id = ${keyId}`;
-}
-
-export async function disableUser(userId: string): Promise<void> {
-  await getDb().$client`update users set disabled_at = now() where id = ${userId}`;
 }
 
 /** Sets a key's last use, which authentication writes off the request's path. */

@@ -1,7 +1,7 @@
 import type { ActionResult } from "@/lib/http/portal";
 import type { Area } from "@/lib/portal/access";
 import { createOrganizationAction } from "./organizations/actions";
-import { createUserAction } from "./users/actions";
+import { changeUserRoleAction, createUserAction, disableUserAction } from "./users/actions";
 import { grantLicenceAction, revokeLicenceAction } from "./licences/actions";
 import { issueKeyAction, revokeKeyAction } from "./keys/actions";
 
@@ -15,6 +15,8 @@ export type AdminActionWorld = {
   unlicensedVersion: string;
   /** A live key of the organisation, for revoking. */
   keyId: string;
+  /** An active licensee of the organisation, for changing or disabling. */
+  userId: string;
   /** A string unique to this call (for slugs and emails). */
   unique: string;
 };
@@ -48,6 +50,20 @@ export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
     action: createUserAction,
     audit: "user.create",
     exampleInput: (w) => ({ email: `user-${w.unique}@example.com`, role: "licensee", organizationId: w.organizationId, password: "long enough password" }),
+  },
+  {
+    name: "changeUserRoleAction",
+    area: "admin",
+    action: changeUserRoleAction,
+    audit: "user.role",
+    exampleInput: (w) => ({ id: w.userId, role: "reviewer", organizationId: null }),
+  },
+  {
+    name: "disableUserAction",
+    area: "admin",
+    action: disableUserAction,
+    audit: "user.disable",
+    exampleInput: (w) => ({ id: w.userId }),
   },
   {
     name: "grantLicenceAction",

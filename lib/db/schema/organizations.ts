@@ -1,4 +1,4 @@
-import { check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { createdAt, timestamptz } from "../columns";
 
@@ -25,6 +25,11 @@ export const users = pgTable(
     passwordHash: text("password_hash"),
     createdAt: createdAt(),
     disabledAt: timestamptz("disabled_at"),
+    /**
+     * A portal session is valid only while its token carries this number: signing out, disabling the
+     * account and changing its role or organisation increment it, ending every session at once.
+     */
+    sessionVersion: integer("session_version").notNull().default(0),
   },
   (t) => [
     uniqueIndex("users_email_key").on(t.email),

@@ -1,7 +1,7 @@
 "use server";
 
-import { createUser } from "@/lib/admin/users";
-import { CreateUserInput, parseInput } from "@/lib/admin/inputs";
+import { changeUserRole, createUser, disableUser } from "@/lib/admin/users";
+import { ChangeRoleInput, CreateUserInput, parseInput, UserTargetInput } from "@/lib/admin/inputs";
 import { runAction, type ActionResult } from "@/lib/http/portal";
 import type { UserRole } from "@/lib/db/schema";
 
@@ -10,4 +10,16 @@ export async function createUserAction(input: unknown): Promise<ActionResult<{ i
     const { name, organizationId, ...rest } = parseInput(CreateUserInput, input);
     return createUser(ctx, { ...rest, name: name || undefined, organizationId: organizationId || null });
   });
+}
+
+/** Ends every session of the user at once, as disabling does. */
+export async function changeUserRoleAction(input: unknown): Promise<ActionResult<{ id: string; email: string; role: UserRole }>> {
+  return runAction("admin", async (ctx) => {
+    const { organizationId, ...rest } = parseInput(ChangeRoleInput, input);
+    return changeUserRole(ctx, { ...rest, organizationId: organizationId || null });
+  });
+}
+
+export async function disableUserAction(input: unknown): Promise<ActionResult<{ id: string; email: string }>> {
+  return runAction("admin", (ctx) => disableUser(ctx, parseInput(UserTargetInput, input)));
 }

@@ -30,7 +30,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
       <PageHeader title="Users" description="People who sign in to the portal. A licensee sees their organisation's licensed datasets; reviewers read the disclosure log; admins manage everything here." />
       <div className="space-y-6">
         <Card>
-          <CardHeader title="Create a user" description="The user signs in with this email and password; roles and organisation take effect on their next page." />
+          <CardHeader title="Create a user" description="The user signs in with this email and password. Changing a user's role or disabling them below ends every session they have open." />
           <CardBody>
             <UserForm organizations={choices} defaultOrganizationId={organizationId} />
           </CardBody>
@@ -51,7 +51,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
           {users.length === 0 && !filtered ? (
             <EmptyState title="No users yet">Create the first one above.</EmptyState>
           ) : (
-            <UsersTable users={users} empty="No user matches these filters." />
+            <UsersTable users={users} empty="No user matches these filters." organizations={choices} selfId={ctx.principal.userId} />
           )}
         </section>
       </div>

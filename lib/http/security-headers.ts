@@ -1,0 +1,53 @@
+/**
+ * The headers every portal page is served with (set by proxy.ts, which runs for pages but not for
+ * /api/v1). Next reads the nonce from the request's Content-Security-Policy and puts it on every
+ * script it renders, so only the scripts of this very response run: an injected `<script>` or
+ * `onclick=` does not, and the portal cannot be framed.
+ */
+
+/** A fresh, unguessable nonce for one response (128 bits). */
+export function newNonce(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+}
+
+export type PolicyOptions = {
+  nonce: string;
+  /** `next dev` evaluates code for its error overlay and injects styles without a nonce. */
+  development: boolean;
+  /** Where an OIDC sign-in form sends the browser on (the issuer's origin), when configured. */
+  formTargets?: readonly string[];
+};
+
+export function contentSecurityPolicy({ nonce, development, formTargets = [] }: PolicyOptions): string {
+  const directives: Record<string, string[]> = {
+    "default-src": ["'self'"],
+    // 'strict-dynamic': the nonced framework scripts may load their chunks; 'self' is for browsers without CSP 3.
+    "script-src": ["'self'", `'nonce-${nonce}'`, "'strict-dynamic'", ...(development ? ["'unsafe-eval'"] : [])],
+    "style-src": ["'self'", development ? "'unsafe-inline'" : `'nonce-${nonce}'`],
+    // Charts and the timeline size their bars with style attributes, which a nonce cannot cover.
+    "style-src-attr": ["'unsafe-inline'"],
+    "img-src": ["'self'", "data:", "blob:"],
+    "font-src": ["'self'"],
+    "connect-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'", ...formTargets],
+    "frame-ancestors": ["'none'"],
+  };
+  return Object.entries(directives)
+    .map(([name, values]) => `${name} ${values.join(" ")}`)
+    .join("; ");
+}
+
+/** The response headers of a portal page. */
+export function pageSecurityHeaders(policy: string): Record<string, string> {
+  return {
+    "Content-Security-Policy": policy,
+    // For browsers that predate frame-ancestors.
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    // Page URLs name downloads and disclosures; other sites learn nothing of them.
+    "Referrer-Policy": "same-origin",
+    "Strict-Transport-Security": "max-age=63072000; includeSubDomains",
+  };
+}
