@@ -209,12 +209,54 @@ describe("importVersion: a good directory", () => {
     expect((stored.changelog[1] as { description: string }).description).toBe("Fixed:\n- timestamps\n- colours");
   });
 
-  it("keeps changelog descriptions of up to 2,000 characters", async () => {
+  it("keeps free text byte for byte, edge spaces included: labels and tasks of 300 and 10,000 characters, a 100,000-character description", async () => {
     const s = sample(uniqueId("ds"));
-    const long = "Recalibrated the wrist camera".padEnd(2000, ".");
-    await importVersion(sql(), sampleDir(s, { "version.json": versionJson({ secondDescription: `  ${long}  ` }) }));
+    // Multi-byte characters and an emoji (two UTF-16 units, one character), so that "characters" and "byte for byte" are both tested.
+    const long300 = `  Pick up the blue mug by its handle — carefully — and place it on the coaster ☕ ${"then wait. ".repeat(25)}`;
+    const long10k = `🤖 ${"fold the towel in half, then in half again; ".repeat(230)}`.padEnd(10_001, "é").slice(0, 10_001);
+    expect(long300.length).toBeGreaterThan(300);
+    expect([...long10k].length).toBe(10_000);
+    const changelog = "Recalibrated the wrist camera".padEnd(9_996, ".");
+    const description = "d".repeat(99_999) + "\n";
+    const dir = sampleDir(s, {
+      "dataset.json": JSON.stringify({ id: s.ds, title: ` ${long300} `, description }),
+      "episodes.jsonl": jsonl({ ...s.episodes[0], task: long10k }, { ...s.episodes[1], task: long300 }, s.episodes[2]),
+      "annotations.jsonl": jsonl({ ...s.annotations[0], label: long10k }, { ...s.annotations[1], label: long300 }, s.annotations[2]),
+      "version.json": versionJson({ secondDescription: `  ${changelog}  ` }),
+    });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported" });
+    const [dataset] = await sql()`select title, description from datasets where id = ${s.ds}`;
+    expect(dataset).toEqual({ title: ` ${long300} `, description });
     const stored = await storedContent((await versionRow(s.ds)).id);
-    expect(stored.changelog[1]).toEqual({ position: 1, type: "fixed", description: long });
+    expect(stored.changelog[1]).toEqual({ position: 1, type: "fixed", description: `  ${changelog}  ` });
+    const tasks = new Map(stored.episodes.map((e) => [(e as { episode_id: string }).episode_id, (e as { task: string }).task]));
+    expect(Buffer.from(tasks.get(s.id(1))!)).toEqual(Buffer.from(long10k));
+    expect(tasks.get(s.id(2))).toBe(long300);
+    expect(stored.annotations.map((a) => (a as { label: string }).label)).toEqual([long10k, long300, "pull"]);
+  });
+
+  it("refuses free text over 10,000 characters, or empty or only white space, and identifiers with white space at an end", async () => {
+    const s = sample(uniqueId("ds"));
+    // Episode 2 has no annotations or files, so its line's problem stays its own; lines 4 and 5 are new episodes.
+    const error = await refused(
+      sampleDir(s, {
+        "episodes.jsonl": jsonl(
+          s.episodes[0],
+          { ...s.episodes[1], task: "x".repeat(10_001) },
+          s.episodes[2],
+          { ...s.episodes[1], episode_id: s.id(4), task: " \t\n" },
+          { ...s.episodes[1], episode_id: s.id(5), environment: "kitchen " },
+        ),
+        "annotations.jsonl": jsonl({ ...s.annotations[0], label: "" }, ...s.annotations.slice(1)),
+      }),
+    );
+    expect(error.problems).toEqual([
+      { file: "annotations.jsonl", line: 1, message: "label must not be empty or only white space" },
+      { file: "episodes.jsonl", line: 2, message: "task must be at most 10,000 characters" },
+      { file: "episodes.jsonl", line: 4, message: "task must not be empty or only white space" },
+      { file: "episodes.jsonl", line: 5, message: "environment must not start or end with white space" },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
   });
 
   it("streams a large file through COPY in several chunks", async () => {
@@ -366,9 +408,9 @@ const BAD: Record<string, BadCase> = {
     raw: () => ({ "version.json": versionJson({ released_at: "2026-02-01T12:00:00" }) }),
     file: "version.json", line: 3, message: () => "released_at must be an ISO 8601 date-time with a time zone",
   },
-  "changelog description over 2,000 characters": {
-    raw: () => ({ "version.json": versionJson({ secondDescription: "x".repeat(2001) }) }),
-    file: "version.json", line: 6, message: () => "changelog.1.description: description must be at most 2,000 characters",
+  "changelog description over 10,000 characters": {
+    raw: () => ({ "version.json": versionJson({ secondDescription: "x".repeat(10_001) }) }),
+    file: "version.json", line: 6, message: () => "changelog.1.description: description must be at most 10,000 characters",
   },
   "bad changelog type (reported at its line inside version.json)": {
     raw: () => ({ "version.json": versionJson({ secondType: "improved" }) }),

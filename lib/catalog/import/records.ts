@@ -7,18 +7,58 @@ import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, hasUnsafeCharacter, isRelativeP
 
 const STREAM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
-const label = (what: string) => z.string(`${what} must be a string`).trim().min(1, `${what} must not be empty`).max(200, `${what} must be at most 200 characters`);
+/** The most a title, task, label or changelog description may hold, in characters (code points). */
+export const MAX_TEXT_CHARACTERS = 10_000;
+/** The most a dataset description may hold, in characters. */
+export const MAX_DESCRIPTION_CHARACTERS = 100_000;
+const MAX_IDENTIFIER_CHARACTERS = 200;
+
+/** Characters as people count them (code points), not UTF-16 units: an emoji is one character. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+const atMost = (max: number) => (value: string) => value.length <= max || characterCount(value) <= max;
+
+/**
+ * Free text (a title, a task, a label, a changelog entry) is stored and returned exactly as it
+ * was imported: never trimmed or rewritten. It may hold line breaks and tabs; it must not be
+ * empty or only white space.
+ */
+const text = (what: string, max = MAX_TEXT_CHARACTERS) =>
+  z
+    .string(`${what} must be a string`)
+    .refine((value) => value.trim() !== "", `${what} must not be empty or only white space`)
+    .refine(atMost(max), `${what} must be at most ${max.toLocaleString("en")} characters`);
 // Identifiers go into URLs, filters, file names and generated scripts; free text (a task, a label)
 // may hold line breaks and tabs, an identifier none of the characters of UNSAFE_CHARACTERS.
 const safe = (what: string) => [(value: string) => !hasUnsafeCharacter(value), `${what} must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`] as const;
-/** A value clients filter on or that names someone: a label with the identifier rule. */
-const facet = (what: string) => label(what).refine(...safe(what));
+/**
+ * A value clients filter on or that names someone: at most 200 characters, the identifier rule,
+ * and no white space at either end (refused, not trimmed: "lab " and "lab" would be two filters).
+ */
+const facet = (what: string) =>
+  z
+    .string(`${what} must be a string`)
+    .min(1, `${what} must not be empty`)
+    .refine(atMost(MAX_IDENTIFIER_CHARACTERS), `${what} must be at most ${MAX_IDENTIFIER_CHARACTERS} characters`)
+    .refine(...safe(what))
+    .refine((value) => value === value.trim(), `${what} must not start or end with white space`);
 const seconds = (what: string) => z.number(`${what} must be a number of seconds`).min(0, `${what} must be at least 0`);
 
 export const DatasetFile = z.strictObject({
   id: z.string("id must be a string").regex(DATASET_ID_PATTERN, "id must be lower-case letters, digits, '.', '_' or '-' (at most 100)"),
-  title: label("title"),
-  description: z.string("description must be a string").max(10_000, "description must be at most 10,000 characters"),
+  title: text("title"),
+  description: z.string("description must be a string").refine(atMost(MAX_DESCRIPTION_CHARACTERS), `description must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`),
 });
 
 export const VersionFile = z.strictObject({
@@ -28,12 +68,7 @@ export const VersionFile = z.strictObject({
     .array(
       z.strictObject({
         type: z.enum(CHANGELOG_TYPES, `type must be one of ${CHANGELOG_TYPES.join(", ")}`),
-        // Not label(): its 200-character cap would win over this one.
-        description: z
-          .string("description must be a string")
-          .trim()
-          .min(1, "description must not be empty")
-          .max(2000, "description must be at most 2,000 characters"),
+        description: text("description"),
       }),
       "changelog must be an array",
     )
@@ -42,7 +77,7 @@ export const VersionFile = z.strictObject({
 
 export const EpisodeLine = z.strictObject({
   episode_id: z.string("episode_id must be a string").regex(EPISODE_ID_PATTERN, "episode_id must be letters, digits, '.', '_', ':', '~' or '-' (at most 200)"),
-  task: label("task"),
+  task: text("task"),
   environment: facet("environment"),
   duration_s: seconds("duration_s"),
   outcome: facet("outcome"),
@@ -56,7 +91,7 @@ export const EpisodeLine = z.strictObject({
 export const AnnotationLine = z
   .strictObject({
     episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")),
-    label: label("label"),
+    label: text("label"),
     start_s: seconds("start_s"),
     end_s: seconds("end_s"),
     attributes: z.record(z.string(), z.unknown(), "attributes must be an object").optional(),
