@@ -275,6 +275,82 @@ describe("importVersion: a good directory", () => {
   });
 });
 
+describe("importVersion: files of several episodes", () => {
+  const fileEpisodes = async (versionId: number) => [
+    ...(await sql()`select path, episode_id, start_s, end_s, from_frame::float8 as from_frame, to_frame::float8 as to_frame
+      from file_episodes where version_id = ${versionId} order by path, episode_id`),
+  ];
+
+  it("records which episodes each file holds: one (0 to its duration), several by episode_ids, or several with their places", async () => {
+    const s = sample(uniqueId("ds"));
+    const shared = { path: `${s.ds}/shared/cam_front.mp4`, stream: "cam_front", size_bytes: 9, sha256: sha("s"), episode_ids: [s.id(2), s.id(1)] };
+    const placed = {
+      path: `${s.ds}/shared/joints.parquet`,
+      stream: "joints",
+      size_bytes: 7,
+      sha256: sha("p"),
+      episodes: [
+        { episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: 0, to_frame: 105 },
+        { episode_id: s.id(2), start_s: 10.5, end_s: 30.5 },
+      ],
+    };
+    const dir = sampleDir(s, { "files.jsonl": jsonl(...s.files, shared, placed) });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported", files: 6 });
+    const version = await versionRow(s.ds);
+    expect(await fileEpisodes(version.id)).toEqual([
+      { path: `${s.ds}/e1/cam_front.mp4`, episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: null, to_frame: null },
+      { path: `${s.ds}/e1/joints.parquet`, episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: null, to_frame: null },
+      { path: `${s.ds}/e3/wrist.bin`, episode_id: s.id(3), start_s: 0, end_s: 7.25, from_frame: null, to_frame: null },
+      // Several episodes named without their places: where each lies is not known.
+      { path: shared.path, episode_id: s.id(1), start_s: null, end_s: null, from_frame: null, to_frame: null },
+      { path: shared.path, episode_id: s.id(2), start_s: null, end_s: null, from_frame: null, to_frame: null },
+      { path: placed.path, episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: 0, to_frame: 105 },
+      { path: placed.path, episode_id: s.id(2), start_s: 10.5, end_s: 30.5, from_frame: null, to_frame: null },
+    ]);
+    // files.episode_id is the episode only when the file holds exactly one.
+    const stored = await storedContent(version.id);
+    const episodeOf = new Map(stored.files.map((f) => [(f as { path: string }).path, (f as { episode_id: string | null }).episode_id]));
+    expect(episodeOf.get(shared.path)).toBeNull();
+    expect(episodeOf.get(placed.path)).toBeNull();
+    expect(episodeOf.get(`${s.ds}/e1/cam_front.mp4`)).toBe(s.id(1));
+    expect(episodeOf.get(`${s.ds}/README.md`)).toBeNull();
+
+    // The same content again is unchanged; another place is different content.
+    expect((await importVersion(sql(), sampleDir(s, { "files.jsonl": jsonl(...s.files, shared, placed) }))).status).toBe("unchanged");
+    const moved = { ...placed, episodes: [placed.episodes[0], { ...placed.episodes[1], start_s: 11 }] };
+    const error = await refused(sampleDir(s, { "files.jsonl": jsonl(...s.files, shared, moved) }));
+    expect(error.problems[0]!.message).toContain("already released with different content");
+  });
+
+  it("checks each episode of a shared file: it exists, has the file's stream, is named once; one way of naming them per line", async () => {
+    const s = sample(uniqueId("ds"));
+    const base = { stream: "cam_front", size_bytes: 1, sha256: sha("x") };
+    const error = await refused(
+      sampleDir(s, {
+        "files.jsonl": jsonl(
+          ...s.files,
+          { ...base, path: `${s.ds}/a.mp4`, episode_ids: [s.id(1), s.id(9)] },
+          { ...base, path: `${s.ds}/b.mp4`, episode_ids: [s.id(1), s.id(3)] },
+          { ...base, path: `${s.ds}/c.mp4`, episode_ids: [s.id(1), s.id(1)] },
+          { ...base, path: `${s.ds}/d.mp4`, episode_id: s.id(1), episode_ids: [s.id(2)] },
+          { ...base, path: `${s.ds}/e.mp4`, episodes: [{ episode_id: s.id(1), start_s: 3, end_s: 2 }] },
+          { ...base, path: `${s.ds}/f.mp4`, episodes: [{ episode_id: s.id(1) }] },
+        ),
+      }),
+    );
+    expect(error.problems).toEqual([
+      { file: "files.jsonl", line: 5, message: `episode_id '${s.id(9)}' is not in episodes.jsonl` },
+      { file: "files.jsonl", line: 6, message: `stream 'cam_front' is not one of the streams of episode '${s.id(3)}'` },
+      { file: "files.jsonl", line: 7, message: "episode_ids must not repeat an episode" },
+      { file: "files.jsonl", line: 8, message: "give one of episode_id, episode_ids or episodes, not several" },
+      { file: "files.jsonl", line: 9, message: "start_s must not be after end_s, nor from_frame after to_frame" },
+      { file: "files.jsonl", line: 10, message: "missing field 'episodes.0.start_s'" },
+      { file: "files.jsonl", line: 10, message: "missing field 'episodes.0.end_s'" },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+});
+
 describe("importVersion: released versions are immutable", () => {
   it("re-importing identical content, however it is formatted, is 'unchanged' and writes nothing", async () => {
     const s = sample(uniqueId("ds"));

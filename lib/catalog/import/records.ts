@@ -53,6 +53,8 @@ const facet = (what: string) =>
     .refine(atMost(MAX_IDENTIFIER_CHARACTERS), `${what} must be at most ${MAX_IDENTIFIER_CHARACTERS} characters`)
     .refine(...safe(what))
     .refine((value) => value === value.trim(), `${what} must not start or end with white space`);
+/** An episode id that points at an episode (checked across records), with the identifier rule. */
+const episodeRef = (what: string) => z.string(`${what} must be a string`).min(1, `${what} must not be empty`).refine(...safe(what));
 const seconds = (what: string) => z.number(`${what} must be a number of seconds`).min(0, `${what} must be at least 0`);
 
 export const DatasetFile = z.strictObject({
@@ -90,7 +92,7 @@ export const EpisodeLine = z.strictObject({
 
 export const AnnotationLine = z
   .strictObject({
-    episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")),
+    episode_id: episodeRef("episode_id"),
     label: text("label"),
     start_s: seconds("start_s"),
     end_s: seconds("end_s"),
@@ -100,7 +102,20 @@ export const AnnotationLine = z
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
-export const FileLine = z.strictObject({
+const frame = (what: string) => z.number(`${what} must be a number`).int(`${what} must be a whole number`).min(0, `${what} must be at least 0`).max(Number.MAX_SAFE_INTEGER);
+
+/** Where an episode lies in a file it shares: its seconds in the file's own time, and its frames if numbered. */
+const FileEpisodePlace = {
+  start_s: seconds("start_s"),
+  end_s: seconds("end_s"),
+  from_frame: frame("from_frame").optional(),
+  to_frame: frame("to_frame").optional(),
+};
+const inOrder = (p: { start_s?: number | null; end_s?: number | null; from_frame?: number | null; to_frame?: number | null }) =>
+  (p.start_s == null || p.end_s == null || p.start_s <= p.end_s) && (p.from_frame == null || p.to_frame == null || p.from_frame <= p.to_frame);
+const IN_ORDER = "start_s must not be after end_s, nor from_frame after to_frame";
+
+const FileFields = {
   path: z
     .string("path must be a string")
     .min(1, "path must not be empty")
@@ -108,18 +123,55 @@ export const FileLine = z.strictObject({
     .refine(isRelativePath, "path must be relative, with '/' separators and no empty, '.' or '..' segments")
     .refine(...safe("path"))
     .refine((p) => p === p.trim(), "path must not start or end with a space"),
-  episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")).nullable().optional(),
   stream: z.string("stream must be a string").regex(STREAM_PATTERN, "stream must be a stream name").nullable().optional(),
   size_bytes: z.number("size_bytes must be a number").int("size_bytes must be a whole number").min(0, "size_bytes must be at least 0").max(Number.MAX_SAFE_INTEGER),
   sha256: z.string("sha256 must be a string").regex(SHA256, "sha256 must be 64 lower-case hex digits"),
   media_type: z.string("media_type must be a string").regex(/^[\w.+-]+\/[\w.+-]+$/, "media_type must look like type/subtype").optional(),
-});
+};
+
+/**
+ * A line of files.jsonl. A file belongs to no episode (a file of the whole version), one
+ * (`episode_id`), or several: `episode_ids`, or `episodes` with where each lies in the file.
+ */
+export const FileLine = z
+  .strictObject({
+    ...FileFields,
+    episode_id: episodeRef("episode_id").nullable().optional(),
+    episode_ids: z
+      .array(episodeRef("episode_ids"), "episode_ids must be an array of episode ids")
+      .min(1, "episode_ids must list at least one episode (leave it out for a file of the whole version)")
+      .refine((ids) => new Set(ids).size === ids.length, "episode_ids must not repeat an episode")
+      .optional(),
+    episodes: z
+      .array(z.strictObject({ episode_id: episodeRef("episode_id"), ...FileEpisodePlace }, "episodes must be objects with episode_id, start_s and end_s").refine(inOrder, IN_ORDER), "episodes must be an array")
+      .min(1, "episodes must list at least one episode (leave it out for a file of the whole version)")
+      .refine((list) => new Set(list.map((e) => e.episode_id)).size === list.length, "episodes must not repeat an episode")
+      .optional(),
+  })
+  .refine((f) => [f.episode_id != null, f.episode_ids !== undefined, f.episodes !== undefined].filter(Boolean).length <= 1, "give one of episode_id, episode_ids or episodes, not several");
+
+/** A file read from a local directory (a LeRobot import): its sha256 is computed later; a null size means the directory lacks it. */
+export const LocalFileLine = z.strictObject({ ...FileFields, size_bytes: FileFields.size_bytes.nullable(), sha256: FileFields.sha256.optional() });
+
+/** One episode of one file, for sources that list them apart from the files (a LeRobot dataset). */
+export const FileEpisodeLine = z
+  .strictObject({
+    path: FileFields.path,
+    episode_id: episodeRef("episode_id"),
+    start_s: FileEpisodePlace.start_s.nullable().optional(),
+    end_s: FileEpisodePlace.end_s.nullable().optional(),
+    from_frame: FileEpisodePlace.from_frame.unwrap().nullable().optional(),
+    to_frame: FileEpisodePlace.to_frame.unwrap().nullable().optional(),
+  })
+  .refine(inOrder, IN_ORDER);
 
 export type DatasetFile = z.infer<typeof DatasetFile>;
 export type VersionFile = z.infer<typeof VersionFile>;
 export type EpisodeLine = z.infer<typeof EpisodeLine>;
 export type AnnotationLine = z.infer<typeof AnnotationLine>;
 export type FileLine = z.infer<typeof FileLine>;
+export type LocalFileLine = z.infer<typeof LocalFileLine>;
+export type FileEpisodeLine = z.infer<typeof FileEpisodeLine>;
 
 const MEDIA_TYPES: Record<string, string> = {
   mp4: "video/mp4",
@@ -137,7 +189,7 @@ const MEDIA_TYPES: Record<string, string> = {
 };
 
 /** The media type a file declares, or one guessed from its extension. */
-export function mediaTypeOf(file: FileLine): string {
+export function mediaTypeOf(file: { path: string; media_type?: string }): string {
   if (file.media_type) return file.media_type;
   const extension = file.path.split(".").at(-1)?.toLowerCase() ?? "";
   return MEDIA_TYPES[extension] ?? "application/octet-stream";
