@@ -4,7 +4,10 @@ import { requireLicensedVersion } from "./access";
 
 export type FileRecord = {
   path: string;
+  /** The episode when the file holds exactly one, else null. */
   episode_id: string | null;
+  /** Every episode the file holds, in byte order; [] for a file of the whole version. */
+  episode_ids: string[];
   stream: string | null;
   size_bytes: number;
   sha256: string;
@@ -22,8 +25,14 @@ export type ManifestHead = {
 
 export type Manifest = { head: ManifestHead; files: AsyncIterable<FileRecord> };
 
-/** A file row as the API shows it, for queries over `files f`. size_bytes as float8: exact below 2^53 bytes, and a JSON number. */
-export const fileColumns = (sql: Sql) => sql`f.path, f.episode_id, f.stream, f.size_bytes::float8 as size_bytes, f.sha256, f.media_type`;
+/**
+ * A file row as the API shows it, for queries over `files f`. size_bytes as float8: exact below
+ * 2^53 bytes, and a JSON number. episode_ids from file_episodes, the one record of which episodes
+ * a file holds (an index range scan per file).
+ */
+export const fileColumns = (sql: Sql) => sql`f.path, f.episode_id,
+  array(select fe.episode_id from file_episodes fe where fe.version_id = f.version_id and fe.path = f.path order by fe.episode_id) as episode_ids,
+  f.stream, f.size_bytes::float8 as size_bytes, f.sha256, f.media_type`;
 
 const BATCH = 2000;
 

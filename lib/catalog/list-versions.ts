@@ -1,4 +1,4 @@
-import type { ChangelogType } from "../db/schema";
+import type { ChangelogType, LeRobotFormatInfo, SourceFormat } from "../db/schema";
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
@@ -11,7 +11,11 @@ export type VersionRecord = {
   released_at: string;
   episode_count: number;
   changelog: { type: ChangelogType; description: string }[];
+  /** A version imported from a LeRobot dataset: its facts. Left out for other versions. */
+  format?: VersionFormat;
 };
+
+export type VersionFormat = { source: "lerobot" } & LeRobotFormatInfo;
 
 export type ListVersionsInput = { datasetId: string; limit: number; cursor?: string };
 
@@ -37,6 +41,12 @@ export async function listVersions(
         where version_id in ${sql(page.map((v) => v.versionId))}
         order by version_id, position`
     : [];
+  const formats = page.length
+    ? await sql<{ versionId: number; source: SourceFormat; info: LeRobotFormatInfo }[]>`
+        select id as "versionId", source_format as source, format_info as info from dataset_versions
+        where id in ${sql(page.map((v) => v.versionId))} and source_format <> 'jsonl'`
+    : [];
+  const formatOf = new Map(formats.map((f) => [f.versionId, formatRecord(f.info)]));
   const last = page.at(-1);
   return {
     dataset_id: input.datasetId,
@@ -46,7 +56,20 @@ export async function listVersions(
       released_at: v.releasedAt.toISOString(),
       episode_count: v.episodeCount,
       changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
+      ...(formatOf.has(v.versionId) ? { format: formatOf.get(v.versionId)! } : {}),
     })),
     next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
+  };
+}
+
+/** The stored LeRobot facts as the API shows them, fields in a fixed order. */
+function formatRecord(info: LeRobotFormatInfo): VersionFormat {
+  return {
+    source: "lerobot",
+    codebase_version: info.codebase_version,
+    robot_type: info.robot_type,
+    fps: info.fps,
+    total_frames: info.total_frames,
+    cameras: info.cameras.map((c) => ({ key: c.key, storage: c.storage, codec: c.codec, height: c.height, width: c.width, fps: c.fps })),
   };
 }

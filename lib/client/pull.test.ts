@@ -12,6 +12,7 @@ import { backoffSeconds, retryAfterSeconds } from "./retry";
 const file = (p: string, episode: string | null, stream: string | null = "cam"): ManifestFile => ({
   path: p,
   episode_id: episode,
+  episode_ids: episode === null ? [] : [episode],
   stream,
   size_bytes: 1,
   sha256: "0".repeat(64),
