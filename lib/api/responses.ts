@@ -101,6 +101,7 @@ export const ManifestHeadSchema = z.object({
   episode_count: z.number().int().nonnegative(),
   total_bytes: Bytes,
   streams: z.array(z.string()).meta({ description: "Every stream name recorded in the version, sorted." }),
+  format: VersionFormat.optional(),
 });
 
 export const Manifest = ManifestHeadSchema.extend({ files: z.array(ManifestFile).meta({ description: "Every file of the version, by path." }) }).meta({ id: "Manifest" });

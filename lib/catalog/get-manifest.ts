@@ -1,6 +1,8 @@
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
+import type { LeRobotFormatInfo, SourceFormat } from "../db/schema";
 import { requireLicensedVersion } from "./access";
+import { formatRecord, type VersionFormat } from "./list-versions";
 
 export type FileRecord = {
   path: string;
@@ -21,6 +23,8 @@ export type ManifestHead = {
   episode_count: number;
   total_bytes: number;
   streams: string[];
+  /** A version imported from a LeRobot dataset: its facts (as in the versions list), so a client knows what to write. */
+  format?: VersionFormat;
 };
 
 export type Manifest = { head: ManifestHead; files: AsyncIterable<FileRecord> };
@@ -43,8 +47,8 @@ const BATCH = 2000;
 export async function getManifest(ctx: Ctx, input: { datasetId: string; version: string }): Promise<Manifest> {
   const { versionId } = await requireLicensedVersion(ctx, input.datasetId, input.version);
   const sql = sqlOf(ctx.db);
-  const [row] = await sql<{ released_at: Date; episode_count: number; total_bytes: number; streams: string[] }[]>`
-    select released_at, episode_count, total_bytes::float8 as total_bytes, streams from dataset_versions where id = ${versionId}`;
+  const [row] = await sql<{ released_at: Date; episode_count: number; total_bytes: number; streams: string[]; source_format: SourceFormat; format_info: LeRobotFormatInfo | null }[]>`
+    select released_at, episode_count, total_bytes::float8 as total_bytes, streams, source_format, format_info from dataset_versions where id = ${versionId}`;
   return {
     head: {
       dataset_id: input.datasetId,
@@ -53,6 +57,7 @@ export async function getManifest(ctx: Ctx, input: { datasetId: string; version:
       episode_count: row!.episode_count,
       total_bytes: row!.total_bytes,
       streams: row!.streams,
+      ...(row!.source_format === "lerobot" && row!.format_info ? { format: formatRecord(row!.format_info) } : {}),
     },
     files: versionFiles(ctx, versionId),
   };

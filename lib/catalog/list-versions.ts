@@ -63,7 +63,7 @@ export async function listVersions(
 }
 
 /** The stored LeRobot facts as the API shows them, fields in a fixed order. */
-function formatRecord(info: LeRobotFormatInfo): VersionFormat {
+export function formatRecord(info: LeRobotFormatInfo): VersionFormat {
   return {
     source: "lerobot",
     codebase_version: info.codebase_version,

@@ -166,9 +166,10 @@ describe.each(["v2.1", "v3.0"] as const)("importing a LeRobot %s dataset", (vers
     expect(Buffer.from(second.json.annotations[2].label)).toEqual(Buffer.from(LONG_10K));
   });
 
-  it("gives the version's LeRobot facts", async () => {
+  it("gives the version's LeRobot facts in the versions list and the manifest", async () => {
     const res = await api.versions();
     expect(res.status).toBe(200);
+    expect((await api.manifest()).json.format).toEqual(res.json.versions[0].format);
     expect(res.json.versions[0].format).toEqual({
       source: "lerobot",
       codebase_version: version,
