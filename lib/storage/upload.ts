@@ -119,20 +119,24 @@ async function storeFile(options: UploadOptions, file: LocalFile, shared: { buff
   const store = options.store;
   const contentType = mediaTypeOf({ path: file.path });
   if (size <= SINGLE_READ_BYTES) {
+    const key = store?.keyOf(file.path);
+    // Asked while the file is read and hashed: the answer is needed only after.
+    const existing = store && key !== undefined ? objectHead(store, key, options.signal) : undefined;
+    existing?.catch(() => undefined);
     const body = await readFile(local);
     const sha256 = createHash("sha256").update(body).digest("hex");
     const result = { path: file.path, size_bytes: body.length, sha256 };
-    if (!store) {
+    if (!store || key === undefined) {
       shared.onBytes(body.length);
       return { ...result, action: "hashed" };
     }
-    const key = store.keyOf(file.path);
-    if (await sameObject(store, key, body.length, sha256, options.signal)) {
+    const head = await existing!;
+    if (head && head.size === body.length && head.sha256 === sha256) {
       shared.onBytes(body.length);
       return { ...result, action: "skipped" };
     }
     await store.client.send(
-      new PutObjectCommand({ Bucket: store.bucket, Key: key, Body: body, ContentLength: body.length, ContentType: contentType, Metadata: { [SHA256_METADATA]: sha256 } }),
+      withPayloadHash(new PutObjectCommand({ Bucket: store.bucket, Key: key, Body: body, ContentLength: body.length, ContentType: contentType, Metadata: { [SHA256_METADATA]: sha256 } }), sha256),
       { abortSignal: options.signal },
     );
     shared.onBytes(body.length);
@@ -149,14 +153,17 @@ async function storeFile(options: UploadOptions, file: LocalFile, shared: { buff
   }
   if (size < MULTIPART_THRESHOLD) {
     await store.client.send(
-      new PutObjectCommand({
-        Bucket: store.bucket,
-        Key: key,
-        Body: createReadStream(local),
-        ContentLength: size,
-        ContentType: contentType,
-        Metadata: { [SHA256_METADATA]: sha256 },
-      }),
+      withPayloadHash(
+        new PutObjectCommand({
+          Bucket: store.bucket,
+          Key: key,
+          Body: createReadStream(local),
+          ContentLength: size,
+          ContentType: contentType,
+          Metadata: { [SHA256_METADATA]: sha256 },
+        }),
+        sha256,
+      ),
       { abortSignal: options.signal },
     );
     shared.onBytes(size);
@@ -166,13 +173,36 @@ async function storeFile(options: UploadOptions, file: LocalFile, shared: { buff
   return { ...result, action: "uploaded" };
 }
 
+/**
+ * The body's SHA-256 given to the request signer, which would otherwise hash the body once more
+ *  (SigV4 signs the payload's hash). S3 checks the body against it, so a file that changed
+ * between hashing and sending is refused rather than stored under a checksum that is not its own.
+ */
+function withPayloadHash<C extends PutObjectCommand>(command: C, sha256: string): C {
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (request.headers) request.headers["x-amz-content-sha256"] = sha256;
+      return next(args);
+    },
+    { step: "build", name: "dasPayloadHash" },
+  );
+  return command;
+}
+
 /** Whether the store holds this object already: the same size and the same checksum in its metadata. */
 async function sameObject(store: StoreTarget, key: string, size: number, sha256: string, signal?: AbortSignal): Promise<boolean> {
+  const head = await objectHead(store, key, signal);
+  return head !== null && head.size === size && head.sha256 === sha256;
+}
+
+/** An object's size and recorded checksum, or null when the store has no such object. */
+async function objectHead(store: StoreTarget, key: string, signal?: AbortSignal): Promise<{ size: number | undefined; sha256: string | undefined } | null> {
   try {
     const head = await store.client.send(new HeadObjectCommand({ Bucket: store.bucket, Key: key }), { abortSignal: signal });
-    return head.ContentLength === size && head.Metadata?.[SHA256_METADATA] === sha256;
+    return { size: head.ContentLength, sha256: head.Metadata?.[SHA256_METADATA] };
   } catch (error) {
-    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return null;
     throw error;
   }
 }
