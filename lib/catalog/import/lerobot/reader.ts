@@ -192,6 +192,8 @@ const isLeRobotColumn = (name: string) =>
   ["stats/", "data/", "videos/", "audio/", "meta/episodes/"].some((prefix) => name.startsWith(prefix));
 
 type EpisodeRecordValue = z.infer<typeof EpisodeRecord>;
+/** Packs a metadata file's number and a line into one number (exact below 2^53). */
+const FILE_SLOTS = 2 ** 20;
 type Located = { record: EpisodeRecordValue; file: string; line: number };
 
 class Directory implements LeRobotDataset {
@@ -234,7 +236,10 @@ class Directory implements LeRobotDataset {
 
   /** Every valid episode record, in file order, with where it was read; checks totals at the end. */
   private async *records(): AsyncGenerator<Located> {
-    const seen = new Map<number, string>();
+    // Where each index was first read, as a number (file number and line), not a string per
+    // episode: this map is the only memory a pass keeps per episode.
+    const seen = new Map<number, number>();
+    const files: string[] = [];
     let episodes = 0;
     let frames = 0;
     const source = isV3(this.version) ? this.v3Records() : this.v2Records();
@@ -242,10 +247,12 @@ class Directory implements LeRobotDataset {
       const { record, file, line } = located;
       const first = seen.get(record.episode_index);
       if (first !== undefined) {
-        this.report({ file, line, message: `episode_index ${record.episode_index} appears again (first at ${first})` });
+        const at = `${files[first % FILE_SLOTS]}:${Math.floor(first / FILE_SLOTS)}`;
+        this.report({ file, line, message: `episode_index ${record.episode_index} appears again (first at ${at})` });
         continue;
       }
-      seen.set(record.episode_index, `${file}:${line}`);
+      if (files.at(-1) !== file) files.push(file);
+      seen.set(record.episode_index, line * FILE_SLOTS + (files.length - 1));
       episodes++;
       frames += record.length;
       yield located;

@@ -211,10 +211,11 @@ class LeRobotSource {
   private async *episodes(): AsyncGenerator<SourceItem> {
     const metadata = await this.readMetadata();
     const defaults = this.options.defaults ?? {};
-    const seen = new Set<number>();
+    // Sidecar lines no episode has used (memory as large as the sidecar, not the dataset).
+    const unmatched = new Map(metadata.lines);
     for await (const { episode, file, line } of this.dataset.locatedEpisodes()) {
       yield* this.drain();
-      seen.add(episode.episode_index);
+      unmatched.delete(episode.episode_index);
       const sidecar = metadata.records.get(episode.episode_index);
       const value = (field: Field): unknown => {
         const tally = this.tally[field];
@@ -250,9 +251,7 @@ class LeRobotSource {
     }
     yield* this.drain();
     yield* metadata.problems;
-    for (const [index, where] of metadata.lines) {
-      if (!seen.has(index)) yield { file: where.file, line: where.line, problem: `episode_index ${index} is not an episode of the dataset` };
-    }
+    for (const [index, where] of unmatched) yield { file: where.file, line: where.line, problem: `episode_index ${index} is not an episode of the dataset` };
   }
 
   /** The --episode-metadata sidecar, checked line by line (the same rules as an episode's fields). */
