@@ -10,7 +10,9 @@ import { plainValue } from "../lerobot/format";
 import { s3Client } from "../storage/client";
 import { objectKey, storeLocation } from "../storage/config";
 import { startAppServer, type AppServer } from "../testing/app-server";
-import { createTestKey, createTestOrg, grant, uniqueId } from "../testing/fixtures";
+import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "../testing/fixtures";
+import { createUser } from "../admin/users";
+import { signInOverHttp } from "../testing/portal-session";
 import { buildLeRobotFixture, simulateLeRobotLoad, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { disclosureEpisodes } from "../testing/downloads";
 import { ApiClient } from "./api";
@@ -72,6 +74,7 @@ afterAll(async () => {
 describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (version) => {
   let f: LeRobotFixture;
   let api: ApiClient;
+  let orgId: string;
   const datasetId = uniqueId("lrp");
   const id = (e: number) => `${datasetId}-${String(e).padStart(6, "0")}`;
   // Failures are episodes 1 and 4; a v3.0 file holds two episodes: (0,1), (2,3), (4,5).
@@ -92,6 +95,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     await importLeRobotVersion(getDb().$client, { dir: f.root, datasetId, version: "1.0.0", upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
     client.destroy();
     const org = await createTestOrg();
+    orgId = org.id;
     await grant(org.id, datasetId, "1.0.0");
     api = new ApiClient({ baseUrl: server.url, key: (await createTestKey(org.id)).secret });
   }, 180_000);
@@ -153,6 +157,17 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     const kept = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
     expect(kept.downloads).toEqual(provenance.downloads);
     expect(kept.files).toEqual(provenance.files);
+  });
+
+  it("shows the version's robot type, frame rate and cameras on the portal's dataset page", async () => {
+    const email = `${uniqueId("licensee")}@example.com`;
+    await createUser(operatorCtx(), { email, role: "licensee", organizationId: orgId, password: "a long test password" });
+    const cookie = await signInOverHttp(server.url, email, "a long test password");
+    const page = await fetch(`${server.url}/datasets/${datasetId}`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`LeRobot <!-- -->${version}`);
+    for (const text of ["Robot type", "so100", "10 fps", "observation.images.front", "observation.images.wrist", "64×48", "h264"]) expect(html, text).toContain(text);
   });
 
   it("writes a subset of episodes 0..k-1 that LeRobot opens as it is, and the whole version with meta/ as delivered", async () => {
