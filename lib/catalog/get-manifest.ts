@@ -32,10 +32,13 @@ export type Manifest = { head: ManifestHead; files: AsyncIterable<FileRecord> };
 /**
  * A file row as the API shows it, for queries over `files f`. size_bytes as float8: exact below
  * 2^53 bytes, and a JSON number. episode_ids from file_episodes, the one record of which episodes
- * a file holds (an index range scan per file).
+ * a file holds; a file of one episode has it in `files.episode_id` already (the importer sets it
+ * exactly then), which spares the lookup for most files: a 10,000-file download took 20-50 ms
+ * longer with a lookup for every file.
  */
 export const fileColumns = (sql: Sql) => sql`f.path, f.episode_id,
-  array(select fe.episode_id from file_episodes fe where fe.version_id = f.version_id and fe.path = f.path order by fe.episode_id) as episode_ids,
+  case when f.episode_id is not null then array[f.episode_id]
+       else array(select fe.episode_id from file_episodes fe where fe.version_id = f.version_id and fe.path = f.path order by fe.episode_id) end as episode_ids,
   f.stream, f.size_bytes::float8 as size_bytes, f.sha256, f.media_type`;
 
 const BATCH = 2000;
