@@ -13,6 +13,8 @@ import { startAppServer, type AppServer } from "../testing/app-server";
 import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "../testing/fixtures";
 import { createUser } from "../admin/users";
 import { signInOverHttp } from "../testing/portal-session";
+import { userOfRole } from "../testing/admin";
+import { recipientsOfContributor } from "../disclosures/recipients-of-contributor";
 import { buildLeRobotFixture, simulateLeRobotLoad, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { disclosureEpisodes } from "../testing/downloads";
 import { ApiClient } from "./api";
@@ -87,7 +89,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       cameras: ["observation.images.front", "observation.images.wrist"],
       episodesPerFile: 2,
       chunksSize: 4,
-      extra: (e) => ({ outcome: failures.includes(e) ? "failure" : "success" }),
+      extra: (e) => ({ outcome: failures.includes(e) ? "failure" : "success", contributor: `${datasetId}-op-${e}` }),
       subtasks: { source: "language_persistent" },
     });
     const location = storeLocation();
@@ -149,6 +151,13 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     for (const file of provenance.files) expect(summary.downloads).toContain(file.download_id);
     const disclosed = (await Promise.all(summary.downloads.map(disclosureEpisodes))).flat();
     for (const e of delivered) expect(disclosed).toContain(id(e));
+    // The contributor report finds the pull for an episode that only came along (v3.0), and only for what was delivered.
+    const reviewer = await userOfRole("reviewer");
+    const reportOf = (e: number) => recipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, `${datasetId}-op-${e}`);
+    for (const e of [0, 1, 2, 3, 4, 5]) {
+      const found = (await reportOf(e)).filter((r) => summary.downloads.includes(r.download_id));
+      expect(found.length > 0, `episode ${e}`).toBe(delivered.includes(e));
+    }
 
     // Again: everything is verified on disk, nothing is fetched, meta/ and the provenance stay.
     const again = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, stderr: sink });
