@@ -1,16 +1,19 @@
 import type { Metadata } from "next";
+import { z } from "zod";
 import { redirect } from "next/navigation";
 import { buttonClass } from "@/components/ui/button";
 import { oidcEnabled } from "@/lib/auth/next-auth";
-import { currentUser } from "@/lib/http/portal";
+import { currentUser, pageSearch, type SearchParams } from "@/lib/http/portal";
 import { homeOf } from "@/lib/portal/access";
 import { signInWithOidc } from "./actions";
 import { LoginForm } from "./login-form";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function LoginPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string }> }) {
-  const { callbackUrl = "/", error } = await searchParams;
+const Search = z.object({ callbackUrl: z.string().default("/"), error: z.string().optional() });
+
+export default async function LoginPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const { callbackUrl, error } = await pageSearch(searchParams, Search);
   const user = await currentUser();
   if (user) redirect(homeOf(user));
   return (

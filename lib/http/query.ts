@@ -7,8 +7,10 @@ export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
 /** A whole value free of control characters (a pattern, so that the OpenAPI document states the rule too). */
 export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
 
-/** A query as Next hands it to a page (a repeated name arrives as an array), or as a URL carries it. */
-export type RawQuery = URLSearchParams | Record<string, string | string[] | undefined>;
+/** A query as Next hands it to a page: a repeated name arrives as an array. */
+export type SearchParams = Record<string, string | string[] | undefined>;
+/** A query as a page receives it, or as a URL carries it. */
+export type RawQuery = URLSearchParams | SearchParams;
 
 function* entriesOf(query: RawQuery): Iterable<[string, string]> {
   if (query instanceof URLSearchParams) {
@@ -27,7 +29,7 @@ function* entriesOf(query: RawQuery): Iterable<[string, string]> {
  * characters. With `known`, parameters outside it are refused, so a typo such as
  * `outcomes=failure` never silently widens a result; without it they are left out.
  */
-function collectQuery(query: RawQuery, known?: readonly string[]): Record<string, string> {
+export function queryValues(query: RawQuery, known?: readonly string[]): Record<string, string> {
   const raw: Record<string, string> = {};
   for (const [name, value] of entriesOf(query)) {
     if (known && !known.includes(name)) {
@@ -52,7 +54,7 @@ function validate<S extends z.ZodObject>(raw: Record<string, string>, schema: S)
 
 /** An API endpoint's query string against a zod object; unknown parameters are refused. */
 export function parseQuery<S extends z.ZodObject>(url: URL, schema: S): z.infer<S> {
-  return validate(collectQuery(url.searchParams, Object.keys(schema.shape)), schema);
+  return validate(queryValues(url.searchParams, Object.keys(schema.shape)), schema);
 }
 
 /**
@@ -62,7 +64,7 @@ export function parseQuery<S extends z.ZodObject>(url: URL, schema: S): z.infer<
  */
 export function parseSearchParams<S extends z.ZodObject>(query: RawQuery, schema: S): z.infer<S> {
   const known = Object.keys(schema.shape);
-  const raw = collectQuery(query);
+  const raw = queryValues(query);
   return validate(Object.fromEntries(Object.entries(raw).filter(([name]) => known.includes(name))), schema);
 }
 
