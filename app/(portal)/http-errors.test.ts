@@ -175,6 +175,18 @@ describe("every page and route handler over HTTP, as every role", () => {
       expect([...requested].sort()).toEqual(templates.map((t) => t.template).sort());
     });
   }
+
+  it("answers methods Next does not dispatch without a 500, on pages and on the API", async () => {
+    for (const method of ["TRACE", "PROPFIND", "MKCOL", "OPTIONS", "PUT", "DELETE", "PATCH"]) {
+      for (const target of ["/login", "/datasets", `/datasets/${datasetId}/1.0.0`, "/review/disclosures/export?format=csv", "/api/v1/datasets", "/api"]) {
+        for (const role of ["signedOut", "admin"] as const) {
+          const res = await get(target, role, method);
+          expect(res.status, `${method} ${context(target, res)}`).toBeLessThan(500);
+          if (target.startsWith("/api")) expect(header(res, "content-type"), `${method} ${target}`).toMatch(/^application\/json/);
+        }
+      }
+    }
+  });
 });
 
 describe("portal answers that were 500s", () => {
