@@ -241,6 +241,7 @@ describe("portal answers that were 500s", () => {
     expect(res.status, context(target, res)).toBe(400);
     expect(header(res, "content-type")).toMatch(/^text\/html/);
     expect(res.text).toContain("This address is not valid");
+    expect(header(res, "strict-transport-security")).toContain("max-age=");
   });
 
   it("names the problem on the 400 page, escaped", async () => {

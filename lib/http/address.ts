@@ -60,6 +60,11 @@ export function badRequestPage(problem: string): Response {
 `;
   return new Response(html, {
     status: 400,
-    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" },
+    headers: {
+      "Content-Type": "text/html; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+      "Strict-Transport-Security": "max-age=63072000; includeSubDomains",
+    },
   });
 }
