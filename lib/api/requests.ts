@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cursorParam, DEFAULT_LIMIT, filterValue, limitParam, MAX_LIMIT } from "../http/query";
+import { cursorParam, DEFAULT_LIMIT, filterValue, limitParam, MAX_LIMIT, WITHOUT_CONTROL_CHARACTERS } from "../http/query";
 
 // The descriptions and examples below are what the OpenAPI document says about each parameter.
 const limit = limitParam.meta({
@@ -40,15 +40,18 @@ export const AnnotationsQuery = z.object({
 export const MAX_FILES_PER_DOWNLOAD = 10_000;
 
 const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+// Identifiers are checked here, where the body is read: one with a control character cannot exist
+// (PostgreSQL cannot even compare a NUL), so it is refused before any lookup.
+const identifier = (what: string) => z.string(`must be ${what}`).regex(WITHOUT_CONTROL_CHARACTERS, `must not contain control characters`);
 const unique = (values: string[]) => new Set(values).size === values.length;
 
 /** POST /v1/downloads: exactly one of episode_ids / filter, or neither for the whole version. */
 export const DownloadBody = z
   .strictObject({
-    dataset_id: z.string("must be a string").min(1, "must not be empty").max(100, "is too long").meta({ example: "kitchen-pick-place" }),
-    version: z.string("must be a string").min(1, "must not be empty").max(40, "is too long").meta({ description: "A version licensed to the key.", example: "1.1.0" }),
+    dataset_id: identifier("a string").min(1, "must not be empty").max(100, "is too long").meta({ example: "kitchen-pick-place" }),
+    version: identifier("a string").min(1, "must not be empty").max(40, "is too long").meta({ description: "A version licensed to the key.", example: "1.1.0" }),
     episode_ids: z
-      .array(z.string("must be strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"), "must be an array of episode ids")
+      .array(identifier("strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"), "must be an array of episode ids")
       .min(1, "must list at least one episode (leave it out for the whole version)")
       .max(MAX_FILES_PER_DOWNLOAD, `must list at most ${MAX_FILES_PER_DOWNLOAD} episodes; split the request`)
       .refine(unique, "must not repeat an episode id")

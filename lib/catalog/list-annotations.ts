@@ -2,7 +2,7 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { decodeCursor, encodeCursor, queryBinding } from "../http/cursor";
-import { assertLicensed, licenceOfVersion, type VersionAccess } from "./access";
+import { assertLicensed, datasetVersionAccess, licenceOfVersion, type VersionAccess } from "./access";
 import { EPISODE_ID_PATTERN } from "./identifiers";
 
 export type AnnotationRecord = {
@@ -38,8 +38,10 @@ function episodeVersions(ctx: Ctx, episodeId: string) {
 
 /**
  * The version an episode is read in: the newest licensed version that contains it, or the pinned
- * one. An episode in no licensed version is indistinguishable from none; a pinned version that
- * lacks it is 404, one that is not licensed 403. Also returns every licensed version containing it.
+ * one. An episode in no licensed version is indistinguishable from none (404). A pinned version is
+ * judged by the licence before its contents: one the caller may not read is 403 whether or not the
+ * episode is in it, so the answer never tells what an unlicensed version holds; a licensed one
+ * that lacks the episode is 404. Also returns every licensed version containing it.
  */
 export async function resolveEpisodeVersion(
   ctx: Ctx,
@@ -50,9 +52,14 @@ export async function resolveEpisodeVersion(
   const licensed = [...versions].filter((v): v is EpisodeVersion & { licenceId: string } => v.licenceId !== null);
   if (!licensed.length) throw new AppError("not_found", NOT_VISIBLE.episode);
   if (version === undefined) return { chosen: licensed[0]!, licensed };
-  const pinned = versions.find((v) => v.version === version);
-  if (!pinned) throw new AppError("not_found", `Episode '${episodeId}' is not part of version '${version}'.`);
-  return { chosen: assertLicensed(pinned, pinned.datasetId), licensed };
+  const datasetId = licensed[0]!.datasetId;
+  // The dataset is visible to the caller, and so is its list of versions (with `licensed` flags).
+  const pinned = versions.find((v) => v.version === version) ?? (await datasetVersionAccess(ctx, datasetId)).find((v) => v.version === version);
+  if (!pinned) throw new AppError("not_found", `Dataset '${datasetId}' has no version '${version}'.`);
+  assertLicensed(pinned, datasetId);
+  const chosen = licensed.find((v) => v.version === version);
+  if (!chosen) throw new AppError("not_found", `Episode '${episodeId}' is not part of version '${version}'.`);
+  return { chosen, licensed };
 }
 
 /**

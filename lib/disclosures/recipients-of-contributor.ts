@@ -1,6 +1,8 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { requireRole } from "../admin/authorize";
+import { AppError } from "../errors";
+import { CONTROL_CHARACTERS } from "../http/query";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
 export type ContributorRecipient = Recipient & {
@@ -15,6 +17,8 @@ export type ContributorRecipient = Recipient & {
 /** Who received a contributor's episodes: every disclosure that included at least one, with how many. One query. */
 export async function recipientsOfContributor(ctx: Ctx, contributor: string): Promise<ContributorRecipient[]> {
   requireRole(ctx, ["reviewer", "admin"]);
+  // PostgreSQL cannot compare a NUL: a contributor with a control character is refused before SQL.
+  if (CONTROL_CHARACTERS.test(contributor)) throw new AppError("invalid_parameter", "A contributor must not contain control characters.");
   const sql = sqlOf(ctx.db);
   const rows = await sql<(Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date })[]>`
     select d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},

@@ -1,11 +1,32 @@
+import { z } from "zod";
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
+import { CONTROL_CHARACTERS } from "../http/query";
 import type { DisclosureFilter } from "./export";
 
-/** The reviewer search as it appears in the URL. */
-export type ReviewSearch = Partial<Record<"org" | "key" | "user" | "dataset" | "version" | "from" | "to" | "episode" | "contributor", string>>;
+const freeText = z.string().optional();
 
-export const REVIEW_SEARCH_KEYS = ["org", "key", "user", "dataset", "version", "from", "to", "episode", "contributor"] as const;
+/** The reviewer search as it appears in the URL: free text, checked by `reviewFilter`. */
+export const ReviewSearch = z.object({
+  org: freeText,
+  key: freeText,
+  user: freeText,
+  dataset: freeText,
+  version: freeText,
+  from: freeText,
+  to: freeText,
+  episode: freeText,
+  contributor: freeText,
+});
+export type ReviewSearch = z.infer<typeof ReviewSearch>;
+type ReviewSearchKey = keyof ReviewSearch;
+
+export const REVIEW_SEARCH_KEYS = Object.keys(ReviewSearch.shape) as ReviewSearchKey[];
+
+const LABELS: Record<ReviewSearchKey, string> = {
+  org: "Organisation", key: "API key prefix", user: "User email", dataset: "Dataset", version: "Version",
+  from: "From", to: "To", episode: "Episode id", contributor: "Contributor",
+};
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -16,6 +37,11 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 export async function reviewFilter(ctx: Ctx, search: ReviewSearch): Promise<{ filter: DisclosureFilter; problems: string[] }> {
   const problems: string[] = [];
   const filter: DisclosureFilter = {};
+  // Nothing stored contains a control character (PostgreSQL cannot even compare a NUL), so none reaches SQL.
+  for (const key of REVIEW_SEARCH_KEYS) {
+    if (search[key] && CONTROL_CHARACTERS.test(search[key])) problems.push(`${LABELS[key]} must not contain control characters.`);
+  }
+  if (problems.length) return { filter, problems };
   const text = (value: string | undefined) => (value && value.trim() ? value.trim() : undefined);
   const day = (value: string | undefined, name: string, offsetDays = 0) => {
     const v = text(value);

@@ -128,7 +128,8 @@ export async function errorOnlyResponse(request: Request, error: AppError): Prom
 
 /**
  * The route file's exports: the given methods, and a JSON 405 naming the allowed ones for every
- * other method (Next would otherwise answer with an empty body).
+ * other method Next dispatches (it would otherwise answer with an empty body, and OPTIONS with a
+ * 204 listing every exported method). HEAD is Next's: the GET handler's answer without its body.
  */
 export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(methods: M) {
   const allowed = Object.keys(methods).join(", ");
@@ -137,12 +138,12 @@ export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(m
       request,
       new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, { headers: { Allow: allowed } }),
     );
-  return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, ...methods };
+  return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, OPTIONS: notAllowed, ...methods };
 }
 
 /** For paths that match no endpoint: the JSON 404 envelope, whatever the method. */
 export function notFoundRoute() {
   const handler: RouteHandler = (request) =>
     errorOnlyResponse(request, new AppError("not_found", "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json."));
-  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
+  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler };
 }

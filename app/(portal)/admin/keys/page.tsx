@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { z } from "zod";
 import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
 import { KeyIssueForm } from "@/components/admin/key-issue-form";
 import { KeysTable } from "@/components/admin/keys-table";
@@ -9,15 +10,15 @@ import { PageHeader } from "@/components/ui/page-header";
 import { KEY_STATUSES, listKeys, type KeyStatus } from "@/lib/admin/list-keys";
 import { listLicences } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "API keys" };
 
-type Search = { organization?: string; status?: string };
+const Search = z.object({ organization: z.string().optional(), status: z.string().optional() });
 
-export default async function KeysPage({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function KeysPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/keys");
-  const search = await searchParams;
+  const search = await pageSearch(searchParams, Search);
   const [organizations, licences] = await Promise.all([listOrganizations(ctx), listLicences(ctx)]);
   const organizationId = organizations.find((o) => o.id === search.organization)?.id;
   const status = KEY_STATUSES.find((s) => s === search.status) as KeyStatus | undefined;

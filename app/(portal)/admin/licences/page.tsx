@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { z } from "zod";
 import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
 import { LicenceGrantForm } from "@/components/admin/licence-grant-form";
 import { LicencesTables } from "@/components/admin/licences-tables";
@@ -6,14 +7,16 @@ import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { PageHeader } from "@/components/ui/page-header";
 import { listLicences, listVersionChoices } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "Licences" };
 
-export default async function LicencesPage({ searchParams }: { searchParams: Promise<{ organization?: string }> }) {
+const Search = z.object({ organization: z.string().optional() });
+
+export default async function LicencesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/licences");
+  const { organization: wanted } = await pageSearch(searchParams, Search);
   const [organizations, versions, all] = await Promise.all([listOrganizations(ctx), listVersionChoices(ctx), listLicences(ctx)]);
-  const wanted = (await searchParams).organization;
   const organizationId = organizations.find((o) => o.id === wanted)?.id;
   const shown = organizationId ? all.filter((l) => l.organization_id === organizationId) : all;
   const held = all.filter((l) => !l.revoked_at).map((l) => `${l.organization_id} ${l.dataset_id}@${l.version}`);

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { z } from "zod";
 import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
 import { UserForm } from "@/components/admin/user-form";
 import { UsersTable } from "@/components/admin/users-table";
@@ -9,15 +10,15 @@ import { PageHeader } from "@/components/ui/page-header";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { listUsers } from "@/lib/admin/list-users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "Users" };
 
-type Search = { role?: string; organization?: string };
+const Search = z.object({ role: z.string().optional(), organization: z.string().optional() });
 
-export default async function UsersPage({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function UsersPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/users");
-  const search = await searchParams;
+  const search = await pageSearch(searchParams, Search);
   const organizations = await listOrganizations(ctx);
   // Unknown filter values (a stale link) are ignored rather than answered with an error page.
   const role = USER_ROLES.find((r) => r === search.role) as UserRole | undefined;

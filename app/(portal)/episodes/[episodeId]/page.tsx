@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { z } from "zod";
 import { Timeline } from "@/components/episodes/timeline";
 import { Badge, outcomeTone } from "@/components/ui/badge";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -8,9 +9,11 @@ import { formatSeconds } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { getEpisode } from "@/lib/catalog/get-episode";
 import { listAnnotations, type AnnotationRecord } from "@/lib/catalog/list-annotations";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
-type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<{ version?: string }> };
+type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<SearchParams> };
+
+const Search = z.object({ version: z.literal("").transform(() => undefined).or(z.string()).optional() });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Episode ${(await params).episodeId}` };
@@ -18,8 +21,8 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function EpisodePage({ params, searchParams }: Props) {
   const { episodeId } = await params;
-  const version = (await searchParams).version || undefined;
-  const ctx = await pageContext("catalog", `/episodes/${episodeId}${version ? `?version=${version}` : ""}`);
+  const { version } = await pageSearch(searchParams, Search);
+  const ctx = await pageContext("catalog", `/episodes/${episodeId}${version ? `?version=${encodeURIComponent(version)}` : ""}`);
   const detail = await pageData(getEpisode(ctx, { episodeId, version }));
   const spans: AnnotationRecord[] = [];
   for (let cursor: string | undefined; ; ) {

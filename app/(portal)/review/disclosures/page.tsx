@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Form from "next/form";
 import Link from "next/link";
+import { z } from "zod";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { buttonClass, LinkButton } from "@/components/ui/button";
@@ -10,19 +11,21 @@ import { formatBytes, formatDateTime, formatNumber } from "@/components/ui/forma
 import { PageHeader } from "@/components/ui/page-header";
 import { sqlOf } from "@/lib/db/client";
 import { chainStatus } from "@/lib/disclosures/chain-status";
-import { reviewFilter, searchQuery, type ReviewSearch } from "@/lib/disclosures/review-filter";
+import { ReviewSearch, reviewFilter, searchQuery } from "@/lib/disclosures/review-filter";
 import { reviewFacets, searchDisclosures } from "@/lib/disclosures/search";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "Disclosure log" };
 
 const PAGE = 50;
 
-export default async function DisclosuresPage({ searchParams }: { searchParams: Promise<ReviewSearch & { before?: string }> }) {
-  const params = await searchParams;
+// The search form's fields, and the page's position: `before` from the page links, ignored when it is not a number.
+const Search = ReviewSearch.extend({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
+
+export default async function DisclosuresPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("review", `/review/disclosures`);
+  const { before, ...params } = await pageSearch(searchParams, Search);
   const [{ filter, problems }, facets, status] = await Promise.all([reviewFilter(ctx, params), reviewFacets(ctx), chainStatus(sqlOf(ctx.db))]);
-  const before = /^\d+$/.test(params.before ?? "") ? Number(params.before) : undefined;
   const { entries, nextBefore } = problems.length ? { entries: [], nextBefore: null } : await searchDisclosures(ctx, { filter, before, limit: PAGE });
   const query = searchQuery(params);
   const searching = query.length > 0;

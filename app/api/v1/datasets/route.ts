@@ -3,6 +3,6 @@ import { endpoint, route } from "@/lib/http/route";
 import { PageQuery } from "@/lib/api/requests";
 import { listDatasets } from "@/lib/catalog/list-datasets";
 
-export const { GET, POST, PUT, PATCH, DELETE } = route({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
   GET: endpoint({ query: PageQuery }, (ctx, { query }) => listDatasets(ctx, query)),
 });

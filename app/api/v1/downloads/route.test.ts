@@ -204,6 +204,11 @@ describe("POST /api/v1/downloads: errors", () => {
     ["episode_ids as a string", () => ({ ...body(), episode_ids: ids[0] }), /episode_ids/],
     ["a numeric episode id", () => ({ ...body(), episode_ids: [1] }), /episode_ids/],
     ["an empty episode id", () => ({ ...body(), episode_ids: [""] }), /episode_ids/],
+    // A NUL once reached PostgreSQL, which cannot compare it, and answered 500.
+    ["an episode id with a NUL", () => ({ ...body(), episode_ids: [ids[0]!, "x\u0000"] }), /'episode_ids.1': must not contain control characters/],
+    ["an episode id with a control character", () => ({ ...body(), episode_ids: [`${ids[0]!}\n`] }), /'episode_ids.0': must not contain control characters/],
+    ["a dataset_id with a NUL", () => ({ ...body(), dataset_id: `${datasetId}\u0000` }), /'dataset_id': must not contain control characters/],
+    ["a version with a NUL", () => ({ ...body(), version: "1.0.0\u0000" }), /'version': must not contain control characters/],
     ["a stream name with a slash", () => body({ streams: ["../cam"] }), /streams/],
     ["filter as a string", () => ({ ...body(), filter: "outcome=success" }), /filter/],
     ["an empty outcome", () => body({ filter: { outcome: "" } }), /outcome/],

@@ -1,20 +1,20 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { z } from "zod";
 import { EpisodeExplorer } from "@/components/episodes/episode-explorer";
 import { FilterBar } from "@/components/episodes/filter-bar";
 import { Alert } from "@/components/ui/alert";
 import { LinkButton } from "@/components/ui/button";
 import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
-import { MAX_LIMIT } from "@/lib/http/query";
+import { filterValue, MAX_LIMIT } from "@/lib/http/query";
 import { getDataset } from "@/lib/catalog/list-datasets";
 import { listEpisodes, type EpisodePage } from "@/lib/catalog/list-episodes";
 import { versionStatistics } from "@/lib/catalog/version-statistics";
 import { AppError } from "@/lib/errors";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
-type Search = { outcome?: string; environment?: string; cursor?: string; limit?: string };
-type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<Search> };
+type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<SearchParams> };
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   const { id, version } = await params;
@@ -23,17 +23,26 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 const PAGE_SIZES = [25, 50, 100, 250];
 
+// The filter form sends an empty value for "any"; a page size it does not offer falls back to 50.
+const anyOr = z.literal("").transform(() => undefined).or(filterValue).optional();
+const Search = z.object({
+  outcome: anyOr,
+  environment: anyOr,
+  cursor: z.literal("").transform(() => undefined).or(z.string()).optional(),
+  limit: z.coerce.number().refine((n) => PAGE_SIZES.includes(n)).optional().catch(undefined),
+});
+
 export default async function EpisodeExplorerPage({ params, searchParams }: Props) {
   const { id, version } = await params;
-  const search = await searchParams;
   const ctx = await pageContext("catalog", `/datasets/${id}/${version}`);
+  const search = await pageSearch(searchParams, Search);
   const [dataset, stats] = await pageData(Promise.all([getDataset(ctx, id), versionStatistics(ctx, { datasetId: id, version })]));
-  const filter = { outcome: search.outcome || undefined, environment: search.environment || undefined };
-  const limit = PAGE_SIZES.includes(Number(search.limit)) ? Number(search.limit) : 50;
+  const filter = { outcome: search.outcome, environment: search.environment };
+  const limit = search.limit ?? 50;
   let page: EpisodePage | undefined;
   let cursorProblem: string | undefined;
   try {
-    page = await listEpisodes(ctx, { datasetId: id, version, ...filter, limit: Math.min(limit, MAX_LIMIT), cursor: search.cursor || undefined });
+    page = await listEpisodes(ctx, { datasetId: id, version, ...filter, limit: Math.min(limit, MAX_LIMIT), cursor: search.cursor });
   } catch (error) {
     if (!(error instanceof AppError && error.code === "invalid_cursor")) throw error;
     cursorProblem = error.message;

@@ -7,18 +7,20 @@ import { formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { Stat } from "@/components/ui/stat";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageData } from "@/lib/http/portal";
 
 type Props = { params: Promise<{ contributor: string }> };
 
+// Next hands generateMetadata the segment decoded, and the page still percent-encoded (the proxy
+// has refused malformed encoding): decoding twice turned a contributor with `%` into a URIError.
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
-  return { title: `Recipients of ${decodeURIComponent((await params).contributor)}` };
+  return { title: `Recipients of ${(await params).contributor}` };
 }
 
 export default async function ContributorPage({ params }: Props) {
   const contributor = decodeURIComponent((await params).contributor);
   const ctx = await pageContext("review", `/review/contributors/${encodeURIComponent(contributor)}`);
-  const rows = await recipientsOfContributor(ctx, contributor);
+  const rows = await pageData(recipientsOfContributor(ctx, contributor));
   const organizations = new Set(rows.map((r) => r.organization));
   const exportHref = (format: string) => `/review/contributors/${encodeURIComponent(contributor)}/export?format=${format}`;
   return (

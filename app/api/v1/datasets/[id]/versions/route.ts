@@ -3,6 +3,6 @@ import { endpoint, route } from "@/lib/http/route";
 import { PageQuery } from "@/lib/api/requests";
 import { listVersions } from "@/lib/catalog/list-versions";
 
-export const { GET, POST, PUT, PATCH, DELETE } = route({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
   GET: endpoint({ query: PageQuery }, (ctx, { params, query }) => listVersions(ctx, { datasetId: params.id!, ...query })),
 });

@@ -106,6 +106,14 @@ describe("GET /api/v1/episodes/{episode_id}/annotations", () => {
       expect(res.json.error.message).toContain(datasetId);
     });
 
+    it("answers a pinned unlicensed version the same whether or not it holds the episode", async () => {
+      // Both episodes are visible (in licensed versions); only the first is in unlicensed 2.0.0.
+      const holds = await annotations(E, { version: "2.0.0" });
+      const lacks = await annotations(unspanned.episode_id, { version: "2.0.0" });
+      expectError(lacks, 403, "version_not_licensed");
+      expectIndistinguishable(holds, lacks);
+    });
+
     it.each(["1.11.0", "7.7.7", "1.10", "latest"])("answers pinned version %s, which does not hold the episode, with 404", async (version) => {
       expectError(await annotations(E, { version }), 404, "not_found");
     });

@@ -3,7 +3,7 @@ import { endpoint, route } from "@/lib/http/route";
 import { AnnotationsQuery } from "@/lib/api/requests";
 import { listAnnotations } from "@/lib/catalog/list-annotations";
 
-export const { GET, POST, PUT, PATCH, DELETE } = route({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
   GET: endpoint({ query: AnnotationsQuery }, (ctx, { params, query }) =>
     listAnnotations(ctx, { episodeId: params.episodeId!, ...query }),
   ),

@@ -3,7 +3,7 @@ import { endpoint, route } from "@/lib/http/route";
 import { EpisodesQuery } from "@/lib/api/requests";
 import { listEpisodes } from "@/lib/catalog/list-episodes";
 
-export const { GET, POST, PUT, PATCH, DELETE } = route({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
   GET: endpoint({ query: EpisodesQuery }, (ctx, { params, query }) =>
     listEpisodes(ctx, { datasetId: params.id!, version: params.version!, ...query }),
   ),
