@@ -62,6 +62,25 @@ export async function resolveEpisodeVersion(
   return { chosen, licensed };
 }
 
+type SpanRow = { id: number; label: string; start_s: number; end_s: number; attributes: Record<string, unknown> };
+
+/**
+ * An episode's spans in one version, by start time and, among spans sharing a start, in import
+ * order: all of them, or with `page` those after a position, one more than the limit (so the
+ * caller knows whether another page follows).
+ */
+export function spanRows(ctx: Ctx, versionId: number, episodeId: string, page?: { after: [number, number] | null; limit: number }) {
+  const sql = sqlOf(ctx.db);
+  return sql<SpanRow[]>`
+    select id::float8 as id, label, start_s, end_s, attributes from annotations
+    where version_id = ${versionId} and episode_id = ${episodeId}
+      ${page?.after ? sql`and (start_s, id) > (${page.after[0]}, ${page.after[1]})` : sql``}
+    order by start_s, id
+    ${page ? sql`limit ${page.limit + 1}` : sql``}`;
+}
+
+export const toAnnotation = (a: SpanRow): AnnotationRecord => ({ annotation_id: `ann_${a.id}`, label: a.label, start_s: a.start_s, end_s: a.end_s, attributes: a.attributes });
+
 /**
  * The subtask spans of an episode, in the newest version licensed to the caller that contains it,
  * or in the pinned `version`.
@@ -70,20 +89,14 @@ export async function listAnnotations(ctx: Ctx, input: ListAnnotationsInput): Pr
   const { chosen } = await resolveEpisodeVersion(ctx, input.episodeId, input.version);
   const binding = queryBinding(["annotations", input.episodeId, chosen.versionId]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["number", "number"]) : null;
-  const sql = sqlOf(ctx.db);
-  const rows = await sql<{ id: number; label: string; start_s: number; end_s: number; attributes: Record<string, unknown> }[]>`
-    select id::float8 as id, label, start_s, end_s, attributes from annotations
-    where version_id = ${chosen.versionId} and episode_id = ${input.episodeId}
-      ${after ? sql`and (start_s, id) > (${after[0]}, ${after[1]})` : sql``}
-    order by start_s, id
-    limit ${input.limit + 1}`;
+  const rows = await spanRows(ctx, chosen.versionId, input.episodeId, { after, limit: input.limit });
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
   return {
     episode_id: input.episodeId,
     dataset_id: chosen.datasetId,
     version: chosen.version,
-    annotations: page.map((a) => ({ annotation_id: `ann_${a.id}`, label: a.label, start_s: a.start_s, end_s: a.end_s, attributes: a.attributes })),
+    annotations: page.map(toAnnotation),
     next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.start_s, last.id]) : null,
   };
 }

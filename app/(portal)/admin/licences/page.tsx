@@ -1,13 +1,14 @@
 import type { Metadata } from "next";
 import { z } from "zod";
-import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
 import { LicenceGrantForm } from "@/components/admin/licence-grant-form";
 import { LicencesTables } from "@/components/admin/licences-tables";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
 import { listLicences, listVersionChoices } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { grantLicenceAction, revokeLicenceAction } from "./actions";
 
 export const metadata: Metadata = { title: "Licences" };
 
@@ -30,16 +31,17 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
         <Card>
           <CardHeader title="Grant a licence" description="The organisation's members and API keys can list, read and download the version as soon as it is granted." />
           <CardBody>
-            <LicenceGrantForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} versions={versions} held={held} defaultOrganizationId={organizationId} />
+            <LicenceGrantForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} versions={versions} held={held} defaultOrganizationId={organizationId} grantLicence={grantLicenceAction} />
           </CardBody>
         </Card>
         <LicencesTables
           licences={shown}
           filtered={Boolean(organizationId)}
+          revoke={revokeLicenceAction}
           filters={
-            <AdminFilterBar
+            <FilterBar
               label="Filter licences"
-              filters={[{ name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) }]}
+              fields={[{ kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) }]}
             />
           }
         />

@@ -2,17 +2,18 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { z } from "zod";
 import { EpisodeExplorer } from "@/components/episodes/episode-explorer";
-import { FilterBar } from "@/components/episodes/filter-bar";
 import { Alert } from "@/components/ui/alert";
 import { LinkButton } from "@/components/ui/button";
 import { formatNumber } from "@/components/ui/format";
+import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
 import { filterValue, MAX_LIMIT } from "@/lib/http/query";
 import { getDataset } from "@/lib/catalog/list-datasets";
 import { listEpisodes, type EpisodePage } from "@/lib/catalog/list-episodes";
-import { versionStatistics } from "@/lib/catalog/version-statistics";
+import { versionStatistics, type Count } from "@/lib/catalog/version-statistics";
 import { AppError } from "@/lib/errors";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { requestDownload } from "./actions";
 
 type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<SearchParams> };
 
@@ -31,6 +32,8 @@ const Search = z.object({
   cursor: z.literal("").transform(() => undefined).or(z.string()).optional(),
   limit: z.coerce.number().refine((n) => PAGE_SIZES.includes(n)).optional().catch(undefined),
 });
+
+const counted = (counts: Count[]) => counts.map((c) => ({ value: c.value, label: `${c.value} (${c.count})` }));
 
 export default async function EpisodeExplorerPage({ params, searchParams }: Props) {
   const { id, version } = await params;
@@ -61,10 +64,14 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
         description="Filter, select and request a download. Filters live in the address bar, so a link to this page shows the same episodes."
       />
       <FilterBar
-        outcomes={stats.outcomes}
-        environments={stats.environments}
-        current={{ outcome: filter.outcome ?? "", environment: filter.environment ?? "", limit: String(limit) }}
-        pageSizes={PAGE_SIZES}
+        label="Filter episodes"
+        framed
+        active={Boolean(filter.outcome || filter.environment)}
+        fields={[
+          { kind: "select", name: "outcome", label: "Outcome", any: "Any outcome", value: filter.outcome ?? "", options: counted(stats.outcomes) },
+          { kind: "select", name: "environment", label: "Environment", any: "Any environment", value: filter.environment ?? "", options: counted(stats.environments) },
+          { kind: "select", name: "limit", label: "Per page", value: String(limit), narrow: true, options: PAGE_SIZES.map((size) => ({ value: String(size), label: String(size) })) },
+        ]}
       />
       {cursorProblem || !page ? (
         <Alert kind="warning" title="This page link is out of date" className="mt-4">
@@ -84,6 +91,7 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
             total={page.total}
             filter={filter}
             streams={stats.streams}
+            requestDownload={requestDownload}
           />
           <nav aria-label="Pages" className="mt-4 flex items-center justify-between gap-3">
             {search.cursor ? (
