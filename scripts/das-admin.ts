@@ -6,6 +6,7 @@ import { createDb, sqlOf, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
 import { AppError } from "@/lib/errors";
+import { errorFields } from "@/lib/log";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import { ImportError } from "@/lib/catalog/import/problems";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
@@ -184,13 +185,6 @@ function findCommand(argv: string[]): [Command, string[]] | undefined {
   return undefined;
 }
 
-/** The database's own message, not drizzle's wrapper, which would echo the query's parameters. */
-function describe(error: unknown): string {
-  const cause = (error as { cause?: unknown })?.cause;
-  if ((error as Error)?.name === "DrizzleQueryError" && cause instanceof Error) return cause.message;
-  return (error as Error)?.message ?? String(error);
-}
-
 async function main(argv: string[]): Promise<number> {
   if (!argv.length || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
     process.stdout.write(`${USAGE}\n`);
@@ -215,7 +209,8 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof Exit) return error.code;
     if (error instanceof UsageError) say(`das-admin: ${error.message}\n\n${USAGE}`);
     else if (error instanceof ImportError || error instanceof AppError) say(`das-admin: ${error.message}`);
-    else say(`das-admin: ${describe(error)}`);
+    // What the log may say of it (errorFields): a database error's message, detail and parameters may hold secrets.
+    else say(`das-admin: ${errorFields(error).error}`);
     return error instanceof UsageError ? 2 : 1;
   } finally {
     await db?.$client.end({ timeout: 5 });

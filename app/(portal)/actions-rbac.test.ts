@@ -1,12 +1,10 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { adminWorld, auditRowsBy } from "@/lib/testing/admin";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { signInOverHttp } from "@/lib/testing/portal-session";
+import { callServerAction } from "@/lib/testing/server-actions";
 import { getDb } from "@/lib/db/client";
 import { ADMIN_ACTIONS, type AdminActionWorld } from "./admin/admin-actions";
 import * as organizationActions from "./admin/organizations/actions";
@@ -23,42 +21,8 @@ let server: AppServer;
 const session: Partial<Record<Role, { cookie: string; userId: string }>> = {};
 let catalog: { datasetId: string; episodeId: string };
 
-type ManifestEntry = { exportedName: string; filename: string; workers: Record<string, unknown> };
-
-/** The id and a page of each server action, from the build's server-reference manifest. */
-function actionIds(): Map<string, { id: string; page: string }> {
-  const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, ".next/server/server-reference-manifest.json"), "utf8")) as { node: Record<string, ManifestEntry> };
-  const ids = new Map<string, { id: string; page: string }>();
-  for (const [id, entry] of Object.entries(manifest.node)) {
-    const worker = Object.keys(entry.workers)[0]!;
-    const page = worker.replace(/^app/, "").replace(/\/\([^)]+\)/g, "").replace(/\/page$/, "") || "/";
-    ids.set(entry.exportedName, { id, page });
-  }
-  return ids;
-}
-
-type ActionAnswer = { ok: boolean; data?: any; error?: { code: string; message: string } } | { redirectedTo: string };
-
-/** Calls a server action; returns its result as the action returned it (the last JSON row of the RSC answer), or where it was redirected. */
-async function callAction(name: string, input: unknown, cookie?: string, page?: string): Promise<ActionAnswer> {
-  const action = actionIds().get(name);
-  if (!action) throw new Error(`no server action ${name} in the build`);
-  const res = await fetch(`${server.url}${page ?? action.page}`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "Next-Action": action.id, "Content-Type": "text/plain;charset=UTF-8", Accept: "text/x-component", ...(cookie ? { cookie } : {}) },
-    body: JSON.stringify([input]),
-  });
-  if (res.status === 307) return { redirectedTo: new URL(res.headers.get("location")!, server.url).pathname };
-  const text = await res.text();
-  const result = text
-    .split("\n")
-    .map((line) => line.replace(/^[0-9a-f]+:/, ""))
-    .filter((line) => line.startsWith('{"ok":'))
-    .at(-1);
-  if (!result) throw new Error(`no action result in the answer (${res.status}): ${text.slice(0, 300)}`);
-  return JSON.parse(result);
-}
+/** Calls a server action on this suite's server (lib/testing/server-actions.ts). */
+const callAction = (name: string, input: unknown, cookie?: string, page?: string) => callServerAction(server.url, name, input, cookie, page);
 
 async function world(): Promise<AdminActionWorld> {
   return { ...(await adminWorld()), unique: uniqueId("w").slice(2) };

@@ -6,7 +6,7 @@ import { sqlOf, getDb } from "../db/client";
 import { clientIp } from "../http/transport";
 import { rateLimiters } from "../http/rate-limit";
 import { verifyPassword } from "./passwords";
-import { log } from "../log";
+import { errorFields, log } from "../log";
 
 /** Shown on the sign-in page as "Too many attempts". */
 class TooManyAttempts extends CredentialsSignin {
@@ -56,8 +56,9 @@ function config(): NextAuthConfig {
     // A wrong password is an expected outcome, not an error with a stack trace; nothing secret is logged.
     logger: {
       error(error) {
-        if (error.name === "CredentialsSignin") log.warn("portal sign-in refused");
-        else log.error("auth error", { error: `${error.name}: ${error.message}` });
+        // By `type`: the build minifies class names, so `name` is not "CredentialsSignin" there.
+        if ((error as { type?: string }).type === "CredentialsSignin") log.warn("portal sign-in refused");
+        else log.error("auth error", errorFields(error));
       },
       warn: () => {},
     },
