@@ -1,27 +1,28 @@
 import { z } from "zod";
 import { USER_ROLES } from "../db/schema";
 import { AppError } from "../errors";
-import { KEY_EXPIRY_DAYS, KEY_NAME_MAX, NO_CONTROL_CHARACTERS } from "./rules";
+import { FREE_TEXT, KEY_EXPIRY_DAYS, KEY_NAME_MAX, NO_CONTROL_CHARACTERS } from "./rules";
 
 /**
  * What the portal's admin forms send to their server actions. A server action is a public
  * endpoint, so its argument is checked here before any verb sees it; the verbs then apply the
  * domain rules (slug shape, password length, licences a key may be narrowed to) themselves.
  */
-// Every text field is one line: a control character (a NUL above all, which PostgreSQL refuses)
-// is an invalid body here, before any SQL. Passwords are not text fields: they are only hashed.
+// Control characters (a NUL above all, which PostgreSQL refuses) are an invalid body here, before
+// any SQL: none in one-line fields, only tabs and line breaks in names. Passwords are only hashed.
 const line = () => z.string().trim().regex(NO_CONTROL_CHARACTERS, "must not contain control characters");
+const displayName = () => z.string().trim().regex(FREE_TEXT, "must not contain control characters other than tabs and line breaks");
 const id = line().min(1, "is required").max(100, "is too long");
 const versionTarget = { datasetId: id, version: id };
 
 export const CreateOrganizationInput = z.object({
   slug: line().min(1, "is required").max(63, "is at most 63 characters"),
-  name: line().max(200, "is at most 200 characters").optional(),
+  name: displayName().max(200, "is at most 200 characters").optional(),
 });
 
 export const CreateUserInput = z.object({
   email: line().min(1, "is required").max(320, "is too long"),
-  name: line().max(200, "is at most 200 characters").optional(),
+  name: displayName().max(200, "is at most 200 characters").optional(),
   role: z.enum(USER_ROLES, `must be one of ${USER_ROLES.join(", ")}`),
   organizationId: id.nullish(),
   password: z.string().max(1024, "is too long"),

@@ -6,7 +6,7 @@ import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
 import { requireAdmin } from "./authorize";
-import { NO_CONTROL_CHARACTERS, SLUG_PATTERN } from "./rules";
+import { FREE_TEXT, SLUG_PATTERN } from "./rules";
 
 export type Organization = typeof organizations.$inferSelect;
 
@@ -15,8 +15,8 @@ export async function createOrganization(ctx: Ctx, input: { slug: string; name?:
   if (!SLUG_PATTERN.test(input.slug)) {
     throw new AppError("invalid_parameter", "An organisation slug is lower-case letters, digits and inner '-', at most 63 characters.");
   }
-  if (input.name !== undefined && !NO_CONTROL_CHARACTERS.test(input.name)) {
-    throw new AppError("invalid_parameter", "An organisation name must not contain control characters.");
+  if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
+    throw new AppError("invalid_parameter", "An organisation name must not contain control characters other than tabs and line breaks.");
   }
   return withTx(ctx, async (tx) => {
     const [created] = await tx.db

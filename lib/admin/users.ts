@@ -7,7 +7,7 @@ import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
 import { requireAdmin } from "./authorize";
 import { requireOrganization } from "./organizations";
-import { EMAIL_PATTERN, MIN_PASSWORD_LENGTH, NO_CONTROL_CHARACTERS } from "./rules";
+import { EMAIL_PATTERN, FREE_TEXT, MIN_PASSWORD_LENGTH } from "./rules";
 
 export type CreateUserInput = { email: string; role: UserRole; organizationId?: string | null; password?: string; name?: string };
 
@@ -15,7 +15,9 @@ export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id
   requireAdmin(ctx);
   const email = input.email.trim().toLowerCase();
   if (!EMAIL_PATTERN.test(email)) throw new AppError("invalid_parameter", `${JSON.stringify(input.email)} is not an email address.`);
-  if (input.name !== undefined && !NO_CONTROL_CHARACTERS.test(input.name)) throw new AppError("invalid_parameter", "A name must not contain control characters.");
+  if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
+    throw new AppError("invalid_parameter", "A name must not contain control characters other than tabs and line breaks.");
+  }
   if (!USER_ROLES.includes(input.role)) throw new AppError("invalid_parameter", `Role must be one of ${USER_ROLES.join(", ")}.`);
   if (input.role === "licensee" && !input.organizationId) {
     throw new AppError("invalid_parameter", "A licensee belongs to an organisation: give one.");
