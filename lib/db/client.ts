@@ -17,7 +17,8 @@ export function createDb(url: string, options: { max?: number } = {}): RootDb {
     // A lost server must cost a request seconds, not the driver's default 30 s per connection attempt.
     connect_timeout: e.DB_CONNECT_TIMEOUT_S,
     idle_timeout: e.DB_IDLE_TIMEOUT_S,
-    // Spread, as the driver's own default is, so connections opened together are not all replaced together.
+    // Spread, so connections opened together are not all replaced together: the driver takes a
+    // function here (its own default is one) although its type definitions say number.
     max_lifetime: (() => e.DB_MAX_LIFETIME_S * (1 + Math.random())) as unknown as number,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
