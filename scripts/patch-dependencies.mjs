@@ -9,12 +9,19 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
- * postgres.js 3.4.9 (upstream issues #1154, #1208): a transaction's ROLLBACK after its connection
- * died is written to a connection whose socket is already gone. The deferred write then throws an
- * uncaught TypeError, and the write timer is left set, so the connection's next StartupMessage is
- * never flushed: each reconnect hangs until connect_timeout. Under repeated connection loss that
- * kept requests waiting 30 s and the pool sick for minutes. The fix: a query on a connection
- * without a socket fails at once with CONNECTION_CLOSED, and closing drops buffered bytes.
+ * postgres.js 3.4.9 under lost connections (pg_terminate_backend, failovers), each seen in this
+ * project's fault test (lib/db/connection-faults.test.ts) and reported upstream (#1154, #1208):
+ * - A transaction's ROLLBACK after its connection died was written to a connection without a
+ *   socket: an uncaught TypeError, and a write timer left set, so the connection's next startup
+ *   message was never flushed and every reconnect hung until connect_timeout (30 s stalls, a pool
+ *   sick for minutes). Now a query on a dead connection fails at once with CONNECTION_CLOSED, and
+ *   closing forgets buffered bytes.
+ * - What was in flight when a socket closed was not failed if an 'error' event came first, and the
+ *   failed query and its error stayed set: the connection's next socket then handed a stale error
+ *   to the next query, or a later query's result to a stale one (a request hung). Now closing fails
+ *   everything in flight and keeps nothing of it.
+ * - The array-type query run on each new connection rejected with no handler when the connection
+ *   died under it (an unhandled rejection); the query waiting for the connection learns of it anyway.
  */
 const postgresConnection = [
   {
@@ -51,6 +58,36 @@ const postgresConnection = [
     after: `    clearImmediate(nextWriteTimer), nextWriteTimer = chunk = null // das: forget the cleared write
 `,
     count: 2,
+  },
+  {
+    before: `    socket.removeAllListeners()
+    socket = null
+
+    if (initial)
+      return reconnect()
+`,
+    after: `    socket.removeAllListeners()
+    socket = null
+
+    // das: fail what was in flight on the lost socket however it closed, and keep none of it
+    const lost = errorResponse || Errors.connection('CONNECTION_CLOSED', options, socket)
+    stream && (stream.destroy(lost), stream = null)
+    query && queryError(query, lost)
+    while (sent.length)
+      queryError(sent.shift(), lost)
+    query = results = errorResponse = null
+    result = new Result()
+    rows = 0
+
+    if (initial)
+      return reconnect()
+`,
+  },
+  {
+    before: `        return fetchArrayTypes()
+`,
+    after: `        return fetchArrayTypes().catch(noop) // das: the query waiting for this connection learns of a failure
+`,
   },
 ];
 

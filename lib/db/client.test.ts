@@ -1,8 +1,9 @@
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { env } from "@/lib/env";
 import { toAppError } from "@/lib/http/respond";
-import { createDb } from "./client";
+import { createDb, getDb, sqlOf } from "./client";
 
 // A server that accepts the TCP connection and then never answers: what a half-failed database
 // host, or a network path that black-holes packets after the handshake, looks like to a client.
@@ -40,5 +41,35 @@ describe("the database client", () => {
     expect(answer.code).toBe("unavailable");
     expect(answer.status).toBe(503);
     expect(answer.headers["Retry-After"]).toMatch(/^\d+$/);
+  });
+
+  it("recovers at once from a transaction whose backend is terminated under it (the driver's rollback on a dead connection)", async () => {
+    const url = new URL(inject("databaseUrl"));
+    const name = `das-client-test-${randomBytes(4).toString("hex")}`;
+    url.searchParams.set("application_name", name);
+    // One connection: if the dead one is left unusable, nothing else can hide it.
+    const db = createDb(url.toString(), { max: 1 });
+    try {
+      const error = await db
+        .transaction(async (tx) => {
+          // Terminated while a statement runs: the driver then rolls the transaction back.
+          setTimeout(() => void getDb().$client`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`.then(), 300);
+          await sqlOf(tx)`select pg_sleep(3)`;
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(toAppError(error, "req_test").code).toBe("unavailable");
+      // Before the driver was patched the ROLLBACK then threw where nothing could catch it, and
+      // the connection's next startup message was never sent: this waited for the connect timeout.
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        expect(await db.$client`select ${i}::int as n`).toEqual([{ n: i }]);
+        expect(Date.now() - started).toBeLessThan(2_000);
+      }
+    } finally {
+      await db.$client.end({ timeout: 1 });
+    }
   });
 });

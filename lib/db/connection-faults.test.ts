@@ -141,10 +141,17 @@ describe("lost database connections", () => {
     expect((await load(CONCURRENCY)).every((o) => o.status === 201)).toBe(true);
     await sleep(200); // the pool's connections are now idle
     expect(await killConnections()).toBeGreaterThan(0);
+    const killedAt = Date.now();
+    // A terminated backend takes a moment to go: requests meeting it get 503, never a wait.
     const outcomes = await load(CONCURRENCY);
-    expectBounded(outcomes);
-    const later = await load(CONCURRENCY);
-    expect(later.map((o) => o.status)).toEqual(later.map(() => 201));
-    await expectRecorded([...outcomes, ...later]);
+    let batch = await load(CONCURRENCY);
+    while (batch.some((o) => o.status !== 201) && Date.now() < killedAt + RECOVERY_BOUND_MS) {
+      outcomes.push(...batch);
+      batch = await load(CONCURRENCY);
+    }
+    expectBounded([...outcomes, ...batch]);
+    expect(batch.map((o) => o.status), "a full batch succeeds within the recovery bound").toEqual(batch.map(() => 201));
+    await expectRecorded([...outcomes, ...batch]);
+    expect(server.output()).not.toMatch(/uncaughtException|unhandledRejection/);
   }, 180_000);
 });
