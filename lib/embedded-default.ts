@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedPostgres } from "./db/embedded";
 import { migrateDatabase } from "./db/migrate";
-import { startLocalStore } from "./storage/local-store";
+import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./storage/local-store";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -20,14 +20,36 @@ export function dataDirectory(): string {
   return path.resolve(PROJECT_ROOT, process.env.DAS_DATA_DIR ?? ".data");
 }
 
-/** The installation's secret for cursors and sessions, created once under the data directory. */
-export function installationSecret(dataDir: string): string {
-  const file = path.join(dataDir, "app-secret");
+/** A secret of this installation: made on first use, then read from `<dataDir>/<name>` (mode 0600). */
+function installationFile(dataDir: string, name: string, make: () => string): string {
+  const file = path.join(dataDir, name);
   if (!existsSync(file)) {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+    try {
+      writeFileSync(file, make(), { mode: 0o600, flag: "wx" });
+    } catch (error) {
+      // Another process (das-admin beside npm run dev) made it first: read theirs.
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
+    }
   }
   return readFileSync(file, "utf8").trim();
+}
+
+/** The installation's secret for cursors and sessions, created once under the data directory. */
+export function installationSecret(dataDir: string): string {
+  return installationFile(dataDir, "app-secret", () => randomBytes(32).toString("hex"));
+}
+
+/**
+ * The local store's key pair, created once under the data directory: the store accepts only
+ * these, the app signs with them, and das-admin (on the same data directory) uses the same.
+ */
+export function localStoreCredentials(dataDir: string): StoreCredentials {
+  const parsed = JSON.parse(installationFile(dataDir, "s3-credentials", () => JSON.stringify(randomStoreCredentials()))) as Partial<StoreCredentials>;
+  if (typeof parsed.accessKeyId !== "string" || typeof parsed.secretAccessKey !== "string") {
+    throw new Error(`${path.join(dataDir, "s3-credentials")} is not a local store key pair: delete it to make a new one.`);
+  }
+  return { accessKeyId: parsed.accessKeyId, secretAccessKey: parsed.secretAccessKey };
 }
 
 /**
@@ -53,7 +75,7 @@ export async function startEmbeddedDefault(options: { log?: (line: string) => vo
   }
   let embeddedStore = false;
   if (!process.env.S3_BUCKET) {
-    const store = await startLocalStore(path.join(dataDir, "s3"));
+    const store = await startLocalStore(path.join(dataDir, "s3"), localStoreCredentials(dataDir));
     stops.push(store.stop);
     Object.assign(env, store.env);
     embeddedStore = true;

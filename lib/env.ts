@@ -15,6 +15,12 @@ const EnvSchema = z.object({
   SIGNIN_FAILURES_PER_MINUTE: positiveInt(5),
   DAS_DATA_DIR: z.string().default(".data"),
   DB_POOL_MAX: positiveInt(10),
+  /** Seconds a new database connection may take to be ready; past it the request answers 503 instead of waiting. */
+  DB_CONNECT_TIMEOUT_S: positiveInt(5),
+  /** Seconds an unused pooled connection is kept: one a firewall or failover dropped silently is never reused. */
+  DB_IDLE_TIMEOUT_S: positiveInt(30),
+  /** Seconds (up to twice as many, spread) before a connection is replaced, so none lives on a stale server for ever. */
+  DB_MAX_LIFETIME_S: positiveInt(1800),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default("us-east-1"),
   S3_BUCKET: optionalString,

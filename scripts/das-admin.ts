@@ -4,6 +4,9 @@ import { startEmbeddedDefault, type Runtime } from "@/lib/embedded-default";
 import { createDb, sqlOf, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
+import { AppError } from "@/lib/errors";
+import { errorFields } from "@/lib/log";
+import { ImportError } from "@/lib/catalog/import/problems";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence, revokeLicence } from "@/lib/admin/licences";
@@ -232,13 +235,13 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
 }
 
 /**
- * What went wrong: an AppError's or ImportError's message, or the database's own message rather
- * than drizzle's wrapper, which would echo the query's parameters.
+ * What went wrong: an AppError's or ImportError's message is written for operators; anything else
+ * is described as the log would describe it (errorFields), since a database error's message,
+ * detail and parameters may hold secrets.
  */
 function describe(error: unknown): string {
-  const cause = (error as { cause?: unknown })?.cause;
-  if ((error as Error)?.name === "DrizzleQueryError" && cause instanceof Error) return cause.message;
-  return (error as Error)?.message ?? String(error);
+  if (error instanceof AppError || error instanceof ImportError) return error.message;
+  return String(errorFields(error).error);
 }
 
 // Exit as soon as the command is done, with its code, rather than when the last socket closes.

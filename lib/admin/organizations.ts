@@ -6,8 +6,7 @@ import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
 import { requireAdmin } from "./authorize";
-import { SLUG_PATTERN } from "./rules";
-
+import { FREE_TEXT, SLUG_PATTERN } from "./rules";
 
 export type Organization = typeof organizations.$inferSelect;
 
@@ -15,6 +14,9 @@ export async function createOrganization(ctx: Ctx, input: { slug: string; name?:
   requireAdmin(ctx);
   if (!SLUG_PATTERN.test(input.slug)) {
     throw new AppError("invalid_parameter", "An organisation slug is lower-case letters, digits and inner '-', at most 63 characters.");
+  }
+  if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
+    throw new AppError("invalid_parameter", "An organisation name must not contain control characters other than tabs and line breaks.");
   }
   return withTx(ctx, async (tx) => {
     const [created] = await tx.db

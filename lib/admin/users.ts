@@ -9,14 +9,17 @@ import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
 import { requireAdmin, type AdminPrincipal } from "./authorize";
 import { requireOrganization } from "./organizations";
-import { EMAIL_PATTERN, MIN_PASSWORD_LENGTH } from "./rules";
+import { EMAIL_PATTERN, FREE_TEXT, MIN_PASSWORD_LENGTH } from "./rules";
 
 export type CreateUserInput = { email: string; role: UserRole; organizationId?: string | null; password?: string; name?: string };
 
 export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; email: string; role: UserRole }> {
   requireAdmin(ctx);
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL_PATTERN.test(email)) throw new AppError("invalid_parameter", `'${input.email}' is not an email address.`);
+  if (!EMAIL_PATTERN.test(email)) throw new AppError("invalid_parameter", `${JSON.stringify(input.email)} is not an email address.`);
+  if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
+    throw new AppError("invalid_parameter", "A name must not contain control characters other than tabs and line breaks.");
+  }
   if (!USER_ROLES.includes(input.role)) throw new AppError("invalid_parameter", `Role must be one of ${USER_ROLES.join(", ")}.`);
   if (input.role === "licensee" && !input.organizationId) {
     throw new AppError("invalid_parameter", "A licensee belongs to an organisation: give one.");

@@ -8,7 +8,7 @@ import { rateLimiters } from "../http/rate-limit";
 import { sameOriginPath } from "../http/redirect-target";
 import { verifyPassword } from "./passwords";
 import { endSessionsOf } from "./sessions";
-import { log } from "../log";
+import { errorFields, log } from "../log";
 
 declare module "next-auth" {
   /** What authorize() hands to the jwt callback at sign-in. */
@@ -69,8 +69,9 @@ function config(): NextAuthConfig {
     // A wrong password is an expected outcome, not an error with a stack trace; nothing secret is logged.
     logger: {
       error(error) {
-        if (error.name === "CredentialsSignin") log.warn("portal sign-in refused");
-        else log.error("auth error", { error: `${error.name}: ${error.message}` });
+        // By `type`: the build minifies class names, so `name` is not "CredentialsSignin" there.
+        if ((error as { type?: string }).type === "CredentialsSignin") log.warn("portal sign-in refused");
+        else log.error("auth error", errorFields(error));
       },
       warn: () => {},
     },

@@ -8,6 +8,7 @@ import { disclosureRows, expectSignedUrls, postDownload } from "../testing/downl
 import { GET as manifestGET } from "../../app/api/v1/datasets/[id]/versions/[version]/manifest/route";
 import { putObject, s3Client } from "./client";
 import { objectKey, presigner, storeLocation, URL_TTL_SECONDS } from "./config";
+import { BatchPresigner } from "./presigner";
 
 // End to end against this run's local S3-compatible store (@20minutes/s3rver), which checks
 // SigV4 signatures and expiry as S3 does: real bytes in, a download, the bytes out.
@@ -123,5 +124,30 @@ describe("a download from the local store", () => {
     const unsigned = await fetch(url);
     expect(unsigned.status).toBe(400);
     expect(await unsigned.text()).toContain("<Error>");
+  });
+});
+
+describe("the local store's key pair", () => {
+  // s3rver's built-in pair, printed in its documentation: any local process could sign with it.
+  const WELL_KNOWN = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+
+  it("refuses a URL or an upload signed with s3rver's well-known pair, and serves the app's URL", async () => {
+    const location = storeLocation();
+    expect(location.accessKeyId).not.toBe(WELL_KNOWN.accessKeyId);
+    expect(location.secretAccessKey).not.toBe(WELL_KNOWN.secretAccessKey);
+    const file = download.files.find((f) => f.path === "README.md")!;
+    const [forged] = await new BatchPresigner({ ...location, ...WELL_KNOWN }).presignKeys([objectKey(datasetId, "1.0.0", file.path)], {
+      signingDate: new Date(),
+      expiresIn: URL_TTL_SECONDS,
+    });
+    const refused = await fetch(forged!);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("<Code>InvalidAccessKeyId</Code>");
+    await expect(putObject(s3Client({ ...location, ...WELL_KNOWN }), location.bucket, objectKey(datasetId, "1.0.0", "README.md"), Buffer.from("overwritten"))).rejects.toMatchObject({
+      $metadata: { httpStatusCode: 403 },
+    });
+    const served = await fetch(file.url);
+    expect(served.status).toBe(200);
+    expect((await bytesOf(served)).equals(CONTENT["README.md"]!)).toBe(true);
   });
 });

@@ -1,22 +1,35 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import net from "node:net";
 import type { StoreLocation } from "./presigner";
 
 export const LOCAL_BUCKET = "das";
-// s3rver's built-in account: it verifies SigV4 signatures made with these.
-const LOCAL_CREDENTIAL = "S3RVER";
+/** s3rver's built-in key pair, known to anyone who has read its documentation: never accepted here. */
+const WELL_KNOWN_ACCESS_KEY_ID = "S3RVER";
 const PREFERRED_PORT = 54330;
 
 export type LocalStore = { location: StoreLocation; env: Record<string, string>; stop(): Promise<void> };
+export type StoreCredentials = { accessKeyId: string; secretAccessKey: string };
+
+/** A fresh key pair for a local store (an installation keeps its own in its data directory). */
+export function randomStoreCredentials(): StoreCredentials {
+  return { accessKeyId: `DAS${randomBytes(10).toString("hex").toUpperCase()}`, secretAccessKey: randomBytes(30).toString("base64url") };
+}
 
 /**
  * The embedded default's object store: an S3-compatible server (@20minutes/s3rver, which checks
- * SigV4 signatures and expiry) in this process, with its files under `dir`.
+ * SigV4 signatures and expiry) in this process, with its files under `dir`. It accepts only
+ * signatures made with `credentials`: with s3rver's well-known pair, any process on the machine
+ * could read (and write) the files without a download being disclosed.
  */
-export async function startLocalStore(dir: string): Promise<LocalStore> {
+export async function startLocalStore(dir: string, credentials: StoreCredentials): Promise<LocalStore> {
   mkdirSync(dir, { recursive: true });
   // CommonJS, loaded on demand: only the embedded default needs it.
   const { default: S3rver } = await import("@20minutes/s3rver");
+  // s3rver keeps its accounts in one registry per process, seeded with the well-known pair.
+  const { default: AWSAccount } = await import("@20minutes/s3rver/lib/models/account.js");
+  AWSAccount.DUMMY_ACCOUNT.revokeAccessKey(WELL_KNOWN_ACCESS_KEY_ID);
+  AWSAccount.DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
   const port = (await portIsFree(PREFERRED_PORT)) ? PREFERRED_PORT : 0;
   const server = new S3rver({
     address: "127.0.0.1",
@@ -36,8 +49,8 @@ export async function startLocalStore(dir: string): Promise<LocalStore> {
     region: "us-east-1",
     bucket: LOCAL_BUCKET,
     forcePathStyle: true,
-    accessKeyId: LOCAL_CREDENTIAL,
-    secretAccessKey: LOCAL_CREDENTIAL,
+    accessKeyId: credentials.accessKeyId,
+    secretAccessKey: credentials.secretAccessKey,
   };
   return {
     location,

@@ -17,3 +17,12 @@ declare module "@20minutes/s3rver" {
     close(): Promise<void>;
   }
 }
+
+// Its account registry: the key pairs whose signatures it accepts.
+declare module "@20minutes/s3rver/lib/models/account.js" {
+  export default class AWSAccount {
+    static DUMMY_ACCOUNT: AWSAccount;
+    createKeyPair(accessKeyId: string, secretAccessKey: string): void;
+    revokeAccessKey(accessKeyId: string): void;
+  }
+}

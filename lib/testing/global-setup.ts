@@ -7,7 +7,7 @@ import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../db/embedded";
 import { migrateDatabase } from "../db/migrate";
 import { PROJECT_ROOT } from "../embedded-default";
-import { startLocalStore } from "../storage/local-store";
+import { randomStoreCredentials, startLocalStore } from "../storage/local-store";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -46,9 +46,9 @@ export default async function setup(project: TestProject) {
   await migrateDatabase(url.toString());
   project.provide("databaseUrl", url.toString());
   project.provide("appSecret", randomBytes(32).toString("hex"));
-  // A local S3-compatible store of the run's own, which verifies signatures and expiry.
+  // A local S3-compatible store of the run's own, which verifies signatures and expiry, with a key pair of the run's own.
   const storeDir = mkdtempSync(path.join(os.tmpdir(), "das-test-store-"));
-  const store = await startLocalStore(storeDir);
+  const store = await startLocalStore(storeDir, randomStoreCredentials());
   project.provide("storeEnv", store.env);
   return async () => {
     await store.stop();
