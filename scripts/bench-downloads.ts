@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startEmbeddedDefault } from "@/lib/embedded-default";
+import { startEmbeddedDefault } from "@/lib/dev/embedded-default";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "40" }, seconds: { type: "string", default: "10" } } });
 const requests = Number(values.requests);

@@ -1,6 +1,6 @@
 // das-admin – the operator's command line: migrations, imports, organisations, licences, keys, users, demo data.
 import { userInfo } from "node:os";
-import { startEmbeddedDefault, type Runtime } from "@/lib/embedded-default";
+import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
 import { createDb, sqlOf, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
@@ -10,7 +10,7 @@ import { grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { createUser } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
-import { seedDemo } from "@/lib/demo/seed";
+import { seedDemo } from "@/lib/dev/demo/seed";
 import { storeLocation } from "@/lib/storage/config";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";

@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../embedded-default";
+import { PROJECT_ROOT } from "../dev/embedded-default";
 import { ERROR_STATUS } from "../errors";
 import { env } from "../env";
 import { createDb, type RootDb } from "../db/client";

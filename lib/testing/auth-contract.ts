@@ -8,7 +8,7 @@ import { mintKey } from "../auth/api-keys";
 import { revokeKey } from "../admin/keys";
 import type { Organization } from "../admin/organizations";
 import type { RouteHandler } from "../http/route";
-import { PROJECT_ROOT } from "../embedded-default";
+import { PROJECT_ROOT } from "../dev/embedded-default";
 import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "./fixtures";
 import { call, type CallResult } from "./http";
 import { expectError, expectIndistinguishable, expectOk } from "./expect-api";

@@ -9,7 +9,7 @@ import { grantLicence } from "../admin/licences";
 import { issueKey, type IssueKeyInput, type IssuedKey } from "../admin/keys";
 import { importVersion } from "../catalog/import/import-version";
 import type { AnnotationLine, EpisodeLine, FileLine, VersionFile } from "../catalog/import/records";
-import { prng } from "../demo/generate";
+import { prng } from "../dev/demo/generate";
 
 /** Tests build everything they use; nothing depends on seeded ids. */
 export function operatorCtx(): Ctx {

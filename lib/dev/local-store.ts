@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import net from "node:net";
-import type { StoreLocation } from "./presigner";
+import type { StoreLocation } from "../storage/presigner";
 
 export const LOCAL_BUCKET = "das";
 // s3rver's built-in account: it verifies SigV4 signatures made with these.
