@@ -15,7 +15,7 @@ import { writeBulkVersion } from "@/lib/dev/demo/generate";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import { issueKey } from "@/lib/admin/keys";
-import { encodeCursor, queryBinding } from "@/lib/http/cursor";
+import { encodeCursor, queryBinding } from "@/lib/cursor";
 import { httpGet, measure, progress, startProductionServer, table, type Measurement } from "./bench/common";
 
 const { values } = parseArgs({ options: { episodes: { type: "string", default: "1000000" }, seconds: { type: "string", default: "5" } } });

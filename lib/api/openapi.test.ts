@@ -6,7 +6,7 @@ import { PROJECT_ROOT } from "../dev/embedded-default";
 import { ERROR_STATUS } from "../errors";
 import { env } from "../env";
 import { createDb, type RootDb } from "../db/client";
-import { createRateLimiters, type RateLimiters } from "../http/rate-limit";
+import { createRateLimiters, type RateLimiters } from "../limits/rate-limit";
 import type { RouteHandler } from "../http/route";
 import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes } from "../testing/fixtures";
 import { call, observeCalls, type CallOptions, type CallResult } from "../testing/http";

@@ -3,6 +3,12 @@ export const DATASET_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 // Episode ids appear as a path segment of /v1/episodes/{episode_id}/annotations: no slashes or spaces.
 export const EPISODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:~-]{0,199}$/;
 
+const CONTROL_RANGE = "\\u0000-\\u001f\\u007f";
+/** No identifier, filter or search value of this service contains one; PostgreSQL cannot even store NUL. */
+export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
+/** A whole value free of control characters (a pattern, so that the OpenAPI document states the rule too). */
+export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
+
 /**
  * Characters no identifier, file path or filter value may hold: C0 and C1 control characters
  * (U+0000-U+001F, U+007F-U+009F), the Unicode line and paragraph separators (U+2028, U+2029) and

@@ -2,7 +2,7 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { requireRole } from "../admin/authorize";
 import { AppError } from "../errors";
-import { CONTROL_CHARACTERS } from "../http/query";
+import { CONTROL_CHARACTERS } from "../catalog/identifiers";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
 export type ContributorRecipient = Recipient & {

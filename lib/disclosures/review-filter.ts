@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
-import { CONTROL_CHARACTERS } from "../http/query";
+import { CONTROL_CHARACTERS } from "../catalog/identifiers";
 import type { DisclosureFilter } from "./export";
 
 const freeText = z.string().optional();

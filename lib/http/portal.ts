@@ -8,7 +8,7 @@ import type { UserRole } from "../db/schema";
 import { AppError, type ErrorCode } from "../errors";
 import { mayEnter, type Area } from "../portal/access";
 import { parseSearchParams, type SearchParams } from "./query";
-import { signInPath } from "./redirect-target";
+import { signInPath } from "../redirect-target";
 import { newRequestId } from "./request-id";
 import { toAppError } from "./respond";
 
