@@ -124,7 +124,7 @@ await Promise.all(
 );
 const disclosuresPerSecond = appended / (Number(process.hrtime.bigint() - started) / 1e9);
 const { verifyChain } = await import("@/lib/disclosures/verify");
-const report = await verifyChain(db.$client);
+const report = await verifyChain({ db, requestId: "bench", principal: { kind: "operator", name: "bench", organizationId: null } });
 
 console.log(
   table([

@@ -57,8 +57,9 @@ describe("das-admin disclosures export", () => {
       [["--org", w.org2.slug], (o) => o.organization === w.org2.slug],
       [["--dataset", w.dsB], (o) => o.dataset_id === w.dsB],
       [["--from", groups[1]!.toISOString()], (o) => time(o) >= groups[1]!.getTime()],
-      [["--to", groups[1]!.toISOString()], (o) => time(o) < groups[1]!.getTime()],
-      [["--from", groups[1]!.toISOString(), "--to", groups[2]!.toISOString()], (o) => time(o) >= groups[1]!.getTime() && time(o) < groups[2]!.getTime()],
+      // --to includes its instant (a closed range, as on the portal).
+      [["--to", groups[1]!.toISOString()], (o) => time(o) <= groups[1]!.getTime()],
+      [["--from", groups[1]!.toISOString(), "--to", groups[2]!.toISOString()], (o) => time(o) >= groups[1]!.getTime() && time(o) <= groups[2]!.getTime()],
       [
         ["--org", w.org1.slug, "--dataset", w.dsA, "--from", groups[1]!.toISOString()],
         (o) => o.organization === w.org1.slug && o.dataset_id === w.dsA && time(o) >= groups[1]!.getTime(),

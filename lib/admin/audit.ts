@@ -1,6 +1,6 @@
 import { adminAudit } from "../db/schema";
 import type { Ctx } from "../context";
-import type { AdminPrincipal } from "./authorize";
+import type { AdminPrincipal } from "../auth/authorize";
 
 export async function recordAdminAction(
   ctx: Ctx<AdminPrincipal>,

@@ -6,7 +6,7 @@ import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { KEY_PATTERN, keyFromSecret, mintKey } from "../auth/api-keys";
 import { recordAdminAction } from "./audit";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 import { versionId } from "./licences";
 import { requireOrganization } from "./organizations";
 

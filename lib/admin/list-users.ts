@@ -2,7 +2,7 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { USER_ROLES, type UserRole } from "../db/schema";
 import { AppError } from "../errors";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 
 export type UserRecord = {
   id: string;

@@ -7,7 +7,7 @@ import { AppError } from "../errors";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
-import { requireAdmin, type AdminPrincipal } from "./authorize";
+import { requireAdmin, type AdminPrincipal } from "../auth/authorize";
 import { requireOrganization } from "./organizations";
 import { EMAIL_PATTERN, MIN_PASSWORD_LENGTH } from "./rules";
 

@@ -10,9 +10,10 @@ import { grantLicence } from "@/lib/admin/licences";
 import { canonicalEntry, entryHash, episodesDigest, GENESIS_HASH, type ChainedEntry } from "@/lib/disclosures/chain";
 import { appendDisclosure } from "@/lib/disclosures/append";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
-import { exportDisclosures, type DisclosureFilter } from "@/lib/disclosures/export";
+import { exportDisclosures } from "@/lib/disclosures/export";
+import type { DisclosureFilter } from "@/lib/disclosures/filter";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
-import { createTestOrg, grant, operatorCtx, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
+import { createTestOrg, grant, operatorCtx, operatorOn, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import {
   at,
@@ -41,7 +42,7 @@ const refusal = (op: "UPDATE" | "DELETE" | "TRUNCATE", table: string) => `the di
 /** Every line of an export, joined. */
 async function exportText(sql: Sql, filter: DisclosureFilter, format: "csv" | "jsonl"): Promise<string> {
   let text = "";
-  for await (const line of exportDisclosures(sql, filter, format)) text += line;
+  for await (const line of exportDisclosures(operatorOn(sql), filter, format)) text += line;
   return text;
 }
 
@@ -336,7 +337,7 @@ describe("the hash chain (database of its own)", () => {
   });
 
   it("reports an intact chain with its count and head hash", async () => {
-    expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: 6, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(operatorOn(w.iso.sql))).toEqual({ intact: true, count: 6, headHash: rows.at(-1)!.hash });
   });
 
   it("appendDisclosure returns what it stored, with expires_at = occurred_at + the given ttl", async () => {
@@ -350,7 +351,7 @@ describe("the hash chain (database of its own)", () => {
         60,
       );
       const [stored] = await tx<DisclosureRow[]>`select * from disclosures where id = ${chained.id}`;
-      return { chained, stored: stored!, report: await verifyChain(tx) };
+      return { chained, stored: stored!, report: await verifyChain(operatorOn(tx)) };
     });
     expect(appended.chained.seq).toBe(7);
     expect(appended.chained.prevHash).toBe(rows.at(-1)!.hash);
@@ -369,7 +370,7 @@ describe("the hash chain (database of its own)", () => {
     async function verifyAfter(tamper: (tx: Sql, k: number) => Promise<unknown>, k: number): Promise<ChainReport> {
       return withTriggersDisabled(w.iso.sql, async (tx) => {
         await tamper(tx, k);
-        return verifyChain(tx);
+        return verifyChain(operatorOn(tx));
       });
     }
 
@@ -536,7 +537,7 @@ describe("the hash chain (database of its own)", () => {
     });
 
     it("leaves the chain intact afterwards (every tamper was rolled back)", async () => {
-      expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: N, headHash: rows.at(-1)!.hash });
+      expect(await verifyChain(operatorOn(w.iso.sql))).toEqual({ intact: true, count: N, headHash: rows.at(-1)!.hash });
     });
   });
 });
@@ -610,7 +611,7 @@ describe("concurrent appends (database of its own)", () => {
     const rows = await seqsAndLinks();
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(made.map((m) => m.download.download_id)));
-    expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: 50, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(operatorOn(w.iso.sql))).toEqual({ intact: true, count: 50, headHash: rows.at(-1)!.hash });
     // Each entry still hashes to what its own request asked for.
     const byId = new Map(made.map((m) => [m.download.download_id, m]));
     const ordered = rows.map((r) => byId.get(r.id)!);
@@ -627,7 +628,7 @@ describe("concurrent appends (database of its own)", () => {
     const rows = await seqsAndLinks();
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: before + 60 }, (_, i) => i + 1));
     expect(new Set(rows.slice(before).map((r) => r.id))).toEqual(new Set(made.map((m) => m.download.download_id)));
-    expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: before + 60, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(operatorOn(w.iso.sql))).toEqual({ intact: true, count: before + 60, headHash: rows.at(-1)!.hash });
     // Both pools really held connections to the database while appending.
     const [{ n }] = (await w.iso.sql`select count(*)::int as n from pg_stat_activity where datname = ${w.iso.name}`) as unknown as [{ n: number }];
     expect(n).toBeGreaterThan(10);
@@ -816,11 +817,11 @@ describe("exportDisclosures (database of its own)", () => {
   const cases = (): [string, DisclosureFilter, (o: Record<string, unknown>, m: Made) => boolean][] => [
     ["no filter", {}, () => true],
     ["from", { from: groups[1] }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime()],
-    ["to (exclusive)", { to: groups[1] }, (o) => Date.parse(o.occurred_at as string) < groups[1]!.getTime()],
-    ["from and to", { from: groups[1], to: groups[2] }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime() && Date.parse(o.occurred_at as string) < groups[2]!.getTime()],
+    ["to (inclusive)", { to: { through: groups[1]! } }, (o) => Date.parse(o.occurred_at as string) <= groups[1]!.getTime()],
+    ["from and to", { from: groups[1], to: { through: groups[2]! } }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime() && Date.parse(o.occurred_at as string) <= groups[2]!.getTime()],
     ["from, a millisecond early", { from: new Date(groups[1]!.getTime() - 1) }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime()],
-    ["organisation 1", { organizationId: w.org1.id }, (o) => o.organization === w.org1.slug],
-    ["organisation 2", { organizationId: w.org2.id }, (o) => o.organization === w.org2.slug],
+    ["organisation 1", { organization: w.org1.slug }, (o) => o.organization === w.org1.slug],
+    ["organisation 2", { organization: w.org2.slug }, (o) => o.organization === w.org2.slug],
     ["dataset A", { datasetId: w.dsA }, (o) => o.dataset_id === w.dsA],
     ["dataset B", { datasetId: w.dsB }, (o) => o.dataset_id === w.dsB],
     ["version 1.1.0", { version: "1.1.0" }, (o) => o.version === "1.1.0"],
@@ -836,7 +837,7 @@ describe("exportDisclosures (database of its own)", () => {
     ]),
     [
       "organisation 1, dataset A, contributor y, from group 2",
-      { organizationId: w.org1.id, datasetId: w.dsA, contributor: w.contributors.y, from: groups[1] },
+      { organization: w.org1.slug, datasetId: w.dsA, contributor: w.contributors.y, from: groups[1] },
       (o, m) =>
         o.organization === w.org1.slug &&
         o.dataset_id === w.dsA &&
@@ -871,14 +872,14 @@ describe("exportDisclosures: a CSV that is safe to open in a spreadsheet", () =>
     await grant(org.id, datasetId, "1.0.0");
     await makeDownload(getDb(), await keyPrincipal(op, org.id), { dataset_id: datasetId, version: "1.0.0" });
 
-    const text = await exportText(getDb().$client, { organizationId: org.id }, "csv");
+    const text = await exportText(getDb().$client, { organization: org.slug }, "csv");
     // The cell is text behind a single quote, in a quoted field (OWASP's rule).
     expect(text).toContain(`,"'=HYPERLINK(""http://evil"",""x"")",`);
     const [header, row, ...rest] = parseCsv(text);
     expect(rest).toEqual([]);
     expect(row![header!.indexOf("organization_name")]).toBe(`'${formula}`);
     // JSON Lines is for programs, not spreadsheets: the name stays as it is there.
-    expect(JSON.parse(await exportText(getDb().$client, { organizationId: org.id }, "jsonl")).organization_name).toBe(formula);
+    expect(JSON.parse(await exportText(getDb().$client, { organization: org.slug }, "jsonl")).organization_name).toBe(formula);
   });
 });
 
@@ -967,7 +968,7 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
     expect(byDataset).toHaveLength(1000);
     expect(new Set(byDataset.map((r) => r.id))).toEqual(new Set(ids.slice(0, 1000)));
     for (const [o, org] of orgs.entries()) {
-      const rows = (await exportText(iso.sql, { organizationId: org.id }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
+      const rows = (await exportText(iso.sql, { organization: org.slug }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
       expect(new Set(rows.map((r) => r.id))).toEqual(new Set(ids.filter((_, n) => n % 2 === o)));
       expect(rows.map((r) => r.seq)).toEqual([...rows.map((r) => r.seq)].sort((a, b) => a - b));
     }
@@ -975,10 +976,10 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
 
   it("verifies a chain longer than its read batch", async () => {
     const [head] = await iso.sql<{ hash: string }[]>`select hash from disclosures order by seq desc limit 1`;
-    expect(await verifyChain(iso.sql)).toEqual({ intact: true, count: TOTAL, headHash: head!.hash });
+    expect(await verifyChain(operatorOn(iso.sql))).toEqual({ intact: true, count: TOTAL, headHash: head!.hash });
     const broken = await withTriggersDisabled(iso.sql, async (tx) => {
       await tx`update disclosures set request_id = 'req_forged' where seq = 1100`;
-      return verifyChain(tx);
+      return verifyChain(operatorOn(tx));
     });
     expect(broken).toMatchObject({ intact: false, firstBadSeq: 1100, count: 1099 });
   });

@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { getDb } from "../db/client";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { getDb, type Db, type Sql } from "../db/client";
+import * as schema from "../db/schema";
 import type { Ctx } from "../context";
 import { createOrganization, type Organization } from "../admin/organizations";
 import { grantLicence } from "../admin/licences";
@@ -14,6 +16,11 @@ import { prng } from "../dev/demo/generate";
 /** Tests build everything they use; nothing depends on seeded ids. */
 export function operatorCtx(): Ctx {
   return { db: getDb(), requestId: "test", principal: { kind: "operator", name: "test-suite", organizationId: null } };
+}
+
+/** The operator on a database or transaction of a test's own (a raw client, as isolated databases hand out). */
+export function operatorOn(sql: Sql): Ctx {
+  return { ...operatorCtx(), db: drizzle(sql, { schema }) as unknown as Db };
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;

@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db/client";
 import type { RequestedScope } from "@/lib/db/schema";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import type { CallResult } from "@/lib/testing/http";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
@@ -443,7 +443,7 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
     expect(new Set(rows.map((r) => r.request_id))).toEqual(new Set(responses.map((r) => r.headers.get("x-request-id"))));
     // Entries made at once are still each the full record of their own request.
     for (const i of [0, 1, 2, 3, 49]) await expectDownload(responses[i]!, sent[i]!);
-    const report = await verifyChain(sql());
+    const report = await verifyChain(operatorCtx());
     expect(report).toMatchObject({ intact: true });
     expect(report.count).toBeGreaterThanOrEqual(Math.max(...rows.map((r) => Number(r.seq))));
   });
@@ -489,7 +489,7 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
     const res = await download({ dataset_id: doomed, version: "1.0.0" });
     expectOk(res, 201);
     expect(await disclosureRows({ datasetId: doomed })).toHaveLength(1);
-    expect(await verifyChain(sql())).toMatchObject({ intact: true });
+    expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
   });
 });
 
@@ -523,6 +523,6 @@ describe("POST /api/v1/downloads over HTTP, two app instances", () => {
     expect(rows).toHaveLength(20);
     expect(new Set(rows.map((r) => r.seq)).size).toBe(20);
     expect(new Set(rows.map((r) => r.request_id))).toEqual(new Set(responses.map((r) => r.requestId)));
-    expect(await verifyChain(sql())).toMatchObject({ intact: true });
+    expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
   });
 });
