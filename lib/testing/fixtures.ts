@@ -2,9 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { drizzle } from "drizzle-orm/postgres-js";
-import { getDb, type Db, type Sql } from "../db/client";
-import * as schema from "../db/schema";
+import { getDb, type Db } from "../db/client";
 import type { Ctx } from "../context";
 import { createOrganization, type Organization } from "../admin/organizations";
 import { grantLicence } from "../admin/licences";
@@ -18,9 +16,9 @@ export function operatorCtx(): Ctx {
   return { db: getDb(), requestId: "test", principal: { kind: "operator", name: "test-suite", organizationId: null } };
 }
 
-/** The operator on a database or transaction of a test's own (a raw client, as isolated databases hand out). */
-export function operatorOn(sql: Sql): Ctx {
-  return { ...operatorCtx(), db: drizzle(sql, { schema }) as unknown as Db };
+/** The operator on a database or transaction of a test's own. */
+export function operatorOn(db: Db): Ctx {
+  return { ...operatorCtx(), db };
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;
