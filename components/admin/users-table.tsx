@@ -3,7 +3,7 @@
 import type { ColumnDef } from "@tanstack/react-table";
 import { useState } from "react";
 import { changeUserRoleAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
-import type { UserRecord } from "@/lib/admin/list-users";
+import type { UserRecord } from "@/lib/admin/users";
 import type { UserRole } from "@/lib/db/schema";
 import { Alert } from "../ui/alert";
 import { Badge, type Tone } from "../ui/badge";

@@ -2,10 +2,11 @@ import { createHmac } from "node:crypto";
 import NextAuth, { CredentialsSignin, type NextAuthConfig } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
 import { env, requireEnv } from "../env";
-import { sqlOf, getDb } from "../db/client";
+import { getDb } from "../db/client";
 import { clientIp } from "../client-address";
 import { rateLimiters } from "../limits/rate-limit";
 import { sameOriginPath } from "../redirect-target";
+import { accountByEmail } from "./accounts";
 import { verifyPassword } from "./passwords";
 import { endSessionsOf } from "./sessions";
 import { log } from "../log";
@@ -26,14 +27,6 @@ class TooManyAttempts extends CredentialsSignin {
   override code = "rate_limited";
 }
 
-type AccountRow = { id: string; email: string; name: string | null; password_hash: string | null; disabled_at: Date | null; session_version: number };
-
-async function accountByEmail(email: string): Promise<AccountRow | undefined> {
-  const [row] = await sqlOf(getDb())<AccountRow[]>`
-    select id, email, name, password_hash, disabled_at, session_version from users where email = ${email.trim().toLowerCase()}`;
-  return row;
-}
-
 /**
  * Credentials against `users` (argon2id). Failed attempts spend two budgets, one per account and
  * one per client address; past either, sign-in is refused before any password is checked.
@@ -47,7 +40,7 @@ async function authorizeCredentials(credentials: Partial<Record<string, unknown>
   const [perAccount, perIp] = await Promise.all([limits.signInFailuresPerAccount.peek(email), limits.authFailuresPerIp.peek(ip)]);
   // Checked before the password: once the allowed failures are spent, even the right one waits.
   if (perAccount.remaining === 0 || perIp.remaining === 0) throw new TooManyAttempts();
-  const account = await accountByEmail(email);
+  const account = await accountByEmail(getDb(), email);
   const valid = (await verifyPassword(account?.password_hash ?? null, password)) && account && !account.disabled_at;
   if (!valid) {
     await Promise.all([limits.signInFailuresPerAccount.consume(email), limits.authFailuresPerIp.consume(ip)]);
@@ -89,13 +82,13 @@ function config(): NextAuthConfig {
       // OIDC signs in only people an admin has already created (matched by email), never new accounts.
       async signIn({ account, profile }) {
         if (account?.provider !== "oidc") return true;
-        const known = typeof profile?.email === "string" ? await accountByEmail(profile.email) : undefined;
+        const known = typeof profile?.email === "string" ? await accountByEmail(getDb(), profile.email) : undefined;
         return Boolean(known && !known.disabled_at);
       },
       // At sign-in the token takes the user's id and session version; later calls keep them as they are.
       async jwt({ token, user, account, profile }) {
         if (account?.provider === "oidc" && typeof profile?.email === "string") {
-          const known = await accountByEmail(profile.email);
+          const known = await accountByEmail(getDb(), profile.email);
           token.uid = known?.id;
           token.sv = known?.session_version;
         } else if (user?.id) {

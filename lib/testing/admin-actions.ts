@@ -1,5 +1,6 @@
 import type { ActionResult } from "@/lib/http/portal";
 import type { Area } from "@/lib/portal/access";
+import type { AuditAction } from "@/lib/admin/audit-actions";
 import { createOrganizationAction } from "@/app/(portal)/admin/organizations/actions";
 import { changeUserRoleAction, createUserAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
 import { grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
@@ -26,7 +27,7 @@ export type AdminActionEntry = {
   area: Area;
   action: (input: unknown) => Promise<ActionResult<unknown>>;
   /** The admin_audit `action` one successful call writes. */
-  audit: string;
+  audit: AuditAction;
   /** An input the action accepts for an allowed caller, so a refusal can only be the role's doing. */
   exampleInput: (world: AdminActionWorld) => unknown;
 };
