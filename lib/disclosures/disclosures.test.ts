@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { Ctx } from "@/lib/context";
@@ -271,9 +270,8 @@ describe("the hash chain (database of its own)", () => {
     const plan = downloadPlan(w);
     started = Date.now();
     made = await makeSequentially(w, plan.slice(0, 3));
-    // A second apart, so that occurred_at visibly moves on along the chain.
-    await sleep(1100);
-    made.push(...(await makeSequentially(w, plan.slice(3))));
+    // A second later on the log's clock, so that occurred_at visibly moves on along the chain.
+    made.push(...(await makeSequentially(w, plan.slice(3), { clockAhead: 1 })));
     finished = Date.now();
     rows = await chainRows(w.iso.sql);
   });
@@ -299,7 +297,7 @@ describe("the hash chain (database of its own)", () => {
       expect(r.occurred_at).toEqual(made[i]!.occurredAt);
       if (i > 0) expect(r.occurred_at.getTime()).toBeGreaterThanOrEqual(rows[i - 1]!.occurred_at.getTime());
     }
-    // Across the pause the time moved on.
+    // Across the clock's step the time moved on.
     expect(rows[3]!.occurred_at.getTime()).toBeGreaterThan(rows[2]!.occurred_at.getTime());
   });
 
@@ -770,10 +768,9 @@ describe("exportDisclosures (database of its own)", () => {
     const plan = downloadPlan(w);
     made = [];
     groups = [];
-    // Three groups of downloads, each in a later second than the one before.
+    // Three groups of downloads, each in a later second than the one before (the log's clock g seconds ahead).
     for (let g = 0; g < 3; g++) {
-      if (g) await sleep(1100);
-      const group = await makeSequentially(w, g === 1 ? plan.slice(2).concat(plan.slice(0, 2)) : plan);
+      const group = await makeSequentially(w, g === 1 ? plan.slice(2).concat(plan.slice(0, 2)) : plan, { clockAhead: g });
       groups.push(group[0]!.occurredAt);
       made.push(...group);
     }

@@ -14,6 +14,7 @@ import {
   expectedScope,
   expectSignedUrls,
   postDownload,
+  untilDatabaseClockPasses,
   versionIdOf,
   type DisclosureRow,
   type DownloadRequest,
@@ -21,7 +22,6 @@ import {
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const sql = () => getDb().$client;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Version 1.0.0: ten episodes with different streams, each with one file per stream except the
 // last, which has none; version-level files (no episode, no stream); a size beyond 32 bits.
@@ -362,8 +362,8 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
     const first = await download(sent, { "idempotency-key": idempotencyKey });
     const entry = await expectDownload(first, sent, 201);
     expect(entry.idempotency_key).toBe(idempotencyKey);
-    // Long enough that signing again at the time of the retry would give other URLs.
-    await sleep(1100);
+    // Until signing again at the time of the retry would give other URLs.
+    await untilDatabaseClockPasses(entry.occurred_at);
     // The same body with its fields in another order is the same request.
     const { dataset_id, version, ...scope } = sent;
     const retry = await download({ ...scope, version, dataset_id }, { "idempotency-key": idempotencyKey });
