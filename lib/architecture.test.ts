@@ -117,6 +117,7 @@ function violation({ from, specifier, target }: Import): string | null {
   }
   const own = layerOf(from);
   const theirs = layerOf(target);
+  if (own < 0 || theirs < 0) return `${from} imports ${target}: ${own < 0 ? from : target} is in no layer`;
   if (theirs > own) {
     if (COMPONENTS_AWAITING_MOVE[from]?.includes(target)) return null;
     return `${from} (${LAYERS[own]!.name}) imports ${target} (${LAYERS[theirs]!.name}): an import runs only to the same or a lower layer`;
