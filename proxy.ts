@@ -2,7 +2,7 @@ import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server
 import { auth, oidcEnabled } from "@/lib/auth/next-auth";
 import { env } from "@/lib/env";
 import { API_PATH, apiPathError, badRequestPage, portalAddressProblem } from "@/lib/http/address";
-import { signInPath } from "@/lib/http/redirect-target";
+import { signInPath } from "@/lib/redirect-target";
 import { errorOnlyResponse } from "@/lib/http/route";
 import { contentSecurityPolicy, newNonce, pageSecurityHeaders } from "@/lib/http/security-headers";
 

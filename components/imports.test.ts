@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 
 // Pages depend on components, never the other way round: a component that imported a route
 // folder's server actions or types would tie a shared piece to one page.

@@ -1,7 +1,8 @@
 // das-admin – the operator's command line: migrations, imports, organisations, licences, keys, users, demo data.
 import { userInfo } from "node:os";
-import { startEmbeddedDefault, type Runtime } from "@/lib/embedded-default";
-import { createDb, sqlOf, type RootDb } from "@/lib/db/client";
+import { InvalidArgumentError } from "commander";
+import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
+import { createDb, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
 import { AppError } from "@/lib/errors";
@@ -13,13 +14,14 @@ import { grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { createUser } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
-import { seedDemo } from "@/lib/demo/seed";
+import { seedDemo } from "@/lib/dev/demo/seed";
 import { storeLocation } from "@/lib/storage/config";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
+import { disclosureFilter, parseTimeBound } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, readPassword, say } from "./cli/terminal";
-import { datasetVersion, duration, isoTime, positiveWholeNumber, repeatable, type Target } from "./cli/values";
+import { datasetVersion, duration, positiveWholeNumber, repeatable, type Target } from "./cli/values";
 
 const program = cliProgram({
   name: "das-admin",
@@ -180,7 +182,7 @@ disclosures
   .description("Walk the disclosure log's hash chain; exit 1 naming the first entry that does not verify.")
   .action(
     onDatabase(async ({ ctx }) => {
-      const report = await verifyChain(sqlOf(ctx.db));
+      const report = await verifyChain(ctx);
       if (!report.intact) {
         say(`Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`);
         throw new Exit(1);
@@ -194,23 +196,31 @@ disclosures
   .summary("stream the log, or part of it, to stdout")
   .description("Stream the disclosure log, or the entries that match the filters, to stdout; the count goes to stderr.")
   .needs("--format <format>", "CSV or JSON Lines", ["csv", "jsonl"])
-  .option("--from <time>", "entries at or after this ISO 8601 date or date-time", isoTime)
-  .option("--to <time>", "entries before this ISO 8601 date or date-time", isoTime)
+  .option("--from <time>", "entries at or after this date (UTC) or ISO 8601 instant", timeBound)
+  .option("--to <time>", "entries up to and including this date (the whole UTC day) or ISO 8601 instant", timeBound)
   .option("--org <slug>", "entries of this organisation")
   .option("--dataset <id>", "entries of this dataset")
   .examples("das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv")
   .action(
-    onDatabase(async ({ ctx }, options: { format: "csv" | "jsonl"; from?: Date; to?: Date; org?: string; dataset?: string }) => {
-      const holder = options.org ? await organizationBySlug(ctx, options.org) : undefined;
-      const filter = { from: options.from, to: options.to, organizationId: holder?.id, datasetId: options.dataset };
+    onDatabase(async ({ ctx }, options: { format: "csv" | "jsonl"; from?: string; to?: string; org?: string; dataset?: string }) => {
+      // An operator's typo names no organisation: said so, rather than exporting nothing.
+      if (options.org) await organizationBySlug(ctx, options.org);
+      const { filter, problems } = disclosureFilter({ from: options.from, to: options.to, org: options.org, dataset: options.dataset });
+      if (problems.length) throw new Error(problems.join(" "));
       let rows = 0;
-      for await (const line of exportDisclosures(sqlOf(ctx.db), filter, options.format)) {
+      for await (const line of exportDisclosures(ctx, filter, options.format)) {
         if (!process.stdout.write(line)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
         rows++;
       }
       say(`Exported ${options.format === "csv" ? rows - 1 : rows} entries.`);
     }),
   );
+
+/** --from and --to: a date or an instant as the disclosure filter reads them, checked here so that a bad one is a usage error. */
+function timeBound(text: string): string {
+  if (!parseTimeBound(text)) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
+  return text;
+}
 
 /**
  * A command's work on the database: DATABASE_URL, or the embedded default (started for it and

@@ -6,7 +6,7 @@ import { createUser } from "@/lib/admin/users";
 import type { UserPrincipal } from "@/lib/auth/principal";
 import { getDb } from "@/lib/db/client";
 import { createDownload } from "@/lib/downloads/create-download";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { signInOverHttp } from "@/lib/testing/portal-session";

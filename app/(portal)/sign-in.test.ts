@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import type { UserRole } from "@/lib/db/schema";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { getDb } from "@/lib/db/client";

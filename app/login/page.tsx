@@ -4,7 +4,7 @@ import { redirect } from "next/navigation";
 import { buttonClass } from "@/components/ui/button";
 import { oidcEnabled } from "@/lib/auth/next-auth";
 import { currentUser, pageSearch, type SearchParams } from "@/lib/http/portal";
-import { sameOriginPath } from "@/lib/http/redirect-target";
+import { sameOriginPath } from "@/lib/redirect-target";
 import { homeOf } from "@/lib/portal/access";
 import { signInWithOidc } from "./actions";
 import { LoginForm } from "./login-form";

@@ -1,7 +1,7 @@
 "use client";
 
 import type { ColumnDef } from "@tanstack/react-table";
-import type { UserRecord } from "@/lib/admin/list-users";
+import type { UserRecord } from "@/lib/admin/users";
 import type { UserRole } from "@/lib/db/schema";
 import { Alert } from "../ui/alert";
 import { Badge, type Tone } from "../ui/badge";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { USER_ROLES } from "../db/schema";
 import { AppError } from "../errors";
-import { FREE_TEXT, KEY_EXPIRY_DAYS, KEY_NAME_MAX, NO_CONTROL_CHARACTERS } from "./rules";
+import { KEY_EXPIRY_DAYS, KEY_NAME_MAX } from "./rules";
+import { FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
 
 /**
  * What the portal's admin forms send to their server actions. A server action is a public
@@ -10,7 +11,7 @@ import { FREE_TEXT, KEY_EXPIRY_DAYS, KEY_NAME_MAX, NO_CONTROL_CHARACTERS } from 
  */
 // Control characters (a NUL above all, which PostgreSQL refuses) are an invalid body here, before
 // any SQL: none in one-line fields, only tabs and line breaks in names. Passwords are only hashed.
-const line = () => z.string().trim().regex(NO_CONTROL_CHARACTERS, "must not contain control characters");
+const line = () => z.string().trim().regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters");
 const displayName = () => z.string().trim().regex(FREE_TEXT, "must not contain control characters other than tabs and line breaks");
 const id = line().min(1, "is required").max(100, "is too long");
 const versionTarget = { datasetId: id, version: id };

@@ -5,8 +5,9 @@ import { AppError } from "../errors";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
-import { requireAdmin } from "./authorize";
-import { FREE_TEXT, SLUG_PATTERN } from "./rules";
+import { requireAdmin } from "../auth/authorize";
+import { SLUG_PATTERN } from "./rules";
+import { FREE_TEXT } from "../characters";
 
 export type Organization = typeof organizations.$inferSelect;
 

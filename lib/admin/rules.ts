@@ -4,13 +4,6 @@
  */
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export const EMAIL_PATTERN = /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/;
-/**
- * Slugs, emails, key names and ids are one line of printable text. A control character has no
- * place in them, and a NUL would reach PostgreSQL (which refuses it) as a database error, not a 400.
- */
-export const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
-/** Display names are free text: tabs and line breaks may stay, no other control character (never a NUL). */
-export const FREE_TEXT = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/;
 export const MIN_PASSWORD_LENGTH = 10;
 export const KEY_NAME_MAX = 100;
 /** The expiry choices the portal offers, in days; null is "never". */

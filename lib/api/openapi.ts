@@ -2,9 +2,9 @@ import { z } from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponseObject } from "zod-openapi";
 import type { oas31 } from "zod-openapi";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
-import { DEFAULT_LIMIT, MAX_LIMIT } from "../http/query";
 import { URL_TTL_SECONDS } from "../storage/config";
-import { AnnotationsQuery, DownloadBody, DownloadHeaders, EpisodesQuery, MAX_FILES_PER_DOWNLOAD, PageQuery } from "./requests";
+import { MAX_FILES_PER_DOWNLOAD } from "../downloads/scope";
+import { AnnotationsQuery, DEFAULT_LIMIT, DownloadBody, DownloadHeaders, EpisodesQuery, MAX_LIMIT, PageQuery } from "./requests";
 import {
   AnnotationPage,
   DatasetId,

@@ -1,5 +1,25 @@
 import { z } from "zod";
-import { cursorParam, DEFAULT_LIMIT, filterValue, limitParam, MAX_LIMIT, WITHOUT_CONTROL_CHARACTERS } from "../http/query";
+import { MAX_FILES_PER_DOWNLOAD, type DownloadRequest } from "../downloads/scope";
+import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_CONTROL_CHARACTERS, WITHOUT_UNSAFE_CHARACTERS } from "../characters";
+
+/** A non-empty filter value, compared exactly. */
+export const filterValue = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .regex(WITHOUT_UNSAFE_CHARACTERS, `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`);
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+
+const limitParam = z
+  .string()
+  .regex(/^[0-9]{1,4}$/, `must be an integer from 1 to ${MAX_LIMIT}`)
+  .transform(Number)
+  .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `must be an integer from 1 to ${MAX_LIMIT}`))
+  .default(DEFAULT_LIMIT);
+
+const cursorParam = z.string().min(1, "must not be empty").max(1000, "is too long").optional();
 
 // The descriptions and examples below are what the OpenAPI document says about each parameter.
 const limit = limitParam.meta({
@@ -37,7 +57,6 @@ export const AnnotationsQuery = z.object({
   cursor,
 });
 
-export const MAX_FILES_PER_DOWNLOAD = 10_000;
 
 const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 // Identifiers are checked here, where the body is read: one with a control character cannot exist
@@ -74,9 +93,12 @@ export const DownloadBody = z
   .meta({
     id: "DownloadRequest",
     description: `The scope of a download: one licensed version, narrowed by \`episode_ids\` or \`filter\` (not both) and/or \`streams\`. At most ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files per request.`,
-  });
+  }) satisfies z.ZodType<DownloadRequest>;
 
 export type DownloadBody = z.infer<typeof DownloadBody>;
+
+// The limit is the domain's; the API states it as part of its contract, and API clients (lib/client) read it here.
+export { MAX_FILES_PER_DOWNLOAD };
 
 /** `Idempotency-Key`: any printable ASCII up to 255 characters (a UUID is typical). */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

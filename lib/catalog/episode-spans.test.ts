@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { authenticateApiKey } from "@/lib/auth/api-keys";
 import type { Ctx } from "@/lib/context";
 import { getDb } from "@/lib/db/client";
-import { prng } from "@/lib/demo/generate";
+import { prng } from "@/lib/dev/demo/generate";
 import { ctxOf, userOfRole } from "@/lib/testing/admin";
 import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import type { AnnotationLine, EpisodeLine } from "./import/records";

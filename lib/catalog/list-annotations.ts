@@ -1,7 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError, NOT_VISIBLE } from "../errors";
-import { decodeCursor, encodeCursor, queryBinding } from "../http/cursor";
+import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
 import { assertLicensed, datasetVersionAccess, licenceOfVersion, type VersionAccess } from "./access";
 import { EPISODE_ID_PATTERN } from "./identifiers";
 

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
-import { decodeCursor, encodeCursor, queryBinding } from "../http/cursor";
+import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
 import { usableLicence } from "./access";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { DATASET_ID_PATTERN } from "./identifiers";

@@ -1,7 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import type { FacetCounts } from "../db/schema";
-import { decodeCursor, encodeCursor, queryBinding } from "../http/cursor";
+import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
 import { requireLicensedVersion } from "./access";
 
 export type EpisodeRecord = {

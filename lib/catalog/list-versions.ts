@@ -2,7 +2,7 @@ import type { ChangelogType } from "../db/schema";
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
-import { decodeCursor, encodeCursor, queryBinding } from "../http/cursor";
+import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
 import { requireVisibleDataset } from "./access";
 
 export type VersionRecord = {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes } from "@/lib/testing/fixtures";
+import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes } from "@/lib/testing/fixtures";
 
 // Database connections lost under load: `next start` serves downloads while the test terminates
 // its backends (pg_terminate_backend), as a failover or an operator would. Every request must end
@@ -103,7 +103,7 @@ async function expectRecorded(outcomes: Outcome[]): Promise<void> {
   expect(rows.length).toBe(ids.length);
   for (const row of rows) expect(row.recorded, row.id).toBe(row.episode_count);
   expect(rows.every((r) => r.episode_count === 20)).toBe(true);
-  const report = await verifyChain(sql());
+  const report = await verifyChain(operatorCtx());
   expect(report.intact, JSON.stringify(report)).toBe(true);
 }
 

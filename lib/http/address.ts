@@ -1,5 +1,6 @@
 import { AppError } from "../errors";
-import { CONTROL_CHARACTERS, queryValues } from "./query";
+import { CONTROL_CHARACTERS } from "../characters";
+import { queryValues } from "./query";
 import { pageSecurityHeaders } from "./security-headers";
 
 /**

@@ -1,18 +1,16 @@
 import { forbidden, notFound, redirect } from "next/navigation";
 import type { z } from "zod";
+import { sessionUser } from "../auth/accounts";
 import { auth } from "../auth/next-auth";
 import type { UserPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
-import { getDb, sqlOf } from "../db/client";
-import type { UserRole } from "../db/schema";
+import { getDb } from "../db/client";
 import { AppError, type ErrorCode } from "../errors";
 import { mayEnter, type Area } from "../portal/access";
 import { parseSearchParams, type SearchParams } from "./query";
-import { signInPath } from "./redirect-target";
+import { signInPath } from "../redirect-target";
 import { newRequestId } from "./request-id";
 import { toAppError } from "./respond";
-
-type SessionRow = { id: string; email: string; role: UserRole; organization_id: string | null; disabled_at: Date | null; session_version: number };
 
 /**
  * The signed-in user as the database has them now, or null: a disabled account, or a session begun
@@ -23,10 +21,7 @@ export async function currentUser(): Promise<UserPrincipal | null> {
   const session = await auth();
   const uid = session?.user?.id;
   if (!uid) return null;
-  const [row] = await sqlOf(getDb())<SessionRow[]>`
-    select id, email, role, organization_id, disabled_at, session_version from users where id = ${uid}`;
-  if (!row || row.disabled_at || row.session_version !== session.sessionVersion) return null;
-  return { kind: "user", userId: row.id, email: row.email, role: row.role, organizationId: row.organization_id };
+  return sessionUser(getDb(), uid, session.sessionVersion);
 }
 
 /**

@@ -1,12 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../errors";
-import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_UNSAFE_CHARACTERS } from "../catalog/identifiers";
-
-const CONTROL_RANGE = "\\u0000-\\u001f\\u007f";
-/** No identifier, filter or search value of this service contains one; PostgreSQL cannot even store NUL. */
-export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
-/** A whole value free of control characters (a pattern, so that the OpenAPI document states the rule too). */
-export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
+import { CONTROL_CHARACTERS } from "../characters";
 
 /** A query as Next hands it to a page: a repeated name arrives as an array. */
 export type SearchParams = Record<string, string | string[] | undefined>;
@@ -68,22 +62,3 @@ export function parseSearchParams<S extends z.ZodObject>(query: RawQuery, schema
   const raw = queryValues(query);
   return validate(Object.fromEntries(Object.entries(raw).filter(([name]) => known.includes(name))), schema);
 }
-
-/** A non-empty filter value, compared exactly. */
-export const filterValue = z
-  .string()
-  .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
-  .regex(WITHOUT_UNSAFE_CHARACTERS, `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`);
-
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 500;
-
-export const limitParam = z
-  .string()
-  .regex(/^[0-9]{1,4}$/, `must be an integer from 1 to ${MAX_LIMIT}`)
-  .transform(Number)
-  .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `must be an integer from 1 to ${MAX_LIMIT}`))
-  .default(DEFAULT_LIMIT);
-
-export const cursorParam = z.string().min(1, "must not be empty").max(1000, "is too long").optional();

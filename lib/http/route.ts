@@ -6,10 +6,12 @@ import { authenticateApiKey, bearerToken } from "../auth/api-keys";
 import type { ApiKeyPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
 import { newRequestId } from "./request-id";
-import { assertAcceptsJson, assertHttps, clientIp } from "./transport";
+import { clientIp } from "../client-address";
+import { assertAcceptsJson, assertHttps } from "./transport";
 import { parseQuery } from "./query";
 import { readJsonBody } from "./body";
-import { rateLimitHeaders, rateLimiters, type RateLimitState } from "./rate-limit";
+import { rateLimiters, type RateLimitState } from "../limits/rate-limit";
+import { rateLimitHeaders } from "./rate-limit-headers";
 import { errorResponse, JSON_HEADERS, toAppError } from "./respond";
 
 type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };

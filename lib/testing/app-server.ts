@@ -1,5 +1,5 @@
 import { inject } from "vitest";
-import { hasProductionBuild, startNextServer, type NextServer } from "../next-server";
+import { hasProductionBuild, startNextServer, type NextServer } from "../dev/next-server";
 
 export type AppServer = NextServer;
 

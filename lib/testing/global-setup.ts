@@ -4,10 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../db/embedded";
+import { startEmbeddedPostgres } from "../dev/embedded-postgres";
 import { migrateDatabase } from "../db/migrate";
-import { PROJECT_ROOT } from "../embedded-default";
-import { randomStoreCredentials, startLocalStore } from "../storage/local-store";
+import { PROJECT_ROOT } from "../dev/embedded-default";
+import { randomStoreCredentials, startLocalStore } from "../dev/local-store";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import http from "node:http";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
-import { hasProductionBuild, NEXT_BIN, startNextServer, type NextServer } from "@/lib/next-server";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
+import { hasProductionBuild, NEXT_BIN, startNextServer, type NextServer } from "@/lib/dev/next-server";
 
 /** Benchmarks print progress on stderr and reserve stdout for the table and the final JSON line. */
 export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);

@@ -8,7 +8,7 @@ import { FilterBar } from "@/components/ui/filter-bar";
 import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { listOrganizations } from "@/lib/admin/list-organizations";
-import { listUsers } from "@/lib/admin/list-users";
+import { listUsers } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
 import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 import { changeUserRoleAction, createUserAction, disableUserAction } from "./actions";

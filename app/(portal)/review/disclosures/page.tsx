@@ -8,9 +8,8 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { FilterBar } from "@/components/ui/filter-bar";
 import { formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
-import { sqlOf } from "@/lib/db/client";
 import { chainStatus } from "@/lib/disclosures/chain-status";
-import { ReviewSearch, reviewFilter, searchQuery } from "@/lib/disclosures/review-filter";
+import { DisclosureSearch, disclosureFilter, searchQuery } from "@/lib/disclosures/filter";
 import { reviewFacets, searchDisclosures } from "@/lib/disclosures/search";
 import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
@@ -19,12 +18,13 @@ export const metadata: Metadata = { title: "Disclosure log" };
 const PAGE = 50;
 
 // The search form's fields, and the page's position: `before` from the page links, ignored when it is not a number.
-const Search = ReviewSearch.extend({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
+const Search = DisclosureSearch.extend({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
 
 export default async function DisclosuresPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("review", `/review/disclosures`);
   const { before, ...params } = await pageSearch(searchParams, Search);
-  const [{ filter, problems }, facets, status] = await Promise.all([reviewFilter(ctx, params), reviewFacets(ctx), chainStatus(sqlOf(ctx.db))]);
+  const { filter, problems } = disclosureFilter(params);
+  const [facets, status] = await Promise.all([reviewFacets(ctx), chainStatus(ctx)]);
   const { entries, nextBefore } = problems.length ? { entries: [], nextBefore: null } : await searchDisclosures(ctx, { filter, before, limit: PAGE });
   const query = searchQuery(params);
   const searching = query.length > 0;

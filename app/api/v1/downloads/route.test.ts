@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db/client";
 import type { RequestedScope } from "@/lib/db/schema";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import type { CallResult } from "@/lib/testing/http";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
@@ -14,6 +14,7 @@ import {
   expectedScope,
   expectSignedUrls,
   postDownload,
+  untilDatabaseClockPasses,
   versionIdOf,
   type DisclosureRow,
   type DownloadRequest,
@@ -21,7 +22,6 @@ import {
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const sql = () => getDb().$client;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Version 1.0.0: ten episodes with different streams, each with one file per stream except the
 // last, which has none; version-level files (no episode, no stream); a size beyond 32 bits.
@@ -362,8 +362,8 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
     const first = await download(sent, { "idempotency-key": idempotencyKey });
     const entry = await expectDownload(first, sent, 201);
     expect(entry.idempotency_key).toBe(idempotencyKey);
-    // Long enough that signing again at the time of the retry would give other URLs.
-    await sleep(1100);
+    // Until signing again at the time of the retry would give other URLs.
+    await untilDatabaseClockPasses(entry.occurred_at);
     // The same body with its fields in another order is the same request.
     const { dataset_id, version, ...scope } = sent;
     const retry = await download({ ...scope, version, dataset_id }, { "idempotency-key": idempotencyKey });
@@ -443,7 +443,7 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
     expect(new Set(rows.map((r) => r.request_id))).toEqual(new Set(responses.map((r) => r.headers.get("x-request-id"))));
     // Entries made at once are still each the full record of their own request.
     for (const i of [0, 1, 2, 3, 49]) await expectDownload(responses[i]!, sent[i]!);
-    const report = await verifyChain(sql());
+    const report = await verifyChain(operatorCtx());
     expect(report).toMatchObject({ intact: true });
     expect(report.count).toBeGreaterThanOrEqual(Math.max(...rows.map((r) => Number(r.seq))));
   });
@@ -489,7 +489,7 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
     const res = await download({ dataset_id: doomed, version: "1.0.0" });
     expectOk(res, 201);
     expect(await disclosureRows({ datasetId: doomed })).toHaveLength(1);
-    expect(await verifyChain(sql())).toMatchObject({ intact: true });
+    expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
   });
 });
 
@@ -523,6 +523,6 @@ describe("POST /api/v1/downloads over HTTP, two app instances", () => {
     expect(rows).toHaveLength(20);
     expect(new Set(rows.map((r) => r.seq)).size).toBe(20);
     expect(new Set(rows.map((r) => r.request_id))).toEqual(new Set(responses.map((r) => r.requestId)));
-    expect(await verifyChain(sql())).toMatchObject({ intact: true });
+    expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
   });
 });

@@ -7,7 +7,7 @@ import { LinkButton } from "@/components/ui/button";
 import { formatNumber } from "@/components/ui/format";
 import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
-import { filterValue, MAX_LIMIT } from "@/lib/http/query";
+import { filterValue, MAX_LIMIT } from "@/lib/api/requests";
 import { getDataset } from "@/lib/catalog/list-datasets";
 import { listEpisodes, type EpisodePage } from "@/lib/catalog/list-episodes";
 import { versionStatistics, type Count } from "@/lib/catalog/version-statistics";

@@ -4,7 +4,7 @@ import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes,
 import { call } from "@/lib/testing/http";
 import { expectError, expectIndistinguishable, expectOk, tamperedCursors, walkPages } from "@/lib/testing/expect-api";
 import type { AnnotationLine, EpisodeLine } from "@/lib/catalog/import/records";
-import { prng } from "@/lib/demo/generate";
+import { prng } from "@/lib/dev/demo/generate";
 
 const annotations = (episodeId: string, query: Record<string, string | number | undefined> = {}, withKey = key) => {
   const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]) => [k, String(v)]));

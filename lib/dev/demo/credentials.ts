@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { base62 } from "../ids";
+import { base62 } from "../../ids";
 
 /**
  * Demo credentials are derived from the installation's secret: stable across restarts (so the

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import net from "node:net";
-import type { StoreLocation } from "./presigner";
+import type { StoreLocation } from "../storage/presigner";
 
 export const LOCAL_BUCKET = "das";
 /** s3rver's built-in key pair, known to anyone who has read its documentation: never accepted here. */

@@ -6,9 +6,9 @@ import { call } from "../testing/http";
 import { expectOk } from "../testing/expect-api";
 import { disclosureRows, expectSignedUrls, postDownload } from "../testing/downloads";
 import { GET as manifestGET } from "../../app/api/v1/datasets/[id]/versions/[version]/manifest/route";
-import { putObject, s3Client } from "./client";
-import { objectKey, presigner, storeLocation, URL_TTL_SECONDS } from "./config";
-import { BatchPresigner } from "./presigner";
+import { putObject, s3Client } from "../storage/client";
+import { objectKey, presigner, storeLocation, URL_TTL_SECONDS } from "../storage/config";
+import { BatchPresigner } from "../storage/presigner";
 
 // End to end against this run's local S3-compatible store (@20minutes/s3rver), which checks
 // SigV4 signatures and expiry as S3 does: real bytes in, a download, the bytes out.

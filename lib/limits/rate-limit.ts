@@ -113,13 +113,3 @@ export function rateLimiters(): RateLimiters {
   });
   return globalForLimits.dasRateLimiters;
 }
-
-export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
-  const headers: Record<string, string> = {
-    "RateLimit-Limit": String(state.limit),
-    "RateLimit-Remaining": String(state.remaining),
-    "RateLimit-Reset": String(state.resetSeconds),
-  };
-  if (state.limited) headers["Retry-After"] = String(state.resetSeconds);
-  return headers;
-}

@@ -1,9 +1,10 @@
 import type { ActionResult } from "@/lib/http/portal";
 import type { Area } from "@/lib/portal/access";
-import { createOrganizationAction } from "./organizations/actions";
-import { changeUserRoleAction, createUserAction, disableUserAction } from "./users/actions";
-import { grantLicenceAction, revokeLicenceAction } from "./licences/actions";
-import { issueKeyAction, revokeKeyAction } from "./keys/actions";
+import type { AuditAction } from "@/lib/admin/audit-actions";
+import { createOrganizationAction } from "@/app/(portal)/admin/organizations/actions";
+import { changeUserRoleAction, createUserAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
+import { grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
+import { issueKeyAction, revokeKeyAction } from "@/app/(portal)/admin/keys/actions";
 
 /** What an action's example input may refer to: things a test has just made. */
 export type AdminActionWorld = {
@@ -26,7 +27,7 @@ export type AdminActionEntry = {
   area: Area;
   action: (input: unknown) => Promise<ActionResult<unknown>>;
   /** The admin_audit `action` one successful call writes. */
-  audit: string;
+  audit: AuditAction;
   /** An input the action accepts for an allowed caller, so a refusal can only be the role's doing. */
   exampleInput: (world: AdminActionWorld) => unknown;
 };
@@ -34,7 +35,7 @@ export type AdminActionEntry = {
 /**
  * Every server action of the admin pages with the area it checks (lib/portal/access.ts). The
  * RBAC matrix iterates this list, so a new admin action that is missing here is untested:
- * admin-actions.test.ts fails when an actions file exports something this list lacks.
+ * app/(portal)/actions-rbac.test.ts fails when an actions file exports something this list lacks.
  */
 export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
   {

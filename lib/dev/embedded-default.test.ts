@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { localStoreCredentials, startEmbeddedDefault } from "./embedded-default";
-import { putObject, s3Client } from "./storage/client";
-import { BatchPresigner } from "./storage/presigner";
+import { putObject, s3Client } from "../storage/client";
+import { BatchPresigner } from "../storage/presigner";
 
 const dirs: string[] = [];
 const scratch = () => {

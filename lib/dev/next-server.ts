@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { freePort } from "./db/embedded";
+import { freePort } from "./embedded-postgres";
 import { PROJECT_ROOT } from "./embedded-default";
 
 /** Next's command line, run with this Node. */

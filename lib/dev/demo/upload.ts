@@ -1,6 +1,6 @@
 import type { S3Client } from "@aws-sdk/client-s3";
-import { objectExists, putObject } from "../storage/client";
-import { objectKey } from "../storage/config";
+import { objectExists, putObject } from "../../storage/client";
+import { objectKey } from "../../storage/config";
 import { demoFileBytes, type GeneratedVersion } from "./generate";
 
 const PARALLEL = 16;

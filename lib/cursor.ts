@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { AppError } from "../errors";
-import { requireEnv } from "../env";
+import { AppError } from "./errors";
+import { requireEnv } from "./env";
 
 /**
  * Cursors are opaque to clients: `<payload>.<mac>`, base64url. The payload holds the sort key of the

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { createRateLimiters, rateLimitHeaders, type RateLimiters } from "./rate-limit";
+import { rateLimitHeaders } from "../http/rate-limit-headers";
+import { createRateLimiters, type RateLimiters } from "./rate-limit";
 
 const opened: RateLimiters[] = [];
 const limiters = (options: Parameters<typeof createRateLimiters>[0]) => {

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startEmbeddedPostgres } from "./db/embedded";
-import { migrateDatabase } from "./db/migrate";
-import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./storage/local-store";
+import { startEmbeddedPostgres } from "./embedded-postgres";
+import { migrateDatabase } from "../db/migrate";
+import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./local-store";
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 export type Runtime = {
   /** Variables to hand to the app process: whatever the environment lacked, filled by the embedded default. */

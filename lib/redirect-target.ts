@@ -1,3 +1,4 @@
+import { hasUnsafeCharacter } from "./characters";
 /**
  * Where the portal may send a browser after sign-in (or any other `callbackUrl` a request carries).
  *
@@ -16,8 +17,6 @@ const ANY_ORIGINS = ["http://same-origin.invalid", "https://same-origin.invalid"
 // Longer than any page of the portal needs, shorter than what proxies and browsers still accept.
 const MAX_TARGET_LENGTH = 2048;
 
-// C0 and C1 controls, DEL (the parser strips or re-reads these) and the backslash (read as `/`).
-const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/;
 
 /**
  * The path (with query and fragment) that `target` names on `origin`, or null when it names
@@ -32,7 +31,8 @@ export function sameOriginPath(target: unknown, origin?: string): string | null 
 
 function pathOn(target: unknown, origin: string): string | null {
   if (typeof target !== "string" || target.length === 0 || target.length > MAX_TARGET_LENGTH) return null;
-  if (UNSAFE_CHARACTERS.test(target)) return null;
+  // Controls the parser strips or re-reads, and the backslash, which it reads as `/`.
+  if (hasUnsafeCharacter(target) || target.includes("\\")) return null;
   let base: URL;
   let url: URL;
   try {

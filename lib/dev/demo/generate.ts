@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { AnnotationLine, DatasetFile, EpisodeLine, FileLine, VersionFile } from "../catalog/import/records";
+import type { AnnotationLine, DatasetFile, EpisodeLine, FileLine, VersionFile } from "../../catalog/import/records";
 
 /** A small, fast, seedable PRNG (mulberry32): the same seed always gives the same demo data. */
 export function prng(seed: number): () => number {
