@@ -9,6 +9,8 @@ const EnvSchema = z.object({
   /** Signs cursors and portal sessions. The launcher provides one per installation in the embedded default. */
   APP_SECRET: optionalString,
   REDIS_URL: optionalString,
+  /** Names the rate-limit counters in Redis, so that several deployments can share one server. */
+  RATE_LIMIT_KEY_PREFIX: z.string().trim().min(1).default("das:rl"),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   AUTH_FAILURES_PER_MINUTE: positiveInt(30),
   /** Failed portal sign-ins per account per minute. */
