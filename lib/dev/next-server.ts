@@ -13,14 +13,15 @@ export type NextServer = { url: string; output: () => string; stop(): Promise<vo
 
 /**
  * The production build served by `next start` on a free port with `env`, once it answers: what a
- * client meets over HTTP (tests and benchmarks). Its output is kept for error messages.
+ * client meets over HTTP (tests and benchmarks). Its output is kept for error messages. `nodeFlags`
+ * go to Node itself (`--cpu-prof`, which NODE_OPTIONS does not accept).
  */
-export async function startNextServer(env: NodeJS.ProcessEnv): Promise<NextServer> {
+export async function startNextServer(env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<NextServer> {
   const port = await freePort();
   // `next start` sets NODE_ENV=production itself; a caller's (vitest's "test") must not leak into it.
   const childEnv: NodeJS.ProcessEnv = { ...env };
   delete (childEnv as Record<string, unknown>).NODE_ENV;
-  const child: ChildProcess = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port)], { cwd: PROJECT_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, NEXT_BIN, "start", "-p", String(port)], { cwd: PROJECT_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk));

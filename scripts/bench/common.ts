@@ -75,7 +75,7 @@ export function httpPost(url: string, headers: Record<string, string>, body: str
 }
 
 /** The production build under `next start` (built first if needed), as in deployment. */
-export async function startProductionServer(env: Record<string, string>): Promise<NextServer> {
+export async function startProductionServer(env: Record<string, string>, nodeFlags: string[] = []): Promise<NextServer> {
   if (!hasProductionBuild()) {
     progress("building the production bundle (next build)");
     await new Promise<void>((resolve, reject) =>
@@ -84,7 +84,7 @@ export async function startProductionServer(env: Record<string, string>): Promis
       ),
     );
   }
-  return startNextServer({ ...process.env, ...env });
+  return startNextServer({ ...process.env, ...env }, nodeFlags);
 }
 
 export function table(rows: Record<string, string | number>[]): string {

@@ -171,9 +171,9 @@ describe("revocation with caches in two instances", () => {
   it("narrowing a key (by SQL, as from a psql session) takes effect in both instances within a second", async () => {
     const { key } = await holder();
     await warm(page("2.0.0"), key.secret);
-    const [{ id: v1 }] = await sql()<{ id: number }[]>`select id from dataset_versions where dataset_id = ${datasetId} and version = '1.0.0'`;
+    const [v1] = await sql()<{ id: number }[]>`select id from dataset_versions where dataset_id = ${datasetId} and version = '1.0.0'`;
     await sql().begin(async (tx) => {
-      await tx`insert into api_key_scopes (key_id, version_id) values (${key.id}, ${v1!})`;
+      await tx`insert into api_key_scopes (key_id, version_id) values (${key.id}, ${v1!.id})`;
       await tx`update api_keys set narrowed = true where id = ${key.id}`;
     });
     expect(await secondsUntilEveryInstanceAnswers(page("2.0.0"), key.secret, 403)).toBeLessThan(1);
