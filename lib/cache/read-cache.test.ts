@@ -1,18 +1,28 @@
-import postgres from "postgres";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import type postgres from "postgres";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../db/client";
-import { createTestKey, createTestOrg, uniqueId } from "../testing/fixtures";
+import { createOrganization } from "../admin/organizations";
+import { issueKey } from "../admin/keys";
+import { createIsolatedDb, type IsolatedDb } from "../testing/isolated-db";
+import { uniqueId } from "../testing/fixtures";
 import { INVALIDATION_CHANNEL, InvalidationChannel, LISTENER_APPLICATION_NAME } from "./invalidation";
 import { Lru } from "./lru";
 import { ReadCache } from "./read-cache";
 
 // The cache's rules against a real PostgreSQL: what is kept, what is not, and when it is bypassed.
+// On a database of its own: any write by a suite running alongside would notify and flush.
 
-const sql = () => getDb().$client;
+let iso: IsolatedDb;
+beforeAll(async () => {
+  iso = await createIsolatedDb("cache");
+});
+afterAll(() => iso?.drop());
+
+const sql = () => iso.sql;
 const started: InvalidationChannel[] = [];
 
 function channel(options: { notifier?: postgres.Sql; relistenMs?: number } = {}) {
-  const c = new InvalidationChannel({ url: inject("databaseUrl"), notifier: options.notifier ?? sql(), relistenMs: options.relistenMs ?? 100 });
+  const c = new InvalidationChannel({ url: iso.url, notifier: options.notifier ?? sql(), relistenMs: options.relistenMs ?? 100 });
   started.push(c);
   return c;
 }
@@ -47,14 +57,14 @@ describe("ReadCache.memo", () => {
     expect(await cache.memo("keys", "k", load)).toBe(1);
     const generation = c.generation;
     // A change to a table the answers depend on, by any writer: the trigger notifies.
-    await createTestOrg();
+    await createOrganization(iso.operator, { slug: uniqueId("org") });
     await until(() => c.generation > generation);
     expect(await cache.memo("keys", "k", load)).toBe(2);
   });
 
   it("is not flushed by a key's last use being recorded (written once a minute per key in use), only by real changes", async () => {
     const { channel: c } = await listeningCache();
-    const key = await createTestKey((await createTestOrg()).id);
+    const key = await issueKey(iso.operator, { organizationId: (await createOrganization(iso.operator, { slug: uniqueId("org") })).id, name: "k" });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const generation = c.generation;
     await sql()`update api_keys set last_used_at = now() where id = ${key.id}`;
@@ -105,25 +115,16 @@ describe("ReadCache.memo", () => {
     expect(await cache.memo("datasets", "d", load)).toBe(5);
   });
 
-  it("never listens when notifications do not come back (a probe sent to another database, as through a pooler that drops them)", async () => {
-    const other = new URL(inject("databaseUrl"));
-    const name = uniqueId("das_other").replace(/-/g, "_");
-    await sql().unsafe(`create database ${name}`);
-    other.pathname = `/${name}`;
-    const elsewhere = postgres(other.toString(), { max: 1, onnotice: () => {} });
-    try {
-      const c = channel({ notifier: elsewhere, relistenMs: 60_000 });
-      const cache = new ReadCache(c, 1 << 20);
-      c.start();
-      await new Promise((resolve) => setTimeout(resolve, 3500));
-      expect(c.listening).toBe(false);
-      let loads = 0;
-      for (let i = 0; i < 2; i++) await cache.memo("keys", "k", async () => ++loads);
-      expect(loads).toBe(2);
-    } finally {
-      await elsewhere.end();
-      await sql().unsafe(`drop database ${name} with (force)`);
-    }
+  it("never listens when notifications do not come back (probes sent to another database, as through a pooler that drops them)", async () => {
+    // The run's shared database is another database on the same server: its notifications never reach this one's sessions.
+    const c = channel({ notifier: getDb().$client, relistenMs: 60_000 });
+    const cache = new ReadCache(c, 1 << 20);
+    c.start();
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(c.listening).toBe(false);
+    let loads = 0;
+    for (let i = 0; i < 2; i++) await cache.memo("keys", "k", async () => ++loads);
+    expect(loads).toBe(2);
   });
 
   it("keeps bodies within its byte budget, dropping the least recently used", async () => {

@@ -1,12 +1,17 @@
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
-import { getDb } from "@/lib/db/client";
+import { createOrganization } from "@/lib/admin/organizations";
+import { grantLicence } from "@/lib/admin/licences";
+import { issueKey, type IssueKeyInput } from "@/lib/admin/keys";
+import { importVersion } from "@/lib/catalog/import/import-version";
 import { LISTENER_APPLICATION_NAME } from "@/lib/cache/invalidation";
 import { jsonBody } from "@/lib/cache/cacheable";
 import { streamJsonObject } from "@/lib/http/stream-json";
 import { getManifest } from "@/lib/catalog/get-manifest";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
+import { randomEpisodes, uniqueId, writeImportDir, type TestVersion } from "@/lib/testing/fixtures";
 import { randomIp, type CallResult } from "@/lib/testing/http";
 import { assertMatchesContract } from "@/lib/testing/contract";
 import { signInOverHttp } from "@/lib/testing/portal-session";
@@ -14,9 +19,29 @@ import { callAction } from "@/lib/testing/server-actions";
 import { runCli } from "@/lib/testing/cli";
 
 // The API's per-instance cache (lib/cache) as clients meet it: two `next start` processes on one
-// database, writers in other processes (the portal, das-admin, SQL from this one), real HTTP.
+// database, writers in other processes (the portal, das-admin, SQL from this one), real HTTP. On a
+// database of its own, so that no suite running alongside notifies (and flushes) in the middle of
+// a check that an answer came from memory.
 
-const sql = () => getDb().$client;
+let iso: IsolatedDb;
+const sql = () => iso.sql;
+const createTestOrg = () => createOrganization(iso.operator, { slug: uniqueId("org") });
+const grant = (organizationId: string, datasetId: string, version: string) => grantLicence(iso.operator, { organizationId, datasetId, version });
+const createTestKey = (organizationId: string, options: Partial<IssueKeyInput> = {}) => issueKey(iso.operator, { organizationId, name: "test key", ...options });
+const cliEnv = () => ({ ...process.env, DATABASE_URL: iso.url, APP_SECRET: inject("appSecret") });
+
+async function importTestDataset(versions: TestVersion[]): Promise<string> {
+  const id = uniqueId("ds");
+  for (const version of versions) {
+    const dir = writeImportDir(id, version);
+    try {
+      await importVersion(iso.db.$client, dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return id;
+}
 const episodes = randomEpisodes(12, 91);
 const episodeId = episodes[0]!.episode_id;
 const versionOf = (version: string) => ({
@@ -113,20 +138,23 @@ function writeUnnoticed(statement: (tx: ReturnType<typeof sql>) => Promise<unkno
 const listening = (server: AppServer) => server.output().includes("api cache: listening for invalidations");
 
 beforeAll(async () => {
+  iso = await createIsolatedDb("cache");
   datasetId = await importTestDataset([versionOf("1.0.0"), versionOf("2.0.0")]);
   // A long pause before listening again, so that an outage lasts long enough to be looked at.
-  servers = await Promise.all([startAppServer({ API_CACHE_RELISTEN_MS: "4000" }), startAppServer({ API_CACHE_RELISTEN_MS: "4000" })]);
+  const env = { DATABASE_URL: iso.url, API_CACHE_RELISTEN_MS: "4000" };
+  servers = await Promise.all([startAppServer(env), startAppServer(env)]);
   // The first API request opens each instance's channel.
   const { key } = await holder();
   for (const server of servers) await get(server, "/api/v1/datasets", key.secret);
   await eventually(() => servers.every(listening), 15_000, "both instances listen for invalidations");
   const email = `${uniqueId("admin")}@cache.example`;
-  await createUser(operatorCtx(), { email, role: "admin", organizationId: null, password: PASSWORD });
+  await createUser(iso.operator, { email, role: "admin", organizationId: null, password: PASSWORD });
   adminCookie = await signInOverHttp(servers[0]!.url, email, PASSWORD);
 }, 180_000);
 
 afterAll(async () => {
   await Promise.all((servers ?? []).map((s) => s.stop()));
+  await iso?.drop();
 });
 
 describe("revocation with caches in two instances", () => {
@@ -144,7 +172,7 @@ describe("revocation with caches in two instances", () => {
     const { key } = await holder();
     await warm(page("1.0.0"), key.secret);
     await warm("/api/v1/datasets", key.secret);
-    const run = await runCli("das-admin", ["key", "revoke", key.id], { env: { ...process.env, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret") } });
+    const run = await runCli("das-admin", ["key", "revoke", key.id], { env: cliEnv() });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`Revoked key ${key.prefix}`);
     expect(await secondsUntilEveryInstanceAnswers(page("1.0.0"), key.secret, 401)).toBeLessThan(1);
@@ -155,9 +183,7 @@ describe("revocation with caches in two instances", () => {
     const { org, key } = await holder();
     await warm(page("2.0.0"), key.secret);
     await warm(page("1.0.0"), key.secret);
-    const run = await runCli("das-admin", ["licence", "revoke", org.slug, datasetId, "2.0.0"], {
-      env: { ...process.env, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret") },
-    });
+    const run = await runCli("das-admin", ["licence", "revoke", org.slug, datasetId, "2.0.0"], { env: cliEnv() });
     expect(run.code, run.stderr).toBe(0);
     expect(await secondsUntilEveryInstanceAnswers(page("2.0.0"), key.secret, 403)).toBeLessThan(1);
     expect((await get(servers[1]!, page("1.0.0"), key.secret)).status).toBe(200);
@@ -253,7 +279,7 @@ describe("with the notification channel cut", () => {
 describe("cached answers", () => {
   let uncached: AppServer;
   beforeAll(async () => {
-    uncached = await startAppServer({ API_CACHE_MB: "0" });
+    uncached = await startAppServer({ DATABASE_URL: iso.url, API_CACHE_MB: "0" });
   }, 120_000);
   afterAll(() => uncached?.stop());
 
@@ -286,7 +312,7 @@ describe("cached answers", () => {
   it("a small manifest whole has the bytes of the same manifest streamed", async () => {
     const { key } = await holder();
     const principal = { kind: "api_key" as const, keyId: key.id, keyPrefix: key.prefix, organizationId: (await sql()<{ o: string }[]>`select organization_id as o from api_keys where id = ${key.id}`)[0]!.o, narrowed: false };
-    const manifest = await getManifest({ ...operatorCtx(), principal }, { datasetId, version: "1.0.0" });
+    const manifest = await getManifest({ ...iso.operator, principal }, { datasetId, version: "1.0.0" });
     const streamed = await streamJsonObject(manifest.head, "files", manifest.files, "req_test").text();
     expect(manifest.whole).not.toBeNull();
     expect(Buffer.from(jsonBody(await manifest.whole!.read()).bytes).toString("utf8")).toBe(streamed);
