@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { log } from "../log";
+import { env } from "../env";
+import { errorFields, log } from "../log";
 
 /** The channel the database's triggers notify on every change a cached answer depends on (drizzle/0004). */
 export const INVALIDATION_CHANNEL = "das_cache";
@@ -85,7 +86,7 @@ export class InvalidationChannel {
       max: 1,
       idle_timeout: null as unknown as number,
       max_lifetime: null,
-      connect_timeout: 10,
+      connect_timeout: env().DB_CONNECT_TIMEOUT_S,
       onnotice: () => {},
       connection: { application_name: LISTENER_APPLICATION_NAME },
       ...({
@@ -141,7 +142,7 @@ export class InvalidationChannel {
         if (error) reject(error);
         else resolve();
       };
-      const timer = setTimeout(() => done(new Error(`a probe on ${INVALIDATION_CHANNEL} did not come back within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+      const timer = setTimeout(() => done(new ProbeNotReturned(`a probe on ${INVALIDATION_CHANNEL} did not come back within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
       this.pendingProbe = pending;
       this.options.notifier`select pg_notify(${INVALIDATION_CHANNEL}, ${payload})`.then(
         () => undefined,
@@ -173,6 +174,12 @@ export class InvalidationChannel {
   }
 }
 
+/** What the log says of a failure: through errorFields, as every error (a driver's error may quote values). */
 function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return errorFields(error).error;
+}
+
+/** A probe that did not come back: named, so that the log can say so without quoting a message. */
+class ProbeNotReturned extends Error {
+  override name = "ProbeNotReturned";
 }
