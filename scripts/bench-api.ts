@@ -20,7 +20,7 @@ import { grantLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { encodeCursor, queryBinding } from "@/lib/cursor";
 import type { NextServer } from "@/lib/dev/next-server";
-import { httpGet, measure, percentile, progress, startProductionServer, table, type Measurement } from "./bench/common";
+import { httpGet, measureTogether, percentile, progress, startProductionServer, table, type Measurement } from "./bench/common";
 import { summariseProfile } from "./bench/cpu-profile";
 
 const { values } = parseArgs({
@@ -102,16 +102,6 @@ if (values.profile) mkdirSync(profileDir, { recursive: true });
 const server = await startProductionServer(serverEnv, values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
 const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
 const results: { name: string; http: Measurement; floor: Measurement; sql: Measurement }[] = [];
-// The framework's own floor: the JSON 404 of the catch-all route, which touches no database. It is
-// measured next to each shape, so that a shape is compared with the floor of the same moment on a
-// machine whose load moves.
-const measureFloor = () =>
-  measure(
-    async () => {
-      await httpGet(`${server.url}/api/v1/no-such-endpoint`, headers);
-    },
-    { seconds, concurrency: CONCURRENCY },
-  );
 try {
   await untilListening(server, headers);
   for (const shape of shapes) {
@@ -127,29 +117,32 @@ try {
       throw new Error(`unexpected response for ${shape.name}: ${check.status} ${check.body.slice(0, 200)}`);
     }
     progress(`${shape.name}: total ${body.total}`);
-    const http = await measure(
-      async () => {
-        const res = await httpGet(url, headers);
-        if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
-      },
-      { seconds, concurrency: CONCURRENCY },
-    );
-    const floor = await measureFloor();
     const sql = db.$client;
     const { outcome: o = null, environment: e = null } = shape.query;
     const after = shape.after ?? null;
-    const raw = await measure(
-      async () => {
-        await sql`
-          select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams from episodes
-          where version_id = ${versionId}
-            and (${o}::text is null or outcome = ${o}) and (${e}::text is null or environment = ${e})
-            and (${after}::text is null or episode_id > ${after})
-          order by episode_id limit ${PAGE + 1}`;
+    // The page over HTTP, the framework's floor (the JSON 404 of the catch-all route, which touches
+    // no database) and the page's query as a raw postgres.js loop, measured in alternating slices.
+    const measured = await measureTogether(
+      {
+        http: async () => {
+          const res = await httpGet(url, headers);
+          if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+        },
+        floor: async () => {
+          await httpGet(`${server.url}/api/v1/no-such-endpoint`, headers);
+        },
+        sql: async () => {
+          await sql`
+            select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams from episodes
+            where version_id = ${versionId}
+              and (${o}::text is null or outcome = ${o}) and (${e}::text is null or environment = ${e})
+              and (${after}::text is null or episode_id > ${after})
+            order by episode_id limit ${PAGE + 1}`;
+        },
       },
       { seconds, concurrency: CONCURRENCY },
     );
-    results.push({ name: shape.name, http, floor, sql: raw });
+    results.push({ name: shape.name, ...measured });
   }
 } catch (error) {
   process.stderr.write(`the server's output:\n${server.output().slice(-5000)}\n`);
@@ -213,7 +206,7 @@ console.log(`episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} second
 console.log(table(rows));
 const floorRps = results.reduce((s, r) => s + r.floor.perSecond, 0) / results.length;
 const floorP50 = results.reduce((s, r) => s + r.floor.p50, 0) / results.length;
-console.log(`framework floor (JSON 404, no database, measured after each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
+console.log(`framework floor (JSON 404, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
 console.log(
   `revocation, two instances, ${revocations} revocations: p50 ${percentile(revocationMs, 50).toFixed(1)} ms, p99 ${percentile(revocationMs, 99).toFixed(1)} ms, max ${revocationMs.at(-1)!.toFixed(1)} ms ` +
     `(of which the revoking transaction itself: p50 ${percentile(commitMs, 50).toFixed(1)} ms, p99 ${percentile(commitMs, 99).toFixed(1)} ms)`,

@@ -13,23 +13,22 @@ export function percentile(sorted: number[], p: number): number {
 
 export type Measurement = { p50: number; p99: number; perSecond: number; count: number };
 
-/**
- * Latency of `operation` run back to back (one at a time), then throughput with `concurrency`
- * workers for `seconds`. Both after a warm-up, so caches and JITs are in their steady state.
- */
-export async function measure(
-  operation: () => Promise<void>,
-  options: { warmup?: number; samples?: number; concurrency?: number; seconds?: number } = {},
-): Promise<Measurement> {
-  const { warmup = 200, samples = 1000, concurrency = 4, seconds = 5 } = options;
+type MeasureOptions = { warmup?: number; samples?: number; concurrency?: number; seconds?: number };
+
+/** Latency of `operation` run back to back (one at a time), after a warm-up, so caches and JITs are in their steady state. */
+async function latencies(operation: () => Promise<void>, warmup: number, samples: number): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await operation();
-  const latencies: number[] = [];
+  const times: number[] = [];
   for (let i = 0; i < samples; i++) {
     const start = process.hrtime.bigint();
     await operation();
-    latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  latencies.sort((a, b) => a - b);
+  return times.sort((a, b) => a - b);
+}
+
+/** `operation` run by `concurrency` workers for `seconds`: how many completed, in how many seconds. */
+async function run(operation: () => Promise<void>, concurrency: number, seconds: number): Promise<{ done: number; elapsed: number }> {
   let done = 0;
   const until = Date.now() + seconds * 1000;
   const started = process.hrtime.bigint();
@@ -41,8 +40,33 @@ export async function measure(
       }
     }),
   );
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSecond: done / elapsed, count: samples };
+  return { done, elapsed: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+/**
+ * Operations that are compared with each other: the latency of each (run back to back), then
+ * their throughput in alternating slices of `slice` seconds until each has had `seconds`. On a
+ * machine whose load moves (other work on the same cores), each then meets the same load.
+ */
+export async function measureTogether<K extends string>(
+  operations: Record<K, () => Promise<void>>,
+  options: MeasureOptions & { slice?: number } = {},
+): Promise<Record<K, Measurement>> {
+  const { warmup = 200, samples = 1000, concurrency = 4, seconds = 5, slice = 0.5 } = options;
+  const names = Object.keys(operations) as K[];
+  const times = {} as Record<K, number[]>;
+  for (const name of names) times[name] = await latencies(operations[name], warmup, samples);
+  const totals = Object.fromEntries(names.map((name) => [name, { done: 0, elapsed: 0 }])) as Record<K, { done: number; elapsed: number }>;
+  for (let i = 0; i < Math.max(1, Math.round(seconds / slice)); i++) {
+    for (const name of names) {
+      const { done, elapsed } = await run(operations[name], concurrency, slice);
+      totals[name].done += done;
+      totals[name].elapsed += elapsed;
+    }
+  }
+  return Object.fromEntries(
+    names.map((name) => [name, { p50: percentile(times[name], 50), p99: percentile(times[name], 99), perSecond: totals[name].done / totals[name].elapsed, count: samples }]),
+  ) as Record<K, Measurement>;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
