@@ -140,7 +140,9 @@ try {
             order by episode_id limit ${PAGE + 1}`;
         },
       },
-      { seconds, concurrency: CONCURRENCY },
+      // The server's CPU time per request: on a shared machine the steadier measure of what a
+      // page costs against the floor, since it does not depend on how much CPU the server was given.
+      { seconds, concurrency: CONCURRENCY, watchPid: server.pid },
     );
     results.push({ name: shape.name, ...measured });
   }
@@ -201,6 +203,9 @@ const rows = results.map((r) => ({
   "http/sql": r.http.perSecond / r.sql.perSecond,
   "floor req/s": Math.round(r.floor.perSecond),
   "http/floor": r.http.perSecond / r.floor.perSecond,
+  "server cpu ms/page": r.http.cpuMsPerOp!,
+  "ms/floor": r.floor.cpuMsPerOp!,
+  "page in floors": r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!,
 }));
 console.log(`episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`);
 console.log(table(rows));
@@ -238,6 +243,9 @@ console.log(
     min_http_to_floor_ratio: round(Math.min(...results.map((r) => r.http.perSecond / r.floor.perSecond))),
     framework_floor_rps: Math.round(floorRps),
     framework_floor_to_sql_ratio: round(floorRps / sqlRps),
+    server_cpu_ms_per_page: round(results.reduce((s, r) => s + r.http.cpuMsPerOp!, 0) / results.length),
+    server_cpu_ms_per_floor: round(results.reduce((s, r) => s + r.floor.cpuMsPerOp!, 0) / results.length),
+    page_cost_in_floors: round(Math.max(...results.map((r) => r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!))),
     revocation_p50_ms: round(percentile(revocationMs, 50)),
     revocation_p99_ms: round(percentile(revocationMs, 99)),
     revocation_commit_p50_ms: round(percentile(commitMs, 50)),

@@ -9,7 +9,8 @@ export const NEXT_BIN = path.join(PROJECT_ROOT, "node_modules/next/dist/bin/next
 
 export const hasProductionBuild = () => existsSync(path.join(PROJECT_ROOT, ".next/BUILD_ID"));
 
-export type NextServer = { url: string; output: () => string; stop(): Promise<void> };
+/** `pid` is the server's process (`next start` serves in the process it starts in), for benchmarks that read its CPU time. */
+export type NextServer = { url: string; pid: number; output: () => string; stop(): Promise<void> };
 
 /**
  * The production build served by `next start` on a free port with `env`, once it answers: what a
@@ -27,7 +28,7 @@ export async function startNextServer(env: NodeJS.ProcessEnv, nodeFlags: string[
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
   await waitUntilServing(url, child, () => output);
-  return { url, output: () => output, stop: () => stop(child) };
+  return { url, pid: child.pid!, output: () => output, stop: () => stop(child) };
 }
 
 async function waitUntilServing(url: string, child: ChildProcess, output: () => string): Promise<void> {

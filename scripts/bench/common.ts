@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { hasProductionBuild, NEXT_BIN, startNextServer, type NextServer } from "@/lib/dev/next-server";
@@ -11,7 +12,16 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export type Measurement = { p50: number; p99: number; perSecond: number; count: number };
+/** `cpuMsPerOp`: CPU time a watched process (the server) spent per operation, when one was watched. */
+export type Measurement = { p50: number; p99: number; perSecond: number; count: number; cpuMsPerOp?: number };
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ", in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+const CLOCK_TICKS_PER_SECOND = 100;
 
 type MeasureOptions = { warmup?: number; samples?: number; concurrency?: number; seconds?: number };
 
@@ -50,22 +60,30 @@ async function run(operation: () => Promise<void>, concurrency: number, seconds:
  */
 export async function measureTogether<K extends string>(
   operations: Record<K, () => Promise<void>>,
-  options: MeasureOptions & { slice?: number } = {},
+  options: MeasureOptions & { slice?: number; watchPid?: number } = {},
 ): Promise<Record<K, Measurement>> {
-  const { warmup = 200, samples = 1000, concurrency = 4, seconds = 5, slice = 0.5 } = options;
+  const { warmup = 200, samples = 1000, concurrency = 4, seconds = 5, slice = 0.5, watchPid } = options;
   const names = Object.keys(operations) as K[];
   const times = {} as Record<K, number[]>;
   for (const name of names) times[name] = await latencies(operations[name], warmup, samples);
-  const totals = Object.fromEntries(names.map((name) => [name, { done: 0, elapsed: 0 }])) as Record<K, { done: number; elapsed: number }>;
+  const totals = Object.fromEntries(names.map((name) => [name, { done: 0, elapsed: 0, cpu: 0 }])) as Record<K, { done: number; elapsed: number; cpu: number }>;
+  const cpu = () => (watchPid === undefined ? 0 : processCpuSeconds(watchPid));
   for (let i = 0; i < Math.max(1, Math.round(seconds / slice)); i++) {
     for (const name of names) {
+      const before = cpu();
       const { done, elapsed } = await run(operations[name], concurrency, slice);
       totals[name].done += done;
       totals[name].elapsed += elapsed;
+      totals[name].cpu += cpu() - before;
     }
   }
   return Object.fromEntries(
-    names.map((name) => [name, { p50: percentile(times[name], 50), p99: percentile(times[name], 99), perSecond: totals[name].done / totals[name].elapsed, count: samples }]),
+    names.map((name) => {
+      const { done, elapsed, cpu: cpuSeconds } = totals[name];
+      const measured: Measurement = { p50: percentile(times[name], 50), p99: percentile(times[name], 99), perSecond: done / elapsed, count: samples };
+      if (watchPid !== undefined) measured.cpuMsPerOp = (1000 * cpuSeconds) / done;
+      return [name, measured];
+    }),
   ) as Record<K, Measurement>;
 }
 
