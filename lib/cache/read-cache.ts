@@ -1,5 +1,4 @@
-import type { Db } from "../db/client";
-import { getDb } from "../db/client";
+import { getDb, type Db } from "../db/client";
 import { isTransaction } from "../db/tx";
 import { env, requireEnv } from "../env";
 import { CacheableRead, jsonBody, type JsonBody } from "./cacheable";
