@@ -23,6 +23,13 @@ const EnvSchema = z.object({
   DB_IDLE_TIMEOUT_S: positiveInt(30),
   /** Seconds (up to twice as many, spread) before a connection is replaced, so none lives on a stale server for ever. */
   DB_MAX_LIFETIME_S: positiveInt(1800),
+  /**
+   * MiB of immutable API response bodies each instance keeps in memory (lib/cache). 0 turns every
+   * cache of the API off (keys, licences, catalog, bodies): each request then reads the database.
+   */
+  API_CACHE_MB: z.coerce.number().int().min(0).default(64),
+  /** How soon an instance tries again to listen for invalidations after losing the channel. */
+  API_CACHE_RELISTEN_MS: positiveInt(1000),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default("us-east-1"),
   S3_BUCKET: optionalString,

@@ -14,5 +14,7 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
   // server of the run would otherwise spend one budget per address (127.0.0.1). Instances that
   // are meant to share counters are given the same prefix.
   const rateLimitKeyPrefix = `das:rl:test:${randomBytes(6).toString("hex")}`;
-  return startNextServer({ ...process.env, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret"), RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix, ...env });
+  // The suite's own process runs without the API cache (worker-setup.ts); a server has it, as deployed.
+  const { API_CACHE_MB: _inProcessOnly, ...inherited } = process.env;
+  return startNextServer({ ...inherited, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret"), RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix, ...env });
 }
