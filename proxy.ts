@@ -1,8 +1,8 @@
 import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server";
 import { auth, oidcEnabled } from "@/lib/auth/next-auth";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/errors";
-import { signInPath } from "@/lib/http/redirect-target";
+import { API_PATH, apiPathError, badRequestPage, portalAddressProblem } from "@/lib/http/address";
+import { signInPath } from "@/lib/redirect-target";
 import { errorOnlyResponse } from "@/lib/http/route";
 import { contentSecurityPolicy, newNonce, pageSecurityHeaders } from "@/lib/http/security-headers";
 
@@ -10,10 +10,14 @@ import { contentSecurityPolicy, newNonce, pageSecurityHeaders } from "@/lib/http
 const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
 
 /**
- * Runs before routing, for two jobs:
- * - API paths containing `%`: malformed percent-encoding would make Next answer a plain-text 500
- *   while decoding route parameters, so it is refused here with the JSON envelope. (Only those
- *   paths come here: running the proxy for every API request costs a fifth of the throughput.)
+ * Runs before routing, for three jobs:
+ * - API paths containing `%`, `/api` itself and paths starting `/API` in another case: malformed
+ *   percent-encoding would make Next answer a plain-text 500 while decoding route parameters, and
+ *   the others would get the portal's redirect to /login; they get the JSON envelope instead.
+ *   (Only those paths come here: running the proxy for every API request costs a fifth of the
+ *   throughput.)
+ * - Portal addresses the portal cannot have made (malformed percent-encoding, control characters,
+ *   a repeated query parameter): a 400 page, before Next fails on them or a page sees them.
  * - Portal pages: a visitor without a session goes to /login and comes back afterwards. Roles are
  *   checked by each page and server action itself, never by this alone. Every page gets its
  *   security headers here, with a fresh nonce for its Content-Security-Policy.
@@ -21,14 +25,12 @@ const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
 // With a lazily built config (lib/auth/next-auth.ts), next-auth hands back the wrapped handler as a promise.
 const withSession = auth(async (request) => {
   const { pathname, search } = request.nextUrl;
-  if (pathname.startsWith("/api/")) {
-    try {
-      decodeURIComponent(pathname);
-    } catch {
-      return errorOnlyResponse(request, new AppError("invalid_parameter", "The request path is not valid percent-encoded UTF-8."));
-    }
-    return NextResponse.next();
+  if (API_PATH.test(pathname)) {
+    const error = apiPathError(pathname);
+    return error ? errorOnlyResponse(request, error) : NextResponse.next();
   }
+  const problem = portalAddressProblem(request.nextUrl);
+  if (problem) return badRequestPage(problem);
   if (!request.auth?.user && !PUBLIC_PAGES.some((page) => page.test(pathname))) {
     return NextResponse.redirect(new URL(signInPath(`${pathname}${search}`), request.nextUrl));
   }
@@ -54,6 +56,7 @@ export async function proxy(request: NextRequest, event: NextFetchEvent) {
   return handler(request, event);
 }
 
+// The second pattern also takes `/api` itself and `/API/...` (it leaves out `api/`, case-sensitively).
 export const config = {
   matcher: ["/api/:path(.*%.*)", "/((?!api/|_next/|favicon.ico|robots.txt).*)"],
 };

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { test as base, expect, type Page } from "@playwright/test";
-import { demoKeySecret, demoPassword } from "../lib/demo/credentials";
+import { demoKeySecret, demoPassword } from "../lib/dev/demo/credentials";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const secret = () => readFileSync(path.join(root, ".data/e2e/app-secret"), "utf8").trim();

@@ -1,5 +1,5 @@
 /**
- * The one table of stable error codes (DESIGN.md section 5), the one error class the domain throws,
+ * The one table of stable error codes (the API's contract), the one error class the domain throws,
  * and the one function that builds error bodies. Nothing else in the product shapes an error.
  */
 export const ERROR_STATUS = {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startEmbeddedDefault } from "@/lib/embedded-default";
+import { startEmbeddedDefault } from "@/lib/dev/embedded-default";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "40" }, seconds: { type: "string", default: "10" } } });
 const requests = Number(values.requests);
@@ -124,7 +124,7 @@ await Promise.all(
 );
 const disclosuresPerSecond = appended / (Number(process.hrtime.bigint() - started) / 1e9);
 const { verifyChain } = await import("@/lib/disclosures/verify");
-const report = await verifyChain(db.$client);
+const report = await verifyChain({ db, requestId: "bench", principal: { kind: "operator", name: "bench", organizationId: null } });
 
 console.log(
   table([

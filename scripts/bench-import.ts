@@ -14,7 +14,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/embedded-default";
+import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/dev/embedded-default";
 
 const { values } = parseArgs({ options: { episodes: { type: "string", default: "100000" }, "upload-episodes": { type: "string", default: "150" }, "file-mib": { type: "string", default: "2" }, concurrency: { type: "string", default: "8" } } });
 const EPISODES = Number(values.episodes);
@@ -33,7 +33,7 @@ const { importLeRobotVersion } = await import("@/lib/catalog/import/lerobot/sour
 const { s3Client } = await import("@/lib/storage/client");
 const { objectKey, storeLocation } = await import("@/lib/storage/config");
 const { DeleteObjectCommand, PutObjectCommand } = await import("@aws-sdk/client-s3");
-const { fileUploader } = await import("@/lib/storage/upload");
+const { fileUploader } = await import("@/lib/catalog/import/upload");
 const { progress, table } = await import("./bench/common");
 
 const db = createDb(runtime.env.DATABASE_URL!, { max: 4 });

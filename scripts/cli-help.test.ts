@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { runCli, type CliRun } from "@/lib/testing/cli";
 
 // The help, the version and the usage errors of both command lines, run as a user runs them. None

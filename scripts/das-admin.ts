@@ -1,32 +1,38 @@
 // das-admin – the operator's command line: migrations, imports, organisations, licences, keys, users, demo data.
 import { userInfo } from "node:os";
-import { startEmbeddedDefault, type Runtime } from "@/lib/embedded-default";
-import { createDb, sqlOf, type RootDb } from "@/lib/db/client";
+import { InvalidArgumentError } from "commander";
+import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
+import { createDb, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { InvalidArgumentError, Option } from "commander";
+import { Option } from "commander";
+import { AppError } from "@/lib/errors";
+import { errorFields } from "@/lib/log";
+import { ImportError } from "@/lib/catalog/import/problems";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
-import { describeLeRobotImport } from "@/lib/catalog/import/lerobot/summary";
+import { Progress } from "@/lib/client/progress";
+import { describeLeRobotImport } from "./cli/lerobot-import-summary";
 import { EpisodeLine } from "@/lib/catalog/import/records";
 import { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";
 import { VERSION_PATTERN } from "@/lib/catalog/semver";
 import { s3Client } from "@/lib/storage/client";
-import { checkVersionStore } from "@/lib/storage/store-check";
+import { checkVersionStore } from "@/lib/catalog/store-check";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { createUser } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
-import { seedDemo } from "@/lib/demo/seed";
+import { seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
+import { disclosureFilter, parseTimeBound } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, readPassword, say, UsageError } from "./cli/terminal";
-import { datasetVersion, duration, isoTime, positiveWholeNumber, repeatable, target, wholeNumberFrom, type Target } from "./cli/values";
+import { datasetVersion, duration, positiveWholeNumber, repeatable, target, wholeNumberFrom, type Target } from "./cli/values";
 
 const program = cliProgram({
   name: "das-admin",
@@ -133,7 +139,7 @@ program
           skipIncompleteEpisodes: options.skipIncompleteEpisodes,
           upload: client && location ? { client, bucket: location.bucket, keyOf: (p) => objectKey(options.dataset!, options.version!, p) } : undefined,
           concurrency: options.concurrency,
-          progress: process.stderr,
+          progress: (totals) => new Progress(totals.files, totals.bytes, process.stderr),
           signal: controller.signal,
         });
         for (const line of describeLeRobotImport(result, { uploaded: Boolean(options.upload) })) say(line);
@@ -304,7 +310,7 @@ disclosures
   .description("Walk the disclosure log's hash chain; exit 1 naming the first entry that does not verify.")
   .action(
     onDatabase(async ({ ctx }) => {
-      const report = await verifyChain(sqlOf(ctx.db));
+      const report = await verifyChain(ctx);
       if (!report.intact) {
         say(`Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`);
         throw new Exit(1);
@@ -318,17 +324,19 @@ disclosures
   .summary("stream the log, or part of it, to stdout")
   .description("Stream the disclosure log, or the entries that match the filters, to stdout; the count goes to stderr.")
   .needs("--format <format>", "CSV or JSON Lines", ["csv", "jsonl"])
-  .option("--from <time>", "entries at or after this ISO 8601 date or date-time", isoTime)
-  .option("--to <time>", "entries before this ISO 8601 date or date-time", isoTime)
+  .option("--from <time>", "entries at or after this date (UTC) or ISO 8601 instant", timeBound)
+  .option("--to <time>", "entries up to and including this date (the whole UTC day) or ISO 8601 instant", timeBound)
   .option("--org <slug>", "entries of this organisation")
   .option("--dataset <id>", "entries of this dataset")
   .examples("das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv")
   .action(
-    onDatabase(async ({ ctx }, options: { format: "csv" | "jsonl"; from?: Date; to?: Date; org?: string; dataset?: string }) => {
-      const holder = options.org ? await organizationBySlug(ctx, options.org) : undefined;
-      const filter = { from: options.from, to: options.to, organizationId: holder?.id, datasetId: options.dataset };
+    onDatabase(async ({ ctx }, options: { format: "csv" | "jsonl"; from?: string; to?: string; org?: string; dataset?: string }) => {
+      // An operator's typo names no organisation: said so, rather than exporting nothing.
+      if (options.org) await organizationBySlug(ctx, options.org);
+      const { filter, problems } = disclosureFilter({ from: options.from, to: options.to, org: options.org, dataset: options.dataset });
+      if (problems.length) throw new Error(problems.join(" "));
       let rows = 0;
-      for await (const line of exportDisclosures(sqlOf(ctx.db), filter, options.format)) {
+      for await (const line of exportDisclosures(ctx, filter, options.format)) {
         if (!process.stdout.write(line)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
         rows++;
       }
@@ -357,6 +365,12 @@ function facetValue(field: "outcome" | "environment" | "contributor") {
   };
 }
 
+/** --from and --to: a date or an instant as the disclosure filter reads them, checked here so that a bad one is a usage error. */
+function timeBound(text: string): string {
+  if (!parseTimeBound(text)) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
+  return text;
+}
+
 /**
  * A command's work on the database: DATABASE_URL, or the embedded default (started for it and
  * stopped after it). Only a command line that parsed gets here, so a usage error starts nothing.
@@ -380,13 +394,13 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
 }
 
 /**
- * What went wrong: an AppError's or ImportError's message, or the database's own message rather
- * than drizzle's wrapper, which would echo the query's parameters.
+ * What went wrong: an AppError's or ImportError's message is written for operators; anything else
+ * is described as the log would describe it (errorFields), since a database error's message,
+ * detail and parameters may hold secrets.
  */
 function describe(error: unknown): string {
-  const cause = (error as { cause?: unknown })?.cause;
-  if ((error as Error)?.name === "DrizzleQueryError" && cause instanceof Error) return cause.message;
-  return (error as Error)?.message ?? String(error);
+  if (error instanceof AppError || error instanceof ImportError) return error.message;
+  return String(errorFields(error).error);
 }
 
 // Exit as soon as the command is done, with its code, rather than when the last socket closes.

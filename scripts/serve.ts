@@ -1,13 +1,13 @@
 // npm run dev / npm start – the app on the embedded default (or on what the environment configures).
 import { spawn } from "node:child_process";
 import { userInfo } from "node:os";
-import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/embedded-default";
-import { hasProductionBuild, NEXT_BIN } from "@/lib/next-server";
+import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/dev/embedded-default";
+import { hasProductionBuild, NEXT_BIN } from "@/lib/dev/next-server";
 import { createDb } from "@/lib/db/client";
 import { datasets } from "@/lib/db/schema";
-import { seedDemo, printAccounts } from "@/lib/demo/seed";
+import { seedDemo, printAccounts } from "@/lib/dev/demo/seed";
 import { storeLocation } from "@/lib/storage/config";
-import { demoAccounts } from "@/lib/demo/credentials";
+import { demoAccounts } from "@/lib/dev/demo/credentials";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {

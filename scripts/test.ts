@@ -4,8 +4,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
-import { NEXT_BIN } from "@/lib/next-server";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
+import { NEXT_BIN } from "@/lib/dev/next-server";
 
 const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, "node_modules", pkg, file);
 

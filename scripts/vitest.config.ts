@@ -8,7 +8,7 @@ export default defineConfig({
   root,
   resolve: { alias: { "@": root } },
   test: {
-    include: ["lib/**/*.test.ts", "app/**/*.test.ts", "scripts/**/*.test.ts"],
+    include: ["lib/**/*.test.ts", "app/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts"],
     globalSetup: ["lib/testing/global-setup.ts"],
     setupFiles: ["lib/testing/worker-setup.ts"],
     pool: "forks",

@@ -6,7 +6,7 @@ import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, u
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { callAction as callActionOn } from "@/lib/testing/server-actions";
 import { getDb } from "@/lib/db/client";
-import { ADMIN_ACTIONS, type AdminActionWorld } from "./admin/admin-actions";
+import { ADMIN_ACTIONS, type AdminActionWorld } from "@/lib/testing/admin-actions";
 import * as organizationActions from "./admin/organizations/actions";
 import * as userActions from "./admin/users/actions";
 import * as licenceActions from "./admin/licences/actions";

@@ -96,7 +96,7 @@ describe("the portal's access matrix", () => {
     });
   }
 
-  it("matches the roles of DESIGN: licensees browse, reviewers review, admins review and administer", () => {
+  it("matches the service's roles: licensees browse, reviewers review, admins review and administer", () => {
     const areas = (role: Role) => (["catalog", "review", "admin"] as const).filter((a) => mayEnter(users[role]!, a));
     expect(areas("licensee")).toEqual(["catalog"]);
     expect(areas("reviewer")).toEqual(["review"]);

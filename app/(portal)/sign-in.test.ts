@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import type { UserRole } from "@/lib/db/schema";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { getDb } from "@/lib/db/client";
@@ -176,7 +176,14 @@ describe("where sign-in leads", () => {
 
   it("the sign-in page never writes a hostile callbackUrl into its form", async () => {
     for (const callbackUrl of HOSTILE_CALLBACKS) {
-      const html = await (await fetch(`${server.url}/login?${new URLSearchParams({ callbackUrl })}`)).text();
+      const res = await fetch(`${server.url}/login?${new URLSearchParams({ callbackUrl })}`);
+      const html = await res.text();
+      // An address with control characters is refused before any page renders (the 400 page).
+      if (res.status === 400) {
+        expect(html, JSON.stringify(callbackUrl)).not.toContain('name="callbackUrl"');
+        continue;
+      }
+      expect(res.status, JSON.stringify(callbackUrl)).toBe(200);
       const field = /<input type="hidden" name="callbackUrl" value="([^"]*)"/.exec(html);
       expect(field?.[1], JSON.stringify(callbackUrl)).toBe("/");
     }

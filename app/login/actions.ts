@@ -3,7 +3,7 @@
 import { AuthError, CredentialsSignin } from "next-auth";
 import { unstable_rethrow } from "next/navigation";
 import { signIn } from "@/lib/auth/next-auth";
-import { sameOriginPath } from "@/lib/http/redirect-target";
+import { sameOriginPath } from "@/lib/redirect-target";
 
 export type SignInState = { error?: string; email?: string };
 

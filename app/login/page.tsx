@@ -1,17 +1,20 @@
 import type { Metadata } from "next";
+import { z } from "zod";
 import { redirect } from "next/navigation";
 import { buttonClass } from "@/components/ui/button";
 import { oidcEnabled } from "@/lib/auth/next-auth";
-import { currentUser } from "@/lib/http/portal";
-import { sameOriginPath } from "@/lib/http/redirect-target";
+import { currentUser, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { sameOriginPath } from "@/lib/redirect-target";
 import { homeOf } from "@/lib/portal/access";
 import { signInWithOidc } from "./actions";
 import { LoginForm } from "./login-form";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function LoginPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string | string[]; error?: string | string[] }> }) {
-  const search = await searchParams;
+const Search = z.object({ callbackUrl: z.string().optional(), error: z.string().optional() });
+
+export default async function LoginPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const search = await pageSearch(searchParams, Search);
   // The form carries only a path on this site back to the server; the action checks it again.
   const callbackUrl = sameOriginPath(search.callbackUrl) ?? "/";
   const error = search.error;

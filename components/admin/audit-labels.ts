@@ -1,7 +1,8 @@
+import type { AuditAction } from "@/lib/admin/audit-actions";
 import type { Tone } from "../ui/badge";
 
-/** How each admin_audit action reads in the portal; an action not listed here shows its raw name. */
-export const AUDIT_ACTIONS: Record<string, { label: string; tone: Tone }> = {
+/** How each admin_audit action reads in the portal: every action of the table has its label. */
+export const AUDIT_LABELS: Record<AuditAction, { label: string; tone: Tone }> = {
   "organization.create": { label: "Created organisation", tone: "brand" },
   "user.create": { label: "Created user", tone: "blue" },
   "user.role": { label: "Changed role", tone: "amber" },
@@ -12,4 +13,5 @@ export const AUDIT_ACTIONS: Record<string, { label: string; tone: Tone }> = {
   "key.revoke": { label: "Revoked key", tone: "red" },
 };
 
-export const auditAction = (action: string) => AUDIT_ACTIONS[action] ?? { label: action, tone: "neutral" as const };
+/** An action's label; a name outside the table (a row older than it) shows as written. */
+export const auditAction = (action: string) => AUDIT_LABELS[action as AuditAction] ?? { label: action, tone: "neutral" as const };

@@ -1,10 +1,12 @@
 "use client";
 
 import { useEffect, useRef, useState } from "react";
-import type { IssuedKeyView } from "@/app/(portal)/admin/keys/actions";
 import { Button } from "../ui/button";
 import { CopyButton } from "../ui/copy-button";
 import { formatDate } from "../ui/format";
+
+/** A just-issued key as the issuing action returns it: the only answer that ever carries the secret. */
+export type IssuedKeyView = { id: string; secret: string; prefix: string; name: string; expires_at: string | null };
 
 /** The one showing of a new key's secret: prominent, copyable, and gone once dismissed or reloaded. */
 export function IssuedSecret({ issued, organization, onDone }: { issued: IssuedKeyView; organization: string; onDone: () => void }) {

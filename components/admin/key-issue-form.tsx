@@ -1,7 +1,6 @@
 "use client";
 
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
-import { issueKeyAction } from "@/app/(portal)/admin/keys/actions";
 import { KEY_EXPIRY_DAYS, KEY_NAME_MAX } from "@/lib/admin/rules";
 import { Alert } from "../ui/alert";
 import { Button } from "../ui/button";
@@ -9,9 +8,9 @@ import { Field, Input, Select } from "../ui/form";
 import { formatDate } from "../ui/format";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
-import { IssuedSecret } from "./issued-secret";
-import type { OrganizationChoice } from "./user-form";
-import { useAdminAction } from "./use-admin-action";
+import { IssuedSecret, type IssuedKeyView } from "./issued-secret";
+import { OrganizationOptions, type OrganizationChoice } from "./user-form";
+import { useAdminAction, type AdminAction } from "./use-admin-action";
 
 export type LicensedVersion = { organization_id: string; dataset_id: string; dataset_title: string; version: string };
 
@@ -19,13 +18,25 @@ const ORDER = ["key-organization", "key-name"];
 const EXPIRY_LABELS: Record<string, string> = { never: "Never", 7: "7 days", 30: "30 days", 90: "90 days", 365: "1 year" };
 const EXPIRY_CHOICES = ["never", ...KEY_EXPIRY_DAYS.map(String)];
 
-export function KeyIssueForm({ organizations, licensed, defaultOrganizationId = "" }: { organizations: OrganizationChoice[]; licensed: LicensedVersion[]; defaultOrganizationId?: string }) {
+type NewKey = { organizationId: string; name: string; expiresInDays: number | null; scope: { datasetId: string; version: string }[] };
+
+export function KeyIssueForm({
+  organizations,
+  licensed,
+  defaultOrganizationId = "",
+  issueKey,
+}: {
+  organizations: OrganizationChoice[];
+  licensed: LicensedVersion[];
+  defaultOrganizationId?: string;
+  issueKey: AdminAction<NewKey, IssuedKeyView>;
+}) {
   const [organizationId, setOrganizationId] = useState(defaultOrganizationId);
   const [name, setName] = useState("");
   const [expiry, setExpiry] = useState("90");
   const [scope, setScope] = useState<string[]>([]);
   const [errors, setErrors] = useState<FieldErrors>({});
-  const issue = useAdminAction(issueKeyAction, () => {
+  const issue = useAdminAction(issueKey, () => {
     setName("");
     setScope([]);
   });
@@ -80,12 +91,7 @@ export function KeyIssueForm({ organizations, licensed, defaultOrganizationId = 
             }}
             required
           >
-            <option value="">Choose an organisation…</option>
-            {organizations.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name} ({o.slug})
-              </option>
-            ))}
+            <OrganizationOptions organizations={organizations} none="Choose an organisation…" />
           </Select>
         </Field>
         <Field label="Name" htmlFor="key-name" error={errors["key-name"]} hint="Where the key is used, so it can be recognised later.">

@@ -1,18 +1,14 @@
 "use client";
 
 import type { ColumnDef } from "@tanstack/react-table";
-import { useState } from "react";
-import { revokeKeyAction } from "@/app/(portal)/admin/keys/actions";
 import type { KeyRecord, KeyStatus } from "@/lib/admin/list-keys";
 import { Alert } from "../ui/alert";
 import { Badge, type Tone } from "../ui/badge";
-import { Button } from "../ui/button";
 import { DataTable } from "../ui/data-table";
 import { formatDate, formatDateTime } from "../ui/format";
-import { ActionError } from "./action-error";
-import { ConfirmDialog } from "./confirm-dialog";
+import { ConfirmDialog, ConfirmTrigger, useConfirmedAction } from "./confirm-dialog";
 import { TableSrOnly } from "./table-sr-only";
-import { useAdminAction } from "./use-admin-action";
+import type { AdminAction } from "./use-admin-action";
 
 const STATUS_TONES: Record<KeyStatus, Tone> = { active: "green", expired: "amber", revoked: "red" };
 
@@ -94,9 +90,8 @@ const COLUMNS: ColumnDef<KeyRecord, unknown>[] = [
 ];
 
 /** Every key with its status; keys not yet revoked can be revoked after a confirmation. */
-export function KeysTable({ keys, empty }: { keys: KeyRecord[]; empty: string }) {
-  const [target, setTarget] = useState<KeyRecord | null>(null);
-  const revoke = useAdminAction(revokeKeyAction, () => setTarget(null));
+export function KeysTable({ keys, empty, revoke: revokeAction }: { keys: KeyRecord[]; empty: string; revoke: AdminAction<{ id: string }, { id: string; prefix: string }> }) {
+  const revoke = useConfirmedAction<KeyRecord, { id: string }, { id: string; prefix: string }>(revokeAction);
   const columns: ColumnDef<KeyRecord, unknown>[] = [
     ...COLUMNS,
     {
@@ -104,50 +99,30 @@ export function KeysTable({ keys, empty }: { keys: KeyRecord[]; empty: string })
       header: () => <TableSrOnly>Actions</TableSrOnly>,
       cell: ({ row }) =>
         row.original.status === "revoked" ? null : (
-          <Button
-            variant="secondary"
-            size="sm"
-            onClick={() => {
-              revoke.reset();
-              setTarget(row.original);
-            }}
-            aria-label={`Revoke key ${row.original.name} (${row.original.prefix})`}
-          >
-            Revoke
-          </Button>
+          <ConfirmTrigger control={revoke} target={row.original} label="Revoke" name={`Revoke key ${row.original.name} (${row.original.prefix})`} />
         ),
     },
   ];
-  const done = revoke.result && !revoke.isPending ? revoke.result : undefined;
   return (
     <div className="space-y-3">
       <div aria-live="polite">
-        {done ? (
+        {revoke.done ? (
           <Alert kind="success">
-            Key <span className="font-mono">{done.prefix}…</span> is revoked: requests with it are refused with 401 from now on.
+            Key <span className="font-mono">{revoke.done.prefix}…</span> is revoked: requests with it are refused with 401 from now on.
           </Alert>
         ) : null}
       </div>
       <DataTable caption="API keys, newest first" data={keys} columns={columns} rowId={(k) => k.id} empty={empty} />
-      <ConfirmDialog
-        open={target !== null}
-        title="Revoke this API key?"
-        confirmLabel="Revoke key"
-        pendingLabel="Revoking…"
-        pending={revoke.isPending}
-        onClose={() => setTarget(null)}
-        onConfirm={() => target && revoke.mutate({ id: target.id })}
-      >
-        {target ? (
+      <ConfirmDialog control={revoke} title="Revoke this API key?" confirmLabel="Revoke key" pendingLabel="Revoking…" failureTitle="The key was not revoked" input={(k) => ({ id: k.id })}>
+        {(target) => (
           <>
             <p>
               <span className="font-semibold text-slate-900">“{target.name}”</span> (<span className="font-mono text-slate-900">{target.prefix}…</span>) of{" "}
               {target.organization_name} stops working at once: every request with it gets <span className="font-mono">401 unauthorized</span>.
             </p>
             <p>This cannot be undone. Clients that still need access need a new key.</p>
-            {revoke.failure ? <ActionError title="The key was not revoked" failure={revoke.failure} /> : null}
           </>
-        ) : null}
+        )}
       </ConfirmDialog>
     </div>
   );

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMemo, useState, type FormEvent } from "react";
-import { grantLicenceAction } from "@/app/(portal)/admin/licences/actions";
+import type { LicenceTarget } from "@/lib/admin/licences";
 import type { VersionChoice } from "@/lib/admin/list-licences";
 import { Alert } from "../ui/alert";
 import { Button } from "../ui/button";
@@ -9,8 +9,8 @@ import { Field, Select } from "../ui/form";
 import { formatDate, formatNumber } from "../ui/format";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
-import type { OrganizationChoice } from "./user-form";
-import { useAdminAction } from "./use-admin-action";
+import { OrganizationOptions, type OrganizationChoice } from "./user-form";
+import { useAdminAction, type AdminAction } from "./use-admin-action";
 
 const ORDER = ["licence-organization", "licence-version"];
 export const versionKey = (datasetId: string, version: string) => `${datasetId}@${version}`;
@@ -21,12 +21,14 @@ export function LicenceGrantForm({
   versions,
   held,
   defaultOrganizationId = "",
+  grantLicence,
 }: {
   organizations: OrganizationChoice[];
   versions: VersionChoice[];
   /** `organizationId dataset@version` of every active licence. */
   held: string[];
   defaultOrganizationId?: string;
+  grantLicence: AdminAction<LicenceTarget, LicenceTarget & { id: string; created: boolean }>;
 }) {
   const [organizationId, setOrganizationId] = useState(defaultOrganizationId);
   const [target, setTarget] = useState("");
@@ -37,7 +39,7 @@ export function LicenceGrantForm({
     for (const v of versions) byDataset.set(v.dataset_id, [...(byDataset.get(v.dataset_id) ?? []), v]);
     return [...byDataset.values()];
   }, [versions]);
-  const grant = useAdminAction(grantLicenceAction, () => setTarget(""));
+  const grant = useAdminAction(grantLicence, () => setTarget(""));
   const isHeld = (key: string) => Boolean(organizationId) && heldSet.has(`${organizationId} ${key}`);
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -57,12 +59,7 @@ export function LicenceGrantForm({
       <div className="grid gap-4 sm:grid-cols-2">
         <Field label="Organisation" htmlFor="licence-organization" error={errors["licence-organization"]}>
           <Select {...invalidProps("licence-organization", errors)} value={organizationId} onChange={(e) => setOrganizationId(e.target.value)} required>
-            <option value="">Choose an organisation…</option>
-            {organizations.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name} ({o.slug})
-              </option>
-            ))}
+            <OrganizationOptions organizations={organizations} none="Choose an organisation…" />
           </Select>
         </Field>
         <Field label="Dataset version" htmlFor="licence-version" error={errors["licence-version"]} hint="A licence covers one version; newer versions need their own.">

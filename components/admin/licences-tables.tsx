@@ -1,18 +1,16 @@
 "use client";
 
 import type { ColumnDef } from "@tanstack/react-table";
-import { useState, type ReactNode } from "react";
-import { revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
+import type { ReactNode } from "react";
+import type { LicenceTarget } from "@/lib/admin/licences";
 import type { LicenceRecord } from "@/lib/admin/list-licences";
 import { Alert } from "../ui/alert";
-import { Button } from "../ui/button";
 import { DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
 import { formatDateTime, formatNumber } from "../ui/format";
-import { ActionError } from "./action-error";
-import { ConfirmDialog } from "./confirm-dialog";
+import { ConfirmDialog, ConfirmTrigger, useConfirmedAction } from "./confirm-dialog";
 import { TableSrOnly } from "./table-sr-only";
-import { useAdminAction } from "./use-admin-action";
+import type { AdminAction } from "./use-admin-action";
 
 const organizationCell: ColumnDef<LicenceRecord, unknown> = {
   accessorKey: "organization_slug",
@@ -51,9 +49,18 @@ const REVOKED_COLUMNS: ColumnDef<LicenceRecord, unknown>[] = [
 ];
 
 /** Active licences, each revocable after a confirmation, and the revoked ones kept for the record. */
-export function LicencesTables({ licences, filtered, filters }: { licences: LicenceRecord[]; filtered: boolean; filters?: ReactNode }) {
-  const [target, setTarget] = useState<LicenceRecord | null>(null);
-  const revoke = useAdminAction(revokeLicenceAction, () => setTarget(null));
+export function LicencesTables({
+  licences,
+  filtered,
+  filters,
+  revoke: revokeAction,
+}: {
+  licences: LicenceRecord[];
+  filtered: boolean;
+  filters?: ReactNode;
+  revoke: AdminAction<LicenceTarget, LicenceTarget & { id: string }>;
+}) {
+  const revoke = useConfirmedAction<LicenceRecord, LicenceTarget, LicenceTarget & { id: string }>(revokeAction);
   const active = licences.filter((l) => !l.revoked_at);
   const revoked = licences.filter((l) => l.revoked_at);
   const columns: ColumnDef<LicenceRecord, unknown>[] = [
@@ -65,21 +72,16 @@ export function LicencesTables({ licences, filtered, filters }: { licences: Lice
       id: "actions",
       header: () => <TableSrOnly>Actions</TableSrOnly>,
       cell: ({ row }) => (
-        <Button
-          variant="secondary"
-          size="sm"
-          onClick={() => {
-            revoke.reset();
-            setTarget(row.original);
-          }}
-          aria-label={`Revoke ${row.original.dataset_id}@${row.original.version} for ${row.original.organization_slug}`}
-        >
-          Revoke
-        </Button>
+        <ConfirmTrigger
+          control={revoke}
+          target={row.original}
+          label="Revoke"
+          name={`Revoke ${row.original.dataset_id}@${row.original.version} for ${row.original.organization_slug}`}
+        />
       ),
     },
   ];
-  const done = revoke.result && !revoke.isPending ? revoke.result : undefined;
+  const done = revoke.done;
   return (
     <div className="space-y-6">
       <div aria-live="polite">
@@ -114,15 +116,14 @@ export function LicencesTables({ licences, filtered, filters }: { licences: Lice
         <DataTable caption="Revoked licences" data={revoked} columns={REVOKED_COLUMNS} rowId={(l) => l.id} empty="No licence has been revoked." />
       </section>
       <ConfirmDialog
-        open={target !== null}
+        control={revoke}
         title="Revoke this licence?"
         confirmLabel="Revoke licence"
         pendingLabel="Revoking…"
-        pending={revoke.isPending}
-        onClose={() => setTarget(null)}
-        onConfirm={() => target && revoke.mutate({ organizationId: target.organization_id, datasetId: target.dataset_id, version: target.version })}
+        failureTitle="The licence was not revoked"
+        input={(l) => ({ organizationId: l.organization_id, datasetId: l.dataset_id, version: l.version })}
       >
-        {target ? (
+        {(target) => (
           <>
             <p>
               <span className="font-semibold text-slate-900">{target.organization_name}</span> loses access to{" "}
@@ -132,9 +133,8 @@ export function LicencesTables({ licences, filtered, filters }: { licences: Lice
               at once: its members and API keys can no longer list, read or download it, and keys narrowed to it reach one version fewer.
             </p>
             <p>Links already handed out stay valid until they expire (at most 15 minutes). You can grant the version again later.</p>
-            {revoke.failure ? <ActionError title="The licence was not revoked" failure={revoke.failure} /> : null}
           </>
-        ) : null}
+        )}
       </ConfirmDialog>
     </div>
   );

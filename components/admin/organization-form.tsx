@@ -1,22 +1,21 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { createOrganizationAction } from "@/app/(portal)/admin/organizations/actions";
 import { SLUG_PATTERN } from "@/lib/admin/rules";
 import { Alert } from "../ui/alert";
 import { Button } from "../ui/button";
 import { Field, Input } from "../ui/form";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
-import { useAdminAction } from "./use-admin-action";
+import { useAdminAction, type AdminAction } from "./use-admin-action";
 
 const ORDER = ["org-slug", "org-name"];
 
-export function OrganizationForm() {
+export function OrganizationForm({ createOrganization }: { createOrganization: AdminAction<{ slug: string; name?: string }, { id: string; slug: string; name: string }> }) {
   const [slug, setSlug] = useState("");
   const [name, setName] = useState("");
   const [errors, setErrors] = useState<FieldErrors>({});
-  const create = useAdminAction(createOrganizationAction, () => {
+  const create = useAdminAction(createOrganization, () => {
     setSlug("");
     setName("");
   });

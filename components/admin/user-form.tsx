@@ -1,7 +1,6 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { createUserAction } from "@/app/(portal)/admin/users/actions";
 import { EMAIL_PATTERN, MIN_PASSWORD_LENGTH } from "@/lib/admin/rules";
 import type { UserRole } from "@/lib/db/schema";
 import { Alert } from "../ui/alert";
@@ -9,7 +8,7 @@ import { Button } from "../ui/button";
 import { Field, Input, Select } from "../ui/form";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
-import { useAdminAction } from "./use-admin-action";
+import { useAdminAction, type AdminAction } from "./use-admin-action";
 
 export type OrganizationChoice = { id: string; slug: string; name: string };
 
@@ -19,14 +18,50 @@ export const ROLES = [
   { value: "admin", label: "Admin", hint: "Manages organisations, users, licences and keys, and reads the log." },
 ] as const satisfies readonly { value: UserRole; label: string; hint: string }[];
 
+/** The roles of a select, as ROLES lists them. */
+export function RoleOptions() {
+  return ROLES.map((r) => (
+    <option key={r.value} value={r.value}>
+      {r.label}
+    </option>
+  ));
+}
+
+/** The organisations of an admin form's select, each by name and slug, after a first option for none. */
+export function OrganizationOptions({ organizations, none }: { organizations: OrganizationChoice[]; none: string }) {
+  return (
+    <>
+      <option value="">{none}</option>
+      {organizations.map((o) => (
+        <option key={o.id} value={o.id}>
+          {o.name} ({o.slug})
+        </option>
+      ))}
+    </>
+  );
+}
+
+/** A licensee must belong to an organisation; anyone else may belong to none. */
+export const noOrganization = (role: UserRole) => (role === "licensee" ? "Choose an organisation…" : "No organisation");
+
 const ORDER = ["user-email", "user-name", "user-role", "user-organization", "user-password"];
 const EMPTY = { email: "", name: "", role: "licensee" as UserRole, organizationId: "", password: "" };
 
-export function UserForm({ organizations, defaultOrganizationId = "" }: { organizations: OrganizationChoice[]; defaultOrganizationId?: string }) {
+type NewUser = { email: string; name?: string; role: UserRole; organizationId: string | null; password: string };
+
+export function UserForm({
+  organizations,
+  defaultOrganizationId = "",
+  createUser,
+}: {
+  organizations: OrganizationChoice[];
+  defaultOrganizationId?: string;
+  createUser: AdminAction<NewUser, { id: string; email: string; role: UserRole }>;
+}) {
   const [form, setForm] = useState({ ...EMPTY, organizationId: defaultOrganizationId });
   const [showPassword, setShowPassword] = useState(false);
   const [errors, setErrors] = useState<FieldErrors>({});
-  const create = useAdminAction(createUserAction, () => setForm((now) => ({ ...EMPTY, role: now.role, organizationId: now.organizationId })));
+  const create = useAdminAction(createUser, () => setForm((now) => ({ ...EMPTY, role: now.role, organizationId: now.organizationId })));
   const set = (field: keyof typeof EMPTY) => (e: { target: { value: string } }) => setForm((now) => ({ ...now, [field]: e.target.value }));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -50,11 +85,7 @@ export function UserForm({ organizations, defaultOrganizationId = "" }: { organi
         </Field>
         <Field label="Role" htmlFor="user-role" hint={role.hint}>
           <Select id="user-role" value={form.role} onChange={set("role")}>
-            {ROLES.map((r) => (
-              <option key={r.value} value={r.value}>
-                {r.label}
-              </option>
-            ))}
+            <RoleOptions />
           </Select>
         </Field>
         <Field
@@ -64,12 +95,7 @@ export function UserForm({ organizations, defaultOrganizationId = "" }: { organi
           hint={form.role === "licensee" ? "Required for licensees." : "Only a member of an organisation sees its datasets."}
         >
           <Select {...invalidProps("user-organization", errors)} value={form.organizationId} onChange={set("organizationId")} required={form.role === "licensee"}>
-            <option value="">{form.role === "licensee" ? "Choose an organisation…" : "No organisation"}</option>
-            {organizations.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name} ({o.slug})
-              </option>
-            ))}
+            <OrganizationOptions organizations={organizations} none={noOrganization(form.role)} />
           </Select>
         </Field>
         <Field label="Initial password" htmlFor="user-password" error={errors["user-password"]} hint={`At least ${MIN_PASSWORD_LENGTH} characters. Hand it over by a safe channel.`}>

@@ -1,21 +1,17 @@
 "use client";
 
 import type { ColumnDef } from "@tanstack/react-table";
-import { useState } from "react";
-import { changeUserRoleAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
-import type { UserRecord } from "@/lib/admin/list-users";
+import type { UserRecord } from "@/lib/admin/users";
 import type { UserRole } from "@/lib/db/schema";
 import { Alert } from "../ui/alert";
 import { Badge, type Tone } from "../ui/badge";
-import { Button } from "../ui/button";
 import { DataTable } from "../ui/data-table";
 import { Field, Select } from "../ui/form";
 import { formatDate } from "../ui/format";
-import { ActionError } from "./action-error";
-import { ConfirmDialog } from "./confirm-dialog";
+import { ConfirmDialog, ConfirmTrigger, useConfirmedAction } from "./confirm-dialog";
 import { TableSrOnly } from "./table-sr-only";
-import { useAdminAction } from "./use-admin-action";
-import { ROLES, type OrganizationChoice } from "./user-form";
+import type { AdminAction } from "./use-admin-action";
+import { noOrganization, OrganizationOptions, RoleOptions, ROLES, type OrganizationChoice } from "./user-form";
 
 const ROLE_TONES: Record<string, Tone> = { admin: "brand", reviewer: "blue", licensee: "neutral" };
 
@@ -54,16 +50,30 @@ const COLUMNS: ColumnDef<UserRecord, unknown>[] = [
 ];
 
 type RoleChange = { user: UserRecord; role: UserRole; organizationId: string };
+type RoleInput = { id: string; role: UserRole; organizationId: string | null };
+type Changed = { id: string; email: string; role: UserRole };
 
 /**
  * Every user; an active user other than the signed-in admin can be given another role or be
  * disabled, after a confirmation. Both end every session the user has open.
  */
-export function UsersTable({ users, empty, organizations, selfId }: { users: UserRecord[]; empty: string; organizations: OrganizationChoice[]; selfId: string }) {
-  const [disabling, setDisabling] = useState<UserRecord | null>(null);
-  const [changing, setChanging] = useState<RoleChange | null>(null);
-  const disable = useAdminAction(disableUserAction, () => setDisabling(null));
-  const change = useAdminAction(changeUserRoleAction, () => setChanging(null));
+export function UsersTable({
+  users,
+  empty,
+  organizations,
+  selfId,
+  disableUser,
+  changeRole,
+}: {
+  users: UserRecord[];
+  empty: string;
+  organizations: OrganizationChoice[];
+  selfId: string;
+  disableUser: AdminAction<{ id: string }, { id: string; email: string }>;
+  changeRole: AdminAction<RoleInput, Changed>;
+}) {
+  const disable = useConfirmedAction<UserRecord, { id: string }, { id: string; email: string }>(disableUser);
+  const change = useConfirmedAction<RoleChange, RoleInput, Changed>(changeRole);
   const columns: ColumnDef<UserRecord, unknown>[] = [
     ...COLUMNS,
     {
@@ -72,101 +82,65 @@ export function UsersTable({ users, empty, organizations, selfId }: { users: Use
       cell: ({ row }) =>
         row.original.disabled_at || row.original.id === selfId ? null : (
           <span className="flex gap-2">
-            <Button
-              variant="secondary"
-              size="sm"
-              onClick={() => {
-                change.reset();
-                setChanging({ user: row.original, role: row.original.role, organizationId: row.original.organization_id ?? "" });
-              }}
-              aria-label={`Change the role of ${row.original.email}`}
-            >
-              Change role
-            </Button>
-            <Button
-              variant="secondary"
-              size="sm"
-              onClick={() => {
-                disable.reset();
-                setDisabling(row.original);
-              }}
-              aria-label={`Disable ${row.original.email}`}
-            >
-              Disable
-            </Button>
+            <ConfirmTrigger
+              control={change}
+              target={{ user: row.original, role: row.original.role, organizationId: row.original.organization_id ?? "" }}
+              label="Change role"
+              name={`Change the role of ${row.original.email}`}
+            />
+            <ConfirmTrigger control={disable} target={row.original} label="Disable" name={`Disable ${row.original.email}`} />
           </span>
         ),
     },
   ];
-  const disabled = disable.result && !disable.isPending ? disable.result : undefined;
-  const changed = change.result && !change.isPending ? change.result : undefined;
   return (
     <div className="space-y-3">
       <div aria-live="polite">
-        {disabled ? (
+        {disable.done ? (
           <Alert kind="success">
-            <span className="font-semibold">{disabled.email}</span> is disabled: they cannot sign in, and every session they had open has ended.
+            <span className="font-semibold">{disable.done.email}</span> is disabled: they cannot sign in, and every session they had open has ended.
           </Alert>
         ) : null}
-        {changed ? (
+        {change.done ? (
           <Alert kind="success">
-            <span className="font-semibold">{changed.email}</span> is now {changed.role}: every session they had open has ended, and they sign in again under the new role.
+            <span className="font-semibold">{change.done.email}</span> is now {change.done.role}: every session they had open has ended, and they sign in again under the new role.
           </Alert>
         ) : null}
       </div>
       <DataTable caption="Users" data={users} columns={columns} rowId={(u) => u.id} empty={empty} />
-      {/* One dialog at a time: both would otherwise share the dialog's title id. */}
-      {disabling ? (
-        <ConfirmDialog
-          open
-          title="Disable this user?"
-          confirmLabel="Disable user"
-          pendingLabel="Disabling…"
-          pending={disable.isPending}
-          onClose={() => setDisabling(null)}
-          onConfirm={() => disable.mutate({ id: disabling.id })}
-        >
+      <ConfirmDialog control={disable} title="Disable this user?" confirmLabel="Disable user" pendingLabel="Disabling…" failureTitle="The user was not disabled" input={(u) => ({ id: u.id })}>
+        {(target) => (
           <p>
-            <span className="font-semibold text-slate-900">{disabling.email}</span> can no longer sign in, and every session they have open ends at once.
+            <span className="font-semibold text-slate-900">{target.email}</span> can no longer sign in, and every session they have open ends at once.
           </p>
-          {disable.failure ? <ActionError title="The user was not disabled" failure={disable.failure} /> : null}
-        </ConfirmDialog>
-      ) : null}
-      {changing ? (
-        <ConfirmDialog
-          open
-          title="Change this user's role?"
-          confirmLabel="Change role"
-          pendingLabel="Changing…"
-          pending={change.isPending}
-          onClose={() => setChanging(null)}
-          onConfirm={() => change.mutate({ id: changing.user.id, role: changing.role, organizationId: changing.organizationId || null })}
-        >
-          <p>
-            Every session <span className="font-semibold text-slate-900">{changing.user.email}</span> has open ends at once; they sign in again under the new role.
-          </p>
-          <Field label="Role" htmlFor="change-role" hint={ROLES.find((r) => r.value === changing.role)?.hint}>
-            <Select id="change-role" value={changing.role} onChange={(e) => setChanging({ ...changing, role: e.target.value as UserRole })}>
-              {ROLES.map((r) => (
-                <option key={r.value} value={r.value}>
-                  {r.label}
-                </option>
-              ))}
-            </Select>
-          </Field>
-          <Field label={changing.role === "licensee" ? "Organisation" : "Organisation (optional)"} htmlFor="change-organization">
-            <Select id="change-organization" value={changing.organizationId} onChange={(e) => setChanging({ ...changing, organizationId: e.target.value })}>
-              <option value="">{changing.role === "licensee" ? "Choose an organisation…" : "No organisation"}</option>
-              {organizations.map((o) => (
-                <option key={o.id} value={o.id}>
-                  {o.name} ({o.slug})
-                </option>
-              ))}
-            </Select>
-          </Field>
-          {change.failure ? <ActionError title="The role was not changed" failure={change.failure} /> : null}
-        </ConfirmDialog>
-      ) : null}
+        )}
+      </ConfirmDialog>
+      <ConfirmDialog
+        control={change}
+        title="Change this user's role?"
+        confirmLabel="Change role"
+        pendingLabel="Changing…"
+        failureTitle="The role was not changed"
+        input={(c) => ({ id: c.user.id, role: c.role, organizationId: c.organizationId || null })}
+      >
+        {(changing) => (
+          <>
+            <p>
+              Every session <span className="font-semibold text-slate-900">{changing.user.email}</span> has open ends at once; they sign in again under the new role.
+            </p>
+            <Field label="Role" htmlFor="change-role" hint={ROLES.find((r) => r.value === changing.role)?.hint}>
+              <Select id="change-role" value={changing.role} onChange={(e) => change.update({ ...changing, role: e.target.value as UserRole })}>
+                <RoleOptions />
+              </Select>
+            </Field>
+            <Field label={changing.role === "licensee" ? "Organisation" : "Organisation (optional)"} htmlFor="change-organization">
+              <Select id="change-organization" value={changing.organizationId} onChange={(e) => change.update({ ...changing, organizationId: e.target.value })}>
+                <OrganizationOptions organizations={organizations} none={noOrganization(changing.role)} />
+              </Select>
+            </Field>
+          </>
+        )}
+      </ConfirmDialog>
     </div>
   );
 }

@@ -5,24 +5,31 @@ import type { ColumnDef, RowSelectionState } from "@tanstack/react-table";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useMemo, useState } from "react";
-import { requestDownload } from "@/app/(portal)/datasets/[id]/[version]/actions";
 import type { EpisodeRecord } from "@/lib/catalog/list-episodes";
+import type { ActionResult } from "@/lib/http/portal";
 import { Alert } from "../ui/alert";
 import { Badge, outcomeTone } from "../ui/badge";
 import { Button } from "../ui/button";
 import { DataTable } from "../ui/data-table";
 import { formatNumber } from "../ui/format";
 
+type Filter = { outcome?: string; environment?: string };
+
+/** The body of a download request, as POST /v1/downloads takes it. */
+export type DownloadRequest = { dataset_id: string; version: string; episode_ids?: string[]; filter?: Filter; streams?: string[] };
+
 type Props = {
   datasetId: string;
   version: string;
   episodes: EpisodeRecord[];
   total: number;
-  filter: { outcome?: string; environment?: string };
+  filter: Filter;
   streams: string[];
+  /** The page's server action that creates the download. */
+  requestDownload: (request: DownloadRequest) => Promise<ActionResult<{ download_id: string }>>;
 };
 
-export function EpisodeExplorer({ datasetId, version, episodes, total, filter, streams }: Props) {
+export function EpisodeExplorer({ datasetId, version, episodes, total, filter, streams, requestDownload }: Props) {
   const router = useRouter();
   const [selection, setSelection] = useState<RowSelectionState>({});
   const [chosenStreams, setChosenStreams] = useState<string[]>(streams);
@@ -83,7 +90,7 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
     ],
     [version],
   );
-  const request = (scope: { episode_ids?: string[]; filter?: typeof filter }) =>
+  const request = (scope: { episode_ids?: string[]; filter?: Filter }) =>
     download.mutate({
       dataset_id: datasetId,
       version,

@@ -1,10 +1,11 @@
 import { adminAudit } from "../db/schema";
 import type { Ctx } from "../context";
-import type { AdminPrincipal } from "./authorize";
+import type { AdminPrincipal } from "../auth/authorize";
+import type { AuditAction } from "./audit-actions";
 
 export async function recordAdminAction(
   ctx: Ctx<AdminPrincipal>,
-  action: string,
+  action: AuditAction,
   targetId: string,
   details: Record<string, unknown> = {},
 ): Promise<void> {

@@ -2,12 +2,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/principal";
 import type { Ctx } from "@/lib/context";
 import { AppError } from "@/lib/errors";
+import { AUDIT_ACTIONS, type AuditAction } from "./audit-actions";
 import { createOrganization } from "./organizations";
 import { changeUserRole, createUser, disableUser } from "./users";
 import { grantLicence, revokeLicence } from "./licences";
 import { issueKey, revokeKey } from "./keys";
 import { listOrganizations } from "./list-organizations";
-import { listUsers } from "./list-users";
+import { listUsers } from "./users";
 import { listLicences, listVersionChoices } from "./list-licences";
 import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
@@ -17,7 +18,7 @@ import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
 type World = Awaited<ReturnType<typeof adminWorld>>;
 
 /** Each admin verb, called as an allowed caller would; `audit` is the action its one audit row names (none for reads). */
-const VERBS: { name: string; audit: string | null; call: (ctx: Ctx, w: World) => Promise<{ targetId?: string }> }[] = [
+const VERBS: { name: string; audit: AuditAction | null; call: (ctx: Ctx, w: World) => Promise<{ targetId?: string }> }[] = [
   { name: "createOrganization", audit: "organization.create", call: async (ctx) => ({ targetId: (await createOrganization(ctx, { slug: uniqueId("org") })).id }) },
   {
     name: "createUser",
@@ -52,6 +53,10 @@ let shared: World;
 beforeAll(async () => {
   const org = await createTestOrg();
   [who, shared] = await Promise.all([callers(org.id), adminWorld()]);
+});
+
+it("every audited action of the table is written by one admin verb, and no verb writes another", () => {
+  expect(VERBS.flatMap((v) => (v.audit ? [v.audit] : [])).sort()).toEqual([...AUDIT_ACTIONS].sort());
 });
 
 describe.each(VERBS)("$name", (verb) => {

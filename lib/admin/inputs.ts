@@ -2,23 +2,28 @@ import { z } from "zod";
 import { USER_ROLES } from "../db/schema";
 import { AppError } from "../errors";
 import { KEY_EXPIRY_DAYS, KEY_NAME_MAX } from "./rules";
+import { FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
 
 /**
  * What the portal's admin forms send to their server actions. A server action is a public
  * endpoint, so its argument is checked here before any verb sees it; the verbs then apply the
  * domain rules (slug shape, password length, licences a key may be narrowed to) themselves.
  */
-const id = z.string().trim().min(1, "is required").max(100, "is too long");
+// Control characters (a NUL above all, which PostgreSQL refuses) are an invalid body here, before
+// any SQL: none in one-line fields, only tabs and line breaks in names. Passwords are only hashed.
+const line = () => z.string().trim().regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters");
+const displayName = () => z.string().trim().regex(FREE_TEXT, "must not contain control characters other than tabs and line breaks");
+const id = line().min(1, "is required").max(100, "is too long");
 const versionTarget = { datasetId: id, version: id };
 
 export const CreateOrganizationInput = z.object({
-  slug: z.string().trim().min(1, "is required").max(63, "is at most 63 characters"),
-  name: z.string().trim().max(200, "is at most 200 characters").optional(),
+  slug: line().min(1, "is required").max(63, "is at most 63 characters"),
+  name: displayName().max(200, "is at most 200 characters").optional(),
 });
 
 export const CreateUserInput = z.object({
-  email: z.string().trim().min(1, "is required").max(320, "is too long"),
-  name: z.string().trim().max(200, "is at most 200 characters").optional(),
+  email: line().min(1, "is required").max(320, "is too long"),
+  name: displayName().max(200, "is at most 200 characters").optional(),
   role: z.enum(USER_ROLES, `must be one of ${USER_ROLES.join(", ")}`),
   organizationId: id.nullish(),
   password: z.string().max(1024, "is too long"),
@@ -36,7 +41,7 @@ export const LicenceInput = z.object({ organizationId: id, ...versionTarget });
 
 export const IssueKeyInput = z.object({
   organizationId: id,
-  name: z.string().max(KEY_NAME_MAX, `is at most ${KEY_NAME_MAX} characters`),
+  name: line().max(KEY_NAME_MAX, `is at most ${KEY_NAME_MAX} characters`),
   expiresInDays: z
     .number()
     .nullable()

@@ -6,9 +6,11 @@ import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { KEY_PATTERN, keyFromSecret, mintKey } from "../auth/api-keys";
 import { recordAdminAction } from "./audit";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 import { versionId } from "./licences";
 import { requireOrganization } from "./organizations";
+import { KEY_NAME_MAX } from "./rules";
+import { WITHOUT_CONTROL_CHARACTERS } from "../characters";
 
 export type IssueKeyInput = {
   organizationId: string;
@@ -26,7 +28,8 @@ export type IssuedKey = { id: string; secret: string; prefix: string; name: stri
 export async function issueKey(ctx: Ctx, input: IssueKeyInput): Promise<IssuedKey> {
   requireAdmin(ctx);
   const name = input.name.trim();
-  if (!name || name.length > 100) throw new AppError("invalid_parameter", "A key needs a name of 1 to 100 characters.");
+  if (!name || name.length > KEY_NAME_MAX) throw new AppError("invalid_parameter", `A key needs a name of 1 to ${KEY_NAME_MAX} characters.`);
+  if (!WITHOUT_CONTROL_CHARACTERS.test(name)) throw new AppError("invalid_parameter", "A key name must not contain control characters.");
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
     throw new AppError("invalid_parameter", "The expiry must be in the future.");
   }

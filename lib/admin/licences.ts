@@ -5,7 +5,7 @@ import { AppError } from "../errors";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 import { requireOrganization } from "./organizations";
 
 export type LicenceTarget = { organizationId: string; datasetId: string; version: string };

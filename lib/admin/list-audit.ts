@@ -1,6 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
+import type { AuditAction } from "./audit-actions";
 
 export type AuditRecord = {
   id: number;
@@ -8,7 +9,7 @@ export type AuditRecord = {
   actor_kind: "user" | "operator";
   actor_id: string;
   actor_label: string;
-  action: string;
+  action: AuditAction;
   target_id: string;
   /** What the target is, in words a person recognises (a slug, an email, dataset@version, a key prefix). */
   target_label: string;
@@ -82,7 +83,7 @@ function targetLabel(
   }
 }
 
-function summaryOf(action: string, details: Record<string, unknown>, organization: string | null): string | null {
+function summaryOf(action: AuditAction, details: Record<string, unknown>, organization: string | null): string | null {
   switch (action) {
     case "organization.create":
       return typeof details.name === "string" ? `named “${details.name}”` : null;

@@ -1,7 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 
 export const KEY_STATUSES = ["active", "expired", "revoked"] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 
 export type LicenceRecord = {
   id: string;

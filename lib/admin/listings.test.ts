@@ -5,7 +5,7 @@ import { issueKey, revokeKey } from "./keys";
 import { grantLicence, revokeLicence } from "./licences";
 import { createOrganization } from "./organizations";
 import { listOrganizations } from "./list-organizations";
-import { listUsers } from "./list-users";
+import { listUsers } from "./users";
 import { listLicences, listVersionChoices } from "./list-licences";
 import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";

@@ -5,9 +5,9 @@ import { AppError } from "../errors";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
-import { requireAdmin } from "./authorize";
+import { requireAdmin } from "../auth/authorize";
 import { SLUG_PATTERN } from "./rules";
-
+import { FREE_TEXT } from "../characters";
 
 export type Organization = typeof organizations.$inferSelect;
 
@@ -15,6 +15,9 @@ export async function createOrganization(ctx: Ctx, input: { slug: string; name?:
   requireAdmin(ctx);
   if (!SLUG_PATTERN.test(input.slug)) {
     throw new AppError("invalid_parameter", "An organisation slug is lower-case letters, digits and inner '-', at most 63 characters.");
+  }
+  if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
+    throw new AppError("invalid_parameter", "An organisation name must not contain control characters other than tabs and line breaks.");
   }
   return withTx(ctx, async (tx) => {
     const [created] = await tx.db

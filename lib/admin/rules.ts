@@ -3,7 +3,7 @@
  * server. Plain constants, so client components can import them without the database layer.
  */
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_PATTERN = /^[^\s@\u0000-\u001f\u007f]+@[^\s@\u0000-\u001f\u007f]+\.[^\s@\u0000-\u001f\u007f]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 export const KEY_NAME_MAX = 100;
 /** The expiry choices the portal offers, in days; null is "never". */

@@ -2,21 +2,65 @@ import { eq, sql } from "drizzle-orm";
 import { hashPassword } from "../auth/passwords";
 import { endingSessions } from "../auth/sessions";
 import { users, USER_ROLES, type UserRole } from "../db/schema";
+import { sqlOf } from "../db/client";
 import type { Ctx } from "../context";
 import { AppError } from "../errors";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { recordAdminAction } from "./audit";
-import { requireAdmin, type AdminPrincipal } from "./authorize";
+import { requireAdmin, type AdminPrincipal } from "../auth/authorize";
 import { requireOrganization } from "./organizations";
 import { EMAIL_PATTERN, MIN_PASSWORD_LENGTH } from "./rules";
+import { FREE_TEXT } from "../characters";
+
+/**
+ * The admin's verbs on portal users, reads and changes alike. (Who a signed-in user is, for
+ * sign-in and sessions, is read in lib/auth/accounts.ts: authentication sits below the admin.)
+ */
+
+export type UserRecord = {
+  id: string;
+  email: string;
+  name: string | null;
+  role: UserRole;
+  organization_id: string | null;
+  organization_slug: string | null;
+  organization_name: string | null;
+  created_at: string;
+  disabled_at: string | null;
+};
+
+export type ListUsersInput = { role?: UserRole; organizationId?: string };
+
+/** Portal users by email, optionally only one role and/or one organisation's members. */
+export async function listUsers(ctx: Ctx, input: ListUsersInput = {}): Promise<UserRecord[]> {
+  requireAdmin(ctx);
+  if (input.role !== undefined && !USER_ROLES.includes(input.role)) {
+    throw new AppError("invalid_parameter", `Role must be one of ${USER_ROLES.join(", ")}.`);
+  }
+  const sql = sqlOf(ctx.db);
+  const role = input.role ?? null;
+  const org = input.organizationId ?? null;
+  const rows = await sql<(Omit<UserRecord, "created_at" | "disabled_at"> & { created_at: Date; disabled_at: Date | null })[]>`
+    select u.id, u.email, u.name, u.role, u.organization_id, o.slug as organization_slug, o.name as organization_name,
+           u.created_at, u.disabled_at
+    from users u
+    left join organizations o on o.id = u.organization_id
+    where (${role}::text is null or u.role = ${role})
+      and (${org}::text is null or u.organization_id = ${org})
+    order by u.email`;
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString(), disabled_at: r.disabled_at?.toISOString() ?? null }));
+}
 
 export type CreateUserInput = { email: string; role: UserRole; organizationId?: string | null; password?: string; name?: string };
 
 export async function createUser(ctx: Ctx, input: CreateUserInput): Promise<{ id: string; email: string; role: UserRole }> {
   requireAdmin(ctx);
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL_PATTERN.test(email)) throw new AppError("invalid_parameter", `'${input.email}' is not an email address.`);
+  if (!EMAIL_PATTERN.test(email)) throw new AppError("invalid_parameter", `${JSON.stringify(input.email)} is not an email address.`);
+  if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
+    throw new AppError("invalid_parameter", "A name must not contain control characters other than tabs and line breaks.");
+  }
   if (!USER_ROLES.includes(input.role)) throw new AppError("invalid_parameter", `Role must be one of ${USER_ROLES.join(", ")}.`);
   if (input.role === "licensee" && !input.organizationId) {
     throw new AppError("invalid_parameter", "A licensee belongs to an organisation: give one.");

@@ -1,5 +1,25 @@
 import { z } from "zod";
-import { cursorParam, DEFAULT_LIMIT, filterValue, limitParam, MAX_LIMIT } from "../http/query";
+import { MAX_FILES_PER_DOWNLOAD, type DownloadRequest } from "../downloads/scope";
+import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_CONTROL_CHARACTERS, WITHOUT_UNSAFE_CHARACTERS } from "../characters";
+
+/** A non-empty filter value, compared exactly. */
+export const filterValue = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .regex(WITHOUT_UNSAFE_CHARACTERS, `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`);
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+
+const limitParam = z
+  .string()
+  .regex(/^[0-9]{1,4}$/, `must be an integer from 1 to ${MAX_LIMIT}`)
+  .transform(Number)
+  .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `must be an integer from 1 to ${MAX_LIMIT}`))
+  .default(DEFAULT_LIMIT);
+
+const cursorParam = z.string().min(1, "must not be empty").max(1000, "is too long").optional();
 
 // The descriptions and examples below are what the OpenAPI document says about each parameter.
 const limit = limitParam.meta({
@@ -37,18 +57,20 @@ export const AnnotationsQuery = z.object({
   cursor,
 });
 
-export const MAX_FILES_PER_DOWNLOAD = 10_000;
 
 const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+// Identifiers are checked here, where the body is read: one with a control character cannot exist
+// (PostgreSQL cannot even compare a NUL), so it is refused before any lookup.
+const identifier = (what: string) => z.string(`must be ${what}`).regex(WITHOUT_CONTROL_CHARACTERS, `must not contain control characters`);
 const unique = (values: string[]) => new Set(values).size === values.length;
 
 /** POST /v1/downloads: exactly one of episode_ids / filter, or neither for the whole version. */
 export const DownloadBody = z
   .strictObject({
-    dataset_id: z.string("must be a string").min(1, "must not be empty").max(100, "is too long").meta({ example: "kitchen-pick-place" }),
-    version: z.string("must be a string").min(1, "must not be empty").max(40, "is too long").meta({ description: "A version licensed to the key.", example: "1.1.0" }),
+    dataset_id: identifier("a string").min(1, "must not be empty").max(100, "is too long").meta({ example: "kitchen-pick-place" }),
+    version: identifier("a string").min(1, "must not be empty").max(40, "is too long").meta({ description: "A version licensed to the key.", example: "1.1.0" }),
     episode_ids: z
-      .array(z.string("must be strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"), "must be an array of episode ids")
+      .array(identifier("strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"), "must be an array of episode ids")
       .min(1, "must list at least one episode (leave it out for the whole version)")
       .max(MAX_FILES_PER_DOWNLOAD, `must list at most ${MAX_FILES_PER_DOWNLOAD} episodes; split the request`)
       .refine(unique, "must not repeat an episode id")
@@ -79,9 +101,12 @@ export const DownloadBody = z
   .meta({
     id: "DownloadRequest",
     description: `The scope of a download: one licensed version, narrowed by \`episode_ids\` or \`filter\` (not both) and/or \`streams\`. At most ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files per request.`,
-  });
+  }) satisfies z.ZodType<DownloadRequest>;
 
 export type DownloadBody = z.infer<typeof DownloadBody>;
+
+// The limit is the domain's; the API states it as part of its contract, and API clients (lib/client) read it here.
+export { MAX_FILES_PER_DOWNLOAD };
 
 /** `Idempotency-Key`: any printable ASCII up to 255 characters (a UUID is typical). */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

@@ -2,13 +2,15 @@ import { createHmac } from "node:crypto";
 import NextAuth, { CredentialsSignin, type NextAuthConfig } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
 import { env, requireEnv } from "../env";
-import { sqlOf, getDb } from "../db/client";
-import { clientIp } from "../http/transport";
-import { rateLimiters } from "../http/rate-limit";
-import { sameOriginPath } from "../http/redirect-target";
+import { getDb } from "../db/client";
+import { CONTROL_CHARACTERS } from "../characters";
+import { clientIp } from "../client-address";
+import { rateLimiters } from "../limits/rate-limit";
+import { sameOriginPath } from "../redirect-target";
+import { accountByEmail } from "./accounts";
 import { verifyPassword } from "./passwords";
 import { endSessionsOf } from "./sessions";
-import { log } from "../log";
+import { errorFields, log } from "../log";
 
 declare module "next-auth" {
   /** What authorize() hands to the jwt callback at sign-in. */
@@ -26,14 +28,6 @@ class TooManyAttempts extends CredentialsSignin {
   override code = "rate_limited";
 }
 
-type AccountRow = { id: string; email: string; name: string | null; password_hash: string | null; disabled_at: Date | null; session_version: number };
-
-async function accountByEmail(email: string): Promise<AccountRow | undefined> {
-  const [row] = await sqlOf(getDb())<AccountRow[]>`
-    select id, email, name, password_hash, disabled_at, session_version from users where email = ${email.trim().toLowerCase()}`;
-  return row;
-}
-
 /**
  * Credentials against `users` (argon2id). Failed attempts spend two budgets, one per account and
  * one per client address; past either, sign-in is refused before any password is checked.
@@ -41,13 +35,14 @@ async function accountByEmail(email: string): Promise<AccountRow | undefined> {
 async function authorizeCredentials(credentials: Partial<Record<string, unknown>>, request: Request) {
   const email = typeof credentials.email === "string" ? credentials.email.trim().toLowerCase() : "";
   const password = typeof credentials.password === "string" ? credentials.password : "";
-  if (!email || !password || email.length > 320 || password.length > 1024) return null;
+  // A control character cannot be in any account's email; refused here, it never reaches SQL.
+  if (!email || !password || email.length > 320 || password.length > 1024 || CONTROL_CHARACTERS.test(email)) return null;
   const limits = rateLimiters();
   const ip = clientIp(request);
   const [perAccount, perIp] = await Promise.all([limits.signInFailuresPerAccount.peek(email), limits.authFailuresPerIp.peek(ip)]);
   // Checked before the password: once the allowed failures are spent, even the right one waits.
   if (perAccount.remaining === 0 || perIp.remaining === 0) throw new TooManyAttempts();
-  const account = await accountByEmail(email);
+  const account = await accountByEmail(getDb(), email);
   const valid = (await verifyPassword(account?.password_hash ?? null, password)) && account && !account.disabled_at;
   if (!valid) {
     await Promise.all([limits.signInFailuresPerAccount.consume(email), limits.authFailuresPerIp.consume(ip)]);
@@ -69,8 +64,9 @@ function config(): NextAuthConfig {
     // A wrong password is an expected outcome, not an error with a stack trace; nothing secret is logged.
     logger: {
       error(error) {
-        if (error.name === "CredentialsSignin") log.warn("portal sign-in refused");
-        else log.error("auth error", { error: `${error.name}: ${error.message}` });
+        // By `type`: the build minifies class names, so `name` is not "CredentialsSignin" there.
+        if ((error as { type?: string }).type === "CredentialsSignin") log.warn("portal sign-in refused");
+        else log.error("auth error", errorFields(error));
       },
       warn: () => {},
     },
@@ -89,13 +85,13 @@ function config(): NextAuthConfig {
       // OIDC signs in only people an admin has already created (matched by email), never new accounts.
       async signIn({ account, profile }) {
         if (account?.provider !== "oidc") return true;
-        const known = typeof profile?.email === "string" ? await accountByEmail(profile.email) : undefined;
+        const known = typeof profile?.email === "string" ? await accountByEmail(getDb(), profile.email) : undefined;
         return Boolean(known && !known.disabled_at);
       },
       // At sign-in the token takes the user's id and session version; later calls keep them as they are.
       async jwt({ token, user, account, profile }) {
         if (account?.provider === "oidc" && typeof profile?.email === "string") {
-          const known = await accountByEmail(profile.email);
+          const known = await accountByEmail(getDb(), profile.email);
           token.uid = known?.id;
           token.sv = known?.session_version;
         } else if (user?.id) {

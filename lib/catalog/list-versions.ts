@@ -1,9 +1,11 @@
-import type { ChangelogType, LeRobotFormatInfo, SourceFormat } from "../db/schema";
+import type { ChangelogType } from "../db/schema";
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
-import { decodeCursor, encodeCursor, queryBinding } from "../http/cursor";
+import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
+import { CacheableRead } from "../cache/cacheable";
 import { requireVisibleDataset } from "./access";
+import type { VersionFormat } from "./version-format";
 
 export type VersionRecord = {
   version: string;
@@ -15,15 +17,17 @@ export type VersionRecord = {
   format?: VersionFormat;
 };
 
-export type VersionFormat = { source: "lerobot" } & LeRobotFormatInfo;
+export type { VersionFormat };
 
 export type ListVersionsInput = { datasetId: string; limit: number; cursor?: string };
 
-/** All released versions of a visible dataset, newest first, each saying whether the caller holds it. */
-export async function listVersions(
-  ctx: Ctx,
-  input: ListVersionsInput,
-): Promise<{ dataset_id: string; versions: VersionRecord[]; next_cursor: string | null }> {
+export type VersionList = { dataset_id: string; versions: VersionRecord[]; next_cursor: string | null };
+
+/**
+ * All released versions of a visible dataset, newest first, each saying whether the caller holds it.
+ * The page depends on the caller only through which of the dataset's versions it holds.
+ */
+export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<CacheableRead<VersionList>> {
   const access = await requireVisibleDataset(ctx, input.datasetId);
   const binding = queryBinding(["versions", input.datasetId]);
   // A dataset has tens of versions, already read newest first for the visibility check: page in memory.
@@ -34,42 +38,31 @@ export async function listVersions(
     if (start === 0) throw new AppError("invalid_cursor", "The cursor does not fit this query. Start again without a cursor.");
   }
   const page = access.slice(start, start + input.limit);
-  const sql = sqlOf(ctx.db);
-  const changelog = page.length
-    ? await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
-        select version_id as "versionId", type, description from changelog_entries
-        where version_id in ${sql(page.map((v) => v.versionId))}
-        order by version_id, position`
-    : [];
-  const formats = page.length
-    ? await sql<{ versionId: number; source: SourceFormat; info: LeRobotFormatInfo }[]>`
-        select id as "versionId", source_format as source, format_info as info from dataset_versions
-        where id in ${sql(page.map((v) => v.versionId))} and source_format <> 'jsonl'`
-    : [];
-  const formatOf = new Map(formats.map((f) => [f.versionId, formatRecord(f.info)]));
-  const last = page.at(-1);
-  return {
-    dataset_id: input.datasetId,
-    versions: page.map((v) => ({
-      version: v.version,
-      licensed: v.licenceId !== null,
-      released_at: v.releasedAt.toISOString(),
-      episode_count: v.episodeCount,
-      changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
-      ...(formatOf.has(v.versionId) ? { format: formatOf.get(v.versionId)! } : {}),
-    })),
-    next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
-  };
+  const held = access.filter((v) => v.licenceId !== null).map((v) => v.versionId);
+  return new CacheableRead(["versions", input.datasetId, held, start, input.limit], "revalidate", async () => {
+    const sql = sqlOf(ctx.db);
+    const changelog = page.length
+      ? await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
+          select version_id as "versionId", type, description from changelog_entries
+          where version_id in ${sql(page.map((v) => v.versionId))}
+          order by version_id, position`
+      : [];
+    const last = page.at(-1);
+    return {
+      dataset_id: input.datasetId,
+      versions: page.map((v) => ({
+        version: v.version,
+        licensed: v.licenceId !== null,
+        released_at: v.releasedAt.toISOString(),
+        episode_count: v.episodeCount,
+        changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
+        ...(v.format ? { format: v.format } : {}),
+      })),
+      next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
+    };
+  });
 }
 
-/** The stored LeRobot facts as the API shows them, fields in a fixed order. */
-export function formatRecord(info: LeRobotFormatInfo): VersionFormat {
-  return {
-    source: "lerobot",
-    codebase_version: info.codebase_version,
-    robot_type: info.robot_type,
-    fps: info.fps,
-    total_frames: info.total_frames,
-    cameras: info.cameras.map((c) => ({ key: c.key, storage: c.storage, codec: c.codec, height: c.height, width: c.width, fps: c.fps })),
-  };
+export async function listVersions(ctx: Ctx, input: ListVersionsInput): Promise<VersionList> {
+  return (await versionsPage(ctx, input)).read();
 }

@@ -11,8 +11,16 @@ export type Db = PgDatabase<PostgresJsQueryResultHKT, Schema>;
 export type RootDb = PostgresJsDatabase<Schema> & { $client: postgres.Sql };
 
 export function createDb(url: string, options: { max?: number } = {}): RootDb {
+  const e = env();
   const client = postgres(url, {
-    max: options.max ?? env().DB_POOL_MAX,
+    max: options.max ?? e.DB_POOL_MAX,
+    // A lost server must cost a request seconds, not the driver's default 30 s per connection attempt.
+    connect_timeout: e.DB_CONNECT_TIMEOUT_S,
+    idle_timeout: e.DB_IDLE_TIMEOUT_S,
+    // Spread, so connections opened together are not all replaced together: the driver takes a
+    // function here (its own default is one) although its type definitions say number.
+    max_lifetime: (() => e.DB_MAX_LIFETIME_S * (1 + Math.random())) as unknown as number,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     connection: { application_name: "dataset-access-service" },
     // A documented option that the package's type definitions omit.
@@ -37,7 +45,20 @@ export function createDb(url: string, options: { max?: number } = {}): RootDb {
  * promise would leave that pooled connection stuck for good.
  */
 function connectWithoutDelay(options: { host: string[]; port: number[]; path?: string | false }): net.Socket {
-  return options.path ? net.connect({ path: options.path }) : net.connect({ host: options.host[0], port: options.port[0]!, noDelay: true });
+  if (options.path) return net.connect({ path: options.path });
+  const socket = net.connect({ host: options.host[0], port: options.port[0]!, noDelay: true });
+  // The driver names the server in connection errors from these (its own sockets carry them).
+  return Object.assign(socket, { host: options.host[0], port: options.port[0] });
+}
+
+/**
+ * Seconds before a closed connection reconnects, after `failures` connections closed on an error
+ * since the last successful connect. The driver's default grows to 20 s: after a burst of
+ * terminated backends every pooled connection then sat out that long while requests queued on it.
+ * Here it stays under a second, which a reachable server answers and a down one refuses quickly.
+ */
+function reconnectDelaySeconds(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, 1) * (0.5 + Math.random() / 2);
 }
 
 export type Sql = postgres.Sql;

@@ -17,13 +17,18 @@ export type NewEntry = Omit<ChainedEntry, "seq" | "occurredAt" | "expiresAt" | "
  * links to the one before; it is held only from here to the caller's commit. The time comes from
  * the database clock, read under the lock, so `occurred_at` never runs backwards along `seq`;
  * it is whole seconds because it is also the signing time of the download's URLs.
+ *
+ * Tests move that clock ahead with the session setting `das.clock_offset` (an interval) on their
+ * own connection instead of sleeping through seconds; nothing in the service sets it, so here the
+ * time is the database clock's. (Whoever can set it on a connection of ours could as well write
+ * to the database directly: it gives no one anything new.)
  */
 export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: number): Promise<ChainedEntry> {
   await tx`select pg_advisory_xact_lock(${CHAIN_LOCK})`;
   const [head] = await tx<{ seq: string | null; hash: string | null; now: Date }[]>`
     select (select seq from disclosures order by seq desc limit 1) as seq,
            (select hash from disclosures order by seq desc limit 1) as hash,
-           date_trunc('second', clock_timestamp()) as now`;
+           date_trunc('second', clock_timestamp() + coalesce(nullif(current_setting('das.clock_offset', true), ''), '0 s')::interval) as now`;
   const occurredAt = head!.now;
   const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
   const chained: ChainedEntry = {

@@ -1,4 +1,5 @@
-import type { Sql } from "../db/client";
+import type { Ctx } from "../context";
+import { requireReviewer } from "../auth/authorize";
 import { verifyChain, type ChainReport } from "./verify";
 
 export type ChainStatus = { report: ChainReport; checkedAt: Date } | { report: null; checkedAt: null };
@@ -14,9 +15,10 @@ let running: Promise<void> | undefined;
  * so a page never waits for one: it shows the latest result (and its time) while a fresh walk
  * runs in the background when the last is over a minute old. The first call waits up to `waitMs`.
  */
-export async function chainStatus(sql: Sql, waitMs = 3000): Promise<ChainStatus> {
+export async function chainStatus(ctx: Ctx, waitMs = 3000): Promise<ChainStatus> {
+  requireReviewer(ctx);
   if (!running && (!last || Date.now() - last.checkedAt.getTime() > FRESH_MS)) {
-    running = verifyChain(sql)
+    running = verifyChain(ctx)
       .then((report) => {
         last = { report, checkedAt: new Date() };
       })

@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { Ctx } from "@/lib/context";
-import { getDb, type Sql } from "@/lib/db/client";
+import { getDb, sqlOf, type Db, type Sql } from "@/lib/db/client";
 import type { UserPrincipal } from "@/lib/auth/principal";
 import type { EpisodeLine } from "@/lib/catalog/import/records";
 import { createOrganization, type Organization } from "@/lib/admin/organizations";
@@ -10,9 +9,10 @@ import { grantLicence } from "@/lib/admin/licences";
 import { canonicalEntry, entryHash, episodesDigest, GENESIS_HASH, type ChainedEntry } from "@/lib/disclosures/chain";
 import { appendDisclosure } from "@/lib/disclosures/append";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
-import { exportDisclosures, type DisclosureFilter } from "@/lib/disclosures/export";
+import { exportDisclosures } from "@/lib/disclosures/export";
+import type { DisclosureFilter } from "@/lib/disclosures/filter";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
-import { createTestOrg, grant, operatorCtx, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
+import { createTestOrg, grant, operatorCtx, operatorOn, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import {
   at,
@@ -39,9 +39,9 @@ import {
 const refusal = (op: "UPDATE" | "DELETE" | "TRUNCATE", table: string) => `the disclosure log is append-only: ${op} on ${table} is refused`;
 
 /** Every line of an export, joined. */
-async function exportText(sql: Sql, filter: DisclosureFilter, format: "csv" | "jsonl"): Promise<string> {
+async function exportText(db: Db, filter: DisclosureFilter, format: "csv" | "jsonl"): Promise<string> {
   let text = "";
-  for await (const line of exportDisclosures(sql, filter, format)) text += line;
+  for await (const line of exportDisclosures(operatorOn(db), filter, format)) text += line;
   return text;
 }
 
@@ -270,9 +270,8 @@ describe("the hash chain (database of its own)", () => {
     const plan = downloadPlan(w);
     started = Date.now();
     made = await makeSequentially(w, plan.slice(0, 3));
-    // A second apart, so that occurred_at visibly moves on along the chain.
-    await sleep(1100);
-    made.push(...(await makeSequentially(w, plan.slice(3))));
+    // A second later on the log's clock, so that occurred_at visibly moves on along the chain.
+    made.push(...(await makeSequentially(w, plan.slice(3), { clockAhead: 1 })));
     finished = Date.now();
     rows = await chainRows(w.iso.sql);
   });
@@ -298,7 +297,7 @@ describe("the hash chain (database of its own)", () => {
       expect(r.occurred_at).toEqual(made[i]!.occurredAt);
       if (i > 0) expect(r.occurred_at.getTime()).toBeGreaterThanOrEqual(rows[i - 1]!.occurred_at.getTime());
     }
-    // Across the pause the time moved on.
+    // Across the clock's step the time moved on.
     expect(rows[3]!.occurred_at.getTime()).toBeGreaterThan(rows[2]!.occurred_at.getTime());
   });
 
@@ -336,21 +335,21 @@ describe("the hash chain (database of its own)", () => {
   });
 
   it("reports an intact chain with its count and head hash", async () => {
-    expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: 6, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(w.iso.operator)).toEqual({ intact: true, count: 6, headHash: rows.at(-1)!.hash });
   });
 
   it("appendDisclosure returns what it stored, with expires_at = occurred_at + the given ttl", async () => {
     const m = made[0]!;
     const entry = expectedEntry(m, catalogOf(w)(m), licenceOf(w)(m), 0, "");
     const [row] = await w.iso.sql<{ version_id: number }[]>`select version_id from disclosures where id = ${m.download.download_id}`;
-    const appended = await rolledBack(w.iso.sql, async (tx) => {
+    const appended = await rolledBack(w.iso.db, async (tx, operator) => {
       const chained = await appendDisclosure(
         tx,
         { ...entry, id: uniqueId("dl_x").replace(/-/g, ""), episodeCount: 0, episodesSha256: episodesDigest([]), versionId: row!.version_id, idempotencyScope: null, idempotencyKey: null, requestSha256: "0".repeat(64) },
         60,
       );
       const [stored] = await tx<DisclosureRow[]>`select * from disclosures where id = ${chained.id}`;
-      return { chained, stored: stored!, report: await verifyChain(tx) };
+      return { chained, stored: stored!, report: await verifyChain(operator) };
     });
     expect(appended.chained.seq).toBe(7);
     expect(appended.chained.prevHash).toBe(rows.at(-1)!.hash);
@@ -367,9 +366,9 @@ describe("the hash chain (database of its own)", () => {
     const ks = Array.from({ length: N }, (_, i) => i + 1);
 
     async function verifyAfter(tamper: (tx: Sql, k: number) => Promise<unknown>, k: number): Promise<ChainReport> {
-      return withTriggersDisabled(w.iso.sql, async (tx) => {
+      return withTriggersDisabled(w.iso.db, async (tx, operator) => {
         await tamper(tx, k);
-        return verifyChain(tx);
+        return verifyChain(operator);
       });
     }
 
@@ -536,7 +535,7 @@ describe("the hash chain (database of its own)", () => {
     });
 
     it("leaves the chain intact afterwards (every tamper was rolled back)", async () => {
-      expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: N, headHash: rows.at(-1)!.hash });
+      expect(await verifyChain(w.iso.operator)).toEqual({ intact: true, count: N, headHash: rows.at(-1)!.hash });
     });
   });
 });
@@ -566,12 +565,12 @@ function entryOfRow(r: DisclosureRow): ChainedEntry {
 }
 
 /** A transaction that is always rolled back (triggers left on): for appends that must not stay. */
-async function rolledBack<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
+async function rolledBack<T>(db: Db, fn: (tx: Sql, operator: Ctx) => Promise<T>): Promise<T> {
   let result: T | undefined;
   const done = new Error("rollback");
-  await sql
-    .begin(async (tx) => {
-      result = await fn(tx as unknown as Sql);
+  await db
+    .transaction(async (transaction) => {
+      result = await fn(sqlOf(transaction as unknown as Db), operatorOn(transaction as unknown as Db));
       throw done;
     })
     .catch((error) => {
@@ -610,7 +609,7 @@ describe("concurrent appends (database of its own)", () => {
     const rows = await seqsAndLinks();
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(made.map((m) => m.download.download_id)));
-    expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: 50, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(w.iso.operator)).toEqual({ intact: true, count: 50, headHash: rows.at(-1)!.hash });
     // Each entry still hashes to what its own request asked for.
     const byId = new Map(made.map((m) => [m.download.download_id, m]));
     const ordered = rows.map((r) => byId.get(r.id)!);
@@ -627,7 +626,7 @@ describe("concurrent appends (database of its own)", () => {
     const rows = await seqsAndLinks();
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: before + 60 }, (_, i) => i + 1));
     expect(new Set(rows.slice(before).map((r) => r.id))).toEqual(new Set(made.map((m) => m.download.download_id)));
-    expect(await verifyChain(w.iso.sql)).toEqual({ intact: true, count: before + 60, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(w.iso.operator)).toEqual({ intact: true, count: before + 60, headHash: rows.at(-1)!.hash });
     // Both pools really held connections to the database while appending.
     const [{ n }] = (await w.iso.sql`select count(*)::int as n from pg_stat_activity where datname = ${w.iso.name}`) as unknown as [{ n: number }];
     expect(n).toBeGreaterThan(10);
@@ -769,10 +768,9 @@ describe("exportDisclosures (database of its own)", () => {
     const plan = downloadPlan(w);
     made = [];
     groups = [];
-    // Three groups of downloads, each in a later second than the one before.
+    // Three groups of downloads, each in a later second than the one before (the log's clock g seconds ahead).
     for (let g = 0; g < 3; g++) {
-      if (g) await sleep(1100);
-      const group = await makeSequentially(w, g === 1 ? plan.slice(2).concat(plan.slice(0, 2)) : plan);
+      const group = await makeSequentially(w, g === 1 ? plan.slice(2).concat(plan.slice(0, 2)) : plan, { clockAhead: g });
       groups.push(group[0]!.occurredAt);
       made.push(...group);
     }
@@ -784,7 +782,7 @@ describe("exportDisclosures (database of its own)", () => {
   });
 
   it("JSON Lines: one object per entry, in seq order, with its episode ids", async () => {
-    const text = await exportText(w.iso.sql, {}, "jsonl");
+    const text = await exportText(w.iso.db, {}, "jsonl");
     expect(text.endsWith("\n")).toBe(true);
     const lines = text.slice(0, -1).split("\n");
     expect(lines).toHaveLength(18);
@@ -792,7 +790,7 @@ describe("exportDisclosures (database of its own)", () => {
   });
 
   it("CSV: the header and one record per entry, with RFC 4180 quoting", async () => {
-    const text = await exportText(w.iso.sql, {}, "csv");
+    const text = await exportText(w.iso.db, {}, "csv");
     const records = parseCsv(text);
     expect(records[0]!.join(",")).toBe(CSV_HEADER);
     expect(records).toHaveLength(1 + 18);
@@ -816,11 +814,11 @@ describe("exportDisclosures (database of its own)", () => {
   const cases = (): [string, DisclosureFilter, (o: Record<string, unknown>, m: Made) => boolean][] => [
     ["no filter", {}, () => true],
     ["from", { from: groups[1] }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime()],
-    ["to (exclusive)", { to: groups[1] }, (o) => Date.parse(o.occurred_at as string) < groups[1]!.getTime()],
-    ["from and to", { from: groups[1], to: groups[2] }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime() && Date.parse(o.occurred_at as string) < groups[2]!.getTime()],
+    ["to (inclusive)", { to: { through: groups[1]! } }, (o) => Date.parse(o.occurred_at as string) <= groups[1]!.getTime()],
+    ["from and to", { from: groups[1], to: { through: groups[2]! } }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime() && Date.parse(o.occurred_at as string) <= groups[2]!.getTime()],
     ["from, a millisecond early", { from: new Date(groups[1]!.getTime() - 1) }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime()],
-    ["organisation 1", { organizationId: w.org1.id }, (o) => o.organization === w.org1.slug],
-    ["organisation 2", { organizationId: w.org2.id }, (o) => o.organization === w.org2.slug],
+    ["organisation 1", { organization: w.org1.slug }, (o) => o.organization === w.org1.slug],
+    ["organisation 2", { organization: w.org2.slug }, (o) => o.organization === w.org2.slug],
     ["dataset A", { datasetId: w.dsA }, (o) => o.dataset_id === w.dsA],
     ["dataset B", { datasetId: w.dsB }, (o) => o.dataset_id === w.dsB],
     ["version 1.1.0", { version: "1.1.0" }, (o) => o.version === "1.1.0"],
@@ -836,7 +834,7 @@ describe("exportDisclosures (database of its own)", () => {
     ]),
     [
       "organisation 1, dataset A, contributor y, from group 2",
-      { organizationId: w.org1.id, datasetId: w.dsA, contributor: w.contributors.y, from: groups[1] },
+      { organization: w.org1.slug, datasetId: w.dsA, contributor: w.contributors.y, from: groups[1] },
       (o, m) =>
         o.organization === w.org1.slug &&
         o.dataset_id === w.dsA &&
@@ -849,9 +847,9 @@ describe("exportDisclosures (database of its own)", () => {
   it("each filter selects exactly the entries the oracle selects, in both formats", async () => {
     for (const [name, filter, keep] of cases()) {
       const want = oracle.filter((o, i) => keep(o, made[i]!));
-      const jsonl = (await exportText(w.iso.sql, filter, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const jsonl = (await exportText(w.iso.db, filter, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
       expect(jsonl, name).toEqual(want);
-      const csv = parseCsv(await exportText(w.iso.sql, filter, "csv"));
+      const csv = parseCsv(await exportText(w.iso.db, filter, "csv"));
       expect(csv[0]!.join(","), name).toBe(CSV_HEADER);
       expect(csv.slice(1).map((r) => r[1]), name).toEqual(want.map((o) => o.id));
       if (name !== "no filter" && name !== "an unknown key prefix") {
@@ -871,14 +869,14 @@ describe("exportDisclosures: a CSV that is safe to open in a spreadsheet", () =>
     await grant(org.id, datasetId, "1.0.0");
     await makeDownload(getDb(), await keyPrincipal(op, org.id), { dataset_id: datasetId, version: "1.0.0" });
 
-    const text = await exportText(getDb().$client, { organizationId: org.id }, "csv");
+    const text = await exportText(getDb(), { organization: org.slug }, "csv");
     // The cell is text behind a single quote, in a quoted field (OWASP's rule).
     expect(text).toContain(`,"'=HYPERLINK(""http://evil"",""x"")",`);
     const [header, row, ...rest] = parseCsv(text);
     expect(rest).toEqual([]);
     expect(row![header!.indexOf("organization_name")]).toBe(`'${formula}`);
     // JSON Lines is for programs, not spreadsheets: the name stays as it is there.
-    expect(JSON.parse(await exportText(getDb().$client, { organizationId: org.id }, "jsonl")).organization_name).toBe(formula);
+    expect(JSON.parse(await exportText(getDb(), { organization: org.slug }, "jsonl")).organization_name).toBe(formula);
   });
 });
 
@@ -952,22 +950,22 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
 
   it("streams every entry once, in seq order, in both formats", async () => {
     const order = await iso.sql<{ id: string }[]>`select id from disclosures order by seq`;
-    const jsonl = (await exportText(iso.sql, {}, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { seq: number; id: string; episode_ids: string[] });
+    const jsonl = (await exportText(iso.db, {}, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { seq: number; id: string; episode_ids: string[] });
     expect(jsonl.map((r) => r.seq)).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
     expect(jsonl.map((r) => r.id)).toEqual(order.map((r) => r.id));
     expect(new Set(jsonl.map((r) => r.id))).toEqual(new Set(ids));
     expect(jsonl.every((r) => r.episode_ids.length === 1)).toBe(true);
-    const csv = parseCsv(await exportText(iso.sql, {}, "csv"));
+    const csv = parseCsv(await exportText(iso.db, {}, "csv"));
     expect(csv).toHaveLength(TOTAL + 1);
     expect(csv.slice(1).map((r) => Number(r[0]))).toEqual(jsonl.map((r) => r.seq));
   });
 
   it("streams filtered results across batches: exactly a multiple of the batch, and more than one batch", async () => {
-    const byDataset = (await exportText(iso.sql, { datasetId: datasets[0] }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
+    const byDataset = (await exportText(iso.db, { datasetId: datasets[0] }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
     expect(byDataset).toHaveLength(1000);
     expect(new Set(byDataset.map((r) => r.id))).toEqual(new Set(ids.slice(0, 1000)));
     for (const [o, org] of orgs.entries()) {
-      const rows = (await exportText(iso.sql, { organizationId: org.id }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
+      const rows = (await exportText(iso.db, { organization: org.slug }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
       expect(new Set(rows.map((r) => r.id))).toEqual(new Set(ids.filter((_, n) => n % 2 === o)));
       expect(rows.map((r) => r.seq)).toEqual([...rows.map((r) => r.seq)].sort((a, b) => a - b));
     }
@@ -975,10 +973,10 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
 
   it("verifies a chain longer than its read batch", async () => {
     const [head] = await iso.sql<{ hash: string }[]>`select hash from disclosures order by seq desc limit 1`;
-    expect(await verifyChain(iso.sql)).toEqual({ intact: true, count: TOTAL, headHash: head!.hash });
-    const broken = await withTriggersDisabled(iso.sql, async (tx) => {
+    expect(await verifyChain(iso.operator)).toEqual({ intact: true, count: TOTAL, headHash: head!.hash });
+    const broken = await withTriggersDisabled(iso.db, async (tx, operator) => {
       await tx`update disclosures set request_id = 'req_forged' where seq = 1100`;
-      return verifyChain(tx);
+      return verifyChain(operator);
     });
     expect(broken).toMatchObject({ intact: false, firstBadSeq: 1100, count: 1099 });
   });

@@ -1,20 +1,12 @@
-import type { Sql } from "../db/client";
+import type { Ctx } from "../context";
+import { sqlOf, type Sql } from "../db/client";
+import { requireReviewer } from "../auth/authorize";
 import { csvLine } from "../csv";
+import { disclosureConditions, type DisclosureFilter } from "./filter";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
-export type DisclosureFilter = {
-  from?: Date;
-  to?: Date;
-  organizationId?: string;
-  datasetId?: string;
-  version?: string;
-  apiKeyPrefix?: string;
-  userEmail?: string;
-  episodeId?: string;
-  contributor?: string;
-};
-
-export type ExportFormat = "csv" | "jsonl";
+export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export type ExportRow = Recipient & {
   seq: number;
@@ -39,31 +31,18 @@ const CSV_COLUMNS: (keyof ExportRow)[] = [
 
 const BATCH = 500;
 
-/** The WHERE clause of a disclosure search on `disclosures d`, shared by the reviewer screen and the exports. */
-export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
-  return sql`true
-    ${f.from ? sql`and d.occurred_at >= ${f.from}` : sql``}
-    ${f.to ? sql`and d.occurred_at < ${f.to}` : sql``}
-    ${f.organizationId ? sql`and d.organization_id = ${f.organizationId}` : sql``}
-    ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
-    ${f.version ? sql`and d.version = ${f.version}` : sql``}
-    ${f.apiKeyPrefix ? sql`and d.api_key_id in (select id from api_keys where prefix = ${f.apiKeyPrefix})` : sql``}
-    ${f.userEmail ? sql`and d.user_id in (select id from users where email = ${f.userEmail.toLowerCase()})` : sql``}
-    ${f.episodeId ? sql`and exists (select 1 from disclosure_episodes de where de.disclosure_id = d.id and de.episode_id = ${f.episodeId})` : sql``}
-    ${
-      f.contributor
-        ? sql`and exists (select 1 from disclosure_episodes de join episodes e on e.version_id = de.version_id and e.episode_id = de.episode_id
-                where de.disclosure_id = d.id and e.contributor = ${f.contributor})`
-        : sql``
-    }`;
-}
-
 /**
  * The log matching a filter, oldest first, as CSV or JSON Lines, read in keyset batches so that
  * millions of entries stream with flat memory. JSON Lines also carries each entry's episode ids.
+ * The caller's permission is checked now, before the first line is asked for, so that a refusal
+ * is an answer of its own rather than a stream that breaks off.
  */
-export async function* exportDisclosures(sql: Sql, filter: DisclosureFilter, format: ExportFormat): AsyncGenerator<string> {
-  if (format === "csv") yield csvLine(CSV_COLUMNS);
+export function exportDisclosures(ctx: Ctx, filter: DisclosureFilter, format: ExportFormat): AsyncGenerator<string> {
+  requireReviewer(ctx);
+  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format), CSV_COLUMNS, format);
+}
+
+async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
   let after = 0;
   for (;;) {
     const rows = await sql<(Omit<ExportRow, "occurred_at" | "expires_at"> & { occurred_at: Date; expires_at: Date; episode_ids?: string[] })[]>`
@@ -74,12 +53,14 @@ export async function* exportDisclosures(sql: Sql, filter: DisclosureFilter, for
       from disclosures d ${recipientJoins(sql)}
       where d.seq > ${after} and ${disclosureConditions(sql, filter)}
       order by d.seq limit ${BATCH}`;
-    for (const raw of rows) {
-      const row: ExportRow & { episode_ids?: string[] } = { ...raw, occurred_at: raw.occurred_at.toISOString(), expires_at: raw.expires_at.toISOString() };
-      yield format === "csv" ? csvLine(CSV_COLUMNS.map((c) => row[c])) : `${JSON.stringify(row)}\n`;
-    }
+    for (const raw of rows) yield { ...raw, occurred_at: raw.occurred_at.toISOString(), expires_at: raw.expires_at.toISOString() };
     if (rows.length < BATCH) return;
     after = rows.at(-1)!.seq;
   }
 }
 
+/** Rows as CSV (a header, then the columns of each row) or as JSON Lines (each row whole), line by line. */
+export async function* exportLines<R>(rows: AsyncIterable<R>, columns: readonly (keyof R & string)[], format: ExportFormat): AsyncGenerator<string> {
+  if (format === "csv") yield csvLine(columns);
+  for await (const row of rows) yield format === "csv" ? csvLine(columns.map((c) => row[c])) : `${JSON.stringify(row)}\n`;
+}

@@ -1,6 +1,9 @@
 import type { Ctx } from "../context";
-import { sqlOf } from "../db/client";
-import { requireRole } from "../admin/authorize";
+import { sqlOf, type Sql } from "../db/client";
+import { requireReviewer } from "../auth/authorize";
+import { AppError } from "../errors";
+import { CONTROL_CHARACTERS } from "../characters";
+import { exportLines, type ExportFormat } from "./export";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
 export type ContributorRecipient = Recipient & {
@@ -12,11 +15,35 @@ export type ContributorRecipient = Recipient & {
   episode_count: number;
 };
 
+const CSV_COLUMNS: (keyof ContributorRecipient)[] = [
+  "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "channel", "dataset_id", "version", "episode_count", "download_id",
+];
+
+const BATCH = 500;
+
 /** Who received a contributor's episodes: every disclosure that included at least one, with how many. One query. */
 export async function recipientsOfContributor(ctx: Ctx, contributor: string): Promise<ContributorRecipient[]> {
-  requireRole(ctx, ["reviewer", "admin"]);
-  const sql = sqlOf(ctx.db);
-  const rows = await sql<(Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date })[]>`
+  const sql = checkedSql(ctx, contributor);
+  return (await recipientsQuery(sql, contributor)).map(presented);
+}
+
+/** The same list as CSV or JSON Lines, read from the database in batches as the lines are asked for. */
+export function exportRecipientsOfContributor(ctx: Ctx, contributor: string, format: ExportFormat): AsyncGenerator<string> {
+  const sql = checkedSql(ctx, contributor);
+  return exportLines(rowsInBatches(sql, contributor), CSV_COLUMNS, format);
+}
+
+function checkedSql(ctx: Ctx, contributor: string): Sql {
+  requireReviewer(ctx);
+  // PostgreSQL cannot compare a NUL: a contributor with a control character is refused before SQL.
+  if (CONTROL_CHARACTERS.test(contributor)) throw new AppError("invalid_parameter", "A contributor must not contain control characters.");
+  return sqlOf(ctx.db);
+}
+
+type Row = Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date };
+
+function recipientsQuery(sql: Sql, contributor: string) {
+  return sql<Row[]>`
     select d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
            d.dataset_id, d.version, count(*)::int as episode_count
     from episodes e
@@ -26,5 +53,10 @@ export async function recipientsOfContributor(ctx: Ctx, contributor: string): Pr
     where e.contributor = ${contributor}
     group by d.id, o.id, k.id, u.id
     order by d.seq desc`;
-  return rows.map((r) => ({ ...r, occurred_at: r.occurred_at.toISOString() }));
 }
+
+async function* rowsInBatches(sql: Sql, contributor: string): AsyncGenerator<ContributorRecipient> {
+  for await (const rows of recipientsQuery(sql, contributor).cursor(BATCH)) yield* rows.map(presented);
+}
+
+const presented = (row: Row): ContributorRecipient => ({ ...row, occurred_at: row.occurred_at.toISOString() });

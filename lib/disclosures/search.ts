@@ -2,12 +2,10 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
-import { requireRole } from "../admin/authorize";
-import { disclosureConditions, type DisclosureFilter } from "./export";
+import { requireReviewer } from "../auth/authorize";
+import { disclosureConditions, type DisclosureFilter } from "./filter";
 import { entryHash, entryOfRow } from "./chain";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
-
-export const REVIEW_ROLES = ["reviewer", "admin"] as const;
 
 export type DisclosureSummary = Recipient & {
   id: string;
@@ -28,7 +26,7 @@ export async function searchDisclosures(
   ctx: Ctx,
   input: { filter: DisclosureFilter; before?: number; limit: number },
 ): Promise<{ entries: DisclosureSummary[]; nextBefore: number | null }> {
-  requireRole(ctx, REVIEW_ROLES);
+  requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const rows = await sql<DisclosureSummary[]>`
     select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
@@ -54,7 +52,7 @@ export type DisclosureDetail = DisclosureSummary & {
 };
 
 export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDetail> {
-  requireRole(ctx, REVIEW_ROLES);
+  requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const [row] = /^dl_[0-9A-Za-z]{1,40}$/.test(id)
     ? await sql<(DisclosureDetail & { organization_id: string; api_key_id: string | null; user_id: string | null })[]>`
@@ -73,7 +71,7 @@ export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDet
 
 /** What the search form offers to choose from: organisations and dataset versions seen in the log. */
 export async function reviewFacets(ctx: Ctx): Promise<{ organizations: { slug: string; name: string }[]; datasets: string[] }> {
-  requireRole(ctx, REVIEW_ROLES);
+  requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const [organizations, datasets] = await Promise.all([
     sql<{ slug: string; name: string }[]>`select slug, name from organizations order by name`,

@@ -1,4 +1,6 @@
-import type { Sql } from "../db/client";
+import type { Ctx } from "../context";
+import { sqlOf, type Sql } from "../db/client";
+import { requireReviewer } from "../auth/authorize";
 import { entryHash, entryOfRow, GENESIS_HASH, type DisclosureRow } from "./chain";
 
 export type ChainReport =
@@ -21,7 +23,12 @@ const BATCH = 1000;
  * digest is recomputed by the database, so memory stays flat however long the log is) and point
  * at the entry's dataset version.
  */
-export async function verifyChain(sql: Sql): Promise<ChainReport> {
+export async function verifyChain(ctx: Ctx): Promise<ChainReport> {
+  requireReviewer(ctx);
+  return walkChain(sqlOf(ctx.db));
+}
+
+async function walkChain(sql: Sql): Promise<ChainReport> {
   let previous = { seq: 0, hash: GENESIS_HASH };
   for (;;) {
     const rows = await sql<Row[]>`

@@ -6,14 +6,14 @@ import { AppError } from "../errors";
 import { newId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
-import type { DownloadBody } from "../api/requests";
 import { appendDisclosure } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { URL_TTL_SECONDS } from "../storage/config";
 import { recordedDownload, signDownload, type Download } from "./download";
 import { resolveScope } from "./resolve-scope";
+import type { DownloadRequest } from "./scope";
 
-export type CreateDownloadInput = { body: DownloadBody; idempotencyKey?: string };
+export type CreateDownloadInput = { body: DownloadRequest; idempotencyKey?: string };
 
 /**
  * A download: resolves the scope and appends its disclosure in one transaction, and signs URLs
@@ -96,7 +96,7 @@ function recipientOf(ctx: Ctx): { organizationId: string; apiKeyId: string | nul
   throw new AppError("forbidden", "Downloads are made by members of a licensed organisation.");
 }
 
-function scopeOf(body: DownloadBody): RequestedScope {
+function scopeOf(body: DownloadRequest): RequestedScope {
   const scope: RequestedScope = {};
   if (body.episode_ids) scope.episode_ids = body.episode_ids;
   if (body.filter) scope.filter = body.filter;

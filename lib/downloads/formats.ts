@@ -1,5 +1,6 @@
 import { csvLine } from "../csv";
-import { isSafeFilePath, UNSAFE_CHARACTERS } from "../catalog/identifiers";
+import { isSafeFilePath } from "../catalog/identifiers";
+import { UNSAFE_CHARACTERS } from "../characters";
 import type { Download, DownloadFile } from "./download";
 
 /** The forms a download's file list can be taken away in: for scripts, spreadsheets, aria2c and curl. */

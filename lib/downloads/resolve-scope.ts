@@ -3,7 +3,7 @@ import type { Sql } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError } from "../errors";
-import { MAX_FILES_PER_DOWNLOAD } from "../api/requests";
+import { MAX_FILES_PER_DOWNLOAD } from "./scope";
 
 export type ResolvedScope = {
   files: FileRecord[];

@@ -1,16 +1,16 @@
 import { forbidden, notFound, redirect } from "next/navigation";
+import type { z } from "zod";
+import { sessionUser } from "../auth/accounts";
 import { auth } from "../auth/next-auth";
 import type { UserPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
-import { getDb, sqlOf } from "../db/client";
-import type { UserRole } from "../db/schema";
+import { getDb } from "../db/client";
 import { AppError, type ErrorCode } from "../errors";
 import { mayEnter, type Area } from "../portal/access";
-import { signInPath } from "./redirect-target";
+import { parseSearchParams, type SearchParams } from "./query";
+import { signInPath } from "../redirect-target";
 import { newRequestId } from "./request-id";
 import { toAppError } from "./respond";
-
-type SessionRow = { id: string; email: string; role: UserRole; organization_id: string | null; disabled_at: Date | null; session_version: number };
 
 /**
  * The signed-in user as the database has them now, or null: a disabled account, or a session begun
@@ -21,10 +21,7 @@ export async function currentUser(): Promise<UserPrincipal | null> {
   const session = await auth();
   const uid = session?.user?.id;
   if (!uid) return null;
-  const [row] = await sqlOf(getDb())<SessionRow[]>`
-    select id, email, role, organization_id, disabled_at, session_version from users where id = ${uid}`;
-  if (!row || row.disabled_at || row.session_version !== session.sessionVersion) return null;
-  return { kind: "user", userId: row.id, email: row.email, role: row.role, organizationId: row.organization_id };
+  return sessionUser(getDb(), uid, session.sessionVersion);
 }
 
 /**
@@ -78,13 +75,51 @@ export async function runAction<T>(area: Area, verb: (ctx: Ctx<UserPrincipal>) =
   }
 }
 
-/** A page's data: a domain "not found" shows the 404 page, "forbidden" the 403 page; anything else is the error boundary's. */
+/**
+ * A page's data. A domain refusal shows as the page Next can give it: 403 as the forbidden page,
+ * 401 as the way to /login, and every other 4xx as the not-found page. Next lets a page answer only
+ * 401, 403 and 404, so a value a page cannot use (400) reads as "no such page"; addresses that no
+ * page could use get a real 400 from the proxy before this. Anything else is the error boundary's.
+ */
 export async function pageData<T>(load: Promise<T>): Promise<T> {
   try {
     return await load;
   } catch (error) {
-    if (error instanceof AppError && error.code === "not_found") notFound();
-    if (error instanceof AppError && error.code === "forbidden") forbidden();
+    if (error instanceof AppError && error.status >= 400 && error.status < 500) {
+      if (error.status === 403) forbidden();
+      if (error.status === 401) redirect("/login");
+      notFound();
+    }
+    throw error;
+  }
+}
+
+export type { SearchParams };
+
+/**
+ * A page's search params, parsed with its schema by the rules of every query of the service (no
+ * repeated parameter, no control characters); a refusal is shown as `pageData` shows it.
+ */
+export function pageSearch<S extends z.ZodObject>(searchParams: Promise<SearchParams>, schema: S): Promise<z.infer<S>> {
+  return pageData(searchParams.then((params) => parseSearchParams(params, schema)));
+}
+
+/** A portal route handler's data, or the plain-text answer to a domain refusal (4xx) instead. */
+export async function routeData<T>(load: Promise<T>): Promise<T | Response> {
+  try {
+    return await load;
+  } catch (error) {
+    if (error instanceof AppError && error.status >= 400 && error.status < 500) return plainText(error.status, error.message);
+    throw error;
+  }
+}
+
+/** A portal route handler's query by the same rules, or the plain-text 400 to send instead. */
+export function routeSearch<S extends z.ZodObject>(request: Request, schema: S): z.infer<S> | Response {
+  try {
+    return parseSearchParams(new URL(request.url).searchParams, schema);
+  } catch (error) {
+    if (error instanceof AppError) return plainText(error.status, error.message);
     throw error;
   }
 }

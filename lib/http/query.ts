@@ -1,22 +1,44 @@
 import { z } from "zod";
 import { AppError } from "../errors";
-import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_UNSAFE_CHARACTERS } from "../catalog/identifiers";
+import { CONTROL_CHARACTERS } from "../characters";
+
+/** A query as Next hands it to a page: a repeated name arrives as an array. */
+export type SearchParams = Record<string, string | string[] | undefined>;
+/** A query as a page receives it, or as a URL carries it. */
+export type RawQuery = URLSearchParams | SearchParams;
+
+function* entriesOf(query: RawQuery): Iterable<[string, string]> {
+  if (query instanceof URLSearchParams) {
+    yield* query;
+    return;
+  }
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) yield [name, one];
+  }
+}
 
 /**
- * Parses a query string against a zod object. Parameters the endpoint does not know are refused,
- * so a typo such as `outcomes=failure` never silently widens the result.
+ * The rules every query of the service follows, for the API and the portal alike: a parameter is
+ * given at most once (rather than silently using one of the values) and no value contains control
+ * characters. With `known`, parameters outside it are refused, so a typo such as
+ * `outcomes=failure` never silently widens a result; without it they are left out.
  */
-export function parseQuery<S extends z.ZodObject>(url: URL, schema: S): z.infer<S> {
-  const allowed = Object.keys(schema.shape);
+export function queryValues(query: RawQuery, known?: readonly string[]): Record<string, string> {
   const raw: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) {
-    if (!allowed.includes(name)) {
-      const known = allowed.length ? `Known parameters: ${allowed.join(", ")}.` : "This endpoint takes no parameters.";
-      throw new AppError("invalid_parameter", `Unknown query parameter '${name}'. ${known}`);
+  for (const [name, value] of entriesOf(query)) {
+    if (known && !known.includes(name)) {
+      const list = known.length ? `Known parameters: ${known.join(", ")}.` : "This endpoint takes no parameters.";
+      throw new AppError("invalid_parameter", `Unknown query parameter '${name}'. ${list}`);
     }
-    if (name in raw) throw new AppError("invalid_parameter", `Query parameter '${name}' was given more than once.`);
+    if (Object.hasOwn(raw, name)) throw new AppError("invalid_parameter", `Query parameter '${name}' was given more than once.`);
+    if (CONTROL_CHARACTERS.test(value)) throw new AppError("invalid_parameter", `Query parameter '${name}': must not contain control characters`);
     raw[name] = value;
   }
+  return raw;
+}
+
+function validate<S extends z.ZodObject>(raw: Record<string, string>, schema: S): z.infer<S> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -25,21 +47,18 @@ export function parseQuery<S extends z.ZodObject>(url: URL, schema: S): z.infer<
   return parsed.data;
 }
 
-/** A non-empty filter value, compared exactly. */
-export const filterValue = z
-  .string()
-  .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
-  .regex(WITHOUT_UNSAFE_CHARACTERS, `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`);
+/** An API endpoint's query string against a zod object; unknown parameters are refused. */
+export function parseQuery<S extends z.ZodObject>(url: URL, schema: S): z.infer<S> {
+  return validate(queryValues(url.searchParams, Object.keys(schema.shape)), schema);
+}
 
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 500;
-
-export const limitParam = z
-  .string()
-  .regex(/^[0-9]{1,4}$/, `must be an integer from 1 to ${MAX_LIMIT}`)
-  .transform(Number)
-  .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `must be an integer from 1 to ${MAX_LIMIT}`))
-  .default(DEFAULT_LIMIT);
-
-export const cursorParam = z.string().min(1, "must not be empty").max(1000, "is too long").optional();
+/**
+ * A portal page's or portal route handler's query against a zod object. Parameters the page does
+ * not read are left out (a bookmarked link may carry more than the page knows today); repeated
+ * ones and control characters are refused as on the API.
+ */
+export function parseSearchParams<S extends z.ZodObject>(query: RawQuery, schema: S): z.infer<S> {
+  const known = Object.keys(schema.shape);
+  const raw = queryValues(query);
+  return validate(Object.fromEntries(Object.entries(raw).filter(([name]) => known.includes(name))), schema);
+}

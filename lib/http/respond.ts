@@ -1,5 +1,5 @@
 import { AppError, errorBody } from "../errors";
-import { log } from "../log";
+import { errorFields, log } from "../log";
 
 // PostgreSQL SQLSTATEs and postgres.js codes that mean "the database is not reachable right now".
 const UNAVAILABLE_CODES = new Set([
@@ -19,6 +19,8 @@ const UNAVAILABLE_CODES = new Set([
   "08003",
   "08004",
   "08006",
+  // A write sent to a server that has just become a standby (a failover in progress).
+  "25006",
   // A serialisation failure or deadlock is transient too: the client should simply retry.
   "40001",
   "40P01",
@@ -35,25 +37,20 @@ function isUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** Maps anything thrown to the stable envelope; causes of 500 and 503 go to the log, never to the client. */
+/**
+ * Maps anything thrown to the stable envelope; causes of 500 and 503 go to the log (what
+ * `errorFields` allows of them: never a query's parameters), never to the client.
+ */
 export function toAppError(error: unknown, requestId: string): AppError {
   if (error instanceof AppError) return error;
   if (isUnavailable(error)) {
-    log.warn("dependency unavailable", { request_id: requestId, error: describe(error) });
+    log.warn("dependency unavailable", { request_id: requestId, error: errorFields(error).error });
     return new AppError("unavailable", "The service is temporarily unavailable. Retry after the number of seconds in Retry-After.", {
       headers: { "Retry-After": String(RETRY_AFTER_UNAVAILABLE_S) },
     });
   }
-  log.error("unhandled error", { request_id: requestId, error: describe(error), stack: (error as Error)?.stack });
+  log.error("unhandled error", { request_id: requestId, ...errorFields(error) });
   return new AppError("internal_error", "Something went wrong on our side. Quote the request id when reporting it.");
-}
-
-function describe(error: unknown): string {
-  const parts: string[] = [];
-  for (let e = error; e && parts.length < 4; e = (e as { cause?: unknown }).cause) {
-    parts.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
-  }
-  return parts.join(" <- ");
 }
 
 export const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" } as const;

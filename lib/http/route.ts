@@ -6,11 +6,16 @@ import { authenticateApiKey, bearerToken } from "../auth/api-keys";
 import type { ApiKeyPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
 import { newRequestId } from "./request-id";
-import { assertAcceptsJson, assertHttps, clientIp } from "./transport";
+import { clientIp } from "../client-address";
+import { assertAcceptsJson, assertHttps } from "./transport";
 import { parseQuery } from "./query";
 import { readJsonBody } from "./body";
-import { rateLimitHeaders, rateLimiters, type RateLimitState } from "./rate-limit";
+import { rateLimiters, type RateLimitState } from "../limits/rate-limit";
+import { rateLimitHeaders } from "./rate-limit-headers";
 import { errorResponse, JSON_HEADERS, toAppError } from "./respond";
+import { conditionalResponse } from "./conditional";
+import { CacheableRead } from "../cache/cacheable";
+import { cachedBody, readCache, type ReadCache } from "../cache/read-cache";
 
 type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 export type RouteHandler = (request: Request, context: NextRouteContext) => Promise<Response>;
@@ -39,7 +44,9 @@ const BASE_HEADERS = {
 /**
  * One API endpoint: request id, transport rules, authentication, rate limit and input parsing
  * happen here, in that order, so the handler only calls a lib verb. Whatever it returns that is
- * not already a Response is sent as JSON; whatever it throws becomes the error envelope.
+ * not already a Response is sent as JSON: a CacheableRead (what a verb returns once it has
+ * authorized the caller) from the instance's cache when it holds it, with an ETag; whatever it
+ * throws becomes the error envelope.
  */
 export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO_PARAMETERS, B extends z.ZodType = z.ZodUndefined>(
   spec: S & { query?: Q; body?: B },
@@ -52,13 +59,14 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
     let limit: RateLimitState | undefined;
     let response: Response;
     try {
+      const cache = readCache();
       assertHttps(request, env().NODE_ENV === "production");
       assertAcceptsJson(request);
       let principal: ApiKeyPrincipal | undefined;
       if (spec.auth === "none") {
         limit = await limits.anonymousPerIp.consume(ip);
       } else {
-        ({ principal, limit } = await authenticate(request, ip));
+        ({ principal, limit } = await authenticate(request, ip, cache));
       }
       if (limit.limited) throw rateLimited(limit, spec.auth === "none" ? "requests from this address" : undefined);
       const input = {
@@ -67,9 +75,11 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
         body: spec.body ? await readJsonBody(request, spec.body) : undefined,
         request,
       } as EndpointInput<Q, B>;
-      const ctx = { db: getDb(), principal, requestId } as ApiCtx<S>;
+      const ctx = { db: getDb(), principal, requestId, cache } as ApiCtx<S>;
       const result = await handler(ctx, input);
-      response = result instanceof Response ? result : new Response(JSON.stringify(result), { headers: JSON_HEADERS });
+      if (result instanceof Response) response = result;
+      else if (result instanceof CacheableRead) response = conditionalResponse(request, await cachedBody(cache, result), result.reuse);
+      else response = new Response(JSON.stringify(result), { headers: JSON_HEADERS });
     } catch (error) {
       response = errorResponse(toAppError(error, requestId), requestId);
     }
@@ -78,10 +88,10 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
   };
 }
 
-async function authenticate(request: Request, ip: string): Promise<{ principal?: ApiKeyPrincipal; limit: RateLimitState }> {
+async function authenticate(request: Request, ip: string, cache: ReadCache | undefined): Promise<{ principal?: ApiKeyPrincipal; limit: RateLimitState }> {
   const limits = rateLimiters();
   try {
-    const principal = await authenticateApiKey(getDb(), bearerToken(request.headers.get("authorization")));
+    const principal = await authenticateApiKey(getDb(), bearerToken(request.headers.get("authorization")), { cache });
     return { principal, limit: await limits.perKey.consume(principal.keyId) };
   } catch (error) {
     if (!(error instanceof AppError && error.code === "unauthorized")) throw error;
@@ -128,7 +138,8 @@ export async function errorOnlyResponse(request: Request, error: AppError): Prom
 
 /**
  * The route file's exports: the given methods, and a JSON 405 naming the allowed ones for every
- * other method (Next would otherwise answer with an empty body).
+ * other method Next dispatches (it would otherwise answer with an empty body, and OPTIONS with a
+ * 204 listing every exported method). HEAD is Next's: the GET handler's answer without its body.
  */
 export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(methods: M) {
   const allowed = Object.keys(methods).join(", ");
@@ -137,12 +148,12 @@ export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(m
       request,
       new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, { headers: { Allow: allowed } }),
     );
-  return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, ...methods };
+  return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, OPTIONS: notAllowed, ...methods };
 }
 
 /** For paths that match no endpoint: the JSON 404 envelope, whatever the method. */
 export function notFoundRoute() {
   const handler: RouteHandler = (request) =>
     errorOnlyResponse(request, new AppError("not_found", "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json."));
-  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
+  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler };
 }

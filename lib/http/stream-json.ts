@@ -1,4 +1,4 @@
-import { log } from "../log";
+import { errorFields, log } from "../log";
 import { JSON_HEADERS } from "./respond";
 import { streamText } from "./stream-text";
 
@@ -27,7 +27,7 @@ async function* jsonObjectChunks(head: object, arrayName: string, items: AsyncIt
       }
     }
   } catch (error) {
-    log.error("stream failed", { request_id: requestId, error: String(error) });
+    log.error("stream failed", { request_id: requestId, ...errorFields(error) });
     throw error;
   }
   yield `${batch.length ? separator + batch.join(",") : ""}]}`;

@@ -1,23 +1,19 @@
+import { holds } from "../auth/authorize";
 import type { UserPrincipal } from "../auth/principal";
-import type { UserRole } from "../db/schema";
 
 /**
  * Who may use which part of the portal. Pages and server actions each check their area
  * themselves (the proxy only sends signed-out visitors to /login); the RBAC tests read this table.
  *   catalog  – members of a licensed organisation: datasets, episodes, their own downloads
- *   review   – rights reviewers and admins: the disclosure log
- *   admin    – admins: organisations, users, licences, keys
+ *   review   – who holds the review permission (lib/auth/authorize.ts): the disclosure log
+ *   admin    – who holds the admin permission: organisations, users, licences, keys
+ * The verbs behind each area check the same permissions again themselves.
  */
 export type Area = "catalog" | "review" | "admin";
 
-const AREA_ROLES: Record<Exclude<Area, "catalog">, readonly UserRole[]> = {
-  review: ["reviewer", "admin"],
-  admin: ["admin"],
-};
-
 export function mayEnter(user: UserPrincipal, area: Area): boolean {
   if (area === "catalog") return user.organizationId !== null;
-  return AREA_ROLES[area].includes(user.role);
+  return holds(user, area);
 }
 
 /** Where a user lands after signing in. */

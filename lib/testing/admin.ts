@@ -3,6 +3,7 @@ import { getDb } from "../db/client";
 import type { ApiKeyPrincipal, OperatorPrincipal, Principal, UserPrincipal } from "../auth/principal";
 import { authenticateApiKey } from "../auth/api-keys";
 import type { UserRole } from "../db/schema";
+import type { AuditAction } from "../admin/audit-actions";
 import { createUser } from "../admin/users";
 import { issueKey } from "../admin/keys";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "./fixtures";
@@ -52,7 +53,7 @@ export async function adminWorld(): Promise<{ organizationId: string; datasetId:
   return { organizationId: org.id, datasetId, licensedVersion: "1.0.0", unlicensedVersion: "1.1.0", keyId: key.id, userId: user.userId };
 }
 
-export type AuditRow = { action: string; actor_kind: string; actor_id: string; actor_label: string; target_id: string; details: Record<string, unknown> };
+export type AuditRow = { action: AuditAction; actor_kind: string; actor_id: string; actor_label: string; target_id: string; details: Record<string, unknown> };
 
 /** The admin_audit rows about one target. */
 export async function auditRowsFor(targetId: string): Promise<AuditRow[]> {

@@ -8,7 +8,7 @@ import { mintKey } from "../auth/api-keys";
 import { revokeKey } from "../admin/keys";
 import type { Organization } from "../admin/organizations";
 import type { RouteHandler } from "../http/route";
-import { PROJECT_ROOT } from "../embedded-default";
+import { PROJECT_ROOT } from "../dev/embedded-default";
 import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "./fixtures";
 import { call, type CallResult } from "./http";
 import { expectError, expectIndistinguishable, expectOk } from "./expect-api";
@@ -20,8 +20,8 @@ import * as annotationsRoute from "../../app/api/v1/episodes/[episodeId]/annotat
 import * as downloadsRoute from "../../app/api/v1/downloads/route";
 
 /**
- * The authentication and licence-scope contract every /api/v1 endpoint keeps (DESIGN.md section 4,
- * Keys and Licences), as one table of routes and one runner. A new endpoint is one row in
+ * The authentication and licence-scope contract every /api/v1 endpoint keeps (keys authenticate,
+ * licences scope what they see), as one table of routes and one runner. A new endpoint is one row in
  * API_ROUTES; `routeFiles` lets the suite fail when a route file (or method) has no row.
  */
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { PROJECT_ROOT } from "../embedded-default";
+import { PROJECT_ROOT } from "../dev/embedded-default";
 
 export type CliRun = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
 import { getDb } from "../db/client";
 import type { RequestedScope } from "../db/schema";
@@ -14,6 +15,21 @@ import { call, type CallResult } from "./http";
  */
 
 export type DownloadRequest = { dataset_id: string; version: string } & RequestedScope;
+
+/**
+ * Returns once the database clock, which times and signs every download, has moved past the
+ * second of `instant`: what a request then signs differs from what was signed at `instant`. For
+ * requests handled on the suite's shared pool, whose clock a test cannot move ahead the way an
+ * isolated database's can (lib/testing/disclosure-fixtures.ts), it asks that clock rather than
+ * sleeping a guessed while.
+ */
+export async function untilDatabaseClockPasses(instant: Date): Promise<void> {
+  for (;;) {
+    const [row] = await getDb().$client<{ now: Date }[]>`select date_trunc('second', clock_timestamp()) as now`;
+    if (row!.now.getTime() > instant.getTime()) return;
+    await sleep(1000 - (Date.now() % 1000) + 5);
+  }
+}
 
 export function postDownload(key: string, body: unknown, headers: Record<string, string> = {}): Promise<CallResult> {
   return call(POST, "/api/v1/downloads", { method: "POST", key, body, headers });

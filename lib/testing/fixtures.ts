@@ -2,18 +2,23 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { getDb } from "../db/client";
+import { getDb, type Db } from "../db/client";
 import type { Ctx } from "../context";
 import { createOrganization, type Organization } from "../admin/organizations";
 import { grantLicence } from "../admin/licences";
 import { issueKey, type IssueKeyInput, type IssuedKey } from "../admin/keys";
 import { importVersion } from "../catalog/import/import-version";
 import type { AnnotationLine, EpisodeLine, FileLine, VersionFile } from "../catalog/import/records";
-import { prng } from "../demo/generate";
+import { prng } from "../dev/demo/generate";
 
 /** Tests build everything they use; nothing depends on seeded ids. */
 export function operatorCtx(): Ctx {
   return { db: getDb(), requestId: "test", principal: { kind: "operator", name: "test-suite", organizationId: null } };
+}
+
+/** The operator on a database or transaction of a test's own. */
+export function operatorOn(db: Db): Ctx {
+  return { ...operatorCtx(), db };
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`;

@@ -4,10 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../db/embedded";
+import { startEmbeddedPostgres } from "../dev/embedded-postgres";
 import { migrateDatabase } from "../db/migrate";
-import { PROJECT_ROOT } from "../embedded-default";
-import { startLocalStore } from "../storage/local-store";
+import { PROJECT_ROOT } from "../dev/embedded-default";
+import { randomStoreCredentials, startLocalStore } from "../dev/local-store";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -46,9 +46,9 @@ export default async function setup(project: TestProject) {
   await migrateDatabase(url.toString());
   project.provide("databaseUrl", url.toString());
   project.provide("appSecret", randomBytes(32).toString("hex"));
-  // A local S3-compatible store of the run's own, which verifies signatures and expiry.
+  // A local S3-compatible store of the run's own, which verifies signatures and expiry, with a key pair of the run's own.
   const storeDir = mkdtempSync(path.join(os.tmpdir(), "das-test-store-"));
-  const store = await startLocalStore(storeDir);
+  const store = await startLocalStore(storeDir, randomStoreCredentials());
   project.provide("storeEnv", store.env);
   return async () => {
     await store.stop();

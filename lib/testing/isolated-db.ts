@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { createDb, sqlOf, type RootDb, type Sql } from "../db/client";
+import { createDb, sqlOf, type Db, type RootDb, type Sql } from "../db/client";
 import { migrateDatabase } from "../db/migrate";
 import type { Ctx } from "../context";
+import { operatorOn } from "./fixtures";
 
 /**
  * A database of its own on the run's server, migrated like the real one. The disclosure chain is
@@ -43,7 +44,7 @@ export async function createIsolatedDb(label = "iso"): Promise<IsolatedDb> {
     url: url.toString(),
     db,
     sql: sqlOf(db),
-    operator: { db, requestId: "test", principal: { kind: "operator", name: "test-suite", organizationId: null } },
+    operator: operatorOn(db),
     anotherPool: pool,
     drop: async () => {
       await Promise.all(pools.map((p) => p.$client.end({ timeout: 5 })));
@@ -64,12 +65,13 @@ export class Rollback extends Error {
  * Runs `fn` in a transaction that is always rolled back, with the disclosure log's append-only
  * triggers disabled in it (as a superuser could): a tamper that leaves nothing behind.
  */
-export async function withTriggersDisabled<T>(sql: Sql, fn: (tx: Sql) => Promise<T>): Promise<T> {
+export async function withTriggersDisabled<T>(db: Db, fn: (tx: Sql, operator: Ctx) => Promise<T>): Promise<T> {
   try {
-    await sql.begin(async (tx) => {
+    await db.transaction(async (transaction) => {
+      const tx = sqlOf(transaction as unknown as Db);
       await tx`alter table disclosures disable trigger disclosures_append_only`;
       await tx`alter table disclosure_episodes disable trigger disclosure_episodes_append_only`;
-      throw new Rollback(await fn(tx as unknown as Sql));
+      throw new Rollback(await fn(tx, operatorOn(transaction as unknown as Db)));
     });
   } catch (error) {
     if (error instanceof Rollback) return error.value as T;

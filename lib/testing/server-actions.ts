@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { PROJECT_ROOT } from "../embedded-default";
+import { PROJECT_ROOT } from "../dev/embedded-default";
 
 // React's own encoder of server action arguments (the one the browser runs), from Next's copy of React.
 const { encodeReply } = createRequire(import.meta.url)("next/dist/compiled/react-server-dom-webpack/client.node") as {

@@ -52,23 +52,6 @@ export function duration(text: string): number {
   return Number(match[1]) * unit * 1000;
 }
 
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
-
-/**
- * An ISO 8601 date or date-time. `new Date` alone would take '1' as 2001, '12/01/2026' as
- * 1 December and '2026-02-30' as 2 March: an export window a reviewer did not ask for.
- */
-export function isoTime(text: string): Date {
-  const match = ISO_TIME.exec(text);
-  const date = new Date(text);
-  const invalid = new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
-  if (!match || Number.isNaN(date.getTime())) throw invalid;
-  const [, year, month, day] = match.map(Number);
-  const calendar = new Date(Date.UTC(year!, month! - 1, day!));
-  if (calendar.getUTCMonth() !== month! - 1 || calendar.getUTCDate() !== day) throw invalid;
-  return date;
-}
-
 export type Target = { datasetId: string; version: string };
 
 /** The argument `<dataset>@<version>` of a command. */

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { API_ROUTES, PUBLIC_ROUTES, routeFiles, runAuthContract } from "@/lib/testing/auth-contract";
-import { PROJECT_ROOT } from "@/lib/embedded-default";
+import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { call } from "@/lib/testing/http";
 import type { RouteHandler } from "@/lib/http/route";
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CHANGELOG_TYPES } from "../../db/schema";
 import { VERSION_PATTERN } from "../semver";
-import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, hasUnsafeCharacter, isRelativePath, UNSAFE_CHARACTERS_DESCRIPTION } from "../identifiers";
+import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, isRelativePath } from "../identifiers";
+import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter } from "../../characters";
 
 /** The record formats of an import directory (docs/import-format.md). Field names are the wire names. */
 

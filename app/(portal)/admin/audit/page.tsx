@@ -1,18 +1,21 @@
 import type { Metadata } from "next";
+import { z } from "zod";
 import { AuditTable } from "@/components/admin/audit-table";
 import { LinkButton } from "@/components/ui/button";
 import { PageHeader } from "@/components/ui/page-header";
 import { listAdminAudit } from "@/lib/admin/list-audit";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "Admin audit" };
 
 const PAGE_SIZE = 50;
 
-export default async function AdminAuditPage({ searchParams }: { searchParams: Promise<{ before?: string }> }) {
+// `before` comes from the page links; one that is not a position starts from the newest entries.
+const Search = z.object({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
+
+export default async function AdminAuditPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/audit");
-  const raw = (await searchParams).before;
-  const before = raw && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+  const { before } = await pageSearch(searchParams, Search);
   const page = await listAdminAudit(ctx, { limit: PAGE_SIZE, before });
   return (
     <>

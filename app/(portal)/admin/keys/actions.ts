@@ -2,9 +2,8 @@
 
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { expiryAfter, IssueKeyInput, parseInput, RevokeKeyInput } from "@/lib/admin/inputs";
+import type { IssuedKeyView } from "@/components/admin/issued-secret";
 import { runAction, type ActionResult } from "@/lib/http/portal";
-
-export type IssuedKeyView = { id: string; secret: string; prefix: string; name: string; expires_at: string | null };
 
 /** The secret travels back in this one response only; the page never renders it from the server. */
 export async function issueKeyAction(input: unknown): Promise<ActionResult<IssuedKeyView>> {

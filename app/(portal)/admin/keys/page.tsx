@@ -1,23 +1,25 @@
 import type { Metadata } from "next";
-import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
+import { z } from "zod";
 import { KeyIssueForm } from "@/components/admin/key-issue-form";
 import { KeysTable } from "@/components/admin/keys-table";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
+import { FilterBar } from "@/components/ui/filter-bar";
 import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { KEY_STATUSES, listKeys, type KeyStatus } from "@/lib/admin/list-keys";
 import { listLicences } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { issueKeyAction, revokeKeyAction } from "./actions";
 
 export const metadata: Metadata = { title: "API keys" };
 
-type Search = { organization?: string; status?: string };
+const Search = z.object({ organization: z.string().optional(), status: z.string().optional() });
 
-export default async function KeysPage({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function KeysPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/keys");
-  const search = await searchParams;
+  const search = await pageSearch(searchParams, Search);
   const [organizations, licences] = await Promise.all([listOrganizations(ctx), listLicences(ctx)]);
   const organizationId = organizations.find((o) => o.id === search.organization)?.id;
   const status = KEY_STATUSES.find((s) => s === search.status) as KeyStatus | undefined;
@@ -36,7 +38,7 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
         <Card>
           <CardHeader title="Issue a key" description="The secret is shown once, right after issuing. Only a hash is stored." />
           <CardBody>
-            <KeyIssueForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} licensed={licensed} defaultOrganizationId={organizationId} />
+            <KeyIssueForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} licensed={licensed} defaultOrganizationId={organizationId} issueKey={issueKeyAction} />
           </CardBody>
         </Card>
         <section aria-labelledby="keys-heading" className="space-y-3">
@@ -44,18 +46,18 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
             <h2 id="keys-heading" className="text-sm font-semibold text-slate-900">
               {filtered ? "Matching keys" : "All keys"} <span className="font-normal text-slate-500">({formatNumber(keys.length)})</span>
             </h2>
-            <AdminFilterBar
+            <FilterBar
               label="Filter keys"
-              filters={[
-                { name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
-                { name: "status", label: "Status", any: "Any status", value: status ?? "", options: KEY_STATUSES.map((s) => ({ value: s, label: s })) },
+              fields={[
+                { kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
+                { kind: "select", name: "status", label: "Status", any: "Any status", value: status ?? "", options: KEY_STATUSES.map((s) => ({ value: s, label: s })) },
               ]}
             />
           </div>
           {keys.length === 0 && !filtered ? (
             <EmptyState title="No API keys yet">Issue the first one above. Its secret is shown once, right after issuing.</EmptyState>
           ) : (
-            <KeysTable keys={keys} empty="No key matches these filters." />
+            <KeysTable keys={keys} empty="No key matches these filters." revoke={revokeKeyAction} />
           )}
         </section>
       </div>

@@ -1,19 +1,23 @@
 import type { Metadata } from "next";
-import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
+import { z } from "zod";
 import { LicenceGrantForm } from "@/components/admin/licence-grant-form";
 import { LicencesTables } from "@/components/admin/licences-tables";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
 import { listLicences, listVersionChoices } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { grantLicenceAction, revokeLicenceAction } from "./actions";
 
 export const metadata: Metadata = { title: "Licences" };
 
-export default async function LicencesPage({ searchParams }: { searchParams: Promise<{ organization?: string }> }) {
+const Search = z.object({ organization: z.string().optional() });
+
+export default async function LicencesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/licences");
+  const { organization: wanted } = await pageSearch(searchParams, Search);
   const [organizations, versions, all] = await Promise.all([listOrganizations(ctx), listVersionChoices(ctx), listLicences(ctx)]);
-  const wanted = (await searchParams).organization;
   const organizationId = organizations.find((o) => o.id === wanted)?.id;
   const shown = organizationId ? all.filter((l) => l.organization_id === organizationId) : all;
   const held = all.filter((l) => !l.revoked_at).map((l) => `${l.organization_id} ${l.dataset_id}@${l.version}`);
@@ -27,16 +31,17 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
         <Card>
           <CardHeader title="Grant a licence" description="The organisation's members and API keys can list, read and download the version as soon as it is granted." />
           <CardBody>
-            <LicenceGrantForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} versions={versions} held={held} defaultOrganizationId={organizationId} />
+            <LicenceGrantForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} versions={versions} held={held} defaultOrganizationId={organizationId} grantLicence={grantLicenceAction} />
           </CardBody>
         </Card>
         <LicencesTables
           licences={shown}
           filtered={Boolean(organizationId)}
+          revoke={revokeLicenceAction}
           filters={
-            <AdminFilterBar
+            <FilterBar
               label="Filter licences"
-              filters={[{ name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) }]}
+              fields={[{ kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) }]}
             />
           }
         />

@@ -10,6 +10,7 @@ import { Stat } from "@/components/ui/stat";
 import { listAdminAudit } from "@/lib/admin/list-audit";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { pageContext } from "@/lib/http/portal";
+import { createOrganizationAction } from "./actions";
 
 export const metadata: Metadata = { title: "Organisations" };
 
@@ -30,7 +31,7 @@ export default async function OrganizationsPage() {
         <Card>
           <CardHeader title="Create an organisation" description="The slug identifies it in the CLI and in the disclosure log." />
           <CardBody>
-            <OrganizationForm />
+            <OrganizationForm createOrganization={createOrganizationAction} />
           </CardBody>
         </Card>
         <section aria-labelledby="organizations-heading">

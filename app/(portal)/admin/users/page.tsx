@@ -1,23 +1,25 @@
 import type { Metadata } from "next";
-import { AdminFilterBar } from "@/components/admin/admin-filter-bar";
+import { z } from "zod";
 import { UserForm } from "@/components/admin/user-form";
 import { UsersTable } from "@/components/admin/users-table";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
+import { FilterBar } from "@/components/ui/filter-bar";
 import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { listOrganizations } from "@/lib/admin/list-organizations";
-import { listUsers } from "@/lib/admin/list-users";
+import { listUsers } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { changeUserRoleAction, createUserAction, disableUserAction } from "./actions";
 
 export const metadata: Metadata = { title: "Users" };
 
-type Search = { role?: string; organization?: string };
+const Search = z.object({ role: z.string().optional(), organization: z.string().optional() });
 
-export default async function UsersPage({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function UsersPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/users");
-  const search = await searchParams;
+  const search = await pageSearch(searchParams, Search);
   const organizations = await listOrganizations(ctx);
   // Unknown filter values (a stale link) are ignored rather than answered with an error page.
   const role = USER_ROLES.find((r) => r === search.role) as UserRole | undefined;
@@ -32,7 +34,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
         <Card>
           <CardHeader title="Create a user" description="The user signs in with this email and password. Changing a user's role or disabling them below ends every session they have open." />
           <CardBody>
-            <UserForm organizations={choices} defaultOrganizationId={organizationId} />
+            <UserForm organizations={choices} defaultOrganizationId={organizationId} createUser={createUserAction} />
           </CardBody>
         </Card>
         <section aria-labelledby="users-heading" className="space-y-3">
@@ -40,18 +42,21 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
             <h2 id="users-heading" className="text-sm font-semibold text-slate-900">
               {filtered ? "Matching users" : "All users"} <span className="font-normal text-slate-500">({formatNumber(users.length)})</span>
             </h2>
-            <AdminFilterBar
+            <FilterBar
               label="Filter users"
-              filters={[
-                { name: "role", label: "Role", any: "Any role", value: role ?? "", options: USER_ROLES.map((r) => ({ value: r, label: r })) },
-                { name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
+              fields={[
+                { kind: "select", name: "role", label: "Role", any: "Any role", value: role ?? "", options: USER_ROLES.map((r) => ({ value: r, label: r })) },
+                { kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
               ]}
             />
           </div>
           {users.length === 0 && !filtered ? (
             <EmptyState title="No users yet">Create the first one above.</EmptyState>
           ) : (
-            <UsersTable users={users} empty="No user matches these filters." organizations={choices} selfId={ctx.principal.userId} />
+            <UsersTable users={users} empty="No user matches these filters." organizations={choices} selfId={ctx.principal.userId}
+              disableUser={disableUserAction}
+              changeRole={changeUserRoleAction}
+            />
           )}
         </section>
       </div>

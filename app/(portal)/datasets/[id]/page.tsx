@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { z } from "zod";
 import { BarList } from "@/components/charts/bar-list";
 import { Histogram } from "@/components/charts/histogram";
 import { Badge, type Tone } from "@/components/ui/badge";
@@ -11,9 +12,12 @@ import { Stat } from "@/components/ui/stat";
 import { getDataset } from "@/lib/catalog/list-datasets";
 import { listVersions } from "@/lib/catalog/list-versions";
 import { versionStatistics } from "@/lib/catalog/version-statistics";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
-type Props = { params: Promise<{ id: string }>; searchParams: Promise<{ version?: string }> };
+type Props = { params: Promise<{ id: string }>; searchParams: Promise<SearchParams> };
+
+// A version that is not licensed (or not there) shows the newest licensed one instead.
+const Search = z.object({ version: z.string().optional() });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: (await params).id };
@@ -25,8 +29,8 @@ const OUTCOME_COLORS: Record<string, string> = { success: "bg-emerald-500", fail
 export default async function DatasetPage({ params, searchParams }: Props) {
   const { id } = await params;
   const ctx = await pageContext("catalog", `/datasets/${id}`);
+  const { version: requested } = await pageSearch(searchParams, Search);
   const [dataset, { versions }] = await pageData(Promise.all([getDataset(ctx, id), listVersions(ctx, { datasetId: id, limit: 500 })]));
-  const requested = (await searchParams).version;
   const shown = versions.find((v) => v.licensed && v.version === requested) ?? versions.find((v) => v.licensed)!;
   const stats = await versionStatistics(ctx, { datasetId: id, version: shown.version });
   return (

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
+import { DownloadFilesTable } from "@/components/downloads/files-table";
 import { Alert } from "@/components/ui/alert";
 import { buttonClass } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
-import { CopyButton } from "@/components/ui/copy-button";
 import { Countdown } from "@/components/ui/countdown";
 import { formatBytes, formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
@@ -58,44 +58,7 @@ export default async function DownloadPage({ params }: Props) {
       </Alert>
       <Card>
         <CardHeader title="Files" description={download.file_count > SHOWN ? `The first ${SHOWN} of ${formatNumber(download.file_count)}; the lists above hold all of them.` : undefined} />
-        <div className="overflow-x-auto">
-          <table className="min-w-full divide-y divide-slate-200 text-sm">
-            <caption className="sr-only">Files of this download with their signed links</caption>
-            <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-600">
-              <tr>
-                <th scope="col" className="px-4 py-2.5">Path</th>
-                <th scope="col" className="px-4 py-2.5">Episode</th>
-                <th scope="col" className="px-4 py-2.5">Stream</th>
-                <th scope="col" className="px-4 py-2.5 text-right">Size</th>
-                <th scope="col" className="px-4 py-2.5">SHA-256</th>
-                <th scope="col" className="px-4 py-2.5">Link</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {download.files.slice(0, SHOWN).map((file) => (
-                <tr key={file.path}>
-                  <td className="px-4 py-2 font-mono text-xs">{file.path}</td>
-                  <td className="px-4 py-2 font-mono text-xs" title={file.episode_ids.length > 1 ? file.episode_ids.join(", ") : undefined}>
-                    {file.episode_id ?? (file.episode_ids.length ? `${formatNumber(file.episode_ids.length)} episodes` : "—")}
-                  </td>
-                  <td className="px-4 py-2">{file.stream ?? "—"}</td>
-                  <td className="px-4 py-2 text-right tabular-nums">{formatBytes(file.size_bytes)}</td>
-                  <td className="px-4 py-2 font-mono text-xs text-slate-500" title={file.sha256}>
-                    {file.sha256.slice(0, 12)}…
-                  </td>
-                  <td className="px-4 py-2">
-                    <span className="flex items-center gap-2">
-                      <a href={file.url} className="font-medium text-brand-700 hover:underline" rel="noreferrer">
-                        Open
-                      </a>
-                      <CopyButton value={file.url} label="Copy link" />
-                    </span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DownloadFilesTable files={download.files.slice(0, SHOWN)} />
       </Card>
     </>
   );

@@ -1,5 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { z } from "zod";
+import { SpansTable } from "@/components/episodes/spans-table";
 import { Timeline } from "@/components/episodes/timeline";
 import { Badge, outcomeTone } from "@/components/ui/badge";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -7,10 +9,12 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { formatSeconds } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { getEpisode } from "@/lib/catalog/get-episode";
-import { listAnnotations, type AnnotationRecord } from "@/lib/catalog/list-annotations";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { listEpisodeSpans } from "@/lib/catalog/episode-spans";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
-type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<{ version?: string }> };
+type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<SearchParams> };
+
+const Search = z.object({ version: z.literal("").transform(() => undefined).or(z.string()).optional() });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Episode ${(await params).episodeId}` };
@@ -18,16 +22,10 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function EpisodePage({ params, searchParams }: Props) {
   const { episodeId } = await params;
-  const version = (await searchParams).version || undefined;
-  const ctx = await pageContext("catalog", `/episodes/${episodeId}${version ? `?version=${version}` : ""}`);
+  const { version } = await pageSearch(searchParams, Search);
+  const ctx = await pageContext("catalog", `/episodes/${episodeId}${version ? `?version=${encodeURIComponent(version)}` : ""}`);
   const detail = await pageData(getEpisode(ctx, { episodeId, version }));
-  const spans: AnnotationRecord[] = [];
-  for (let cursor: string | undefined; ; ) {
-    const page = await listAnnotations(ctx, { episodeId, version: detail.version, limit: 500, cursor });
-    spans.push(...page.annotations);
-    if (!page.next_cursor) break;
-    cursor = page.next_cursor;
-  }
+  const { spans } = await pageData(listEpisodeSpans(ctx, { episodeId, version: detail.version }));
   const { episode } = detail;
   const fields: [string, React.ReactNode][] = [
     ["Task", episode.task],
@@ -90,31 +88,7 @@ export default async function EpisodePage({ params, searchParams }: Props) {
       {spans.length ? (
         <Card className="mt-4">
           <CardHeader title="Spans" />
-          <div className="overflow-x-auto">
-            <table className="min-w-full divide-y divide-slate-200 text-sm">
-              <caption className="sr-only">Subtask spans</caption>
-              <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-600">
-                <tr>
-                  <th scope="col" className="px-4 py-2.5">Label</th>
-                  <th scope="col" className="px-4 py-2.5">Start</th>
-                  <th scope="col" className="px-4 py-2.5">End</th>
-                  <th scope="col" className="px-4 py-2.5">Length</th>
-                  <th scope="col" className="px-4 py-2.5">Attributes</th>
-                </tr>
-              </thead>
-              <tbody className="divide-y divide-slate-100">
-                {spans.map((span) => (
-                  <tr key={span.annotation_id}>
-                    <td className="px-4 py-2 font-medium">{span.label === "recovery" ? <Badge tone="red">recovery</Badge> : span.label}</td>
-                    <td className="px-4 py-2 tabular-nums">{span.start_s.toFixed(2)} s</td>
-                    <td className="px-4 py-2 tabular-nums">{span.end_s.toFixed(2)} s</td>
-                    <td className="px-4 py-2 tabular-nums">{(span.end_s - span.start_s).toFixed(2)} s</td>
-                    <td className="px-4 py-2 font-mono text-xs text-slate-500">{JSON.stringify(span.attributes)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <SpansTable spans={spans} />
         </Card>
       ) : null}
     </>

@@ -5,7 +5,7 @@ import { JSON_HEADERS } from "@/lib/http/respond";
 import { DownloadBody, IDEMPOTENCY_KEY } from "@/lib/api/requests";
 import { createDownload } from "@/lib/downloads/create-download";
 
-export const { GET, POST, PUT, PATCH, DELETE } = route({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
   POST: endpoint({ body: DownloadBody }, async (ctx, { body, request }) => {
     const { download, replayed } = await createDownload(ctx, { body, idempotencyKey: idempotencyKeyOf(request, IDEMPOTENCY_KEY) });
     // 201 for a new download; 200 when an Idempotency-Key retry returns the one already made.

@@ -2,6 +2,6 @@
 import { endpoint, route } from "@/lib/http/route";
 import { openApiDocument } from "@/lib/api/openapi";
 
-export const { GET, POST, PUT, PATCH, DELETE } = route({
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
   GET: endpoint({ auth: "none" }, async () => openApiDocument()),
 });

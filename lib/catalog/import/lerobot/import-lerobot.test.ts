@@ -11,7 +11,7 @@ import { GET as versionsRoute } from "@/app/api/v1/datasets/[id]/versions/route"
 import { GET as annotationsRoute } from "@/app/api/v1/episodes/[episodeId]/annotations/route";
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
-import { checkVersionStore } from "@/lib/storage/store-check";
+import { checkVersionStore } from "@/lib/catalog/store-check";
 import { buildLeRobotFixture, type LeRobotFixture, type LeRobotFixtureOptions } from "@/lib/testing/lerobot-fixtures";
 import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";

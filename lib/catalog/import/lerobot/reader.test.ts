@@ -5,6 +5,7 @@ import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type LeRobotFile, type SubtaskSpan } from "./reader";
+import { UNSAFE_CHARACTERS_DESCRIPTION } from "@/lib/characters";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
@@ -258,7 +259,7 @@ describe("hostile input", () => {
     expect(files.map((file) => file.path).filter((p) => p.includes("outside") || p === "passwd" || p.includes("\u0007"))).toEqual([]);
     expect(dataset.problems).toContainEqual(expect.objectContaining({ file: "meta/episodes.jsonl", line: 1, message: expect.stringMatching(/not a safe relative path/) }));
     expect(dataset.problems).toContainEqual({ file: "passwd", line: 0, message: "not imported: a symbolic link" });
-    expect(dataset.problems).toContainEqual({ file: "bad\\u0007name.txt", line: 0, message: "not imported: it contains a control character" });
+    expect(dataset.problems).toContainEqual({ file: "bad\\u0007name.txt", line: 0, message: `not imported: it contains ${UNSAFE_CHARACTERS_DESCRIPTION}` });
   });
 });
 

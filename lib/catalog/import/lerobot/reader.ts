@@ -43,6 +43,7 @@ import { openParquet, parquetBatches } from "../../../lerobot/parquet";
 import { parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
 import { readLines } from "../read-lines";
 import { FileLine, describeIssue } from "../records";
+import { hasUnsafeCharacter, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
 
 export type { Problem };
 
@@ -586,11 +587,9 @@ function languageRows(value: unknown): { style?: unknown; content?: unknown; tim
 /** float32 frame timestamps to whole microseconds: 2.0999999046325684 is 2.1. */
 const round = (seconds: number) => Math.round(seconds * 1e6) / 1e6;
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
 /** Why a relative path from the metadata or the directory is refused, or null. */
 function unsafePath(relative: string): string | null {
-  if (CONTROL.test(relative)) return "it contains a control character";
+  if (hasUnsafeCharacter(relative)) return `it contains ${UNSAFE_CHARACTERS_DESCRIPTION}`;
   const checked = FileLine.shape.path.safeParse(relative);
   return checked.success ? null : checked.error.issues[0]!.message;
 }

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { canonicalJson } from "../../../canonical-json";
 import type { LeRobotFormatInfo } from "../../../db/schema";
 import { videoKeysOf } from "../../../lerobot/format";
-import { fileUploader, type StoreTarget, type UploadTally } from "../../../storage/upload";
+import { fileUploader, type ProgressSink, type StoreTarget, type UploadTally } from "../upload";
 import { checkRecord, parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
 import { runImport, type ImportSource, type PipelineResult, type SourceItem } from "../pipeline";
 import { ImportError } from "../problems";
@@ -48,8 +48,8 @@ export type LeRobotImportOptions = {
   /** Put every file into the store (before the catalog is committed); without it the files must be there already. */
   upload?: StoreTarget;
   concurrency?: number;
-  /** Progress bar while files are hashed or uploaded (stderr). */
-  progress?: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  /** A progress display while files are hashed or uploaded, given their totals. */
+  progress?: (totals: { files: number; bytes: number }) => ProgressSink;
   signal?: AbortSignal;
   /** Told after each file is hashed or stored. */
   onFile?: Parameters<typeof fileUploader>[0]["onFile"];

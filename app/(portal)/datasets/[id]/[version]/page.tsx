@@ -1,20 +1,21 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { z } from "zod";
 import { EpisodeExplorer } from "@/components/episodes/episode-explorer";
-import { FilterBar } from "@/components/episodes/filter-bar";
 import { Alert } from "@/components/ui/alert";
 import { LinkButton } from "@/components/ui/button";
 import { formatNumber } from "@/components/ui/format";
+import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
-import { MAX_LIMIT } from "@/lib/http/query";
+import { filterValue, MAX_LIMIT } from "@/lib/api/requests";
 import { getDataset } from "@/lib/catalog/list-datasets";
 import { listEpisodes, type EpisodePage } from "@/lib/catalog/list-episodes";
-import { versionStatistics } from "@/lib/catalog/version-statistics";
+import { versionStatistics, type Count } from "@/lib/catalog/version-statistics";
 import { AppError } from "@/lib/errors";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { requestDownload } from "./actions";
 
-type Search = { outcome?: string; environment?: string; cursor?: string; limit?: string };
-type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<Search> };
+type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<SearchParams> };
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   const { id, version } = await params;
@@ -23,17 +24,28 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 const PAGE_SIZES = [25, 50, 100, 250];
 
+// The filter form sends an empty value for "any"; a page size it does not offer falls back to 50.
+const anyOr = z.literal("").transform(() => undefined).or(filterValue).optional();
+const Search = z.object({
+  outcome: anyOr,
+  environment: anyOr,
+  cursor: z.literal("").transform(() => undefined).or(z.string()).optional(),
+  limit: z.coerce.number().refine((n) => PAGE_SIZES.includes(n)).optional().catch(undefined),
+});
+
+const counted = (counts: Count[]) => counts.map((c) => ({ value: c.value, label: `${c.value} (${c.count})` }));
+
 export default async function EpisodeExplorerPage({ params, searchParams }: Props) {
   const { id, version } = await params;
-  const search = await searchParams;
   const ctx = await pageContext("catalog", `/datasets/${id}/${version}`);
+  const search = await pageSearch(searchParams, Search);
   const [dataset, stats] = await pageData(Promise.all([getDataset(ctx, id), versionStatistics(ctx, { datasetId: id, version })]));
-  const filter = { outcome: search.outcome || undefined, environment: search.environment || undefined };
-  const limit = PAGE_SIZES.includes(Number(search.limit)) ? Number(search.limit) : 50;
+  const filter = { outcome: search.outcome, environment: search.environment };
+  const limit = search.limit ?? 50;
   let page: EpisodePage | undefined;
   let cursorProblem: string | undefined;
   try {
-    page = await listEpisodes(ctx, { datasetId: id, version, ...filter, limit: Math.min(limit, MAX_LIMIT), cursor: search.cursor || undefined });
+    page = await listEpisodes(ctx, { datasetId: id, version, ...filter, limit: Math.min(limit, MAX_LIMIT), cursor: search.cursor });
   } catch (error) {
     if (!(error instanceof AppError && error.code === "invalid_cursor")) throw error;
     cursorProblem = error.message;
@@ -52,10 +64,14 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
         description="Filter, select and request a download. Filters live in the address bar, so a link to this page shows the same episodes."
       />
       <FilterBar
-        outcomes={stats.outcomes}
-        environments={stats.environments}
-        current={{ outcome: filter.outcome ?? "", environment: filter.environment ?? "", limit: String(limit) }}
-        pageSizes={PAGE_SIZES}
+        label="Filter episodes"
+        framed
+        active={Boolean(filter.outcome || filter.environment)}
+        fields={[
+          { kind: "select", name: "outcome", label: "Outcome", any: "Any outcome", value: filter.outcome ?? "", options: counted(stats.outcomes) },
+          { kind: "select", name: "environment", label: "Environment", any: "Any environment", value: filter.environment ?? "", options: counted(stats.environments) },
+          { kind: "select", name: "limit", label: "Per page", value: String(limit), narrow: true, options: PAGE_SIZES.map((size) => ({ value: String(size), label: String(size) })) },
+        ]}
       />
       {cursorProblem || !page ? (
         <Alert kind="warning" title="This page link is out of date" className="mt-4">
@@ -75,6 +91,7 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
             total={page.total}
             filter={filter}
             streams={stats.streams}
+            requestDownload={requestDownload}
           />
           <nav aria-label="Pages" className="mt-4 flex items-center justify-between gap-3">
             {search.cursor ? (

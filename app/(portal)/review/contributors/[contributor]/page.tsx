@@ -1,24 +1,25 @@
 import type { Metadata } from "next";
-import Link from "next/link";
-import { Badge } from "@/components/ui/badge";
+import { ContributorRecipientsTable } from "@/components/review/disclosure-tables";
 import { buttonClass } from "@/components/ui/button";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDateTime, formatNumber } from "@/components/ui/format";
+import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { Stat } from "@/components/ui/stat";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
-import { pageContext } from "@/lib/http/portal";
+import { pageContext, pageData } from "@/lib/http/portal";
 
 type Props = { params: Promise<{ contributor: string }> };
 
+// Next hands generateMetadata the segment decoded, and the page still percent-encoded (the proxy
+// has refused malformed encoding): decoding twice turned a contributor with `%` into a URIError.
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
-  return { title: `Recipients of ${decodeURIComponent((await params).contributor)}` };
+  return { title: `Recipients of ${(await params).contributor}` };
 }
 
 export default async function ContributorPage({ params }: Props) {
   const contributor = decodeURIComponent((await params).contributor);
   const ctx = await pageContext("review", `/review/contributors/${encodeURIComponent(contributor)}`);
-  const rows = await recipientsOfContributor(ctx, contributor);
+  const rows = await pageData(recipientsOfContributor(ctx, contributor));
   const organizations = new Set(rows.map((r) => r.organization));
   const exportHref = (format: string) => `/review/contributors/${encodeURIComponent(contributor)}/export?format=${format}`;
   return (
@@ -46,41 +47,7 @@ export default async function ContributorPage({ params }: Props) {
       {rows.length === 0 ? (
         <EmptyState title="Nobody has received this contributor's episodes">No download in the log includes an episode recorded by {contributor}.</EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
-          <table className="min-w-full divide-y divide-slate-200 text-sm">
-            <caption className="sr-only">Downloads that included this contributor&apos;s episodes</caption>
-            <thead className="bg-slate-50 text-left text-xs font-semibold uppercase tracking-wide text-slate-600">
-              <tr>
-                <th scope="col" className="px-3 py-2.5">Entry</th>
-                <th scope="col" className="px-3 py-2.5">When</th>
-                <th scope="col" className="px-3 py-2.5">Organisation</th>
-                <th scope="col" className="px-3 py-2.5">Recipient</th>
-                <th scope="col" className="px-3 py-2.5">Version</th>
-                <th scope="col" className="px-3 py-2.5 text-right">Their episodes</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {rows.map((r) => (
-                <tr key={r.download_id} className="hover:bg-slate-50">
-                  <td className="px-3 py-2">
-                    <Link className="font-medium text-brand-700 hover:underline" href={`/review/disclosures/${r.download_id}`}>
-                      {r.seq}
-                    </Link>
-                  </td>
-                  <td className="whitespace-nowrap px-3 py-2 tabular-nums">{formatDateTime(r.occurred_at)}</td>
-                  <td className="px-3 py-2">{r.organization_name}</td>
-                  <td className="px-3 py-2">
-                    {r.user ?? <span className="font-mono text-xs">{r.api_key}…</span>} <Badge tone={r.channel === "api" ? "blue" : "brand"}>{r.channel}</Badge>
-                  </td>
-                  <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
-                    {r.dataset_id}@{r.version}
-                  </td>
-                  <td className="px-3 py-2 text-right tabular-nums">{formatNumber(r.episode_count)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ContributorRecipientsTable rows={rows} />
       )}
     </>
   );

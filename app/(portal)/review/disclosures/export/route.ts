@@ -1,23 +1,20 @@
 // GET /review/disclosures/export?format=csv|jsonl&<search> – the current search of the log, streamed
-import { sqlOf } from "@/lib/db/client";
-import { exportDisclosures } from "@/lib/disclosures/export";
-import { reviewFilter, REVIEW_SEARCH_KEYS, type ReviewSearch } from "@/lib/disclosures/review-filter";
-import { plainText, routeContext } from "@/lib/http/portal";
-import { streamText } from "@/lib/http/stream-text";
+import { z } from "zod";
+import { EXPORT_FORMATS, exportDisclosures } from "@/lib/disclosures/export";
+import { DisclosureSearch, disclosureFilter } from "@/lib/disclosures/filter";
+import { streamAttachment } from "@/lib/http/attachment";
+import { plainText, routeContext, routeSearch } from "@/lib/http/portal";
+
+const Query = DisclosureSearch.extend({ format: z.enum(EXPORT_FORMATS, "must be csv or jsonl") });
 
 export async function GET(request: Request) {
   const ctx = await routeContext("review");
   if (ctx instanceof Response) return ctx;
-  const url = new URL(request.url);
-  const format = url.searchParams.get("format");
-  if (format !== "csv" && format !== "jsonl") return plainText(400, "format must be csv or jsonl.");
-  const search: ReviewSearch = Object.fromEntries(REVIEW_SEARCH_KEYS.map((k) => [k, url.searchParams.get(k) ?? undefined]));
-  const { filter, problems } = await reviewFilter(ctx, search);
+  const query = routeSearch(request, Query);
+  if (query instanceof Response) return query;
+  const { format, ...search } = query;
+  const { filter, problems } = disclosureFilter(search);
   if (problems.length) return plainText(400, problems.join(" "));
   const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, "-");
-  return streamText(exportDisclosures(sqlOf(ctx.db), filter, format), {
-    "Content-Type": format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8",
-    "Content-Disposition": `attachment; filename="disclosures-${stamp}.${format}"`,
-    "Cache-Control": "no-store",
-  });
+  return streamAttachment(() => exportDisclosures(ctx, filter, format), format, `disclosures-${stamp}`);
 }

@@ -134,7 +134,7 @@ describe("GET /api/v1/datasets/{id}/versions", () => {
 });
 
 /**
- * Non-enumeration (DESIGN.md section 4, Licences): whatever the route, asking about a dataset (or
+ * Non-enumeration (licences are never hinted at): whatever the route, asking about a dataset (or
  * episode) that exists but is not licensed to the key gives the same answer as asking about one
  * that does not exist, byte for byte apart from request_id.
  */

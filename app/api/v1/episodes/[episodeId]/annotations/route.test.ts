@@ -4,7 +4,7 @@ import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes,
 import { call } from "@/lib/testing/http";
 import { expectError, expectIndistinguishable, expectOk, tamperedCursors, walkPages } from "@/lib/testing/expect-api";
 import type { AnnotationLine, EpisodeLine } from "@/lib/catalog/import/records";
-import { prng } from "@/lib/demo/generate";
+import { prng } from "@/lib/dev/demo/generate";
 
 const annotations = (episodeId: string, query: Record<string, string | number | undefined> = {}, withKey = key) => {
   const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]) => [k, String(v)]));
@@ -104,6 +104,14 @@ describe("GET /api/v1/episodes/{episode_id}/annotations", () => {
       expectError(res, 403, "version_not_licensed");
       expect(res.json.error.message).toContain("2.0.0");
       expect(res.json.error.message).toContain(datasetId);
+    });
+
+    it("answers a pinned unlicensed version the same whether or not it holds the episode", async () => {
+      // Both episodes are visible (in licensed versions); only the first is in unlicensed 2.0.0.
+      const holds = await annotations(E, { version: "2.0.0" });
+      const lacks = await annotations(unspanned.episode_id, { version: "2.0.0" });
+      expectError(lacks, 403, "version_not_licensed");
+      expectIndistinguishable(holds, lacks);
     });
 
     it.each(["1.11.0", "7.7.7", "1.10", "latest"])("answers pinned version %s, which does not hold the episode, with 404", async (version) => {

@@ -182,6 +182,9 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/episodes", () => {
       [{ limit: "" }, "limit"],
       [{ outcome: "" }, "outcome"],
       [{ cursor: "" }, "cursor"],
+      // Every query of the service refuses control characters, whatever the parameter.
+      [{ cursor: "\u0000" }, "'cursor': must not contain control characters"],
+      [{ environment: "lab\u0007" }, "'environment': must not contain control characters"],
     ] as [Record<string, string | number>, string][])("refuses %j with invalid_parameter", async (query, mention) => {
       const res = await list(query);
       expect(res.status).toBe(400);

@@ -5,7 +5,7 @@ import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, rand
 import { call, randomIp } from "@/lib/testing/http";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import type { FileLine } from "@/lib/catalog/import/records";
-import { prng } from "@/lib/demo/generate";
+import { prng } from "@/lib/dev/demo/generate";
 
 const manifest = (dataset: string, version: string, options: { query?: string; headers?: Record<string, string> } = {}) =>
   call(GET, `/api/v1/datasets/${dataset}/versions/${version}/manifest${options.query ?? ""}`, {

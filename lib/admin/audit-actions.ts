@@ -1,0 +1,17 @@
+/**
+ * Every action the admin audit trail records: one per admin verb that changes something. The
+ * verbs write these names, the portal labels each of them (components/admin/audit-labels.ts must
+ * name them all) and the tests expect them; a plain module, so client components can import it.
+ */
+export const AUDIT_ACTIONS = [
+  "organization.create",
+  "user.create",
+  "user.role",
+  "user.disable",
+  "licence.grant",
+  "licence.revoke",
+  "key.issue",
+  "key.revoke",
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,0 +1,32 @@
+/**
+ * The character rules of every value that comes from outside, in one place. Three strengths:
+ *
+ * - control characters (C0 and DEL): never in any one-line value (ids, slugs, emails, key names,
+ *   query values); PostgreSQL cannot even store NUL, so one would come back as a database error;
+ * - free text (titles, tasks, labels, display names) may keep tabs and line breaks, nothing else
+ *   of the control range;
+ * - unsafe characters: never in an identifier, file path or filter value: C0 and C1 control
+ *   characters (U+0000-U+001F, U+007F-U+009F), the Unicode line and paragraph separators (U+2028,
+ *   U+2029) and the bidirectional formatting controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+ *   U+2066-U+2069). A line break in a value ends the line of a generated script or list it is
+ *   written into and starts a command or an option of its own; the others make what a person reads
+ *   differ from what a program uses (a right-to-left override shows "clip<U+202E>4pm.exe" as
+ *   "clipexe.mp4").
+ *
+ * Each comes as a search pattern and as a whole-value pattern (for zod schemas, so that the OpenAPI
+ * document states the rule too).
+ */
+const CONTROL_RANGE = "\\u0000-\\u001f\\u007f";
+const FREE_TEXT_FORBIDDEN_RANGE = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f";
+const UNSAFE_RANGE = "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
+
+export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
+export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
+
+export const FREE_TEXT = new RegExp(`^[^${FREE_TEXT_FORBIDDEN_RANGE}]*$`);
+
+export const UNSAFE_CHARACTERS = new RegExp(`[${UNSAFE_RANGE}]`);
+export const WITHOUT_UNSAFE_CHARACTERS = new RegExp(`^[^${UNSAFE_RANGE}]*$`);
+/** How problems and docs name the characters of UNSAFE_CHARACTERS. */
+export const UNSAFE_CHARACTERS_DESCRIPTION = "control characters (U+0000-U+001F, U+007F-U+009F), line or paragraph separators (U+2028, U+2029) or bidirectional controls";
+export const hasUnsafeCharacter = (text: string) => UNSAFE_CHARACTERS.test(text);

@@ -1,0 +1,91 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startEmbeddedPostgres } from "./embedded-postgres";
+import { migrateDatabase } from "../db/migrate";
+import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./local-store";
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export type Runtime = {
+  /** Variables to hand to the app process: whatever the environment lacked, filled by the embedded default. */
+  env: Record<string, string>;
+  embedded: { database: boolean; store: boolean };
+  dataDir: string;
+  stop(): Promise<void>;
+};
+
+export function dataDirectory(): string {
+  return path.resolve(PROJECT_ROOT, process.env.DAS_DATA_DIR ?? ".data");
+}
+
+/** A secret of this installation: made on first use, then read from `<dataDir>/<name>` (mode 0600). */
+function installationFile(dataDir: string, name: string, make: () => string): string {
+  const file = path.join(dataDir, name);
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    try {
+      writeFileSync(file, make(), { mode: 0o600, flag: "wx" });
+    } catch (error) {
+      // Another process (das-admin beside npm run dev) made it first: read theirs.
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
+    }
+  }
+  return readFileSync(file, "utf8").trim();
+}
+
+/** The installation's secret for cursors and sessions, created once under the data directory. */
+export function installationSecret(dataDir: string): string {
+  return installationFile(dataDir, "app-secret", () => randomBytes(32).toString("hex"));
+}
+
+/**
+ * The local store's key pair, created once under the data directory: the store accepts only
+ * these, the app signs with them, and das-admin (on the same data directory) uses the same.
+ */
+export function localStoreCredentials(dataDir: string): StoreCredentials {
+  const parsed = JSON.parse(installationFile(dataDir, "s3-credentials", () => JSON.stringify(randomStoreCredentials()))) as Partial<StoreCredentials>;
+  if (typeof parsed.accessKeyId !== "string" || typeof parsed.secretAccessKey !== "string") {
+    throw new Error(`${path.join(dataDir, "s3-credentials")} is not a local store key pair: delete it to make a new one.`);
+  }
+  return { accessKeyId: parsed.accessKeyId, secretAccessKey: parsed.secretAccessKey };
+}
+
+/**
+ * Fills in what the environment does not configure: with no DATABASE_URL, a real PostgreSQL from
+ * node_modules with its data under the data directory, migrated; with no S3_BUCKET, a local
+ * S3-compatible store (files under the data directory, served by this process); with no
+ * APP_SECRET, the installation's own. Configured values are left alone (production).
+ */
+export async function startEmbeddedDefault(options: { log?: (line: string) => void } = {}): Promise<Runtime> {
+  const dataDir = dataDirectory();
+  const env: Record<string, string> = {};
+  const stops: (() => Promise<void>)[] = [];
+  env.APP_SECRET = process.env.APP_SECRET || installationSecret(dataDir);
+  let embeddedDatabase = false;
+  if (process.env.DATABASE_URL) {
+    env.DATABASE_URL = process.env.DATABASE_URL;
+  } else {
+    const pg = await startEmbeddedPostgres(dataDir, options.log);
+    stops.push(pg.stop);
+    await migrateDatabase(pg.url);
+    env.DATABASE_URL = pg.url;
+    embeddedDatabase = true;
+  }
+  let embeddedStore = false;
+  if (!process.env.S3_BUCKET) {
+    const store = await startLocalStore(path.join(dataDir, "s3"), localStoreCredentials(dataDir));
+    stops.push(store.stop);
+    Object.assign(env, store.env);
+    embeddedStore = true;
+  }
+  return {
+    env,
+    embedded: { database: embeddedDatabase, store: embeddedStore },
+    dataDir,
+    stop: async () => {
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}

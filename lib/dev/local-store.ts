@@ -1,0 +1,85 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import net from "node:net";
+import type { StoreLocation } from "../storage/presigner";
+
+export const LOCAL_BUCKET = "das";
+/** s3rver's built-in key pair, known to anyone who has read its documentation: never accepted here. */
+const WELL_KNOWN_ACCESS_KEY_ID = "S3RVER";
+const PREFERRED_PORT = 54330;
+
+export type LocalStore = { location: StoreLocation; env: Record<string, string>; stop(): Promise<void> };
+export type StoreCredentials = { accessKeyId: string; secretAccessKey: string };
+
+/** A fresh key pair for a local store (an installation keeps its own in its data directory). */
+export function randomStoreCredentials(): StoreCredentials {
+  return { accessKeyId: `DAS${randomBytes(10).toString("hex").toUpperCase()}`, secretAccessKey: randomBytes(30).toString("base64url") };
+}
+
+/**
+ * The embedded default's object store: an S3-compatible server (@20minutes/s3rver, which checks
+ * SigV4 signatures and expiry) in this process, with its files under `dir`. It accepts only
+ * signatures made with `credentials`: with s3rver's well-known pair, any process on the machine
+ * could read (and write) the files without a download being disclosed.
+ */
+export async function startLocalStore(dir: string, credentials: StoreCredentials): Promise<LocalStore> {
+  mkdirSync(dir, { recursive: true });
+  // CommonJS, loaded on demand: only the embedded default needs it.
+  const { default: S3rver } = await import("@20minutes/s3rver");
+  // s3rver keeps its accounts in one registry per process, seeded with the well-known pair.
+  const { default: AWSAccount } = await import("@20minutes/s3rver/lib/models/account.js");
+  AWSAccount.DUMMY_ACCOUNT.revokeAccessKey(WELL_KNOWN_ACCESS_KEY_ID);
+  AWSAccount.DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
+  const port = (await portIsFree(PREFERRED_PORT)) ? PREFERRED_PORT : 0;
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port,
+    directory: dir,
+    silent: true,
+    vhostBuckets: false,
+    configureBuckets: [{ name: LOCAL_BUCKET, configs: [] }],
+  });
+  // s3rver has no bucket policies: it serves any object to a request that carries no signature at
+  // all. An S3 bucket is private, so the local store refuses unsigned requests before s3rver's
+  // routes see them; otherwise anyone reaching the port could fetch files without a download.
+  server.middleware.unshift(refuseUnsigned);
+  const address = (await server.run()) as net.AddressInfo;
+  const location: StoreLocation = {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    region: "us-east-1",
+    bucket: LOCAL_BUCKET,
+    forcePathStyle: true,
+    accessKeyId: credentials.accessKeyId,
+    secretAccessKey: credentials.secretAccessKey,
+  };
+  return {
+    location,
+    env: {
+      S3_ENDPOINT: location.endpoint,
+      S3_REGION: location.region,
+      S3_BUCKET: location.bucket,
+      S3_ACCESS_KEY_ID: location.accessKeyId,
+      S3_SECRET_ACCESS_KEY: location.secretAccessKey,
+      S3_FORCE_PATH_STYLE: "true",
+    },
+    stop: () => server.close(),
+  };
+}
+
+type KoaContext = { method: string; query: Record<string, unknown>; get(header: string): string; status: number; type: string; body: unknown };
+
+async function refuseUnsigned(ctx: KoaContext, next: () => Promise<void>): Promise<void> {
+  const signed = ctx.get("authorization") !== "" || "X-Amz-Algorithm" in ctx.query || "Signature" in ctx.query;
+  if (signed || ctx.method === "OPTIONS") return next();
+  ctx.status = 403;
+  ctx.type = "application/xml";
+  ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+}

@@ -1,0 +1,138 @@
+import { z } from "zod";
+import type { Sql } from "../db/client";
+import { CONTROL_CHARACTERS } from "../characters";
+
+/**
+ * Which entries of the log a search, an export or `das-admin disclosures export` means: one type,
+ * one parser and one WHERE clause for all three, so a range means the same everywhere.
+ *
+ * Time is a closed range. `from` and `to` each take a date (YYYY-MM-DD, a UTC day) or an ISO 8601
+ * instant with its zone (2026-11-21T09:30:00Z, or +01:00). `from` includes its start: a date from
+ * the day's first instant. `to` includes its end: a date up to the end of that whole day (before
+ * the next day begins), an instant up to and including it.
+ */
+export type DisclosureFilter = {
+  /** Entries at or after this instant. */
+  from?: Date;
+  /** Entries up to this end, inclusive. */
+  to?: RangeEnd;
+  /** The organisation's slug; an unknown one matches nothing. */
+  organization?: string;
+  datasetId?: string;
+  version?: string;
+  apiKeyPrefix?: string;
+  userEmail?: string;
+  episodeId?: string;
+  contributor?: string;
+};
+
+/** Where a range ends: before the next day begins (a date), or at an instant, inclusive. */
+export type RangeEnd = { beforeDay: Date } | { through: Date };
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+const DAY_MS = 86_400_000;
+
+/** A date or an instant as `from` and `to` take it, or null: `new Date` alone would take '1' as 2001 and '2026-02-30' as 2 March. */
+export function parseTimeBound(text: string): { at: Date; wholeDay: boolean } | null {
+  const day = DAY.exec(text);
+  const match = day ?? INSTANT.exec(text);
+  if (!match) return null;
+  const [year, month, date] = match.slice(1, 4).map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, date));
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== date) return null;
+  const at = day ? calendar : new Date(text);
+  return Number.isNaN(at.getTime()) ? null : { at, wholeDay: Boolean(day) };
+}
+
+/** `to` as the filter holds it: the end of the whole day for a date, the instant itself otherwise. */
+export const rangeEnd = (bound: { at: Date; wholeDay: boolean }): RangeEnd =>
+  bound.wholeDay ? { beforeDay: new Date(bound.at.getTime() + DAY_MS) } : { through: bound.at };
+
+/** Whether a range is empty because it starts after it ends. */
+export function startsAfterEnd(from: Date, to: RangeEnd): boolean {
+  return "beforeDay" in to ? from.getTime() >= to.beforeDay.getTime() : from.getTime() > to.through.getTime();
+}
+
+const freeText = z.string().optional();
+
+/** The reviewer's search as the URL carries it (and the export link repeats it): free text, checked by `disclosureFilter`. */
+export const DisclosureSearch = z.object({
+  org: freeText,
+  key: freeText,
+  user: freeText,
+  dataset: freeText,
+  version: freeText,
+  from: freeText,
+  to: freeText,
+  episode: freeText,
+  contributor: freeText,
+});
+export type DisclosureSearch = z.infer<typeof DisclosureSearch>;
+type SearchKey = keyof DisclosureSearch;
+
+export const SEARCH_KEYS = Object.keys(DisclosureSearch.shape) as SearchKey[];
+
+const LABELS: Record<SearchKey, string> = {
+  org: "Organisation", key: "API key prefix", user: "User email", dataset: "Dataset", version: "Version",
+  from: "From", to: "To", episode: "Episode id", contributor: "Contributor",
+};
+
+/** The search as a filter on the log, or the problems that keep it from being one (each a sentence for the reviewer). */
+export function disclosureFilter(search: DisclosureSearch): { filter: DisclosureFilter; problems: string[] } {
+  const problems: string[] = [];
+  const filter: DisclosureFilter = {};
+  // Nothing stored contains a control character (PostgreSQL cannot even compare a NUL), so none reaches SQL.
+  for (const key of SEARCH_KEYS) {
+    if (search[key] && CONTROL_CHARACTERS.test(search[key])) problems.push(`${LABELS[key]} must not contain control characters.`);
+  }
+  if (problems.length) return { filter, problems };
+  const text = (value: string | undefined) => (value && value.trim() ? value.trim() : undefined);
+  const time = (key: "from" | "to") => {
+    const value = text(search[key]);
+    if (!value) return undefined;
+    const bound = parseTimeBound(value);
+    if (!bound) problems.push(`${LABELS[key]} must be a date like 2026-11-21 or an instant like 2026-11-21T09:30:00Z.`);
+    return bound ?? undefined;
+  };
+  const from = time("from");
+  const to = time("to");
+  if (from) filter.from = from.at;
+  if (to) filter.to = rangeEnd(to);
+  if (filter.from && filter.to && startsAfterEnd(filter.from, filter.to)) problems.push("From must not be after To.");
+  filter.organization = text(search.org);
+  filter.datasetId = text(search.dataset);
+  filter.version = text(search.version);
+  filter.apiKeyPrefix = text(search.key);
+  filter.userEmail = text(search.user);
+  filter.episodeId = text(search.episode);
+  filter.contributor = text(search.contributor);
+  return { filter, problems };
+}
+
+/** The WHERE clause of a filter on `disclosures d`, for the reviewer's search and every export. */
+export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
+  return sql`true
+    ${f.from ? sql`and d.occurred_at >= ${f.from}` : sql``}
+    ${f.to ? ("beforeDay" in f.to ? sql`and d.occurred_at < ${f.to.beforeDay}` : sql`and d.occurred_at <= ${f.to.through}`) : sql``}
+    ${f.organization ? sql`and d.organization_id in (select id from organizations where slug = ${f.organization})` : sql``}
+    ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
+    ${f.version ? sql`and d.version = ${f.version}` : sql``}
+    ${f.apiKeyPrefix ? sql`and d.api_key_id in (select id from api_keys where prefix = ${f.apiKeyPrefix})` : sql``}
+    ${f.userEmail ? sql`and d.user_id in (select id from users where email = ${f.userEmail.toLowerCase()})` : sql``}
+    ${f.episodeId ? sql`and exists (select 1 from disclosure_episodes de where de.disclosure_id = d.id and de.episode_id = ${f.episodeId})` : sql``}
+    ${
+      f.contributor
+        ? sql`and exists (select 1 from disclosure_episodes de join episodes e on e.version_id = de.version_id and e.episode_id = de.episode_id
+                where de.disclosure_id = d.id and e.contributor = ${f.contributor})`
+        : sql``
+    }`;
+}
+
+/** The search's own query string, e.g. for export links and the next page. */
+export function searchQuery(search: DisclosureSearch, extra: Record<string, string | undefined> = {}): string {
+  const q = new URLSearchParams();
+  for (const key of SEARCH_KEYS) if (search[key]?.trim()) q.set(key, search[key]!.trim());
+  for (const [k, v] of Object.entries(extra)) if (v) q.set(k, v);
+  return q.toString();
+}

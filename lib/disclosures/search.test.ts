@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "@/lib/errors";
+import {
+  buildWorld,
+  downloadPlan,
+  exportOracle,
+  makeSequentially,
+  parseCsv,
+  type Made,
+  type World,
+} from "@/lib/testing/disclosure-fixtures";
+import { withTriggersDisabled } from "@/lib/testing/isolated-db";
+import { disclosureFilter } from "./filter";
+import { exportRecipientsOfContributor, recipientsOfContributor } from "./recipients-of-contributor";
+import { getDisclosure, reviewFacets, searchDisclosures, type DisclosureSummary } from "./search";
+
+// The reviewer's screens over a log of their own: the search (newest first, by keyset pages), an
+// entry in full, the form's choices, and who received a contributor's episodes.
+
+let w: World;
+let made: Made[];
+let oracle: Record<string, unknown>[];
+
+beforeAll(async () => {
+  w = await buildWorld("search");
+  const plan = downloadPlan(w);
+  made = [];
+  // Two groups, the second a second later on the log's clock.
+  for (let g = 0; g < 2; g++) made.push(...(await makeSequentially(w, plan, { clockAhead: g })));
+  oracle = exportOracle(w, made);
+});
+
+afterAll(async () => {
+  await w?.iso.drop();
+});
+
+/** What the search shows of an export oracle's entry. */
+const summaryOf = (o: Record<string, unknown>): DisclosureSummary => ({
+  id: o.id as string,
+  seq: o.seq as number,
+  occurred_at: new Date(o.occurred_at as string),
+  organization: o.organization as string,
+  organization_name: o.organization_name as string,
+  api_key: o.api_key as string | null,
+  user: o.user as string | null,
+  channel: o.channel as "api" | "portal",
+  dataset_id: o.dataset_id as string,
+  version: o.version as string,
+  episode_count: o.episode_count as number,
+  file_count: o.file_count as number,
+  total_bytes: o.total_bytes as number,
+});
+
+async function allPages(search: Parameters<typeof disclosureFilter>[0], limit: number): Promise<{ pages: DisclosureSummary[][] }> {
+  const { filter, problems } = disclosureFilter(search);
+  expect(problems).toEqual([]);
+  const pages: DisclosureSummary[][] = [];
+  let before: number | undefined;
+  for (;;) {
+    const page = await searchDisclosures(w.iso.operator, { filter, before, limit });
+    pages.push(page.entries);
+    if (page.nextBefore === null) return { pages };
+    expect(page.nextBefore).toBe(page.entries.at(-1)!.seq);
+    before = page.nextBefore;
+  }
+}
+
+describe("searchDisclosures", () => {
+  it("lists the whole log newest first, each entry as the log recorded it", async () => {
+    const { pages } = await allPages({}, 50);
+    expect(pages).toHaveLength(1);
+    expect(pages[0]).toEqual([...oracle].reverse().map(summaryOf));
+  });
+
+  it("pages by keyset: every entry once, in order, whatever the page size", async () => {
+    for (const limit of [1, 2, 5, 11, 12, 13]) {
+      const { pages } = await allPages({}, limit);
+      expect(pages.flat().map((e) => e.seq), `limit ${limit}`).toEqual([...oracle].reverse().map((o) => o.seq));
+      expect(pages.slice(0, -1).every((p) => p.length === limit), `limit ${limit}`).toBe(true);
+      expect(pages.length, `limit ${limit}`).toBe(Math.max(1, Math.ceil(oracle.length / limit)));
+    }
+  });
+
+  it("applies the filter: an organisation by slug, a dataset, a key, a user, a time range", async () => {
+    const second = (oracle[6]!.occurred_at as string);
+    const cases: [Parameters<typeof disclosureFilter>[0], (o: Record<string, unknown>) => boolean][] = [
+      [{ org: w.org2.slug }, (o) => o.organization === w.org2.slug],
+      [{ dataset: w.dsB, version: "1.0.0" }, (o) => o.dataset_id === w.dsB],
+      [{ key: w.keys1[1].keyPrefix }, (o) => o.api_key === w.keys1[1].keyPrefix],
+      [{ user: w.user1.email.toUpperCase() }, (o) => o.user === w.user1.email],
+      [{ from: second }, (o) => (o.occurred_at as string) >= second],
+      [{ to: second }, (o) => (o.occurred_at as string) <= second],
+      [{ org: "no-such-organisation" }, () => false],
+    ];
+    for (const [search, keep] of cases) {
+      const { pages } = await allPages(search, 4);
+      const want = oracle.filter(keep).reverse();
+      expect(pages.flat().map((e) => e.id), JSON.stringify(search)).toEqual(want.map((o) => o.id));
+      if (search.org !== "no-such-organisation") expect(want.length, JSON.stringify(search)).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("getDisclosure", () => {
+  it("shows an entry in full: recipient, scope, episodes, hashes, and that it still hashes to its hash", async () => {
+    for (const [i, m] of made.entries()) {
+      const o = oracle[i]!;
+      const entry = await getDisclosure(w.iso.operator, m.download.download_id);
+      expect(entry).toMatchObject({
+        ...summaryOf(o),
+        licence_id: o.licence_id,
+        request_id: o.request_id,
+        expires_at: new Date(o.expires_at as string),
+        requested_scope: o.requested_scope,
+        hash: o.hash,
+        prev_hash: i === 0 ? "0".repeat(64) : oracle[i - 1]!.hash,
+        episode_ids: o.episode_ids,
+        hash_matches: true,
+      });
+    }
+  });
+
+  it("says when an entry no longer hashes to its recorded hash", async () => {
+    const id = made[3]!.download.download_id;
+    const entry = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
+      await tx`update disclosures set total_bytes = total_bytes + 1 where id = ${id}`;
+      return getDisclosure(operator, id);
+    });
+    expect(entry.hash_matches).toBe(false);
+    expect(entry.total_bytes).toBe((oracle[3]!.total_bytes as number) + 1);
+  });
+
+  it.each([["dl_doesnotexist"], ["not-a-download-id"], ["dl_"], [`dl_${"a".repeat(41)}`]])("answers not_found for %j", async (id) => {
+    const error = await getDisclosure(w.iso.operator, id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: "not_found", status: 404 });
+  });
+});
+
+describe("reviewFacets", () => {
+  it("offers the organisations by name and the datasets by id", async () => {
+    const facets = await reviewFacets(w.iso.operator);
+    expect(facets.organizations).toEqual(
+      [w.org1, w.org2].map((o) => ({ slug: o.slug, name: o.name })).sort((a, b) => (a.name < b.name ? -1 : 1)),
+    );
+    expect(facets.datasets).toEqual([w.dsA, w.dsB].sort());
+  });
+});
+
+describe("exportRecipientsOfContributor", () => {
+  it("streams the same list the page shows, as JSON Lines and as CSV", async () => {
+    for (const contributor of Object.values(w.contributors)) {
+      const rows = await recipientsOfContributor(w.iso.operator, contributor);
+      expect(rows.length).toBeGreaterThan(0);
+      let jsonl = "";
+      for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "jsonl")) jsonl += line;
+      expect(jsonl.split("\n").filter(Boolean).map((l) => JSON.parse(l))).toEqual(rows);
+      let csv = "";
+      for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "csv")) csv += line;
+      const [header, ...records] = parseCsv(csv);
+      expect(header).toEqual(["seq", "occurred_at", "organization", "organization_name", "api_key", "user", "channel", "dataset_id", "version", "episode_count", "download_id"]);
+      expect(records.map((r) => r[10])).toEqual(rows.map((r) => r.download_id));
+    }
+  });
+
+  it("writes only the header for a contributor nobody received", async () => {
+    let csv = "";
+    for await (const line of exportRecipientsOfContributor(w.iso.operator, "nobody-at-all", "csv")) csv += line;
+    expect(parseCsv(csv)).toHaveLength(1);
+    let jsonl = "";
+    for await (const line of exportRecipientsOfContributor(w.iso.operator, "nobody-at-all", "jsonl")) jsonl += line;
+    expect(jsonl).toBe("");
+  });
+});

@@ -1,0 +1,88 @@
+import http from "node:http";
+import { openApiDocument } from "../api/openapi";
+import { AppError } from "../errors";
+import { API_PATH } from "./address";
+import { errorOnlyResponse } from "./route";
+
+/**
+ * Requests Next cannot answer well, answered before Next sees them. Next builds a web `Request`
+ * for the proxy and for every handler, which throws for TRACE and TRACK (a plain-text 500 before
+ * any code of ours runs); it answers other methods it does not dispatch with an empty 400, and an
+ * API path with an empty segment (`/api//v1/...`) with a bodiless 308, also before the proxy runs.
+ * So these are recognised where the request enters Node's HTTP server: a string test per request,
+ * not the proxy's cost. (The same hook OpenTelemetry's HTTP instrumentation uses.)
+ */
+
+/** The methods Next dispatches to pages and route handlers. */
+const DISPATCHED = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
+const EMPTY_SEGMENT = /\/\/|\\/;
+const GUARDED = Symbol.for("das.requestGuard");
+
+type Refusal = { api: true; error: AppError } | { api: false; status: number; text: string; headers: Record<string, string> };
+
+/** What to answer instead of passing the request on to Next, or null to pass it on. */
+export function refusalOf(method: string, target: string): Refusal | null {
+  const end = target.indexOf("?");
+  const path = end < 0 ? target : target.slice(0, end);
+  const dispatched = DISPATCHED.has(method);
+  // The common case costs a set lookup and one scan of the path.
+  if (dispatched && !EMPTY_SEGMENT.test(path)) return null;
+  const api = API_PATH.test(path.replace(/[\\/]+/g, "/"));
+  if (!dispatched) {
+    if (!api) return { api, status: 405, text: `${method} is not supported here.\n`, headers: { Allow: "GET, HEAD, POST" } };
+    const allowed = allowedMethods(path);
+    if (!allowed) return { api, error: noSuchEndpoint() };
+    return { api, error: new AppError("method_not_allowed", `${method} is not supported here. Allowed: ${allowed}.`, { headers: { Allow: allowed } }) };
+  }
+  if (api && EMPTY_SEGMENT.test(path)) return { api, error: noSuchEndpoint("The path has an empty segment ('//' or a backslash). ") };
+  return null;
+}
+
+const noSuchEndpoint = (why = "") => new AppError("not_found", `No such endpoint. ${why}The API lives under /api/v1; see /api/v1/openapi.json.`);
+
+let templates: { pattern: RegExp; allowed: string }[] | undefined;
+
+/** The methods of the API operation at `path` (from the OpenAPI document, the API's one description), or null. */
+function allowedMethods(path: string): string | null {
+  templates ??= Object.entries(openApiDocument().paths ?? {}).map(([template, item]) => ({
+    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}/?$`),
+    allowed: Object.keys(item ?? {})
+      .map((m) => m.toUpperCase())
+      .join(", "),
+  }));
+  return templates.find((t) => t.pattern.test(path))?.allowed ?? null;
+}
+
+async function send(refusal: Refusal, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  // Drain what the client sends, so that a body does not stall the connection.
+  req.resume();
+  if (!refusal.api) {
+    res.writeHead(refusal.status, { ...refusal.headers, "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+    res.end(refusal.text);
+    return;
+  }
+  // The client address as Next would report it: the forwarded chain, or the socket.
+  const forwardedFor = req.headers["x-forwarded-for"] ?? req.socket.remoteAddress ?? "";
+  const response = await errorOnlyResponse(new Request("http://localhost/", { headers: { "x-forwarded-for": String(forwardedFor) } }), refusal.error);
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(req.method === "HEAD" ? undefined : await response.text());
+}
+
+/** Installs the guard on Node's HTTP server, once per process. */
+export function guardRequests(): void {
+  const proto = http.Server.prototype as http.Server & { [GUARDED]?: true };
+  if (proto[GUARDED]) return;
+  proto[GUARDED] = true;
+  const emit = proto.emit;
+  proto.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === "request") {
+      const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
+      const refusal = refusalOf(req.method ?? "", req.url ?? "/");
+      if (refusal) {
+        send(refusal, req, res).catch(() => res.destroy());
+        return true;
+      }
+    }
+    return Reflect.apply(emit, this, [event, ...args]) as boolean;
+  } as typeof emit;
+}

@@ -1,0 +1,97 @@
+import type { ActionResult } from "@/lib/http/portal";
+import type { Area } from "@/lib/portal/access";
+import type { AuditAction } from "@/lib/admin/audit-actions";
+import { createOrganizationAction } from "@/app/(portal)/admin/organizations/actions";
+import { changeUserRoleAction, createUserAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
+import { grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
+import { issueKeyAction, revokeKeyAction } from "@/app/(portal)/admin/keys/actions";
+
+/** What an action's example input may refer to: things a test has just made. */
+export type AdminActionWorld = {
+  organizationId: string;
+  datasetId: string;
+  /** A version of the dataset the organisation holds an active licence for (to revoke). */
+  licensedVersion: string;
+  /** A version of the same dataset it holds no licence for (to grant). */
+  unlicensedVersion: string;
+  /** A live key of the organisation, for revoking. */
+  keyId: string;
+  /** An active licensee of the organisation, for changing or disabling. */
+  userId: string;
+  /** A string unique to this call (for slugs and emails). */
+  unique: string;
+};
+
+export type AdminActionEntry = {
+  name: string;
+  area: Area;
+  action: (input: unknown) => Promise<ActionResult<unknown>>;
+  /** The admin_audit `action` one successful call writes. */
+  audit: AuditAction;
+  /** An input the action accepts for an allowed caller, so a refusal can only be the role's doing. */
+  exampleInput: (world: AdminActionWorld) => unknown;
+};
+
+/**
+ * Every server action of the admin pages with the area it checks (lib/portal/access.ts). The
+ * RBAC matrix iterates this list, so a new admin action that is missing here is untested:
+ * app/(portal)/actions-rbac.test.ts fails when an actions file exports something this list lacks.
+ */
+export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
+  {
+    name: "createOrganizationAction",
+    area: "admin",
+    action: createOrganizationAction,
+    audit: "organization.create",
+    exampleInput: (w) => ({ slug: `org-${w.unique}`, name: `Org ${w.unique}` }),
+  },
+  {
+    name: "createUserAction",
+    area: "admin",
+    action: createUserAction,
+    audit: "user.create",
+    exampleInput: (w) => ({ email: `user-${w.unique}@example.com`, role: "licensee", organizationId: w.organizationId, password: "long enough password" }),
+  },
+  {
+    name: "changeUserRoleAction",
+    area: "admin",
+    action: changeUserRoleAction,
+    audit: "user.role",
+    exampleInput: (w) => ({ id: w.userId, role: "reviewer", organizationId: null }),
+  },
+  {
+    name: "disableUserAction",
+    area: "admin",
+    action: disableUserAction,
+    audit: "user.disable",
+    exampleInput: (w) => ({ id: w.userId }),
+  },
+  {
+    name: "grantLicenceAction",
+    area: "admin",
+    action: grantLicenceAction,
+    audit: "licence.grant",
+    exampleInput: (w) => ({ organizationId: w.organizationId, datasetId: w.datasetId, version: w.unlicensedVersion }),
+  },
+  {
+    name: "revokeLicenceAction",
+    area: "admin",
+    action: revokeLicenceAction,
+    audit: "licence.revoke",
+    exampleInput: (w) => ({ organizationId: w.organizationId, datasetId: w.datasetId, version: w.licensedVersion }),
+  },
+  {
+    name: "issueKeyAction",
+    area: "admin",
+    action: issueKeyAction,
+    audit: "key.issue",
+    exampleInput: (w) => ({ organizationId: w.organizationId, name: `key ${w.unique}`, expiresInDays: 30, scope: [] }),
+  },
+  {
+    name: "revokeKeyAction",
+    area: "admin",
+    action: revokeKeyAction,
+    audit: "key.revoke",
+    exampleInput: (w) => ({ id: w.keyId }),
+  },
+];
