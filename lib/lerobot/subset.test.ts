@@ -370,7 +370,7 @@ describe("a renumbered v3.0 subset", () => {
       const parquet = await openParquet(path.join(target, relative));
       const rows: Record<string, unknown>[] = [];
       for await (const batch of parquetBatches(parquet)) rows.push(...batch.rows);
-      const undone = rows.map((r) => ({ ...r, dataset_from_index: BigInt(byNew.get(Number(r.episode_index))!.originalFrom), dataset_to_index: BigInt(byNew.get(Number(r.episode_index))!.originalTo) }));
+      const undone: Record<string, unknown>[] = rows.map((r) => ({ ...r, dataset_from_index: BigInt(byNew.get(Number(r.episode_index))!.originalFrom), dataset_to_index: BigInt(byNew.get(Number(r.episode_index))!.originalTo) }));
       parquetWriteFile({ filename: path.join(target, relative), schema: parquet.metadata.schema, kvMetadata: parquet.metadata.key_value_metadata, columnData: Object.keys(undone[0]!).map((name) => ({ name, data: undone.map((r) => r[name] ?? null) })) });
     }
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: false, reason: expect.stringMatching(/^row 0 of data\/ holds frame index 45/) });
