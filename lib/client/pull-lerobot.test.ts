@@ -17,9 +17,10 @@ import { userOfRole } from "../testing/admin";
 import { recipientsOfContributor } from "../disclosures/recipients-of-contributor";
 import { buildLeRobotFixture, simulateLeRobotLoad, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { disclosureEpisodes } from "../testing/downloads";
+import { das } from "../testing/pull-fixtures";
 import { ApiClient } from "./api";
 import { ORIGINALS_DIR, PROVENANCE_FILE } from "./lerobot-pull";
-import { pull } from "./pull";
+import { pull, type PullSummary } from "./pull";
 
 // `das pull` of a version imported from a LeRobot dataset writes a LeRobot dataset of what it
 // delivered: the data and video files as they are, meta/ for exactly those episodes.
@@ -85,6 +86,7 @@ afterAll(async () => {
 describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (version) => {
   let f: LeRobotFixture;
   let api: ApiClient;
+  let env: Record<string, string>;
   let orgId: string;
   const datasetId = uniqueId("lrp");
   const id = (e: number) => `${datasetId}-${String(e).padStart(6, "0")}`;
@@ -108,7 +110,9 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     const org = await createTestOrg();
     orgId = org.id;
     await grant(org.id, datasetId, "1.0.0");
-    api = new ApiClient({ baseUrl: server.url, key: (await createTestKey(org.id)).secret });
+    const key = (await createTestKey(org.id)).secret;
+    api = new ApiClient({ baseUrl: server.url, key });
+    env = { DAS_API_URL: server.url, DAS_API_KEY: key };
   }, 180_000);
 
   it("writes the filtered subset's files as delivered and meta/ for exactly the delivered episodes", async () => {
@@ -252,8 +256,13 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     const dataFiles = f.files.filter((file) => file.stream === "data" && file.episodes.every((e) => delivered.includes(e))).map((file) => file.path);
     const asDelivered = (root: string) => dataFiles.every((p) => sha256(path.join(root, p)) === sha256(path.join(f.root, p)));
 
-    const kept = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, keepOriginalIndices: true, stderr: sink });
+    // As a user runs it: `das pull ... --keep-original-indices`.
+    const run = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--keep-original-indices", "--json"], env);
+    expect(run.code, run.stderr).toBe(0);
+    const kept = JSON.parse(run.stdout) as PullSummary;
     expect(kept.failed).toEqual([]);
+    expect(run.stderr).not.toContain("Open it with");
+    expect(run.stderr).toContain("without --keep-original-indices");
     expect(kept.lerobot).toMatchObject({ episode_indices: delivered, renumbered: null, loads_as_is: false, loads_with_episode_list: false, open_with: null });
     expect(kept.lerobot!.note).toMatch(/renumbered 0\.\.k-1.*without --keep-original-indices/);
     expect(asDelivered(dir)).toBe(true);
@@ -262,7 +271,11 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     expect(await simulateLeRobotLoad(dir)).toMatchObject({ ok: false });
 
     // Renumbered in the same directory: the data files as delivered move under .das/original/, nothing is fetched.
-    const moved = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, stderr: sink });
+    const again = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--json"], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`data files written with the episodes renumbered 0..3`);
+    expect(again.stderr).toContain(`Open it with: LeRobotDataset("${datasetId}", root=${JSON.stringify(path.resolve(dir))})`);
+    const moved = JSON.parse(again.stdout) as PullSummary;
     expect(moved).toMatchObject({ failed: [], downloaded: 0, downloads: [], already_verified: kept.files });
     expect(moved.lerobot).toMatchObject({ loads_as_is: true, renumbered: { data_files_written: 2 } });
     expect(asDelivered(path.join(dir, ORIGINALS_DIR))).toBe(true);
