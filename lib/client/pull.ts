@@ -228,7 +228,7 @@ type RunContext = {
   progress: Progress;
   corrupt: Set<string>;
   throttle?: Throttle;
-  /** Where a file lands under the directory (its path, or elsewhere for a LeRobot meta/ file). */
+  /** Where a file lands under the directory (its path, or under .das/original/ for a LeRobot meta/ file and a renumbered data file). */
   placeOf: (file: ManifestFile) => string;
   /** The download each file of this run came from. */
   deliveredBy: Map<string, string>;
