@@ -122,7 +122,7 @@ program
     }),
   );
 
-type PullOptions = { dir: string; outcome?: string; environment?: string; episodes?: string[]; streams?: string[]; concurrency: number; limitRate?: number; json?: boolean };
+type PullOptions = { dir: string; outcome?: string; environment?: string; episodes?: string[]; streams?: string[]; concurrency: number; limitRate?: number; keepOriginalIndices?: boolean; json?: boolean };
 
 program
   .command("pull")
@@ -138,6 +138,10 @@ program
   .option("--streams <streams>", "only these streams (comma-separated), e.g. wrist_cam,joints", commaList)
   .option("--concurrency <n>", "files transferred at once, 1 to 64", wholeNumberFrom(1, 64), 4)
   .option("--limit-rate <rate>", "bytes per second over all transfers, e.g. 500k, 2M, 1.5G", byteRate)
+  .option(
+    "--keep-original-indices",
+    "LeRobot v3.0: keep a subset's data files byte for byte where LeRobot reads them, with the version's episode indices, rather than renumber the episodes 0..k-1 (LeRobot then opens only a subset of episodes 0..k-1)",
+  )
   .option("--json", "print the summary as JSON on stdout")
   .examples(
     "das pull kitchen-pick-place@1.1.0 --dir ./kpp",
@@ -164,6 +168,7 @@ program
         streams: options.streams,
         concurrency: options.concurrency,
         limitRate: options.limitRate,
+        keepOriginalIndices: options.keepOriginalIndices,
         signal: controller.signal,
       });
       process.stderr.write(describeSummary(summary));

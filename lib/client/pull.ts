@@ -1,9 +1,9 @@
-import { stat } from "node:fs/promises";
+import { mkdir, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import type { DownloadBody } from "../api/requests";
 import type { ApiClient, DownloadDocument, ManifestDocument, ManifestFile } from "./api";
 import { bytes } from "./format";
-import { finishLeRobotPull, placeOfLeRobotFile, type DownloadRecord, type LeRobotPullResult } from "./lerobot-pull";
+import { finishLeRobotPull, leRobotLayout, type DownloadRecord, type LeRobotPullResult } from "./lerobot-pull";
 import { filesInScope, planRequests, type PlannedRequest, type Scope } from "./plan";
 import { Progress } from "./progress";
 import { fetchFile, localState, partialPath, Throttle } from "./transfer";
@@ -25,6 +25,8 @@ export type PullOptions = Scope & {
   /** Files per download request; the server's limit unless a test asks for smaller requests. */
   maxFilesPerRequest?: number;
   stderr?: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  /** A LeRobot v3.0 subset that is not episodes 0..k-1: keep the delivered data files in place and the indices as they are, rather than renumber (--keep-original-indices). */
+  keepOriginalIndices?: boolean;
 };
 
 export type PullSummary = {
@@ -77,9 +79,10 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   // A LeRobot version is written as a LeRobot dataset: its meta/ comes along, whatever the streams.
   const format = manifest.format ?? null;
   const scope: Scope = format ? { ...options, includeVersionFiles: true } : options;
-  const placeOf = format ? placeOfLeRobotFile : (file: ManifestFile) => file.path;
   const episodes = await episodeSet(options, manifest);
   const inScope = filesInScope(manifest, scope, episodes);
+  const layout = format ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices }) : null;
+  const placeOf = layout?.placeOf ?? ((file: ManifestFile) => file.path);
   const summary: PullSummary = {
     dataset_id: options.datasetId,
     version: options.version,
@@ -101,7 +104,7 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     lerobot: null,
   };
 
-  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary, placeOf);
+  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary, placeOf, layout?.alternativesOf);
   if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the manifest and will be fetched again.\n`);
   const plan = planRequests(scope, inScope, pending, { filterCovers: Boolean(options.filter && !options.episodeIds), limit: options.maxFilesPerRequest, episodes });
   for (const { file, reason } of plan.unplannable) summary.failed.push({ path: file.path, reason: `cannot be requested: ${reason}` });
@@ -134,8 +137,8 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   summary.interrupted = Boolean(options.signal?.aborted);
   summary.co_delivered_episode_ids = [...new Set(context.downloadRecords.flatMap((d) => d.co_delivered_episode_ids))].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   // meta/ describes what is on disk, so it is written only once every file of the scope is.
-  if (format && !summary.interrupted && !summary.failed.length) {
-    summary.lerobot = await finishLeRobotPull({ dir: options.dir, format, manifest, inScope, chosen: episodes, deliveredBy: context.deliveredBy, downloads: context.downloadRecords });
+  if (format && layout && !summary.interrupted && !summary.failed.length) {
+    summary.lerobot = await finishLeRobotPull({ dir: options.dir, format, manifest, inScope, layout, chosen: episodes, deliveredBy: context.deliveredBy, downloads: context.downloadRecords });
   }
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
@@ -171,7 +174,7 @@ export function destination(dir: string, file: string): string {
   return path.join(path.resolve(dir), ...segments);
 }
 
-async function checkLocal(dir: string, files: ManifestFile[], summary: PullSummary, placeOf: (file: ManifestFile) => string) {
+async function checkLocal(dir: string, files: ManifestFile[], summary: PullSummary, placeOf: (file: ManifestFile) => string, alternativesOf?: (file: ManifestFile) => string[]) {
   const pending: ManifestFile[] = [];
   const corrupt = new Set<string>();
   let partialBytes = 0;
@@ -187,7 +190,7 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
         continue;
       }
       const state = await localState(dest, file);
-      if (state === "verified") {
+      if (state === "verified" || (await adoptVerifiedCopy(dir, file, dest, alternativesOf?.(file) ?? []))) {
         summary.already_verified++;
         continue;
       }
@@ -204,13 +207,28 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
   return { pending, corrupt, partialBytes };
 }
 
+/**
+ * A verified copy of the file where an earlier pull into the directory kept it (a LeRobot data file
+ * it did or did not renumber) is moved into place: fetching it again would be another disclosure.
+ */
+async function adoptVerifiedCopy(dir: string, file: ManifestFile, dest: string, alternatives: string[]): Promise<boolean> {
+  for (const alternative of alternatives) {
+    const from = destination(dir, alternative);
+    if ((await localState(from, file)) !== "verified") continue;
+    await mkdir(path.dirname(dest), { recursive: true });
+    await rename(from, dest);
+    return true;
+  }
+  return false;
+}
+
 type RunContext = {
   options: PullOptions;
   summary: PullSummary;
   progress: Progress;
   corrupt: Set<string>;
   throttle?: Throttle;
-  /** Where a file lands under the directory (its path, or elsewhere for a LeRobot meta/ file). */
+  /** Where a file lands under the directory (its path, or under .das/original/ for a LeRobot meta/ file and a renumbered data file). */
   placeOf: (file: ManifestFile) => string;
   /** The download each file of this run came from. */
   deliveredBy: Map<string, string>;
@@ -362,7 +380,9 @@ export function describeSummary(s: PullSummary): string {
   if (s.lerobot) {
     const l = s.lerobot;
     lines.push(
-      `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/), provenance in ${l.provenance}.`,
+      `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/)${
+        l.renumbered ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}` : ""
+      }, provenance in ${l.provenance}.`,
     );
     if (l.open_with) lines.push(`  Open it with: ${l.open_with}`);
     if (l.note) lines.push(`  Note: ${l.note}`);

@@ -226,16 +226,18 @@ export function statsFromColumns(row: Record<string, unknown>): StatsTree {
 /**
  * `splits` for a set of episode indices: each original split keeps the episodes of the set it
  * held, written as LeRobot writes a split ("start:end", end exclusive); a split the set covers
- * in several runs is written as those runs joined by ",". LeRobot's loader does not read splits.
+ * in several runs is written as those runs joined by ",". With `renumbered`, a split names its
+ * episodes by their new indices. LeRobot's loader does not read splits.
  */
-export function splitsFor(original: Record<string, string> | undefined, episodes: number[]): Record<string, string> {
+export function splitsFor(original: Record<string, string> | undefined, episodes: number[], renumbered?: (episode: number) => number): Record<string, string> {
   const sorted = [...new Set(episodes)].sort((a, b) => a - b);
   const splits = original && Object.keys(original).length ? original : { train: `0:${(sorted.at(-1) ?? -1) + 1}` };
   const out: Record<string, string> = {};
   for (const [name, spec] of Object.entries(splits)) {
     const ranges = spec.split(",").map((part) => part.split(":").map(Number) as [number, number]);
     const inSplit = sorted.filter((e) => ranges.some(([from, to]) => e >= from && e < to));
-    if (inSplit.length) out[name] = runs(inSplit).map(([from, to]) => `${from}:${to}`).join(",");
+    const named = renumbered ? inSplit.map(renumbered).sort((a, b) => a - b) : inSplit;
+    if (named.length) out[name] = runs(named).map(([from, to]) => `${from}:${to}`).join(",");
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { rename, rm } from "node:fs/promises";
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type FileMetaData, type KeyValue, type SchemaElement } from "hyparquet";
-import { parquetWriteFile } from "hyparquet-writer";
+import { fileWriter, ParquetWriter, parquetWriteFile } from "hyparquet-writer";
 
 /**
  * Parquet through hyparquet (pure JavaScript). Files are read one row group at a time, so a v3
@@ -57,6 +57,39 @@ export async function writeParquet(path: string, rows: Record<string, unknown>[]
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Copies a parquet file to `target` one batch of row groups at a time (never the whole file in
+ * memory), with `transform` applied to each batch's rows: the schema, the key/value metadata and
+ * the row groups (LeRobot's one per episode) stay as they were. The copy is written whole before
+ * this returns; it is the caller's to rename into place, so that a set of files can be swapped in
+ * together once every one of them is written.
+ */
+export async function rewriteParquet(source: ParquetFile, target: string, transform: (rows: Record<string, unknown>[], first: number) => Record<string, unknown>[]): Promise<void> {
+  const { schema, key_value_metadata: kvMetadata, row_groups } = source.metadata;
+  const top = topLevelNames(schema);
+  const groups = row_groups.map((group) => Number(group.num_rows));
+  let group = 0;
+  try {
+    const writer = new ParquetWriter({ writer: fileWriter(target), schema, kvMetadata });
+    for await (const { first, rows } of parquetBatches(source)) {
+      // The batch is whole row groups: write it back as the same groups.
+      const sizes: number[] = [];
+      for (let covered = 0; covered < rows.length; group++) {
+        const size = groups[group]!;
+        if (size > 0) sizes.push(size);
+        covered += size;
+      }
+      const out = transform(rows, first);
+      if (out.length !== rows.length) throw new Error(`${source.path}: a rewrite must keep every row`);
+      await writer.write({ columnData: top.map((name) => ({ name, data: out.map((row) => row[name] ?? null) })), rowGroupSize: sizes });
+    }
+    await writer.finish();
+  } catch (error) {
+    await rm(target, { force: true });
     throw error;
   }
 }

@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openLeRobotDataset } from "../catalog/import/lerobot/reader";
 import { buildLeRobotFixture, simulateLeRobotLoad, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../testing/lerobot-fixtures";
 import { aggregateStats, formatPathTemplate, plainValue, statsFromColumns, type StatsTree } from "./format";
-import { openParquet, parquetBatches } from "./parquet";
+import { parquetWriteFile } from "hyparquet-writer";
+import { openParquet, parquetBatches, rewriteParquet, writeParquet } from "./parquet";
 import { SubsetError, writeSubsetMeta } from "./subset";
 
 const roots: string[] = [];
@@ -226,6 +227,153 @@ describe("a v3.0 subset", () => {
     expect(result.written).toContain("meta/subtasks.parquet");
     const spans = await all((await openLeRobotDataset(target)).subtaskSpans());
     expect(spans).toEqual(f.episodes.slice(0, 2).flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
+  });
+});
+
+/** Every row of the parquet files under `dir` (LeRobot's `<dir>/*\/*.parquet`), files in path order, as plain values. */
+async function rowsUnder(root: string, dir: string): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (const chunk of readdirSync(path.join(root, dir)).sort()) {
+    for (const file of readdirSync(path.join(root, dir, chunk)).filter((n) => n.endsWith(".parquet")).sort()) {
+      for await (const { rows } of parquetBatches(await openParquet(path.join(root, dir, chunk, file)))) out.push(...rows.map((r) => plainValue(r) as Record<string, unknown>));
+    }
+  }
+  return out;
+}
+
+describe("a renumbered v3.0 subset", () => {
+  // Files of two episodes: data/chunk-000/file-000 (0, 1), chunk-000/file-001 (2, 3), chunk-001/file-000 (4).
+  const source = buildLeRobotFixture(tempDir(), { ...options("v3.0"), subtasks: { source: "language_persistent" } });
+  const subset = [2, 3, 4];
+  const renumberedData = ["data/chunk-000/file-001.parquet", "data/chunk-001/file-000.parquet"];
+
+  it("opens in LeRobot with no episode list: episodes 0..k-1, frames with their values but episode_index and index, files' schemas kept", async () => {
+    const f = await source;
+    const { target, delivered } = await deliver(f.root, subset);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: true });
+    // Lengths 30, 20, 25; originally frames 45..75, 75..95, 95..120.
+    expect(result.renumbering).toEqual({
+      episodes: [
+        { originalEpisodeIndex: 2, episodeIndex: 0, originalFrom: 45, originalTo: 75, from: 0, to: 30 },
+        { originalEpisodeIndex: 3, episodeIndex: 1, originalFrom: 75, originalTo: 95, from: 30, to: 50 },
+        { originalEpisodeIndex: 4, episodeIndex: 2, originalFrom: 95, originalTo: 120, from: 50, to: 75 },
+      ],
+      dataFiles: renumberedData.map((p, i) => ({ path: p, rows: [50, 25][i], written: true })),
+    });
+    expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
+
+    // Every frame of every episode, in order, with its original values but episode_index and index.
+    const original = (await rowsUnder(f.root, "data")).filter((r) => subset.includes(r.episode_index as number));
+    expect(original).toHaveLength(75);
+    const renumbered = await rowsUnder(target, "data");
+    expect(renumbered).toEqual(original.map((row, i) => ({ ...row, episode_index: subset.indexOf(row.episode_index as number), index: i })));
+    expect(renumbered.some((r) => Array.isArray(r.language_persistent) && r.language_persistent.length)).toBe(true);
+    for (const file of renumberedData) {
+      const before = await openParquet(path.join(f.root, file));
+      const after = await openParquet(path.join(target, file));
+      expect(after.metadata.schema).toEqual(before.metadata.schema);
+      expect(after.metadata.key_value_metadata ?? []).toEqual(before.metadata.key_value_metadata ?? []);
+      expect(after.metadata.row_groups.map((g) => g.num_rows)).toEqual(before.metadata.row_groups.map((g) => g.num_rows));
+    }
+    // The videos are untouched; the episode rows still point at them with the same time ranges.
+    for (const [relative, hash] of delivered) if (relative.startsWith("videos/")) expect(sha(path.join(target, relative)), relative).toBe(hash);
+    const originalRows = new Map((await rowsUnder(f.root, "meta/episodes")).map((r) => [r.episode_index as number, r]));
+    const rows = (await rowsUnder(target, "meta/episodes")).sort((a, b) => (a.episode_index as number) - (b.episode_index as number));
+    expect(rows).toEqual(
+      result.renumbering!.episodes.map((e) => ({ ...originalRows.get(e.originalEpisodeIndex), episode_index: e.episodeIndex, dataset_from_index: e.from, dataset_to_index: e.to })),
+    );
+    for (const file of ["meta/episodes/chunk-000/file-001.parquet", "meta/episodes/chunk-000/file-002.parquet"]) {
+      expect((await openParquet(path.join(target, file))).metadata.schema).toEqual((await openParquet(path.join(f.root, file))).metadata.schema);
+    }
+
+    const info = JSON.parse(readFileSync(path.join(target, "meta/info.json"), "utf8")) as Record<string, unknown>;
+    expect(info).toMatchObject({ total_episodes: 3, total_frames: 75, splits: { train: "0:3" } });
+    // Episode statistics are carried over (as dataset_tools.py does), and stats.json aggregated from them.
+    expect(JSON.parse(readFileSync(path.join(target, "meta/stats.json"), "utf8"))).toEqual(aggregateStats(await episodeStats(f, subset)));
+    // The reader sees the same episodes under their new indices, with their tasks and owner fields.
+    const dataset = await openLeRobotDataset(target);
+    const episodes = await all(dataset.episodes());
+    expect(episodes.map((e) => [e.episode_index, e.tasks[0], e.extra.contributor])).toEqual([
+      [0, "Stack the cups.", "op-2"],
+      [1, "Stack the cups.", "op-3"],
+      [2, LONG_10K, "op-4"],
+    ]);
+    expect(dataset.problems).toEqual([]);
+  });
+
+  it("renumbers nothing for a subset of episodes 0..k-1", async () => {
+    const f = await source;
+    const { target, delivered } = await deliver(f.root, [0, 1]);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [0, 1], renumber: true });
+    expect(result.renumbering).toBeNull();
+    expect(result.written.filter((w) => w.startsWith("data/"))).toEqual([]);
+    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative))).toBe(hash);
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 45 });
+  });
+
+  it("leaves a data file the caller says is already renumbered as it is", async () => {
+    const f = await source;
+    const { target } = await deliver(f.root, subset);
+    await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: true });
+    const before = renumberedData.map((p) => statSync(path.join(target, p)).mtimeMs);
+    const asked: string[] = [];
+    const again = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: { unchanged: async (p) => (asked.push(p), true) } });
+    expect(asked).toEqual(renumberedData);
+    expect(again.renumbering!.dataFiles.map((d) => d.written)).toEqual([false, false]);
+    expect(renumberedData.map((p) => statSync(path.join(target, p)).mtimeMs)).toEqual(before);
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
+  });
+
+  it("refuses a subset that leaves out an episode of a data file, or source and target in one directory, and writes nothing", async () => {
+    const f = await source;
+    const { target, delivered } = await deliver(f.root, [1, 3, 4]);
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [1, 3, 4], renumber: true })).rejects.toThrow(/data\/chunk-000\/file-000.parquet also holds episode 0/);
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: f.root, episodes: subset, renumber: true })).rejects.toThrow(/another directory/);
+    const v2 = await buildLeRobotFixture(tempDir(), { ...options("v2.1"), episodes: 3 });
+    await expect(writeSubsetMeta({ sourceRoot: v2.root, targetRoot: tempDir(), episodes: [2], renumber: true })).rejects.toThrow(SubsetError);
+    expect(existsSync(path.join(target, "meta"))).toBe(false);
+    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative))).toBe(hash);
+  });
+
+  it("refuses frames that disagree with the episode metadata, leaving the target's data files as they were", async () => {
+    const f = await source;
+    const broken = tempDir();
+    cpSync(f.root, broken, { recursive: true });
+    // Episode 4 loses its last frame: its row still says 25.
+    const file = path.join(broken, "data/chunk-001/file-000.parquet");
+    const parquet = await openParquet(file);
+    const rows: Record<string, unknown>[] = [];
+    for await (const batch of parquetBatches(parquet)) rows.push(...batch.rows);
+    await writeParquet(file, rows.slice(0, -1), parquet.metadata.schema, parquet.metadata.key_value_metadata);
+    const { target, delivered } = await deliver(f.root, subset);
+    await expect(writeSubsetMeta({ sourceRoot: broken, targetRoot: target, episodes: subset, renumber: true })).rejects.toThrow(/episode 4 has 24 frames, its metadata says 25/);
+    // The first data file was written before the second failed: it is not swapped in, and no temporary file is left.
+    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative)), relative).toBe(hash);
+    expect(readdirSync(path.join(target, "data/chunk-000"))).toEqual(["file-001.parquet"]);
+    expect(existsSync(path.join(target, "meta"))).toBe(false);
+  });
+
+  it("is what LeRobot needs: episode_index renumbered alone, with each frame's index kept, does not open", async () => {
+    const f = await source;
+    const { target } = await deliver(f.root, subset);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: true });
+    // Undo the index half: frames keep their original index, and the episode rows their original ranges.
+    for (const relative of renumberedData) {
+      const temporary = path.join(target, `${relative}.undo`);
+      await rewriteParquet(await openParquet(path.join(f.root, relative)), temporary, (rows) => rows.map((r) => ({ ...r, episode_index: BigInt(subset.indexOf(Number(r.episode_index))) })));
+      cpSync(temporary, path.join(target, relative));
+      rmSync(temporary);
+    }
+    const byNew = new Map(result.renumbering!.episodes.map((e) => [e.episodeIndex, e]));
+    for (const relative of ["meta/episodes/chunk-000/file-001.parquet", "meta/episodes/chunk-000/file-002.parquet"]) {
+      const parquet = await openParquet(path.join(target, relative));
+      const rows: Record<string, unknown>[] = [];
+      for await (const batch of parquetBatches(parquet)) rows.push(...batch.rows);
+      const undone: Record<string, unknown>[] = rows.map((r) => ({ ...r, dataset_from_index: BigInt(byNew.get(Number(r.episode_index))!.originalFrom), dataset_to_index: BigInt(byNew.get(Number(r.episode_index))!.originalTo) }));
+      parquetWriteFile({ filename: path.join(target, relative), schema: parquet.metadata.schema, kvMetadata: parquet.metadata.key_value_metadata, columnData: Object.keys(undone[0]!).map((name) => ({ name, data: undone.map((r) => r[name] ?? null) })) });
+    }
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: false, reason: expect.stringMatching(/^row 0 of data\/ holds frame index 45/) });
   });
 });
 

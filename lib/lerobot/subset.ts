@@ -1,12 +1,12 @@
 /**
- * Rewrites a LeRobot dataset's `meta/` for a subset of its episodes, for `das pull`: the data and
- * video files stay byte-identical to what was delivered (they are checked against the manifest's
- * sha256 and are what the disclosure log records), so only the metadata changes.
+ * Rewrites a LeRobot dataset's `meta/` for a subset of its episodes, for `das pull`. The video
+ * files are never touched; the data files neither, unless the subset is renumbered (below).
  *
  *   const result = await writeSubsetMeta({ sourceRoot, targetRoot, episodes: [0, 1, 5] });
  *
- * `sourceRoot` holds the version's original `meta/`; `targetRoot/meta/` receives the subset's
- * (the same directory is fine). What is rewritten, and why, is in docs/lerobot.md:
+ * `sourceRoot` holds the version's original `meta/` (and, to renumber, its data files); `targetRoot`
+ * receives the subset's `meta/` (the same directory is fine unless renumbering). What is rewritten,
+ * and why, is in docs/lerobot.md:
  *
  * - info.json: total_episodes, total_frames, total_tasks, splits (and total_videos / total_chunks
  *   where the version has them); everything else as it was.
@@ -17,9 +17,12 @@
  *   unchanged (LeRobot looks tasks up by position); stats.json aggregated from the selected rows.
  * - subtasks.parquet, where present, unchanged (labels are looked up by position too).
  *
- * Episode indices are never renumbered, because they are stored in the delivered data files.
- * `result.loader` says how LeRobot can open the result: see docs/lerobot.md for why a v3.0 subset
- * loads only when it is episodes 0..k-1.
+ * LeRobot looks v3.0 episodes up by position, so a v3.0 subset other than episodes 0..k-1 opens
+ * only renumbered. With `renumber`, such a subset's episodes become 0..k-1 (in ascending original
+ * index) the way LeRobot's dataset_tools.py does it: the data files are written again under
+ * targetRoot with `episode_index` and `index` renumbered and everything else as it was, and the
+ * episode rows get the new indices and frame ranges. Without it (and for v2.x, whose loader takes
+ * an episode list) episode indices are kept. `result.loader` says how LeRobot can open the result.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -46,7 +49,7 @@ import {
   type CodebaseVersion,
   type StatsTree,
 } from "./format";
-import { openParquet, parquetBatches, writeParquet } from "./parquet";
+import { openParquet, parquetBatches, rewriteParquet, writeParquet, type ParquetFile } from "./parquet";
 
 export type SubsetResult = {
   codebaseVersion: CodebaseVersion;
@@ -62,6 +65,8 @@ export type SubsetResult = {
   leftOut: string[];
   /** The data and video files the written metadata points at. */
   referencedFiles: string[];
+  /** The subset renumbered 0..k-1 (v3.0 with `renumber`, when it was not 0..k-1 already), or null. */
+  renumbering: Renumbering | null;
   loader: {
     /** `LeRobotDataset(repo_id, root=D)` opens the directory. */
     loadsAsIs: boolean;
@@ -71,6 +76,48 @@ export type SubsetResult = {
   };
 };
 
+/** The columns of a data file that renumbering changes; every other column stays as it was. */
+export const RENUMBERED_COLUMNS = ["episode_index", "index"] as const;
+
+/** One episode of a renumbered subset: its index and frame range (LeRobot's global `index`) before and after. */
+export type RenumberedEpisode = {
+  originalEpisodeIndex: number;
+  episodeIndex: number;
+  originalFrom: number;
+  originalTo: number;
+  from: number;
+  to: number;
+};
+
+export type Renumbering = {
+  /** Ascending, original and new alike. */
+  episodes: RenumberedEpisode[];
+  /** The data files written under targetRoot with RENUMBERED_COLUMNS changed (`written: false`: the target already held them, see `unchanged`). */
+  dataFiles: { path: string; rows: number; written: boolean }[];
+};
+
+export type SubsetOptions = {
+  sourceRoot: string;
+  targetRoot: string;
+  episodes: Iterable<number>;
+  /**
+   * v3.0: renumber a subset that is not episodes 0..k-1 (see the module comment). The original data
+   * files are read from sourceRoot, so targetRoot must be another directory. `unchanged` may say
+   * that the target already holds a data file renumbered for this same subset (a resumed pull that
+   * checked its checksum), which is then not written again.
+   */
+  renumber?: boolean | { unchanged?: (relative: string) => Promise<boolean> };
+};
+
+/** Whether LeRobot needs a subset of these episodes renumbered to open it without an episode list. */
+export const needsRenumbering = (codebaseVersion: CodebaseVersion, episodes: number[]): boolean => isV3(codebaseVersion) && !isPrefix(episodes);
+
+/** Episodes 0..k-1, in any order. */
+function isPrefix(episodes: number[]): boolean {
+  const distinct = new Set(episodes);
+  return distinct.size === episodes.length && episodes.every((e) => e < episodes.length);
+}
+
 /** The source metadata cannot describe the requested subset; nothing was written. */
 export class SubsetError extends Error {
   constructor(message: string) {
@@ -79,7 +126,7 @@ export class SubsetError extends Error {
   }
 }
 
-export async function writeSubsetMeta(options: { sourceRoot: string; targetRoot: string; episodes: Iterable<number> }): Promise<SubsetResult> {
+export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetResult> {
   const { sourceRoot, targetRoot } = options;
   const selected = [...new Set(options.episodes)].sort((a, b) => a - b);
   const bad = selected.find((e) => !Number.isSafeInteger(e) || e < 0);
@@ -98,12 +145,18 @@ export async function writeSubsetMeta(options: { sourceRoot: string; targetRoot:
   // Write back the document as it was, with only the totals changed (unknown keys included).
   const info = json as Record<string, unknown>;
 
-  const plan = isV3(parsed.data.codebase_version) ? await planV3(sourceRoot, parsed.data, selected) : await planV2(sourceRoot, parsed.data, selected);
+  const v3 = isV3(parsed.data.codebase_version);
+  const renumber = options.renumber ? needsRenumbering(parsed.data.codebase_version, selected) : false;
+  if (options.renumber && !v3) throw new SubsetError(`renumbering is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`);
+  if (renumber && path.resolve(sourceRoot) === path.resolve(targetRoot)) throw new SubsetError("renumbering reads the original data files from sourceRoot, so targetRoot must be another directory");
+  const unchanged = typeof options.renumber === "object" ? options.renumber.unchanged : undefined;
+  const plan = v3 ? await planV3(sourceRoot, parsed.data, selected, renumber) : await planV2(sourceRoot, parsed.data, selected);
 
   info.total_episodes = selected.length;
   info.total_frames = plan.totalFrames;
   info.total_tasks = plan.totalTasks;
-  info.splits = splitsFor(parsed.data.splits, selected);
+  const renumbered = plan.renumbering ? new Map(plan.renumbering.episodes.map((e) => [e.originalEpisodeIndex, e.episodeIndex])) : null;
+  info.splits = splitsFor(parsed.data.splits, selected, renumbered ? (e) => renumbered.get(e)! : undefined);
   if ("total_videos" in info) info.total_videos = plan.videoFiles.length;
   if ("total_chunks" in info) info.total_chunks = plan.maxChunk + 1;
 
@@ -112,6 +165,9 @@ export async function writeSubsetMeta(options: { sourceRoot: string; targetRoot:
   if (subtasks && path.resolve(sourceRoot) !== path.resolve(targetRoot)) plan.writes.push([SUBTASKS_PATH, (target) => writeAtomically(target, subtasks)]);
 
   const written: string[] = [];
+  // The data files first, all of them swapped in together, then the metadata that describes them.
+  const dataFiles = plan.renumbering ? await renumberDataFiles(sourceRoot, targetRoot, plan.renumbering, unchanged) : [];
+  written.push(...dataFiles.filter((f) => f.written).map((f) => f.path));
   for (const [relative, write] of plan.writes) {
     await write(path.join(targetRoot, relative));
     written.push(relative);
@@ -121,7 +177,7 @@ export async function writeSubsetMeta(options: { sourceRoot: string; targetRoot:
   written.push(INFO_PATH);
 
   const removed: string[] = [];
-  if (isV3(parsed.data.codebase_version)) {
+  if (v3) {
     for (const relative of await parquetFilesUnder(targetRoot, V3_EPISODES_DIR)) {
       if (written.includes(relative)) continue;
       await rm(path.join(targetRoot, relative), { force: true });
@@ -131,8 +187,7 @@ export async function writeSubsetMeta(options: { sourceRoot: string; targetRoot:
   const handled = new Set([INFO_PATH, STATS_PATH, V2_EPISODES_PATH, V2_TASKS_PATH, V2_EPISODES_STATS_PATH, V3_TASKS_PATH, SUBTASKS_PATH]);
   const leftOut = (await filesUnder(sourceRoot, "meta")).filter((relative) => !handled.has(relative) && !relative.startsWith(`${V3_EPISODES_DIR}/`));
 
-  const prefix = selected.every((e, i) => e === i);
-  const v3 = isV3(parsed.data.codebase_version);
+  const opensAsIs = isPrefix(selected) || Boolean(plan.renumbering);
   return {
     codebaseVersion: parsed.data.codebase_version,
     episodes: selected,
@@ -142,13 +197,14 @@ export async function writeSubsetMeta(options: { sourceRoot: string; targetRoot:
     removed,
     leftOut,
     referencedFiles: [...plan.dataFiles, ...plan.videoFiles].sort(),
+    renumbering: plan.renumbering ? { episodes: plan.renumbering.episodes, dataFiles } : null,
     loader: {
-      loadsAsIs: prefix,
-      loadsWithEpisodeList: prefix || !v3,
-      note: prefix
+      loadsAsIs: opensAsIs,
+      loadsWithEpisodeList: opensAsIs || !v3,
+      note: opensAsIs
         ? null
         : v3
-          ? "LeRobot looks v3.0 episodes up by position (meta.episodes[episode_index]), so a subset other than episodes 0..k-1 needs its episode indices renumbered in the data files, which would change the delivered files"
+          ? "LeRobot looks v3.0 episodes up by position (meta.episodes[episode_index]), so a subset other than episodes 0..k-1 opens only with its episodes renumbered 0..k-1 in the data files and the episode metadata"
           : "LeRobot expects episodes 0..total_episodes-1 unless it is given the list: LeRobotDataset(repo_id, root=D, episodes=[...])",
     },
   };
@@ -161,7 +217,11 @@ type Plan = {
   videoFiles: string[];
   maxChunk: number;
   writes: [string, (target: string) => Promise<void>][];
+  /** v3.0 renumbered: the episodes and, for each data file (in the order LeRobot reads them), its episodes in file order. */
+  renumbering?: RenumberPlan | null;
 };
+
+type RenumberPlan = { episodes: RenumberedEpisode[]; dataFiles: { path: string; episodes: (RenumberedEpisode & { length: number })[] }[] };
 
 async function planV2(root: string, info: Info, selected: number[]): Promise<Plan> {
   const wanted = new Set(selected);
@@ -208,10 +268,14 @@ async function planV2(root: string, info: Info, selected: number[]): Promise<Pla
   return { totalFrames, totalTasks: taskLines.length, dataFiles, videoFiles, maxChunk: Math.floor(selected.at(-1)! / chunksSize), writes };
 }
 
-async function planV3(root: string, info: Info, selected: number[]): Promise<Plan> {
+async function planV3(root: string, info: Info, selected: number[], renumber: boolean): Promise<Plan> {
   const wanted = new Set(selected);
   const found = new Set<number>();
   const writes: Plan["writes"] = [];
+  // To renumber: where each selected episode's frames are, and which data files hold episodes left out.
+  const located = new Map<number, { dataFile: string; from: number; to: number; length: number }>();
+  const holdingOthers = new Map<string, number>();
+  const keptByFile: [string, ParquetFile, Record<string, unknown>[]][] = [];
   const stats: StatsTree[] = [];
   const dataFiles = new Set<string>();
   const videoFiles = new Set<string>();
@@ -227,25 +291,45 @@ async function planV3(root: string, info: Info, selected: number[]): Promise<Pla
     for await (const { rows } of parquetBatches(parquet)) {
       for (const row of rows) {
         const episode = Number(row.episode_index);
-        if (!wanted.has(episode)) continue;
+        if (!wanted.has(episode)) {
+          if (renumber) holdingOthers.set(dataFileOf(info, row), episode);
+          continue;
+        }
         if (found.has(episode)) throw new SubsetError(`${relative}: episode ${episode} appears twice in the episode metadata`);
         found.add(episode);
         kept.push(row);
         const plain = plainValue(row) as Record<string, number>;
         totalFrames += plain.length!;
         stats.push(statsFromColumns(row));
-        dataFiles.add(formatPathTemplate(info.data_path, { chunk_index: plain["data/chunk_index"]!, file_index: plain["data/file_index"]! }));
+        dataFiles.add(dataFileOf(info, row));
+        if (renumber) {
+          if (typeof plain.dataset_from_index !== "number" || typeof plain.dataset_to_index !== "number") throw new SubsetError(`${relative}: episode ${episode} has no dataset_from_index / dataset_to_index, which renumbering needs`);
+          located.set(episode, { dataFile: dataFileOf(info, row), from: plain.dataset_from_index, to: plain.dataset_to_index, length: plain.length! });
+        }
         maxChunk = Math.max(maxChunk, plain["data/chunk_index"]!);
         for (const key of videoKeys) {
           videoFiles.add(formatPathTemplate(template!, { video_key: key, chunk_index: plain[`videos/${key}/chunk_index`]!, file_index: plain[`videos/${key}/file_index`]! }));
         }
       }
     }
-    // Same path, same schema and key/value metadata (pyarrow's ARROW:schema, HF's features): only rows change.
-    if (kept.length) writes.push([relative, (target) => mkdir(path.dirname(target), { recursive: true }).then(() => writeParquet(target, kept, parquet.metadata.schema, parquet.metadata.key_value_metadata))]);
+    if (kept.length) keptByFile.push([relative, parquet, kept]);
   }
   const missing = selected.filter((e) => !found.has(e));
   if (missing.length) throw new SubsetError(`${V3_EPISODES_DIR} has no episode ${missing.slice(0, 20).join(", ")}`);
+
+  const renumbering = renumber ? planRenumbering(selected, located, holdingOthers) : null;
+  const byOriginal = new Map(renumbering?.episodes.map((e) => [e.originalEpisodeIndex, e]));
+  for (const [relative, parquet, kept] of keptByFile) {
+    // The new index and frame range, in the type the column has (int64 arrives as bigint).
+    const rows = renumbering
+      ? kept.map((row) => {
+          const e = byOriginal.get(Number(row.episode_index))!;
+          return { ...row, episode_index: like(row.episode_index, e.episodeIndex), dataset_from_index: like(row.dataset_from_index, e.from), dataset_to_index: like(row.dataset_to_index, e.to) };
+        })
+      : kept;
+    // Same path, same schema and key/value metadata (pyarrow's ARROW:schema, HF's features): only rows change.
+    writes.push([relative, (target) => mkdir(path.dirname(target), { recursive: true }).then(() => writeParquet(target, rows, parquet.metadata.schema, parquet.metadata.key_value_metadata))]);
+  }
 
   // Tasks stay whole: LeRobot reads a frame's task as tasks.iloc[task_index], by position.
   const tasks = await readFile(path.join(root, V3_TASKS_PATH)).catch(() => {
@@ -261,7 +345,119 @@ async function planV3(root: string, info: Info, selected: number[]): Promise<Pla
     const original = await readSource(root, STATS_PATH).catch(() => undefined);
     if (original !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, original)]);
   }
-  return { totalFrames, totalTasks, dataFiles: [...dataFiles], videoFiles: [...videoFiles], maxChunk, writes };
+  return { totalFrames, totalTasks, dataFiles: [...dataFiles], videoFiles: [...videoFiles], maxChunk, writes, renumbering };
+}
+
+const dataFileOf = (info: Info, row: Record<string, unknown>) => formatPathTemplate(info.data_path, { chunk_index: Number(row["data/chunk_index"]), file_index: Number(row["data/file_index"]) });
+
+/** A number in the type of the value it replaces: bigint for an int64 column, number otherwise. */
+const like = (original: unknown, value: number) => (typeof original === "bigint" ? BigInt(value) : value);
+
+/**
+ * Episodes 0..k-1 in ascending original index, and `index` 0..N-1 in the order LeRobot reads the
+ * frames (data files in path order, each in its stored order, which is by `index`): with no
+ * episode list LeRobot takes a frame's `index` for its row in that concatenation.
+ */
+function planRenumbering(selected: number[], located: Map<number, { dataFile: string; from: number; to: number; length: number }>, holdingOthers: Map<string, number>): RenumberPlan {
+  const files = new Map<string, number[]>();
+  for (const e of selected) {
+    const { dataFile } = located.get(e)!;
+    const other = holdingOthers.get(dataFile);
+    // The data file would keep frames of an episode the subset does not list; das pull delivers whole files with every episode in them.
+    if (other !== undefined) throw new SubsetError(`${dataFile} also holds episode ${other}, which is not in the subset: a renumbered subset takes every episode of its data files`);
+    files.set(dataFile, [...(files.get(dataFile) ?? []), e]);
+  }
+  const newIndex = new Map(selected.map((e, i) => [e, i]));
+  const dataFiles: RenumberPlan["dataFiles"] = [];
+  let next = 0;
+  for (const dataFile of [...files.keys()].sort(pathOrder)) {
+    const episodes = files.get(dataFile)!.sort((a, b) => located.get(a)!.from - located.get(b)!.from);
+    dataFiles.push({
+      path: dataFile,
+      episodes: episodes.map((e) => {
+        const { from, to, length } = located.get(e)!;
+        if (to - from !== length) throw new SubsetError(`episode ${e}: dataset_from_index..dataset_to_index (${from}..${to}) is not its length (${length})`);
+        const renumbered = { originalEpisodeIndex: e, episodeIndex: newIndex.get(e)!, originalFrom: from, originalTo: to, from: next, to: next + length, length };
+        next += length;
+        return renumbered;
+      }),
+    });
+  }
+  const episodes = dataFiles.flatMap((f) => f.episodes.map(({ length: _, ...e }) => e)).sort((a, b) => a.episodeIndex - b.episodeIndex);
+  return { episodes, dataFiles };
+}
+
+/**
+ * Writes every data file of a renumbered subset beside its place under targetRoot, checking each
+ * frame on the way, and renames them into place only once all are written: a refused subset
+ * leaves the target's data files as they were.
+ */
+async function renumberDataFiles(sourceRoot: string, targetRoot: string, plan: RenumberPlan, unchanged?: (relative: string) => Promise<boolean>): Promise<Renumbering["dataFiles"]> {
+  const done: Renumbering["dataFiles"] = [];
+  const staged: [string, string][] = [];
+  try {
+    for (const { path: relative, episodes } of plan.dataFiles) {
+      const rows = episodes.reduce((n, e) => n + e.length, 0);
+      if (unchanged && (await unchanged(relative))) {
+        done.push({ path: relative, rows, written: false });
+        continue;
+      }
+      const target = path.join(targetRoot, relative);
+      await mkdir(path.dirname(target), { recursive: true });
+      const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
+      staged.push([temporary, target]);
+      await renumberDataFile(sourceRoot, relative, temporary, episodes);
+      done.push({ path: relative, rows, written: true });
+    }
+  } catch (error) {
+    await Promise.all(staged.map(([temporary]) => rm(temporary, { force: true })));
+    throw error;
+  }
+  for (const [temporary, target] of staged) await rename(temporary, target);
+  return done;
+}
+
+async function renumberDataFile(sourceRoot: string, relative: string, temporary: string, episodes: (RenumberedEpisode & { length: number })[]): Promise<void> {
+  let parquet: ParquetFile;
+  try {
+    parquet = await openParquet(path.join(sourceRoot, relative));
+  } catch (error) {
+    throw new SubsetError(`${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`);
+  }
+  const lacking = RENUMBERED_COLUMNS.filter((c) => !parquet.columns.includes(c));
+  if (lacking.length) throw new SubsetError(`${relative}: no ${lacking.join(", ")} column`);
+  const byOriginal = new Map(episodes.map((e) => [e.originalEpisodeIndex, e]));
+  const counts = new Map<number, number>();
+  let expected = episodes[0]?.from ?? 0;
+  await rewriteParquet(parquet, temporary, (rows) =>
+    rows.map((row) => {
+      const original = Number(row.episode_index);
+      const e = byOriginal.get(original);
+      if (!e) throw new SubsetError(`${relative}: holds frames of episode ${original}, which its episode metadata does not place there`);
+      const index = Number(row.index);
+      if (index < e.originalFrom || index >= e.originalTo) throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is outside its dataset_from_index..dataset_to_index (${e.originalFrom}..${e.originalTo})`);
+      const renumbered = e.from + (index - e.originalFrom);
+      if (renumbered !== expected) throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is not stored in index order`);
+      expected++;
+      counts.set(original, (counts.get(original) ?? 0) + 1);
+      return { ...row, episode_index: like(row.episode_index, e.episodeIndex), index: like(row.index, renumbered) };
+    }),
+  );
+  for (const e of episodes) {
+    const n = counts.get(e.originalEpisodeIndex) ?? 0;
+    if (n !== e.length) throw new SubsetError(`${relative}: episode ${e.originalEpisodeIndex} has ${n} frames, its metadata says ${e.length}`);
+  }
+}
+
+/** Python's order of paths (`sorted(glob(...))`, which LeRobot's loader reads in): segment by segment, by code point. */
+function pathOrder(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const order = Buffer.compare(Buffer.from(x[i]!), Buffer.from(y[i]!));
+    if (order) return order;
+  }
+  return x.length - y.length;
 }
 
 /** The lines of a jsonl file whose episode_index is wanted, verbatim, with their parsed records. */

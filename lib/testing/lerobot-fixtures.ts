@@ -535,6 +535,26 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
   }
   const served = episodes ? rows : rows.slice(0, info.total_frames);
   if (!episodes && rows.length < info.total_frames) return fail(`total_frames is ${info.total_frames}, but data/ holds ${rows.length} frames`);
+  // Frames are fetched by `index`: with no episode list it is taken for the row in data/ (files in
+  // path order), with one it is mapped to the row (dict(zip(index, range)), strict: no repeats).
+  if (!episodes) {
+    const at = served.findIndex((frame, row) => frame.index !== row);
+    if (at >= 0) return fail(`row ${at} of data/ holds frame index ${served[at]!.index}: with no episode list LeRobot reads frame index i from row i`);
+  } else if (new Set(served.map((frame) => frame.index)).size !== served.length) return fail("frame indices repeat in the loaded data (the absolute-to-relative index map is strict)");
+  // An episode's frames are dataset_from_index..dataset_to_index of its row, in order (delta
+  // timestamps and the sampler work in those bounds), frame_index 0..length-1.
+  const framesOf = new Map<number, Record<string, unknown>[]>();
+  for (const frame of served) framesOf.set(frame.episode_index as number, [...(framesOf.get(frame.episode_index as number) ?? []), frame]);
+  for (const e of requested) {
+    const row = meta[e]!;
+    const frames = framesOf.get(e) ?? [];
+    const from = row.dataset_from_index as number;
+    if ((row.dataset_to_index as number) - from !== row.length || frames.length !== row.length) {
+      return fail(`episode ${e} has ${frames.length} frames, its row says length ${row.length} and dataset_from_index..dataset_to_index ${from}..${row.dataset_to_index}`);
+    }
+    const wrong = frames.findIndex((frame, i) => frame.index !== from + i || frame.frame_index !== i);
+    if (wrong >= 0) return fail(`frame ${wrong} of episode ${e} has index ${frames[wrong]!.index} and frame_index ${frames[wrong]!.frame_index}, not ${from + wrong} and ${wrong}`);
+  }
   for (const frame of served) {
     const e = frame.episode_index as number;
     if (!requested.includes(e)) return fail(`frame ${frame.index} of episode ${e} is served, but episode ${e} is not in the dataset`);
