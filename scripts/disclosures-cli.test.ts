@@ -10,7 +10,7 @@ import { buildWorld, downloadPlan, exportOracle, makeSequentially, parseCsv, typ
 
 const EXPORT_USAGE = "Usage: das-admin disclosures export [options]\n";
 const VERIFY_USAGE = "Usage: das-admin disclosures verify [options]\n";
-const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "das-disclosures-cli-"));
 
