@@ -89,7 +89,7 @@ describe("das-admin disclosures export", () => {
       const records = parseCsv(csv.stdout);
       expect(records[0]!.join(","), name).toBe(CSV_HEADER);
       expect(
-        records.slice(1).map((r) => [Number(r[0]), r[1], r[3], r[8], r[2]]),
+        records.slice(1).map((r) => [Number(r[0]), r[1], r[3], r[9], r[2]]),
         name,
       ).toEqual(want.map((o) => [o.seq, o.id, o.organization, o.dataset_id, o.occurred_at]));
     }
