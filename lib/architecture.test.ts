@@ -12,8 +12,9 @@ const LAYERS = [
   // Plain helpers that depend on nothing of ours: errors, ids, log, env, canonical JSON, CSV, cursors,
   // the client's address, redirect targets.
   { name: "base", holds: (f: string) => /^lib\/[^/]+\.tsx?$/.test(f) && f !== "lib/context.ts" },
-  // Where state lives: PostgreSQL, the object store, rate-limit counters (Redis or memory).
-  { name: "store", holds: under("lib/db", "lib/storage", "lib/limits") },
+  // Where state lives: PostgreSQL, the object store, rate-limit counters (Redis or memory), the
+  // API's per-instance cache (invalidated by PostgreSQL notifications).
+  { name: "store", holds: under("lib/db", "lib/storage", "lib/limits", "lib/cache") },
   // Who is asking: principals, keys, passwords, sessions, the role checks; the context every verb takes.
   { name: "auth", holds: (f: string) => under("lib/auth")(f) || f === "lib/context.ts" },
   // The verbs.

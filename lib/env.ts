@@ -9,6 +9,8 @@ const EnvSchema = z.object({
   /** Signs cursors and portal sessions. The launcher provides one per installation in the embedded default. */
   APP_SECRET: optionalString,
   REDIS_URL: optionalString,
+  /** Names the rate-limit counters in Redis, so that several deployments can share one server. */
+  RATE_LIMIT_KEY_PREFIX: z.string().trim().min(1).default("das:rl"),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
   AUTH_FAILURES_PER_MINUTE: positiveInt(30),
   /** Failed portal sign-ins per account per minute. */
@@ -21,6 +23,13 @@ const EnvSchema = z.object({
   DB_IDLE_TIMEOUT_S: positiveInt(30),
   /** Seconds (up to twice as many, spread) before a connection is replaced, so none lives on a stale server for ever. */
   DB_MAX_LIFETIME_S: positiveInt(1800),
+  /**
+   * MiB of immutable API response bodies each instance keeps in memory (lib/cache). 0 turns every
+   * cache of the API off (keys, licences, catalog, bodies): each request then reads the database.
+   */
+  API_CACHE_MB: z.coerce.number().int().min(0).default(64),
+  /** How soon an instance tries again to listen for invalidations after losing the channel. */
+  API_CACHE_RELISTEN_MS: positiveInt(1000),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default("us-east-1"),
   S3_BUCKET: optionalString,

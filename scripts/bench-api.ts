@@ -1,7 +1,10 @@
-// npm run bench:api -- --episodes 1000000
+// npm run bench:api -- --episodes 1000000 [--profile]
 // One version with N episodes, the production build over HTTP, and the same page query as a raw
-// postgres.js loop in the same run. Prints a table, then one JSON line (the last line of stdout).
-import { mkdtempSync, rmSync } from "node:fs";
+// postgres.js loop in the same run; then how long a revocation takes to reach two instances.
+// Prints tables, then one JSON line (the last line of stdout). With --profile the server runs
+// under `node --cpu-prof` (which slows it: take the figures from a run without it) and the
+// profile is summarised: where the server's time goes, framework or ours.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -14,13 +17,23 @@ import { importVersion } from "@/lib/catalog/import/import-version";
 import { writeBulkVersion } from "@/lib/dev/demo/generate";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
-import { issueKey } from "@/lib/admin/keys";
+import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { encodeCursor, queryBinding } from "@/lib/cursor";
-import { httpGet, measure, progress, startProductionServer, table, type Measurement } from "./bench/common";
+import type { NextServer } from "@/lib/dev/next-server";
+import { httpGet, measureTogether, percentile, progress, startProductionServer, table, type Measurement } from "./bench/common";
+import { summariseProfile } from "./bench/cpu-profile";
 
-const { values } = parseArgs({ options: { episodes: { type: "string", default: "1000000" }, seconds: { type: "string", default: "5" } } });
+const { values } = parseArgs({
+  options: {
+    episodes: { type: "string", default: "1000000" },
+    seconds: { type: "string", default: "5" },
+    revocations: { type: "string", default: "100" },
+    profile: { type: "boolean", default: false },
+  },
+});
 const episodes = Number(values.episodes);
 const seconds = Number(values.seconds);
+const revocations = Number(values.revocations);
 const PAGE = 100;
 const CONCURRENCY = 4;
 
@@ -82,11 +95,15 @@ const shapes = [
   { name: "deep cursor (90%)", query: {}, after: deep!.episode_id },
 ];
 
-const server = await startProductionServer({ ...runtime.env, RATE_LIMIT_PER_MINUTE: "100000000" });
+// Every revocation round ends in 401s from this one address: the failed-authentication budget must not turn them into 429s.
+const serverEnv = { ...runtime.env, RATE_LIMIT_PER_MINUTE: "100000000", AUTH_FAILURES_PER_MINUTE: "100000000" };
+const profileDir = path.resolve(".data/bench/profiles", new Date().toISOString().replace(/[:.]/g, "-"));
+if (values.profile) mkdirSync(profileDir, { recursive: true });
+const server = await startProductionServer(serverEnv, values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
 const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
-const results: { name: string; http: Measurement; sql: Measurement }[] = [];
-let floor: Measurement | undefined;
+const results: { name: string; http: Measurement; floor: Measurement; sql: Measurement }[] = [];
 try {
+  await untilListening(server, headers);
   for (const shape of shapes) {
     const search = new URLSearchParams({ ...shape.query, limit: String(PAGE) });
     if (shape.after) {
@@ -100,39 +117,80 @@ try {
       throw new Error(`unexpected response for ${shape.name}: ${check.status} ${check.body.slice(0, 200)}`);
     }
     progress(`${shape.name}: total ${body.total}`);
-    const http = await measure(
-      async () => {
-        const res = await httpGet(url, headers);
-        if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
-      },
-      { seconds, concurrency: CONCURRENCY },
-    );
     const sql = db.$client;
     const { outcome: o = null, environment: e = null } = shape.query;
     const after = shape.after ?? null;
-    const raw = await measure(
-      async () => {
-        await sql`
-          select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams from episodes
-          where version_id = ${versionId}
-            and (${o}::text is null or outcome = ${o}) and (${e}::text is null or environment = ${e})
-            and (${after}::text is null or episode_id > ${after})
-          order by episode_id limit ${PAGE + 1}`;
+    // The page over HTTP, the framework's floor (the JSON 404 of the catch-all route, which touches
+    // no database) and the page's query as a raw postgres.js loop, measured in alternating slices.
+    const measured = await measureTogether(
+      {
+        http: async () => {
+          const res = await httpGet(url, headers);
+          if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+        },
+        floor: async () => {
+          await httpGet(`${server.url}/api/v1/no-such-endpoint`, headers);
+        },
+        sql: async () => {
+          await sql`
+            select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams from episodes
+            where version_id = ${versionId}
+              and (${o}::text is null or outcome = ${o}) and (${e}::text is null or environment = ${e})
+              and (${after}::text is null or episode_id > ${after})
+            order by episode_id limit ${PAGE + 1}`;
+        },
       },
-      { seconds, concurrency: CONCURRENCY },
+      // The server's CPU time per request: on a shared machine the steadier measure of what a
+      // page costs against the floor, since it does not depend on how much CPU the server was given.
+      { seconds, concurrency: CONCURRENCY, watchPid: server.pid },
     );
-    results.push({ name: shape.name, http, sql: raw });
+    results.push({ name: shape.name, ...measured });
   }
-  // The framework's own floor: the JSON 404 of the catch-all route, which touches no database.
-  floor = await measure(
-    async () => {
-      await httpGet(`${server.url}/api/v1/no-such-endpoint`, headers);
-    },
-    { seconds, concurrency: CONCURRENCY },
-  );
+} catch (error) {
+  process.stderr.write(`the server's output:\n${server.output().slice(-5000)}\n`);
+  throw error;
 } finally {
   await server.stop();
 }
+
+// Revocation: a second instance, a fresh key per round read through both (so each has it cached),
+// revoked here (a third process, as das-admin or the portal of another instance would), and both
+// asked again and again until each answers 401. Timed from just before the revoking transaction.
+progress(`revocation latency over ${revocations} revocations, two instances`);
+const instances = await Promise.all([startProductionServer(serverEnv), startProductionServer(serverEnv)]);
+const revocationMs: number[] = [];
+const commitMs: number[] = [];
+try {
+  await Promise.all(instances.map((instance) => untilListening(instance, headers)));
+  const pageUrl = (instance: NextServer) => `${instance.url}/api/v1/datasets/${datasetId}/versions/${version}/episodes?limit=${PAGE}`;
+  for (let i = 0; i < revocations; i++) {
+    const issued = await issueKey(ctx, { organizationId: org.id, name: `bench revocation ${i}` });
+    const keyHeaders = { authorization: `Bearer ${issued.secret}`, accept: "application/json" };
+    for (const instance of instances) {
+      for (let j = 0; j < 2; j++) {
+        const res = await httpGet(pageUrl(instance), keyHeaders);
+        if (res.status !== 200) throw new Error(`HTTP ${res.status} before revocation: ${res.body.slice(0, 200)}`);
+      }
+    }
+    const started = process.hrtime.bigint();
+    await revokeKey(ctx, { id: issued.id });
+    commitMs.push(Number(process.hrtime.bigint() - started) / 1e6);
+    const pending = new Set(instances);
+    while (pending.size) {
+      for (const instance of [...pending]) {
+        const res = await httpGet(pageUrl(instance), keyHeaders);
+        if (res.status === 401) pending.delete(instance);
+        else if (res.status !== 200) throw new Error(`HTTP ${res.status} after revocation: ${res.body.slice(0, 200)}`);
+      }
+      if (Number(process.hrtime.bigint() - started) > 10e9) throw new Error("a revoked key was still accepted after 10 s");
+    }
+    revocationMs.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+} finally {
+  await Promise.all(instances.map((instance) => instance.stop()));
+}
+revocationMs.sort((a, b) => a - b);
+commitMs.sort((a, b) => a - b);
 
 const rows = results.map((r) => ({
   shape: r.name,
@@ -143,10 +201,29 @@ const rows = results.map((r) => ({
   "sql p99 ms": r.sql.p99,
   "sql q/s": Math.round(r.sql.perSecond),
   "http/sql": r.http.perSecond / r.sql.perSecond,
+  "floor req/s": Math.round(r.floor.perSecond),
+  "http/floor": r.http.perSecond / r.floor.perSecond,
+  "server cpu ms/page": r.http.cpuMsPerOp!,
+  "ms/floor": r.floor.cpuMsPerOp!,
+  "page in floors": r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!,
 }));
 console.log(`episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`);
 console.log(table(rows));
-console.log(`framework floor (JSON 404, no database): p50 ${floor!.p50.toFixed(2)} ms, ${Math.round(floor!.perSecond)} req/s`);
+const floorRps = results.reduce((s, r) => s + r.floor.perSecond, 0) / results.length;
+const floorP50 = results.reduce((s, r) => s + r.floor.p50, 0) / results.length;
+console.log(`framework floor (JSON 404, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
+console.log(
+  `revocation, two instances, ${revocations} revocations: p50 ${percentile(revocationMs, 50).toFixed(1)} ms, p99 ${percentile(revocationMs, 99).toFixed(1)} ms, max ${revocationMs.at(-1)!.toFixed(1)} ms ` +
+    `(of which the revoking transaction itself: p50 ${percentile(commitMs, 50).toFixed(1)} ms, p99 ${percentile(commitMs, 99).toFixed(1)} ms)`,
+);
+if (values.profile) {
+  for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
+    const summary = summariseProfile(path.join(profileDir, file), process.cwd());
+    console.log(`\nprofile ${path.join(profileDir, file)}: ${summary.busyMs} ms busy, ${summary.insideOursPercent}% of it inside our code (inclusive)`);
+    console.log(table(summary.parts.map((p) => ({ part: p.part, ms: p.ms, "% of busy": p.percent }))));
+    console.log(table(summary.top.map((f) => ({ function: f.fn.slice(0, 70), source: f.where.slice(0, 60), part: f.part.split(" (")[0]!, "% of busy": f.percent }))));
+  }
+}
 const httpRps = results.reduce((s, r) => s + r.http.perSecond, 0) / results.length;
 const sqlRps = results.reduce((s, r) => s + r.sql.perSecond, 0) / results.length;
 console.log(
@@ -161,8 +238,18 @@ console.log(
     http_rps: Math.round(httpRps),
     sql_rps: Math.round(sqlRps),
     http_to_sql_ratio: round(httpRps / sqlRps),
-    framework_floor_rps: Math.round(floor!.perSecond),
-    framework_floor_to_sql_ratio: round(floor!.perSecond / sqlRps),
+    http_to_floor_ratio: round(httpRps / floorRps),
+    min_http_to_sql_ratio: round(Math.min(...results.map((r) => r.http.perSecond / r.sql.perSecond))),
+    min_http_to_floor_ratio: round(Math.min(...results.map((r) => r.http.perSecond / r.floor.perSecond))),
+    framework_floor_rps: Math.round(floorRps),
+    framework_floor_to_sql_ratio: round(floorRps / sqlRps),
+    server_cpu_ms_per_page: round(results.reduce((s, r) => s + r.http.cpuMsPerOp!, 0) / results.length),
+    server_cpu_ms_per_floor: round(results.reduce((s, r) => s + r.floor.cpuMsPerOp!, 0) / results.length),
+    page_cost_in_floors: round(Math.max(...results.map((r) => r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!))),
+    revocation_p50_ms: round(percentile(revocationMs, 50)),
+    revocation_p99_ms: round(percentile(revocationMs, 99)),
+    revocation_commit_p50_ms: round(percentile(commitMs, 50)),
+    profiled: values.profile,
     import_s: importSeconds,
     import_peak_rss_mib: importPeakRssMb,
   }),
@@ -172,4 +259,14 @@ await runtime.stop();
 
 function round(n: number) {
   return Math.round(n * 100) / 100;
+}
+
+/** Waits until an instance's cache listens for invalidations (its first API request opens the channel), so that what is measured is the cached path. */
+async function untilListening(instance: NextServer, requestHeaders: Record<string, string>) {
+  await httpGet(`${instance.url}/api/v1/datasets`, requestHeaders);
+  const deadline = Date.now() + 20_000;
+  while (!instance.output().includes("api cache: listening for invalidations")) {
+    if (Date.now() > deadline) throw new Error(`the instance's cache does not listen:\n${instance.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

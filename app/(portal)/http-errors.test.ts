@@ -206,12 +206,10 @@ describe("portal answers that were 500s", () => {
     const lacks = await get(`/episodes/${onlyLicensed}?version=2.0.0`, "licensee");
     expect(holds.status, context("holds", holds)).toBe(403);
     expect(lacks.status, context("lacks", lacks)).toBe(403);
-    // Each response has a nonce of its own (in its policy, its script tags and the RSC payload).
-    const comparable = (res: RawResponse, id: string) => {
-      const nonce = /'nonce-([^']+)'/.exec(header(res, "content-security-policy") ?? "")?.[1];
-      const text = res.text.replaceAll(id, "EPISODE");
-      return nonce ? text.replaceAll(nonce, "NONCE") : text;
-    };
+    // What a person (or a scraper) reads: the markup without its scripts. The scripts carry a nonce
+    // of each response's own, and Next streams its 403 row into the RSC payload at a point that
+    // depends on timing; neither says anything about the episode.
+    const comparable = (res: RawResponse, id: string) => res.text.replaceAll(id, "EPISODE").replace(/<script\b[^>]*>[\s\S]*?<\/script>/g, "").replace(/ nonce="[^"]*"/g, "");
     expect(comparable(holds, inBoth)).toBe(comparable(lacks, onlyLicensed));
     // An episode only in the unlicensed version is as invisible as one that does not exist.
     expect(await status(`/episodes/${onlyUnlicensed}?version=2.0.0`)).toBe(404);

@@ -114,7 +114,8 @@ describe("the OpenAPI document", () => {
           const media = response.content?.["application/json"];
           const at = `/paths/${p.replace(/\//g, "~1")}/${m}/responses/${status}/content/application~1json/schema`;
           const examples = [media?.example, ...Object.values(media?.examples ?? {}).map((e: any) => e.value)].filter((e) => e !== undefined);
-          if (p !== "/api/v1/openapi.json" || status !== "200") expect(examples.length, `${m} ${p} ${status}`).toBeGreaterThan(0);
+          // A 304 has no body, so nothing to illustrate.
+          if ((p !== "/api/v1/openapi.json" || status !== "200") && status !== "304") expect(examples.length, `${m} ${p} ${status}`).toBeGreaterThan(0);
           for (const example of examples) {
             expect(c.validate(at, example), `${m} ${p} ${status}`).toEqual([]);
             checked++;
@@ -134,7 +135,15 @@ describe("the OpenAPI document", () => {
 
 describe("the contract check on responses", () => {
   const headers = () =>
-    new Headers({ "content-type": "application/json; charset=utf-8", "x-request-id": "req_0123456789ab", "ratelimit-limit": "9", "ratelimit-remaining": "8", "ratelimit-reset": "7" });
+    new Headers({
+      "content-type": "application/json; charset=utf-8",
+      "x-request-id": "req_0123456789ab",
+      "ratelimit-limit": "9",
+      "ratelimit-remaining": "8",
+      "ratelimit-reset": "7",
+      etag: '"abc"',
+      "cache-control": "private, no-cache",
+    });
   const observed = (method: string, url: string, status: number, json: unknown, extra: Record<string, string> = {}) => {
     const h = headers();
     for (const [k, v] of Object.entries(extra)) h.set(k, v);
@@ -150,6 +159,7 @@ describe("the contract check on responses", () => {
     expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited, { "retry-after": "soon" }))).toThrow(/Retry-After/);
     expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited, { "retry-after": "3" }))).not.toThrow();
     expect(() => assertMatchesContract(observed("PUT", "/api/v1/downloads", 405, EXAMPLES.errors.method_not_allowed))).toThrow(/Allow is missing/);
+    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 200, EXAMPLES.datasets, { etag: "unquoted" }))).toThrow(/header ETag/);
   });
 
   it("is applied to every call() of the suites (worker-setup registers it)", async () => {
@@ -233,9 +243,14 @@ describe("a sweep of every endpoint and status", () => {
   const send = (e: Endpoint, options: Partial<CallOptions> & { query?: string } = {}): Promise<CallResult> =>
     call(e.handler, `${e.url()}${options.query ?? ""}`, { key, params: e.params(), method: e.method, body: e.body?.(), ...options });
 
-  it.each(ENDPOINTS)("$name: success, 400, 401, 403, 404, 405, 406", async (e) => {
+  it.each(ENDPOINTS)("$name: success, 304, 400, 401, 403, 404, 405, 406", async (e) => {
     const ok = await send(e);
     expect(ok.status, ok.text).toBe(e.method === "POST" ? 201 : 200);
+    if (!e.method) {
+      const notModified = await send(e, { headers: { "if-none-match": ok.headers.get("etag")! } });
+      expect(notModified.status).toBe(304);
+      expect(notModified.text).toBe("");
+    }
     expect((await send(e, { query: "?outcomes=failure" })).status).toBe(400);
     expect((await send(e, { key: "das_wrong" })).status).toBe(401);
     expect((await send(e, { headers: { accept: "text/html" } })).status).toBe(406);

@@ -42,6 +42,22 @@ const RetryAfter = z
 const WwwAuthenticate = z.string().meta({ header: { id: "WWW-Authenticate", required: true }, description: "The scheme to authenticate with.", example: "Bearer" });
 const Allow = z.string().meta({ header: { id: "Allow", required: true }, description: "The methods this path supports.", example: "GET" });
 
+const ETag = z
+  .string()
+  .regex(/^"[\x21\x23-\x7e]*"$/)
+  .meta({
+    header: { id: "ETag", required: true },
+    description: "A strong validator of exactly this body. Send it back in `If-None-Match` to get 304 without a body while the answer is unchanged.",
+    example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"',
+  });
+const CacheControl = z.string().meta({
+  header: { id: "Cache-Control", required: true },
+  description:
+    "`private, max-age=3600` for what the URL names once and for all (a page of a released version, its manifest, spans of a pinned version); `private, no-cache` for lists that change with licences and new versions (reuse them only after a 304). Errors are `no-store`.",
+  example: "private, max-age=3600",
+});
+const CACHE_HEADERS = { ETag, "Cache-Control": CacheControl };
+
 const COMMON_HEADERS = { "X-Request-Id": XRequestId, "RateLimit-Limit": RateLimitLimit, "RateLimit-Remaining": RateLimitRemaining, "RateLimit-Reset": RateLimitReset };
 const EXTRA_HEADERS: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   unauthorized: { "WWW-Authenticate": WwwAuthenticate },
@@ -114,6 +130,28 @@ function ok(description: string, schema: z.ZodType, example: unknown, status = "
   return { [status]: { description, headers: z.object(COMMON_HEADERS), content: { "application/json": { schema, example } } } };
 }
 
+/**
+ * A catalog read: 200 with an ETag and Cache-Control, or 304 without a body when `If-None-Match`
+ * names the current ETag. `etag: "optional"` where a large answer is streamed without one.
+ */
+function cacheable(description: string, schema: z.ZodType, example: unknown, etag: "required" | "optional" = "required"): Record<string, ZodOpenApiResponseObject> {
+  const etagHeader = etag === "required" ? ETag : ETag.optional().meta({ header: { required: false } });
+  return {
+    "200": { description, headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS, ETag: etagHeader }), content: { "application/json": { schema, example } } },
+    "304": {
+      description: "Not modified: `If-None-Match` names the current ETag (or is `*`). No body; the rate limit counted the request.",
+      headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS }),
+    },
+  };
+}
+
+const Conditional = z.object({
+  "If-None-Match": z
+    .string()
+    .optional()
+    .meta({ description: "ETags of answers the client holds (or `*`): if one is current, the answer is 304 without a body.", example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"' }),
+});
+
 // ---- Path parameters (identifiers of another shape cannot exist: such a request is 404, not 400).
 
 const DatasetPath = z.object({ id: DatasetId.meta({ description: "Identifier of the dataset." }) });
@@ -129,8 +167,8 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       tags: ["Catalog"],
       summary: "Datasets the key holds a licence for",
       description: `Every dataset in which the key is licensed for at least one version, ordered by \`dataset_id\`. ${paging}`,
-      requestParams: { query: PageQuery },
-      responses: { ...ok("One page of datasets.", DatasetList, EXAMPLES.datasets), ...errorResponses(LIST) },
+      requestParams: { query: PageQuery, header: Conditional },
+      responses: { ...cacheable("One page of datasets.", DatasetList, EXAMPLES.datasets), ...errorResponses(LIST) },
     },
     post: undefined,
   },
@@ -140,8 +178,8 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       tags: ["Catalog"],
       summary: "Released versions of a dataset, with changelogs",
       description: `All released versions of a visible dataset, newest first, each saying whether the key holds a licence for it. ${paging}`,
-      requestParams: { path: DatasetPath, query: PageQuery },
-      responses: { ...ok("One page of versions.", VersionList, EXAMPLES.versions), ...errorResponses([...LIST, "not_found"]) },
+      requestParams: { path: DatasetPath, query: PageQuery, header: Conditional },
+      responses: { ...cacheable("One page of versions.", VersionList, EXAMPLES.versions), ...errorResponses([...LIST, "not_found"]) },
     },
     post: undefined,
   },
@@ -151,9 +189,9 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       tags: ["Catalog"],
       summary: "Every file of a version",
       description:
-        "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list.",
-      requestParams: { path: VersionPath },
-      responses: { ...ok("The manifest.", Manifest, EXAMPLES.manifest), ...errorResponses([...KEYED, "version_not_licensed", "not_found"]) },
+        "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list. A manifest of more than 2,000 files is streamed as it is read and has no ETag.",
+      requestParams: { path: VersionPath, header: Conditional },
+      responses: { ...cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"), ...errorResponses([...KEYED, "version_not_licensed", "not_found"]) },
     },
     post: undefined,
   },
@@ -163,8 +201,8 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       tags: ["Catalog"],
       summary: "Episodes of a version, filtered",
       description: `Episode metadata of a licensed version in \`episode_id\` byte order. \`total\` counts every episode matching the filters. Unknown parameters are refused (a typo never silently returns everything). ${paging}`,
-      requestParams: { path: VersionPath, query: EpisodesQuery },
-      responses: { ...ok("One page of episodes.", EpisodePage, EXAMPLES.episodes), ...errorResponses([...LIST, "version_not_licensed", "not_found"]) },
+      requestParams: { path: VersionPath, query: EpisodesQuery, header: Conditional },
+      responses: { ...cacheable("One page of episodes.", EpisodePage, EXAMPLES.episodes), ...errorResponses([...LIST, "version_not_licensed", "not_found"]) },
     },
     post: undefined,
   },
@@ -174,8 +212,8 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       tags: ["Catalog"],
       summary: "Subtask spans of an episode",
       description: `The episode's spans, ordered by \`start_s\`, in the newest version licensed to the key that contains it, or in the pinned \`version\`. ${paging}`,
-      requestParams: { path: EpisodePath, query: AnnotationsQuery },
-      responses: { ...ok("One page of spans.", AnnotationPage, EXAMPLES.annotations), ...errorResponses([...LIST, "version_not_licensed", "not_found"]) },
+      requestParams: { path: EpisodePath, query: AnnotationsQuery, header: Conditional },
+      responses: { ...cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations), ...errorResponses([...LIST, "version_not_licensed", "not_found"]) },
     },
     post: undefined,
   },
@@ -238,6 +276,7 @@ const DESCRIPTION = `A read-only JSON API over the datasets and dataset versions
 - **Visibility:** a dataset you hold no licence for answers exactly like one that does not exist (404); an existing but unlicensed version of a visible dataset is 403 \`version_not_licensed\`.
 - **Errors:** always \`{"error":{"code","message","request_id"}}\` with a stable \`code\` (table under \`x-error-codes\`). Any method a path does not support is 405 \`method_not_allowed\` with \`Allow\`; a path that does not exist is 404 \`not_found\`.
 - **Headers:** every response carries \`X-Request-Id\` and \`RateLimit-Limit\` / \`RateLimit-Remaining\` / \`RateLimit-Reset\`; 429 and 503 carry \`Retry-After\` in whole seconds.
+- **Conditional requests:** catalog reads carry a strong \`ETag\` and \`Cache-Control: private\`; send the ETag back in \`If-None-Match\` to get 304 without a body while the answer is unchanged. Every request counts against the rate limit, 304s included.
 - **Pagination:** lists carry \`next_cursor\`; pass it back as \`cursor\` until it is \`null\`.`;
 
 function build(): OpenApiDocument {

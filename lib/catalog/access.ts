@@ -4,14 +4,14 @@ import type { Principal } from "../auth/principal";
 import { sqlOf, type Sql } from "../db/client";
 import type { FacetCounts } from "../db/schema";
 import { AppError, NOT_VISIBLE } from "../errors";
+import { cachedRead } from "../cache/read-cache";
 import { DATASET_ID_PATTERN } from "./identifiers";
-import { VERSION_PATTERN } from "./semver";
 
 /**
  * The one place that says which licences a principal may use, as a condition on `licences l`:
  * the organisation's active licences, intersected with the key's narrowing when it has one.
- * Every catalog read and every download goes through it, so nothing outside the caller's
- * licences is ever selected.
+ * Every catalog read and every download goes through it (as `usableLicences` below), so nothing
+ * outside the caller's licences is ever selected.
  */
 export function usableLicence(sql: Sql, principal: Principal): PendingQuery<Row[]> {
   if (!principal.organizationId) return sql`false`;
@@ -22,47 +22,72 @@ export function usableLicence(sql: Sql, principal: Principal): PendingQuery<Row[
   return sql`(l.organization_id = ${principal.organizationId} and l.revoked_at is null)`;
 }
 
-/** The caller's licence for the version `v` of the enclosing query, as a scalar subquery. */
-export function licenceOfVersion(sql: Sql, principal: Principal): PendingQuery<Row[]> {
-  return sql`(select l.id from licences l where l.version_id = v.id and ${usableLicence(sql, principal)} limit 1)`;
+/** Whose licences a principal uses: its organisation's, or, for a narrowed key, the key's own share of them. */
+function licenceHolder(principal: Principal): readonly unknown[] {
+  return principal.kind === "api_key" && principal.narrowed ? ["key", principal.keyId] : ["org", principal.organizationId];
 }
 
-export type VersionAccess = {
+/**
+ * The licences the caller may use, by version id: `usableLicence` applied to all of them at once.
+ * The API keeps this per organisation (or narrowed key) in memory; any change to licences, keys or
+ * their scopes flushes it (lib/cache).
+ */
+export function usableLicences(ctx: Ctx): Promise<ReadonlyMap<number, string>> {
+  return cachedRead(ctx, "licences", licenceHolder(ctx.principal), async () => {
+    const sql = sqlOf(ctx.db);
+    const rows = await sql<{ versionId: number; licenceId: string }[]>`
+      select l.version_id as "versionId", l.id as "licenceId" from licences l where ${usableLicence(sql, ctx.principal)}`;
+    return new Map(rows.map((row) => [row.versionId, row.licenceId]));
+  });
+}
+
+export type ReleasedVersion = {
   versionId: number;
   version: string;
   releasedAt: Date;
   episodeCount: number;
-  licenceId: string | null;
+  fileCount: number;
+  totalBytes: number;
+  streams: string[];
+  facetCounts: FacetCounts;
 };
 
-export type LicensedVersion = VersionAccess & { licenceId: string; facetCounts: FacetCounts };
+/** A dataset's released versions, newest first: the same for every caller, and changed only by an import. */
+export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedVersion[]> {
+  return cachedRead(ctx, "datasets", [datasetId], () => {
+    const sql = sqlOf(ctx.db);
+    return sql<ReleasedVersion[]>`
+      select id as "versionId", version, released_at as "releasedAt", episode_count as "episodeCount", file_count as "fileCount",
+             total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts"
+      from dataset_versions
+      where dataset_id = ${datasetId}
+      order by major desc, minor desc, patch desc`;
+  });
+}
+
+export type VersionAccess = ReleasedVersion & { licenceId: string | null };
+
+export type LicensedVersion = ReleasedVersion & { licenceId: string };
 
 /** Every version of a dataset with the caller's licence for it (if any), newest first. */
-export async function datasetVersionAccess(ctx: Ctx, datasetId: string, detailsOf: string | null = null) {
-  const sql = sqlOf(ctx.db);
-  return sql<(VersionAccess & { facetCounts: FacetCounts | null })[]>`
-    select v.id as "versionId", v.version, v.released_at as "releasedAt", v.episode_count as "episodeCount",
-           case when v.version = ${detailsOf} then v.facet_counts end as "facetCounts",
-           ${licenceOfVersion(sql, ctx.principal)} as "licenceId"
-    from dataset_versions v
-    where v.dataset_id = ${datasetId}
-    order by v.major desc, v.minor desc, v.patch desc`;
+export async function datasetVersionAccess(ctx: Ctx, datasetId: string): Promise<VersionAccess[]> {
+  const [versions, usable] = await Promise.all([releasedVersions(ctx, datasetId), usableLicences(ctx)]);
+  return versions.map((v) => ({ ...v, licenceId: usable.get(v.versionId) ?? null }));
 }
 
 /** The dataset's versions if at least one is licensed to the caller; otherwise the same 404 as a missing dataset. */
-export async function requireVisibleDataset(ctx: Ctx, datasetId: string, detailsOf: string | null = null) {
-  const versions = DATASET_ID_PATTERN.test(datasetId) ? await datasetVersionAccess(ctx, datasetId, detailsOf) : [];
+export async function requireVisibleDataset(ctx: Ctx, datasetId: string): Promise<VersionAccess[]> {
+  const versions = DATASET_ID_PATTERN.test(datasetId) ? await datasetVersionAccess(ctx, datasetId) : [];
   if (!versions.some((v) => v.licenceId)) throw new AppError("not_found", NOT_VISIBLE.dataset);
   return versions;
 }
 
 /** 404 for an invisible dataset or unknown version, 403 for a visible dataset's unlicensed version. */
 export async function requireLicensedVersion(ctx: Ctx, datasetId: string, version: string): Promise<LicensedVersion> {
-  // Only a well-formed version reaches SQL; anything else cannot exist and is "not found" below.
-  const versions = await requireVisibleDataset(ctx, datasetId, VERSION_PATTERN.test(version) ? version : null);
+  const versions = await requireVisibleDataset(ctx, datasetId);
   const found = versions.find((v) => v.version === version);
   if (!found) throw new AppError("not_found", `Dataset '${datasetId}' has no version '${version}'.`);
-  return assertLicensed(found, datasetId) as LicensedVersion;
+  return assertLicensed(found, datasetId);
 }
 
 export function assertLicensed<V extends VersionAccess>(found: V, datasetId: string): V & { licenceId: string } {

@@ -1,5 +1,6 @@
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
+import { CacheableRead } from "../cache/cacheable";
 import { requireLicensedVersion } from "./access";
 
 export type FileRecord = {
@@ -20,33 +21,39 @@ export type ManifestHead = {
   streams: string[];
 };
 
-export type Manifest = { head: ManifestHead; files: AsyncIterable<FileRecord> };
+export type ManifestDocument = ManifestHead & { files: FileRecord[] };
 
 /** A file row as the API shows it, for queries over `files f`. size_bytes as float8: exact below 2^53 bytes, and a JSON number. */
 export const fileColumns = (sql: Sql) => sql`f.path, f.episode_id, f.stream, f.size_bytes::float8 as size_bytes, f.sha256, f.media_type`;
 
-const BATCH = 2000;
-
 /**
  * A licensed version's manifest. Files come as an async iterable read in keyset batches by path,
- * so a version with hundreds of thousands of files is served with flat memory.
+ * so a version with hundreds of thousands of files is served with flat memory. A small manifest
+ * (at most one batch of files) can also be had `whole`, as one document a cache may keep.
  */
+export type Manifest = { head: ManifestHead; files: AsyncIterable<FileRecord>; whole: CacheableRead<ManifestDocument> | null };
+
+const BATCH = 2000;
+
 export async function getManifest(ctx: Ctx, input: { datasetId: string; version: string }): Promise<Manifest> {
-  const { versionId } = await requireLicensedVersion(ctx, input.datasetId, input.version);
-  const sql = sqlOf(ctx.db);
-  const [row] = await sql<{ released_at: Date; episode_count: number; total_bytes: number; streams: string[] }[]>`
-    select released_at, episode_count, total_bytes::float8 as total_bytes, streams from dataset_versions where id = ${versionId}`;
-  return {
-    head: {
-      dataset_id: input.datasetId,
-      version: input.version,
-      released_at: row!.released_at.toISOString(),
-      episode_count: row!.episode_count,
-      total_bytes: row!.total_bytes,
-      streams: row!.streams,
-    },
-    files: versionFiles(ctx, versionId),
+  const version = await requireLicensedVersion(ctx, input.datasetId, input.version);
+  const head: ManifestHead = {
+    dataset_id: input.datasetId,
+    version: input.version,
+    released_at: version.releasedAt.toISOString(),
+    episode_count: version.episodeCount,
+    total_bytes: version.totalBytes,
+    streams: version.streams,
   };
+  const whole =
+    version.fileCount <= BATCH
+      ? new CacheableRead(["manifest", version.versionId], "immutable", async () => {
+          const files: FileRecord[] = [];
+          for await (const file of versionFiles(ctx, version.versionId)) files.push(file);
+          return { ...head, files };
+        })
+      : null;
+  return { head, files: versionFiles(ctx, version.versionId), whole };
 }
 
 /** Every file of a version, in path order. */

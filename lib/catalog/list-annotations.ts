@@ -2,7 +2,9 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
-import { assertLicensed, datasetVersionAccess, licenceOfVersion, type VersionAccess } from "./access";
+import { CacheableRead } from "../cache/cacheable";
+import { cachedRead } from "../cache/read-cache";
+import { assertLicensed, datasetVersionAccess, type VersionAccess } from "./access";
 import { EPISODE_ID_PATTERN } from "./identifiers";
 
 export type AnnotationRecord = {
@@ -25,15 +27,15 @@ export type AnnotationPage = {
 
 export type EpisodeVersion = VersionAccess & { datasetId: string };
 
-/** The versions that contain an episode, newest first, with the caller's licence for each. */
-function episodeVersions(ctx: Ctx, episodeId: string) {
-  const sql = sqlOf(ctx.db);
-  return sql<EpisodeVersion[]>`
-    select v.id as "versionId", v.dataset_id as "datasetId", v.version, v.released_at as "releasedAt",
-           v.episode_count as "episodeCount", ${licenceOfVersion(sql, ctx.principal)} as "licenceId"
-    from episodes e join dataset_versions v on v.id = e.version_id
-    where e.episode_id = ${episodeId}
-    order by v.major desc, v.minor desc, v.patch desc`;
+/** The dataset an episode belongs to (episode ids are unique across datasets) and the versions that contain it. */
+function episodeLocation(ctx: Ctx, episodeId: string): Promise<{ datasetId: string; versionIds: number[] } | undefined> {
+  return cachedRead(ctx, "episodes", [episodeId], async () => {
+    const rows = await sqlOf(ctx.db)<{ datasetId: string; versionId: number }[]>`
+      select v.dataset_id as "datasetId", v.id as "versionId"
+      from episodes e join dataset_versions v on v.id = e.version_id
+      where e.episode_id = ${episodeId}`;
+    return rows.length ? { datasetId: rows[0]!.datasetId, versionIds: rows.map((r) => r.versionId) } : undefined;
+  });
 }
 
 /**
@@ -41,20 +43,24 @@ function episodeVersions(ctx: Ctx, episodeId: string) {
  * one. An episode in no licensed version is indistinguishable from none (404). A pinned version is
  * judged by the licence before its contents: one the caller may not read is 403 whether or not the
  * episode is in it, so the answer never tells what an unlicensed version holds; a licensed one
- * that lacks the episode is 404. Also returns every licensed version containing it.
+ * that lacks the episode is 404. Also returns every licensed version containing it, newest first.
  */
 export async function resolveEpisodeVersion(
   ctx: Ctx,
   episodeId: string,
   version?: string,
 ): Promise<{ chosen: EpisodeVersion & { licenceId: string }; licensed: (EpisodeVersion & { licenceId: string })[] }> {
-  const versions = EPISODE_ID_PATTERN.test(episodeId) ? await episodeVersions(ctx, episodeId) : [];
-  const licensed = [...versions].filter((v): v is EpisodeVersion & { licenceId: string } => v.licenceId !== null);
+  const location = EPISODE_ID_PATTERN.test(episodeId) ? await episodeLocation(ctx, episodeId) : undefined;
+  // The dataset's versions, newest first; shown below only once one of them holding the episode is licensed.
+  const access = location ? (await datasetVersionAccess(ctx, location.datasetId)).map((v) => ({ ...v, datasetId: location.datasetId })) : [];
+  const licensed = access.filter(
+    (v): v is EpisodeVersion & { licenceId: string } => v.licenceId !== null && location!.versionIds.includes(v.versionId),
+  );
   if (!licensed.length) throw new AppError("not_found", NOT_VISIBLE.episode);
   if (version === undefined) return { chosen: licensed[0]!, licensed };
-  const datasetId = licensed[0]!.datasetId;
+  const datasetId = location!.datasetId;
   // The dataset is visible to the caller, and so is its list of versions (with `licensed` flags).
-  const pinned = versions.find((v) => v.version === version) ?? (await datasetVersionAccess(ctx, datasetId)).find((v) => v.version === version);
+  const pinned = access.find((v) => v.version === version);
   if (!pinned) throw new AppError("not_found", `Dataset '${datasetId}' has no version '${version}'.`);
   assertLicensed(pinned, datasetId);
   const chosen = licensed.find((v) => v.version === version);
@@ -83,20 +89,28 @@ export const toAnnotation = (a: SpanRow): AnnotationRecord => ({ annotation_id: 
 
 /**
  * The subtask spans of an episode, in the newest version licensed to the caller that contains it,
- * or in the pinned `version`.
+ * or in the pinned `version`. Without a pin the answer moves when a newer version is licensed, so
+ * clients revalidate it; with one it is fixed.
  */
-export async function listAnnotations(ctx: Ctx, input: ListAnnotationsInput): Promise<AnnotationPage> {
+export async function annotationsPage(ctx: Ctx, input: ListAnnotationsInput): Promise<CacheableRead<AnnotationPage>> {
   const { chosen } = await resolveEpisodeVersion(ctx, input.episodeId, input.version);
   const binding = queryBinding(["annotations", input.episodeId, chosen.versionId]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["number", "number"]) : null;
-  const rows = await spanRows(ctx, chosen.versionId, input.episodeId, { after, limit: input.limit });
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    episode_id: input.episodeId,
-    dataset_id: chosen.datasetId,
-    version: chosen.version,
-    annotations: page.map(toAnnotation),
-    next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.start_s, last.id]) : null,
-  };
+  const reuse = input.version === undefined ? "revalidate" : "immutable";
+  return new CacheableRead(["annotations", input.episodeId, chosen.versionId, after, input.limit], reuse, async () => {
+    const rows = await spanRows(ctx, chosen.versionId, input.episodeId, { after, limit: input.limit });
+    const page = rows.slice(0, input.limit);
+    const last = page.at(-1);
+    return {
+      episode_id: input.episodeId,
+      dataset_id: chosen.datasetId,
+      version: chosen.version,
+      annotations: page.map(toAnnotation),
+      next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.start_s, last.id]) : null,
+    };
+  });
+}
+
+export async function listAnnotations(ctx: Ctx, input: ListAnnotationsInput): Promise<AnnotationPage> {
+  return (await annotationsPage(ctx, input)).read();
 }

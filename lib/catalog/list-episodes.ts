@@ -2,6 +2,7 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import type { FacetCounts } from "../db/schema";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
+import { CacheableRead } from "../cache/cacheable";
 import { requireLicensedVersion } from "./access";
 
 export type EpisodeRecord = {
@@ -39,30 +40,39 @@ export function matchingCount(counts: FacetCounts, episodeCount: number, filter:
 /**
  * One page of a licensed version's episodes in episode_id byte order; `total` counts all matches.
  * Each filter shape has an index ending in episode_id, so a page is one index range scan at any depth.
+ * Authorized and its cursor checked here; the page itself is read when asked for (and by the API only
+ * when its cache does not hold it: a released version's page never changes).
  */
-export async function listEpisodes(ctx: Ctx, input: ListEpisodesInput): Promise<EpisodePage> {
+export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<CacheableRead<EpisodePage>> {
   const { versionId, episodeCount, facetCounts } = await requireLicensedVersion(ctx, input.datasetId, input.version);
   const filter = { outcome: input.outcome, environment: input.environment };
   const binding = queryBinding(["episodes", input.datasetId, input.version, filter.outcome, filter.environment]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : undefined;
-  const sql = sqlOf(ctx.db);
-  // Distinct statements per filter shape, so each prepared plan fits its own index.
-  const rows = await sql<EpisodeRecord[]>`
-    select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams
-    from episodes
-    where version_id = ${versionId}
-      ${filter.outcome === undefined ? sql`` : sql`and outcome = ${filter.outcome}`}
-      ${filter.environment === undefined ? sql`` : sql`and environment = ${filter.environment}`}
-      ${after === undefined ? sql`` : sql`and episode_id > ${after}`}
-    order by episode_id
-    limit ${input.limit + 1}`;
-  const page = rows.slice(0, input.limit);
-  const last = page.at(-1);
-  return {
-    dataset_id: input.datasetId,
-    version: input.version,
-    total: matchingCount(facetCounts, episodeCount, filter),
-    episodes: page,
-    next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.episode_id]) : null,
-  };
+  // The version id stands for the dataset and version; the rest is every parameter of the page.
+  return new CacheableRead(["episodes", versionId, filter.outcome ?? null, filter.environment ?? null, after ?? null, input.limit], "immutable", async () => {
+    const sql = sqlOf(ctx.db);
+    // Distinct statements per filter shape, so each prepared plan fits its own index.
+    const rows = await sql<EpisodeRecord[]>`
+      select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams
+      from episodes
+      where version_id = ${versionId}
+        ${filter.outcome === undefined ? sql`` : sql`and outcome = ${filter.outcome}`}
+        ${filter.environment === undefined ? sql`` : sql`and environment = ${filter.environment}`}
+        ${after === undefined ? sql`` : sql`and episode_id > ${after}`}
+      order by episode_id
+      limit ${input.limit + 1}`;
+    const page = rows.slice(0, input.limit);
+    const last = page.at(-1);
+    return {
+      dataset_id: input.datasetId,
+      version: input.version,
+      total: matchingCount(facetCounts, episodeCount, filter),
+      episodes: page,
+      next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.episode_id]) : null,
+    };
+  });
+}
+
+export async function listEpisodes(ctx: Ctx, input: ListEpisodesInput): Promise<EpisodePage> {
+  return (await episodePage(ctx, input)).read();
 }

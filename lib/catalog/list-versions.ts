@@ -3,6 +3,7 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
+import { CacheableRead } from "../cache/cacheable";
 import { requireVisibleDataset } from "./access";
 
 export type VersionRecord = {
@@ -15,11 +16,13 @@ export type VersionRecord = {
 
 export type ListVersionsInput = { datasetId: string; limit: number; cursor?: string };
 
-/** All released versions of a visible dataset, newest first, each saying whether the caller holds it. */
-export async function listVersions(
-  ctx: Ctx,
-  input: ListVersionsInput,
-): Promise<{ dataset_id: string; versions: VersionRecord[]; next_cursor: string | null }> {
+export type VersionList = { dataset_id: string; versions: VersionRecord[]; next_cursor: string | null };
+
+/**
+ * All released versions of a visible dataset, newest first, each saying whether the caller holds it.
+ * The page depends on the caller only through which of the dataset's versions it holds.
+ */
+export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<CacheableRead<VersionList>> {
   const access = await requireVisibleDataset(ctx, input.datasetId);
   const binding = queryBinding(["versions", input.datasetId]);
   // A dataset has tens of versions, already read newest first for the visibility check: page in memory.
@@ -30,23 +33,30 @@ export async function listVersions(
     if (start === 0) throw new AppError("invalid_cursor", "The cursor does not fit this query. Start again without a cursor.");
   }
   const page = access.slice(start, start + input.limit);
-  const sql = sqlOf(ctx.db);
-  const changelog = page.length
-    ? await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
-        select version_id as "versionId", type, description from changelog_entries
-        where version_id in ${sql(page.map((v) => v.versionId))}
-        order by version_id, position`
-    : [];
-  const last = page.at(-1);
-  return {
-    dataset_id: input.datasetId,
-    versions: page.map((v) => ({
-      version: v.version,
-      licensed: v.licenceId !== null,
-      released_at: v.releasedAt.toISOString(),
-      episode_count: v.episodeCount,
-      changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
-    })),
-    next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
-  };
+  const held = access.filter((v) => v.licenceId !== null).map((v) => v.versionId);
+  return new CacheableRead(["versions", input.datasetId, held, start, input.limit], "revalidate", async () => {
+    const sql = sqlOf(ctx.db);
+    const changelog = page.length
+      ? await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
+          select version_id as "versionId", type, description from changelog_entries
+          where version_id in ${sql(page.map((v) => v.versionId))}
+          order by version_id, position`
+      : [];
+    const last = page.at(-1);
+    return {
+      dataset_id: input.datasetId,
+      versions: page.map((v) => ({
+        version: v.version,
+        licensed: v.licenceId !== null,
+        released_at: v.releasedAt.toISOString(),
+        episode_count: v.episodeCount,
+        changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
+      })),
+      next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
+    };
+  });
+}
+
+export async function listVersions(ctx: Ctx, input: ListVersionsInput): Promise<VersionList> {
+  return (await versionsPage(ctx, input)).read();
 }

@@ -11,7 +11,7 @@ export async function withTx<C extends TxCapable, T>(ctx: C, fn: (ctx: C) => Pro
   return ctx.db.transaction((tx) => fn({ ...ctx, db: tx as unknown as Db }));
 }
 
-function isTransaction(db: Db): boolean {
+export function isTransaction(db: Db): boolean {
   // drizzle transactions carry `rollback`; the root database does not.
   return typeof (db as { rollback?: unknown }).rollback === "function";
 }

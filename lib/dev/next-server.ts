@@ -9,24 +9,26 @@ export const NEXT_BIN = path.join(PROJECT_ROOT, "node_modules/next/dist/bin/next
 
 export const hasProductionBuild = () => existsSync(path.join(PROJECT_ROOT, ".next/BUILD_ID"));
 
-export type NextServer = { url: string; output: () => string; stop(): Promise<void> };
+/** `pid` is the server's process (`next start` serves in the process it starts in), for benchmarks that read its CPU time. */
+export type NextServer = { url: string; pid: number; output: () => string; stop(): Promise<void> };
 
 /**
  * The production build served by `next start` on a free port with `env`, once it answers: what a
- * client meets over HTTP (tests and benchmarks). Its output is kept for error messages.
+ * client meets over HTTP (tests and benchmarks). Its output is kept for error messages. `nodeFlags`
+ * go to Node itself (`--cpu-prof`, which NODE_OPTIONS does not accept).
  */
-export async function startNextServer(env: NodeJS.ProcessEnv): Promise<NextServer> {
+export async function startNextServer(env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<NextServer> {
   const port = await freePort();
   // `next start` sets NODE_ENV=production itself; a caller's (vitest's "test") must not leak into it.
   const childEnv: NodeJS.ProcessEnv = { ...env };
   delete (childEnv as Record<string, unknown>).NODE_ENV;
-  const child: ChildProcess = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(port)], { cwd: PROJECT_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, NEXT_BIN, "start", "-p", String(port)], { cwd: PROJECT_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
   await waitUntilServing(url, child, () => output);
-  return { url, output: () => output, stop: () => stop(child) };
+  return { url, pid: child.pid!, output: () => output, stop: () => stop(child) };
 }
 
 async function waitUntilServing(url: string, child: ChildProcess, output: () => string): Promise<void> {

@@ -13,6 +13,9 @@ import { readJsonBody } from "./body";
 import { rateLimiters, type RateLimitState } from "../limits/rate-limit";
 import { rateLimitHeaders } from "./rate-limit-headers";
 import { errorResponse, JSON_HEADERS, toAppError } from "./respond";
+import { conditionalResponse } from "./conditional";
+import { CacheableRead } from "../cache/cacheable";
+import { cachedBody, readCache, type ReadCache } from "../cache/read-cache";
 
 type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 export type RouteHandler = (request: Request, context: NextRouteContext) => Promise<Response>;
@@ -41,7 +44,9 @@ const BASE_HEADERS = {
 /**
  * One API endpoint: request id, transport rules, authentication, rate limit and input parsing
  * happen here, in that order, so the handler only calls a lib verb. Whatever it returns that is
- * not already a Response is sent as JSON; whatever it throws becomes the error envelope.
+ * not already a Response is sent as JSON: a CacheableRead (what a verb returns once it has
+ * authorized the caller) from the instance's cache when it holds it, with an ETag; whatever it
+ * throws becomes the error envelope.
  */
 export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO_PARAMETERS, B extends z.ZodType = z.ZodUndefined>(
   spec: S & { query?: Q; body?: B },
@@ -54,13 +59,14 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
     let limit: RateLimitState | undefined;
     let response: Response;
     try {
+      const cache = readCache();
       assertHttps(request, env().NODE_ENV === "production");
       assertAcceptsJson(request);
       let principal: ApiKeyPrincipal | undefined;
       if (spec.auth === "none") {
         limit = await limits.anonymousPerIp.consume(ip);
       } else {
-        ({ principal, limit } = await authenticate(request, ip));
+        ({ principal, limit } = await authenticate(request, ip, cache));
       }
       if (limit.limited) throw rateLimited(limit, spec.auth === "none" ? "requests from this address" : undefined);
       const input = {
@@ -69,9 +75,11 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
         body: spec.body ? await readJsonBody(request, spec.body) : undefined,
         request,
       } as EndpointInput<Q, B>;
-      const ctx = { db: getDb(), principal, requestId } as ApiCtx<S>;
+      const ctx = { db: getDb(), principal, requestId, cache } as ApiCtx<S>;
       const result = await handler(ctx, input);
-      response = result instanceof Response ? result : new Response(JSON.stringify(result), { headers: JSON_HEADERS });
+      if (result instanceof Response) response = result;
+      else if (result instanceof CacheableRead) response = conditionalResponse(request, await cachedBody(cache, result), result.reuse);
+      else response = new Response(JSON.stringify(result), { headers: JSON_HEADERS });
     } catch (error) {
       response = errorResponse(toAppError(error, requestId), requestId);
     }
@@ -80,10 +88,10 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
   };
 }
 
-async function authenticate(request: Request, ip: string): Promise<{ principal?: ApiKeyPrincipal; limit: RateLimitState }> {
+async function authenticate(request: Request, ip: string, cache: ReadCache | undefined): Promise<{ principal?: ApiKeyPrincipal; limit: RateLimitState }> {
   const limits = rateLimiters();
   try {
-    const principal = await authenticateApiKey(getDb(), bearerToken(request.headers.get("authorization")));
+    const principal = await authenticateApiKey(getDb(), bearerToken(request.headers.get("authorization")), { cache });
     return { principal, limit: await limits.perKey.consume(principal.keyId) };
   } catch (error) {
     if (!(error instanceof AppError && error.code === "unauthorized")) throw error;

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { hasProductionBuild, startNextServer, type NextServer } from "../dev/next-server";
 
@@ -9,5 +10,11 @@ export type AppServer = NextServer;
  */
 export async function startAppServer(env: Record<string, string> = {}): Promise<AppServer> {
   if (!hasProductionBuild()) throw new Error("No production build: run `npx next build` first (`npm test` does).");
-  return startNextServer({ ...process.env, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret"), ...env });
+  // Counters of its own, as an instance with in-process counters has: with REDIS_URL set, every
+  // server of the run would otherwise spend one budget per address (127.0.0.1). Instances that
+  // are meant to share counters are given the same prefix.
+  const rateLimitKeyPrefix = `das:rl:test:${randomBytes(6).toString("hex")}`;
+  // The suite's own process runs without the API cache (worker-setup.ts); a server has it, as deployed.
+  const { API_CACHE_MB: _inProcessOnly, ...inherited } = process.env;
+  return startNextServer({ ...inherited, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret"), RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix, ...env });
 }

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { hasProductionBuild, NEXT_BIN, startNextServer, type NextServer } from "@/lib/dev/next-server";
@@ -11,25 +12,33 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-export type Measurement = { p50: number; p99: number; perSecond: number; count: number };
+/** `cpuMsPerOp`: CPU time a watched process (the server) spent per operation, when one was watched. */
+export type Measurement = { p50: number; p99: number; perSecond: number; count: number; cpuMsPerOp?: number };
 
-/**
- * Latency of `operation` run back to back (one at a time), then throughput with `concurrency`
- * workers for `seconds`. Both after a warm-up, so caches and JITs are in their steady state.
- */
-export async function measure(
-  operation: () => Promise<void>,
-  options: { warmup?: number; samples?: number; concurrency?: number; seconds?: number } = {},
-): Promise<Measurement> {
-  const { warmup = 200, samples = 1000, concurrency = 4, seconds = 5 } = options;
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ", in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+const CLOCK_TICKS_PER_SECOND = 100;
+
+type MeasureOptions = { warmup?: number; samples?: number; concurrency?: number; seconds?: number };
+
+/** Latency of `operation` run back to back (one at a time), after a warm-up, so caches and JITs are in their steady state. */
+async function latencies(operation: () => Promise<void>, warmup: number, samples: number): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await operation();
-  const latencies: number[] = [];
+  const times: number[] = [];
   for (let i = 0; i < samples; i++) {
     const start = process.hrtime.bigint();
     await operation();
-    latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  latencies.sort((a, b) => a - b);
+  return times.sort((a, b) => a - b);
+}
+
+/** `operation` run by `concurrency` workers for `seconds`: how many completed, in how many seconds. */
+async function run(operation: () => Promise<void>, concurrency: number, seconds: number): Promise<{ done: number; elapsed: number }> {
   let done = 0;
   const until = Date.now() + seconds * 1000;
   const started = process.hrtime.bigint();
@@ -41,8 +50,41 @@ export async function measure(
       }
     }),
   );
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSecond: done / elapsed, count: samples };
+  return { done, elapsed: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+/**
+ * Operations that are compared with each other: the latency of each (run back to back), then
+ * their throughput in alternating slices of `slice` seconds until each has had `seconds`. On a
+ * machine whose load moves (other work on the same cores), each then meets the same load.
+ */
+export async function measureTogether<K extends string>(
+  operations: Record<K, () => Promise<void>>,
+  options: MeasureOptions & { slice?: number; watchPid?: number } = {},
+): Promise<Record<K, Measurement>> {
+  const { warmup = 200, samples = 1000, concurrency = 4, seconds = 5, slice = 0.5, watchPid } = options;
+  const names = Object.keys(operations) as K[];
+  const times = {} as Record<K, number[]>;
+  for (const name of names) times[name] = await latencies(operations[name], warmup, samples);
+  const totals = Object.fromEntries(names.map((name) => [name, { done: 0, elapsed: 0, cpu: 0 }])) as Record<K, { done: number; elapsed: number; cpu: number }>;
+  const cpu = () => (watchPid === undefined ? 0 : processCpuSeconds(watchPid));
+  for (let i = 0; i < Math.max(1, Math.round(seconds / slice)); i++) {
+    for (const name of names) {
+      const before = cpu();
+      const { done, elapsed } = await run(operations[name], concurrency, slice);
+      totals[name].done += done;
+      totals[name].elapsed += elapsed;
+      totals[name].cpu += cpu() - before;
+    }
+  }
+  return Object.fromEntries(
+    names.map((name) => {
+      const { done, elapsed, cpu: cpuSeconds } = totals[name];
+      const measured: Measurement = { p50: percentile(times[name], 50), p99: percentile(times[name], 99), perSecond: done / elapsed, count: samples };
+      if (watchPid !== undefined) measured.cpuMsPerOp = (1000 * cpuSeconds) / done;
+      return [name, measured];
+    }),
+  ) as Record<K, Measurement>;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -75,7 +117,7 @@ export function httpPost(url: string, headers: Record<string, string>, body: str
 }
 
 /** The production build under `next start` (built first if needed), as in deployment. */
-export async function startProductionServer(env: Record<string, string>): Promise<NextServer> {
+export async function startProductionServer(env: Record<string, string>, nodeFlags: string[] = []): Promise<NextServer> {
   if (!hasProductionBuild()) {
     progress("building the production bundle (next build)");
     await new Promise<void>((resolve, reject) =>
@@ -84,7 +126,7 @@ export async function startProductionServer(env: Record<string, string>): Promis
       ),
     );
   }
-  return startNextServer({ ...process.env, ...env });
+  return startNextServer({ ...process.env, ...env }, nodeFlags);
 }
 
 export function table(rows: Record<string, string | number>[]): string {

@@ -1,8 +1,8 @@
 // GET /api/v1/datasets – the datasets the key holds a licence for
 import { endpoint, route } from "@/lib/http/route";
 import { PageQuery } from "@/lib/api/requests";
-import { listDatasets } from "@/lib/catalog/list-datasets";
+import { datasetsPage } from "@/lib/catalog/list-datasets";
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
-  GET: endpoint({ query: PageQuery }, (ctx, { query }) => listDatasets(ctx, query)),
+  GET: endpoint({ query: PageQuery }, (ctx, { query }) => datasetsPage(ctx, query)),
 });

@@ -1,0 +1,31 @@
+import { createHash } from "node:crypto";
+
+/**
+ * How long a client may reuse an answer without asking again: `immutable` for what a URL names
+ * once and for all (a page of a released version), `revalidate` for what depends on the caller's
+ * licences or on which versions exist (lists), which the client must check each time (a 304 is cheap).
+ */
+export type Reuse = "immutable" | "revalidate";
+
+/**
+ * A JSON answer that is the same for everyone entitled to it. A verb returns one only after it has
+ * authorized the caller, so whatever a cache holds under `key` reaches only callers who would get
+ * the same bytes from the database. `key` must name everything that determines those bytes.
+ */
+export class CacheableRead<T extends object> {
+  constructor(
+    readonly key: readonly unknown[],
+    readonly reuse: Reuse,
+    readonly read: () => Promise<T>,
+  ) {}
+}
+
+/** A serialised answer and its strong validator (a digest of exactly these bytes). */
+export type JsonBody = { bytes: Uint8Array<ArrayBuffer>; etag: string };
+
+const encoder = new TextEncoder();
+
+export function jsonBody(value: object): JsonBody {
+  const bytes = encoder.encode(JSON.stringify(value));
+  return { bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url")}"` };
+}
