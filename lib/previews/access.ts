@@ -1,5 +1,5 @@
 import type { Ctx } from "../context";
-import { holds } from "../auth/authorize";
+import { holds, requireReviewer } from "../auth/authorize";
 import { sqlOf } from "../db/client";
 import type { ReviewerRole } from "../db/schema";
 import { AppError, NOT_VISIBLE } from "../errors";
@@ -40,6 +40,8 @@ export async function previewVersion(ctx: Ctx, basis: PreviewBasis, episodeId: s
 
 /** Every version that holds an episode, newest first, and the one chosen (the pinned one, or the newest). For reviewers and admins. */
 export async function reviewedEpisodeVersions(ctx: Ctx, episodeId: string, version?: string): Promise<{ chosen: PreviewVersion; all: PreviewVersion[] }> {
+  // Without a licence: only for those who hold the review permission, whoever calls this.
+  requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const all = EPISODE_ID_PATTERN.test(episodeId)
     ? await sql<PreviewVersion[]>`
