@@ -153,6 +153,19 @@ describe("the preview actions over HTTP", () => {
     expect(licensee).toMatchObject({ ok: false, error: { code: "forbidden" } });
   });
 
+  it("gives a licensee no URL for an episode outside their organisation's licences: the API's 404, nothing written", async () => {
+    const elsewhere = randomEpisodes(1, 43).map((e) => ({ ...e, streams: ["cam"] }));
+    const episodeId = elsewhere[0]!.episode_id;
+    const otherDataset = await importTestDataset([
+      { version: "1.0.0", episodes: elsewhere, files: [{ path: `${episodeId}/cam.mp4`, episode_id: episodeId, stream: "cam", size_bytes: 1, sha256: "d".repeat(64) }] },
+    ]);
+    await grant((await createTestOrg()).id, otherDataset, "1.0.0");
+    const result = await callAction("previewEpisode", { episode_id: episodeId }, session.licensee!.cookie, `/episodes/${catalog.episodeId}`);
+    expect(result).toMatchObject({ ok: false, error: { code: "not_found", message: "No such episode is available to you." } });
+    expect(JSON.stringify(result)).not.toContain("X-Amz-");
+    expect((await getDb().$client<{ n: number }[]>`select count(*)::int as n from disclosures where dataset_id = ${otherDataset}`)[0]!.n).toBe(0);
+  });
+
   it("checks its input as the API does, and never runs without a session", async () => {
     expect(await callAction("previewEpisode", { episode_id: catalog.episodeId, streams: ["nope"] }, session.licensee!.cookie)).toMatchObject({ ok: false, error: { code: "invalid_body" } });
     expect(await callAction("previewEpisode", { episode_id: 7 }, session.licensee!.cookie)).toMatchObject({ ok: false, error: { code: "invalid_body" } });
