@@ -34,6 +34,12 @@ const LAYERS = [
  * the test support (lib/testing) are used by scripts and tests only, never by the product.
  */
 const CLIENT = under("lib/client");
+/**
+ * LeRobot's format (info.json, path templates, parquet, the subset writer): files only, no
+ * database, no network, no caller. The importer reads datasets with it and `das pull` writes
+ * them, so the client may use it too; for that it imports nothing of ours but base files.
+ */
+const LEROBOT_FORMAT = under("lib/lerobot");
 const DEV_AND_TESTING = under("lib/dev", "lib/testing");
 const SCRIPTS = under("scripts");
 const isTest = (f: string) => /\.test\.tsx?$/.test(f) || under("e2e")(f);
@@ -98,7 +104,12 @@ function violation({ from, specifier, target }: Import): string | null {
   // Scripts, tests, the development runtime and the test support stand on top of everything else.
   if (SCRIPTS(from) || isTest(from) || DEV_AND_TESTING(from)) return null;
   if (CLIENT(from)) {
-    return CLIENT(target) || LAYERS[0].holds(target) || under("lib/api")(target) ? null : `${from} imports ${target}: the das client uses lib/api and base files only`;
+    return CLIENT(target) || LAYERS[0].holds(target) || under("lib/api")(target) || LEROBOT_FORMAT(target)
+      ? null
+      : `${from} imports ${target}: the das client uses lib/api, lib/lerobot and base files only`;
+  }
+  if (LEROBOT_FORMAT(from) && !LEROBOT_FORMAT(target) && !LAYERS[0].holds(target)) {
+    return `${from} imports ${target}: LeRobot's format code, which the das client shares, imports only base files`;
   }
   const own = layerOf(from);
   const theirs = layerOf(target);

@@ -27,7 +27,7 @@ async function runAll(cli: Cli, argvs: string[][]): Promise<CliRun[]> {
 
 const COMMANDS: Record<Cli, string[]> = {
   das: ["datasets", "versions", "manifest", "episodes", "annotations", "pull", "help"],
-  "das-admin": ["migrate", "import", "org create", "licence grant", "licence revoke", "key create", "key revoke", "user create", "seed", "disclosures verify", "disclosures export", "help", "key"],
+  "das-admin": ["migrate", "import", "org create", "licence grant", "licence revoke", "key create", "key revoke", "user create", "seed", "disclosures verify", "disclosures export", "store check", "help", "key"],
 };
 
 describe("--help", () => {
@@ -42,7 +42,7 @@ describe("--help", () => {
     expect(admin.stdout.startsWith("Usage: das-admin <command>\n")).toBe(true);
     expect(adminHelp.stdout).toBe(admin.stdout);
     // Every command by its full words, not only the groups.
-    for (const line of ["import <dir>", "org create [options] <slug>", "licence grant <org> <dataset> <version>", "key create [options] <org>", "key revoke <key>", "disclosures export [options]", "help [command...]"]) {
+    for (const line of ["import [options] <dir>", "store check <dataset@version>", "org create [options] <slug>", "licence grant <org> <dataset> <version>", "key create [options] <org>", "key revoke <key>", "disclosures export [options]", "help [command...]"]) {
       expect(admin.stdout).toContain(`\n  ${line}`);
     }
   });

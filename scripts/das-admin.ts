@@ -5,23 +5,34 @@ import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
 import { createDb, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { Option } from "commander";
 import { AppError } from "@/lib/errors";
 import { errorFields } from "@/lib/log";
 import { ImportError } from "@/lib/catalog/import/problems";
 import { importVersion } from "@/lib/catalog/import/import-version";
+import { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
+import { Progress } from "@/lib/client/progress";
+import { describeLeRobotImport } from "./cli/lerobot-import-summary";
+import { EpisodeLine } from "@/lib/catalog/import/records";
+import { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";
+import { VERSION_PATTERN } from "@/lib/catalog/semver";
+import { s3Client } from "@/lib/storage/client";
+import { checkVersionStore } from "@/lib/catalog/store-check";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { createUser } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
 import { seedDemo } from "@/lib/dev/demo/seed";
-import { storeLocation } from "@/lib/storage/config";
+import { objectKey, storeLocation } from "@/lib/storage/config";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import { disclosureFilter, parseTimeBound } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
-import { Exit, readPassword, say } from "./cli/terminal";
-import { datasetVersion, duration, positiveWholeNumber, repeatable, type Target } from "./cli/values";
+import { Exit, readPassword, say, UsageError } from "./cli/terminal";
+import { datasetVersion, duration, positiveWholeNumber, repeatable, target, wholeNumberFrom, type Target } from "./cli/values";
 
 const program = cliProgram({
   name: "das-admin",
@@ -45,17 +56,134 @@ program
     }),
   );
 
+type ImportOptions = {
+  format?: "jsonl" | "lerobot";
+  dataset?: string;
+  version?: string;
+  title?: string;
+  description?: string;
+  releasedAt?: string;
+  changelog?: string;
+  episodeMetadata?: string;
+  annotations?: string;
+  outcome?: string;
+  environment?: string;
+  contributor?: string;
+  skipIncompleteEpisodes?: boolean;
+  upload?: boolean;
+  concurrency: number;
+};
+const LEROBOT_ONLY = ["dataset", "version", "title", "description", "releasedAt", "changelog", "episodeMetadata", "annotations", "outcome", "environment", "contributor", "skipIncompleteEpisodes", "upload"] as const;
+
 program
   .command("import")
-  .summary("import a dataset version (docs/import-format.md)")
-  .description("Import one dataset version from a directory laid out as docs/import-format.md describes. Nothing is written unless all of it is valid.")
+  .summary("import a dataset version: an import directory or a LeRobot dataset")
+  .description(
+    "Import one dataset version from a directory: an import directory laid out as docs/import-format.md describes, or a LeRobot dataset (v2.0, v2.1, v3.0; docs/lerobot.md), recognised by its meta/info.json. Nothing is written unless all of it is valid.",
+  )
   .argument("<dir>", "the version's directory")
-  .examples("das-admin import path/to/kitchen-pick-place-1.1.0")
+  .addOption(new Option("--format <format>", "what the directory holds (default: lerobot if it has meta/info.json, else jsonl)").choices(["jsonl", "lerobot"]))
+  .optionsGroup("LeRobot datasets:")
+  .option("--dataset <id>", "the dataset's id (required)", datasetIdValue)
+  .option("--version <x.y.z>", "the version to release (required)", versionValue)
+  .option("--title <text>", "the dataset's title (default: as it is; a new dataset: its id)")
+  .option("--description <text>", "the dataset's description (default: as it is)")
+  .option("--released-at <time>", "release time, ISO 8601 with a time zone (default: now; on a re-import, as released)")
+  .option("--changelog <file>", "a JSON file with the changelog entries, as in version.json")
+  .option("--episode-metadata <jsonl>", "JSON Lines of {episode_index, outcome?, environment?, contributor?, has_recovery?}")
+  .option("--annotations <jsonl>", "subtask spans in annotations.jsonl's format, keyed by episode_index or episode_id")
+  .option("--outcome <value>", "outcome of episodes that say none (default: unknown)", facetValue("outcome"))
+  .option("--environment <value>", "environment of episodes that say none (default: unknown)", facetValue("environment"))
+  .option("--contributor <value>", "contributor of episodes that say none (default: unknown)", facetValue("contributor"))
+  .option("--skip-incomplete-episodes", "leave out episodes whose files are missing (and report them) instead of refusing the version")
+  .option("--upload", "put every file into the object store first (resumable: objects already there are skipped)")
+  .option("--concurrency <n>", "files hashed or uploaded at once, 1 to 64", wholeNumberFrom(1, 64), 8)
+  .examples(
+    "das-admin import path/to/kitchen-pick-place-1.1.0",
+    "das-admin import ./so100_pick --dataset so100-pick --version 1.0.0 --title 'SO-100 pick' --episode-metadata outcomes.jsonl --upload",
+  )
   .action(
-    onDatabase(async ({ ctx }, dir: string) => {
-      const result = await importVersion((ctx.db as RootDb).$client, dir);
-      const what = `${result.datasetId}@${result.version}: ${result.episodes} episodes, ${result.annotations} annotations, ${result.files} files`;
-      say(result.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`);
+    onDatabase(async ({ ctx }, dir: string, options: ImportOptions) => {
+      const format = options.format ?? (existsSync(path.join(dir, "meta", "info.json")) ? "lerobot" : "jsonl");
+      if (format === "jsonl") {
+        const given = LEROBOT_ONLY.filter((name) => options[name] !== undefined);
+        if (given.length) throw new UsageError(`${given.map(flagOf).join(", ")} ${given.length > 1 ? "are" : "is"} for LeRobot datasets; ${dir} is read as an import directory (docs/import-format.md).`);
+        const result = await importVersion((ctx.db as RootDb).$client, dir);
+        const what = `${result.datasetId}@${result.version}: ${result.episodes} episodes, ${result.annotations} annotations, ${result.files} files`;
+        say(result.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`);
+        return;
+      }
+      if (!options.dataset || !options.version) throw new UsageError("An import of a LeRobot dataset needs --dataset ID and --version X.Y.Z.");
+      const controller = new AbortController();
+      const interrupt = () => {
+        if (controller.signal.aborted) process.exit(130);
+        say("\nInterrupted: rolling back (press Ctrl-C again to quit at once).");
+        controller.abort(new Error("interrupted"));
+      };
+      process.on("SIGINT", interrupt);
+      process.on("SIGTERM", interrupt);
+      const location = options.upload ? storeLocation() : undefined;
+      const client = location ? s3Client(location) : undefined;
+      try {
+        const result = await importLeRobotVersion((ctx.db as RootDb).$client, {
+          dir,
+          datasetId: options.dataset,
+          version: options.version,
+          title: options.title,
+          description: options.description,
+          releasedAt: options.releasedAt,
+          changelogFile: options.changelog,
+          episodeMetadataFile: options.episodeMetadata,
+          annotationsFile: options.annotations,
+          defaults: { outcome: options.outcome, environment: options.environment, contributor: options.contributor },
+          skipIncompleteEpisodes: options.skipIncompleteEpisodes,
+          upload: client && location ? { client, bucket: location.bucket, keyOf: (p) => objectKey(options.dataset!, options.version!, p) } : undefined,
+          concurrency: options.concurrency,
+          progress: (totals) => new Progress(totals.files, totals.bytes, process.stderr),
+          signal: controller.signal,
+        });
+        for (const line of describeLeRobotImport(result, { uploaded: Boolean(options.upload) })) say(line);
+      } catch (error) {
+        if (controller.signal.aborted) {
+          say("Interrupted: nothing was written to the catalog. Run the same command again to resume; files already in the store are not sent again.");
+          throw new Exit(130);
+        }
+        throw error;
+      } finally {
+        client?.destroy();
+        process.off("SIGINT", interrupt);
+        process.off("SIGTERM", interrupt);
+      }
+    }),
+  );
+
+const store = program.group("store", "The object store that holds the files.");
+
+store
+  .command("check")
+  .summary("find files of a version missing from the store")
+  .description("Check that the object store holds every file of a version's manifest at its size; exit 1 listing the files it does not.")
+  .argument("<dataset@version>", "the version, e.g. kitchen-pick-place@1.1.0", target)
+  .examples("das-admin store check so100-pick@1.0.0")
+  .action(
+    onDatabase(async ({ ctx }, { datasetId, version }: Target) => {
+      const location = storeLocation();
+      const client = s3Client(location);
+      try {
+        const report = await checkVersionStore(ctx, { datasetId, version }, { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, version, p) });
+        const bad = report.missing.length + report.wrongSize.length;
+        if (!bad) return void say(`All ${report.files} files of ${datasetId}@${version} are in the store at their sizes.`);
+        say(`${bad} of ${report.files} files of ${datasetId}@${version} are not in the store as the manifest says:`);
+        const lines = [
+          ...report.missing.map((p) => `  missing: ${p}`),
+          ...report.wrongSize.map((w) => `  wrong size: ${w.path} (${w.actual} bytes, the manifest says ${w.expected})`),
+        ];
+        for (const line of lines.slice(0, 100)) say(line);
+        if (lines.length > 100) say(`  ... and ${lines.length - 100} more`);
+        throw new Exit(1);
+      } finally {
+        client.destroy();
+      }
     }),
   );
 
@@ -215,6 +343,27 @@ disclosures
       say(`Exported ${options.format === "csv" ? rows - 1 : rows} entries.`);
     }),
   );
+
+const flagOf = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+function datasetIdValue(text: string): string {
+  if (!DATASET_ID_PATTERN.test(text)) throw new InvalidArgumentError("takes a dataset id: lower-case letters, digits, '.', '_' or '-' (at most 100).");
+  return text;
+}
+
+function versionValue(text: string): string {
+  if (!VERSION_PATTERN.test(text)) throw new InvalidArgumentError("takes a version of three dot-separated numbers, e.g. 1.2.0.");
+  return text;
+}
+
+/** A default for an episode field, checked by the same rule as the field itself. */
+function facetValue(field: "outcome" | "environment" | "contributor") {
+  return (text: string): string => {
+    const checked = EpisodeLine.shape[field].safeParse(text);
+    if (!checked.success) throw new InvalidArgumentError(`${checked.error.issues[0]!.message.replace(`${field} `, "")}.`);
+    return text;
+  };
+}
 
 /** --from and --to: a date or an instant as the disclosure filter reads them, checked here so that a bad one is a usage error. */
 function timeBound(text: string): string {

@@ -64,9 +64,13 @@ program
       const manifest = await api.manifest(datasetId, version);
       if (options.json) return void out(`${JSON.stringify(manifest)}\n`);
       out(
-        `${manifest.dataset_id}@${manifest.version}, released ${manifest.released_at}: ${manifest.episode_count} episodes, ${manifest.files.length} files, ${bytes(manifest.total_bytes)}; streams: ${manifest.streams.join(", ") || "none"}\n\n`,
+        `${manifest.dataset_id}@${manifest.version}, released ${manifest.released_at}: ${manifest.episode_count} episodes, ${manifest.files.length} files, ${bytes(manifest.total_bytes)}; streams: ${manifest.streams.join(", ") || "none"}${
+          manifest.format ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type ?? "robot type not given"}, ${manifest.format.fps} fps` : ""
+        }\n\n`,
       );
-      out(table(["PATH", "EPISODE", "STREAM", "SIZE", "SHA256"], manifest.files.map((f) => [f.path, f.episode_id ?? "-", f.stream ?? "-", bytes(f.size_bytes), f.sha256.slice(0, 12)])));
+      // A file shared by several episodes (a LeRobot v3.0 video) says how many; --json lists them.
+      const episodeOf = (f: (typeof manifest.files)[number]) => f.episode_id ?? (f.episode_ids.length ? `${f.episode_ids.length} episodes` : "-");
+      out(table(["PATH", "EPISODE", "STREAM", "SIZE", "SHA256"], manifest.files.map((f) => [f.path, episodeOf(f), f.stream ?? "-", bytes(f.size_bytes), f.sha256.slice(0, 12)])));
     }),
   );
 

@@ -10,7 +10,19 @@ const dash = (value: string | null) => value ?? "—";
 
 const COLUMNS: ColumnDef<DownloadFile, unknown>[] = [
   { accessorKey: "path", header: "Path", cell: ({ row }) => <span className="font-mono text-xs">{row.original.path}</span> },
-  { accessorKey: "episode_id", header: "Episode", cell: ({ row }) => <span className="font-mono text-xs">{dash(row.original.episode_id)}</span> },
+  {
+    accessorKey: "episode_id",
+    header: "Episode",
+    // A file shared by several episodes (a LeRobot v3.0 video) says how many, and lists them on hover.
+    cell: ({ row }) => {
+      const { episode_id, episode_ids } = row.original;
+      return (
+        <span className="font-mono text-xs" title={episode_ids.length > 1 ? episode_ids.join(", ") : undefined}>
+          {episode_id ?? (episode_ids.length ? `${episode_ids.length} episodes` : dash(null))}
+        </span>
+      );
+    },
+  },
   { accessorKey: "stream", header: "Stream", cell: ({ row }) => dash(row.original.stream) },
   { accessorKey: "size_bytes", header: "Size", meta: { align: "right" }, cell: ({ row }) => formatBytes(row.original.size_bytes) },
   {

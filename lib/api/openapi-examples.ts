@@ -37,7 +37,21 @@ const versions: VersionListBody = {
         { type: "fixed", description: "Wrist camera timestamps were 40 ms late." },
       ],
     },
-    { version: "1.0.0", licensed: true, released_at: "2026-01-15T09:00:00.000Z", episode_count: 1080, changelog: [] },
+    {
+      version: "1.0.0",
+      licensed: true,
+      released_at: "2026-01-15T09:00:00.000Z",
+      episode_count: 1080,
+      changelog: [],
+      format: {
+        source: "lerobot",
+        codebase_version: "v3.0",
+        robot_type: "so100",
+        fps: 30,
+        total_frames: 648000,
+        cameras: [{ key: "observation.images.front", storage: "video", codec: "av1", height: 480, width: 640, fps: 30 }],
+      },
+    },
   ],
   next_cursor: null,
 };
@@ -50,9 +64,9 @@ const manifest: ManifestBody = {
   total_bytes: 49263905,
   streams: ["cam_front", "joints"],
   files: [
-    { path: "README.md", episode_id: null, stream: null, size_bytes: 2048, sha256: SHA("e"), media_type: "text/markdown" },
-    { path: "episodes/kpp-000042/cam_front.mp4", episode_id: "kpp-000042", stream: "cam_front", size_bytes: 48213377, sha256: SHA("a"), media_type: "video/mp4" },
-    { path: "episodes/kpp-000042/joints.parquet", episode_id: "kpp-000042", stream: "joints", size_bytes: 1048480, sha256: SHA("b"), media_type: "application/vnd.apache.parquet" },
+    { path: "README.md", episode_id: null, episode_ids: [], stream: null, size_bytes: 2048, sha256: SHA("e"), media_type: "text/markdown" },
+    { path: "episodes/kpp-000042/cam_front.mp4", episode_id: "kpp-000042", episode_ids: ["kpp-000042"], stream: "cam_front", size_bytes: 48213377, sha256: SHA("a"), media_type: "video/mp4" },
+    { path: "episodes/kpp-000042/joints.parquet", episode_id: "kpp-000042", episode_ids: ["kpp-000042"], stream: "joints", size_bytes: 1048480, sha256: SHA("b"), media_type: "application/vnd.apache.parquet" },
   ],
 };
 
@@ -97,6 +111,7 @@ const download: DownloadBodyResponse = {
   file_count: 2,
   total_bytes: 49261857,
   files: manifest.files.slice(1).map(({ media_type: _, ...file }) => ({ ...file, url: url(file.path) })),
+  co_delivered_episode_ids: [],
 };
 
 const downloadRequests: Record<string, { summary: string; value: DownloadBody }> = {

@@ -88,7 +88,15 @@ export const DownloadBody = z
       .max(100, "is too long")
       .refine(unique, "must not repeat a stream")
       .optional()
-      .meta({ override: { uniqueItems: true }, description: "Only files of these streams (files of the whole version, which record no stream, are then left out).", example: ["cam_front"] }),
+      .meta({ override: { uniqueItems: true }, description: "Only files of these streams (files of the whole version, which record no stream, are then left out unless `include_version_files`).", example: ["cam_front"] }),
+    include_version_files: z
+      .boolean("must be true or false")
+      .optional()
+      .meta({
+        description:
+          "Also deliver every file of the whole version (files of no episode, such as a LeRobot dataset's `meta/`), whatever `streams` says. A download of the whole version without `streams` includes them anyway.",
+        example: true,
+      }),
   })
   .refine((b) => !(b.episode_ids && b.filter), { message: "give episode_ids or filter, not both", path: ["filter"] })
   .meta({

@@ -44,6 +44,28 @@ export const DatasetList = z.object({ datasets: z.array(DatasetRecord), next_cur
 
 export const ChangelogEntry = z.object({ type: z.enum(CHANGELOG_TYPES), description: z.string() }).meta({ id: "ChangelogEntry" });
 
+export const Camera = z
+  .object({
+    key: z.string().meta({ description: "The camera's feature key.", example: "observation.images.front" }),
+    storage: z.enum(["video", "image"]).meta({ description: "`video`: files of its own; `image`: frames inside the data files." }),
+    codec: z.string().nullable().meta({ example: "av1" }),
+    height: z.number().int().nullable().meta({ example: 480 }),
+    width: z.number().int().nullable().meta({ example: 640 }),
+    fps: z.number().nullable().meta({ example: 30 }),
+  })
+  .meta({ id: "Camera" });
+
+export const VersionFormat = z
+  .object({
+    source: z.literal("lerobot").meta({ description: "The version was imported from a LeRobot dataset." }),
+    codebase_version: z.string().meta({ description: "LeRobot's format version of the dataset.", example: "v3.0" }),
+    robot_type: z.string().nullable().meta({ example: "so100" }),
+    fps: z.number().positive().meta({ example: 30 }),
+    total_frames: z.number().int().nonnegative(),
+    cameras: z.array(Camera),
+  })
+  .meta({ id: "VersionFormat", description: "Present for a version imported from a LeRobot dataset: its robot, frame rate and cameras. `das pull` writes such a version as a LeRobot dataset." });
+
 export const VersionRecord = z
   .object({
     version: VersionNumber,
@@ -51,6 +73,7 @@ export const VersionRecord = z
     released_at: Timestamp,
     episode_count: z.number().int().nonnegative(),
     changelog: z.array(ChangelogEntry),
+    format: VersionFormat.optional(),
   })
   .meta({ id: "VersionRecord" });
 
@@ -61,7 +84,10 @@ export const VersionList = z
 export const ManifestFile = z
   .object({
     path: z.string().meta({ description: "Path of the file within the version.", example: "episodes/kpp-000042/cam_front.mp4" }),
-    episode_id: EpisodeId.nullable().meta({ description: "The episode the file belongs to; `null` for files of the whole version." }),
+    episode_id: EpisodeId.nullable().meta({ description: "The episode the file belongs to when it holds exactly one; `null` for files of the whole version and files shared by several episodes." }),
+    episode_ids: z
+      .array(EpisodeId)
+      .meta({ description: "Every episode the file holds, in byte order: one for a file of its own, several for a file shared by episodes (a LeRobot v3.0 video), `[]` for files of the whole version.", example: ["kpp-000042"] }),
     stream: z.string().nullable().meta({ description: "The stream the file records; `null` when it records none.", example: "cam_front" }),
     size_bytes: Bytes,
     sha256: Sha256,
@@ -76,6 +102,7 @@ export const ManifestHeadSchema = z.object({
   episode_count: z.number().int().nonnegative(),
   total_bytes: Bytes,
   streams: z.array(z.string()).meta({ description: "Every stream name recorded in the version, sorted." }),
+  format: VersionFormat.optional(),
 });
 
 export const Manifest = ManifestHeadSchema.extend({ files: z.array(ManifestFile).meta({ description: "Every file of the version, by path." }) }).meta({ id: "Manifest" });
@@ -136,6 +163,13 @@ export const Download = z
     file_count: z.number().int().nonnegative(),
     total_bytes: Bytes,
     files: z.array(DownloadFile),
+    co_delivered_episode_ids: z
+      .array(EpisodeId)
+      .meta({
+        description:
+          "Episodes delivered beyond those asked for (the listed `episode_ids`, or those matching `filter`), because a delivered file also holds them, sorted. Every episode in a delivered file is recorded in the disclosure log.",
+        example: [],
+      }),
   })
   .meta({ id: "Download" });
 

@@ -2,10 +2,11 @@ import type { PendingQuery, Row } from "postgres";
 import type { Ctx } from "../context";
 import type { Principal } from "../auth/principal";
 import { sqlOf, type Sql } from "../db/client";
-import type { FacetCounts } from "../db/schema";
+import type { FacetCounts, LeRobotFormatInfo, SourceFormat } from "../db/schema";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { cachedRead } from "../cache/read-cache";
 import { DATASET_ID_PATTERN } from "./identifiers";
+import { versionFormat, type VersionFormat } from "./version-format";
 
 /**
  * The one place that says which licences a principal may use, as a condition on `licences l`:
@@ -50,18 +51,21 @@ export type ReleasedVersion = {
   totalBytes: number;
   streams: string[];
   facetCounts: FacetCounts;
+  /** A version imported from a LeRobot dataset: its facts; null for our own import format. */
+  format: VersionFormat | null;
 };
 
 /** A dataset's released versions, newest first: the same for every caller, and changed only by an import. */
 export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedVersion[]> {
-  return cachedRead(ctx, "datasets", [datasetId], () => {
+  return cachedRead(ctx, "datasets", [datasetId], async () => {
     const sql = sqlOf(ctx.db);
-    return sql<ReleasedVersion[]>`
+    const rows = await sql<(Omit<ReleasedVersion, "format"> & { sourceFormat: SourceFormat; formatInfo: LeRobotFormatInfo | null })[]>`
       select id as "versionId", version, released_at as "releasedAt", episode_count as "episodeCount", file_count as "fileCount",
-             total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts"
+             total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts", source_format as "sourceFormat", format_info as "formatInfo"
       from dataset_versions
       where dataset_id = ${datasetId}
       order by major desc, minor desc, patch desc`;
+    return rows.map(({ sourceFormat, formatInfo, ...v }) => ({ ...v, format: versionFormat(sourceFormat, formatInfo) }));
   });
 }
 

@@ -5,6 +5,7 @@ import { AppError } from "../errors";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
 import { CacheableRead } from "../cache/cacheable";
 import { requireVisibleDataset } from "./access";
+import type { VersionFormat } from "./version-format";
 
 export type VersionRecord = {
   version: string;
@@ -12,7 +13,11 @@ export type VersionRecord = {
   released_at: string;
   episode_count: number;
   changelog: { type: ChangelogType; description: string }[];
+  /** A version imported from a LeRobot dataset: its facts. Left out for other versions. */
+  format?: VersionFormat;
 };
+
+export type { VersionFormat };
 
 export type ListVersionsInput = { datasetId: string; limit: number; cursor?: string };
 
@@ -51,6 +56,7 @@ export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<
         released_at: v.releasedAt.toISOString(),
         episode_count: v.episodeCount,
         changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
+        ...(v.format ? { format: v.format } : {}),
       })),
       next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
     };

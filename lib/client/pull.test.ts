@@ -12,6 +12,7 @@ import { backoffSeconds, retryAfterSeconds } from "./retry";
 const file = (p: string, episode: string | null, stream: string | null = "cam"): ManifestFile => ({
   path: p,
   episode_id: episode,
+  episode_ids: episode === null ? [] : [episode],
   stream,
   size_bytes: 1,
   sha256: "0".repeat(64),
@@ -66,6 +67,39 @@ describe("planning download requests", () => {
     expect(requests.map((r) => r.body)).toEqual([
       { dataset_id: "ds", version: "1.0.0", episode_ids: ["x"], streams: ["cam"] },
       { dataset_id: "ds", version: "1.0.0", episode_ids: ["x"], streams: ["joints"] },
+    ]);
+  });
+
+  it("fetches a file shared by several chosen episodes once, with the first of them, and sizes requests by what they resolve to", () => {
+    const shared = (p: string, episodes: string[], stream = "cam"): ManifestFile => ({ ...file(p, episodes.length === 1 ? episodes[0]! : null, stream), episode_ids: episodes });
+    const files = [shared("v0", ["a", "b"]), shared("d0", ["a", "b"], "joints"), shared("v1", ["c", "d"]), shared("d1", ["c"], "joints"), shared("d2", ["d"], "joints")];
+    const chosen = new Set(["a", "b", "c", "d"]);
+    const { requests, unplannable } = planRequests({ ...scope, episodeIds: [...chosen] }, files, files, { limit: 3, episodes: chosen });
+    expect(unplannable).toEqual([]);
+    // a and b resolve to the same two files; c and d to v1, d1, d2 (three).
+    expect(requests.map((r) => r.body.episode_ids)).toEqual([["a"], ["c", "d"]]);
+    expect(requests.map((r) => r.files.map((f) => f.path))).toEqual([["v0", "d0"], ["v1", "d1", "d2"]]);
+    // Only chosen episodes are named, even where a file holds others.
+    const one = planRequests({ ...scope, episodeIds: ["b"] }, files.slice(0, 2), files.slice(0, 2), { limit: 10, episodes: new Set(["b"]) });
+    expect(one.requests.map((r) => r.body)).toEqual([{ dataset_id: "ds", version: "1.0.0", episode_ids: ["b"] }]);
+  });
+
+  it("with includeVersionFiles, asks for the files of the whole version along with an episode request, whatever the streams", () => {
+    const meta = file("meta/info.json", null, null);
+    const inScope = [meta, ...files.slice(1, 5)]; // a and b, cam and joints
+    const chosen = new Set(["a", "b"]);
+    const whole = planRequests({ ...scope, episodeIds: ["a", "b"], includeVersionFiles: true }, inScope, inScope, { limit: 13, episodes: chosen });
+    expect(whole.requests.map((r) => r.body)).toEqual([{ dataset_id: "ds", version: "1.0.0", episode_ids: ["a", "b"], include_version_files: true }]);
+    expect(whole.requests[0]!.files).toEqual([...files.slice(1, 5), meta]);
+    // Only meta/ left to fetch: a request of the smallest chosen episode carries it.
+    const rest = planRequests({ ...scope, episodeIds: ["a", "b"], streams: ["cam"], includeVersionFiles: true }, inScope, [meta], { limit: 13, episodes: chosen });
+    expect(rest.requests).toEqual([{ body: { dataset_id: "ds", version: "1.0.0", streams: ["cam"], episode_ids: ["a"], include_version_files: true }, files: [meta] }]);
+    // A whole version with streams: one request with the flag.
+    const manifest = { files, streams: ["cam", "joints"] } as ManifestDocument;
+    const camOnly = filesInScope(manifest, { ...scope, streams: ["cam"], includeVersionFiles: true }, null);
+    expect(camOnly.map((f) => f.path)).toEqual(["README.md", "a/cam", "b/cam", "c/cam", "d/cam", "e/cam", "f/cam"]);
+    expect(planRequests({ ...scope, streams: ["cam"], includeVersionFiles: true }, camOnly, camOnly, { limit: 13 }).requests.map((r) => r.body)).toEqual([
+      { dataset_id: "ds", version: "1.0.0", streams: ["cam"], include_version_files: true },
     ]);
   });
 

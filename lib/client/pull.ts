@@ -3,6 +3,7 @@ import path from "node:path";
 import type { DownloadBody } from "../api/requests";
 import type { ApiClient, DownloadDocument, ManifestDocument, ManifestFile } from "./api";
 import { bytes } from "./format";
+import { finishLeRobotPull, placeOfLeRobotFile, type DownloadRecord, type LeRobotPullResult } from "./lerobot-pull";
 import { filesInScope, planRequests, type PlannedRequest, type Scope } from "./plan";
 import { Progress } from "./progress";
 import { fetchFile, localState, partialPath, Throttle } from "./transfer";
@@ -44,6 +45,8 @@ export type PullSummary = {
   bytes_received: number;
   /** Every download requested (each one an entry in the disclosure log). */
   downloads: string[];
+  /** Episodes delivered beyond those chosen, because delivered files also hold them (byte order). */
+  co_delivered_episode_ids: string[];
   /** Downloads requested again because URLs expired. */
   url_renewals: number;
   /** Partial files the store sent whole again because it ignored the Range header. */
@@ -51,6 +54,8 @@ export type PullSummary = {
   failed: { path: string; reason: string }[];
   interrupted: boolean;
   seconds: number;
+  /** A version imported from a LeRobot dataset: what was written for LeRobot (null when nothing was: another format, or files failed). */
+  lerobot: LeRobotPullResult | null;
 };
 
 /** A problem with the request itself (unknown stream or episode): nothing was downloaded. */
@@ -69,8 +74,12 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   const { api } = options;
   const err = options.stderr ?? process.stderr;
   const manifest = await api.manifest(options.datasetId, options.version);
+  // A LeRobot version is written as a LeRobot dataset: its meta/ comes along, whatever the streams.
+  const format = manifest.format ?? null;
+  const scope: Scope = format ? { ...options, includeVersionFiles: true } : options;
+  const placeOf = format ? placeOfLeRobotFile : (file: ManifestFile) => file.path;
   const episodes = await episodeSet(options, manifest);
-  const inScope = filesInScope(manifest, options, episodes);
+  const inScope = filesInScope(manifest, scope, episodes);
   const summary: PullSummary = {
     dataset_id: options.datasetId,
     version: options.version,
@@ -83,21 +92,32 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     refetched_corrupt: 0,
     bytes_received: 0,
     downloads: [],
+    co_delivered_episode_ids: [],
     url_renewals: 0,
     range_ignored: 0,
     failed: [],
     interrupted: false,
     seconds: 0,
+    lerobot: null,
   };
 
-  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary);
+  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary, placeOf);
   if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the manifest and will be fetched again.\n`);
-  const plan = planRequests(options, inScope, pending, { filterCovers: Boolean(options.filter && !options.episodeIds), limit: options.maxFilesPerRequest });
+  const plan = planRequests(scope, inScope, pending, { filterCovers: Boolean(options.filter && !options.episodeIds), limit: options.maxFilesPerRequest, episodes });
   for (const { file, reason } of plan.unplannable) summary.failed.push({ path: file.path, reason: `cannot be requested: ${reason}` });
 
   const progress = new Progress(pending.length, pending.reduce((sum, f) => sum + f.size_bytes, 0), err);
   progress.credit(partialBytes);
-  const context: RunContext = { options, summary, progress, corrupt, throttle: options.limitRate ? new Throttle(options.limitRate) : undefined };
+  const context: RunContext = {
+    options,
+    summary,
+    progress,
+    corrupt,
+    throttle: options.limitRate ? new Throttle(options.limitRate) : undefined,
+    placeOf,
+    deliveredBy: new Map(),
+    downloadRecords: [],
+  };
   if (pending.length) {
     for (const request of plan.requests) {
       if (options.signal?.aborted) break;
@@ -112,6 +132,11 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     progress.finish();
   }
   summary.interrupted = Boolean(options.signal?.aborted);
+  summary.co_delivered_episode_ids = [...new Set(context.downloadRecords.flatMap((d) => d.co_delivered_episode_ids))].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  // meta/ describes what is on disk, so it is written only once every file of the scope is.
+  if (format && !summary.interrupted && !summary.failed.length) {
+    summary.lerobot = await finishLeRobotPull({ dir: options.dir, format, manifest, inScope, chosen: episodes, deliveredBy: context.deliveredBy, downloads: context.downloadRecords });
+  }
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
 }
@@ -124,7 +149,7 @@ async function episodeSet(options: PullOptions, manifest: ManifestDocument): Pro
   }
   let set: Set<string> | null = null;
   if (options.episodeIds) {
-    const withFiles = new Set(manifest.files.map((f) => f.episode_id));
+    const withFiles = new Set(manifest.files.flatMap((f) => f.episode_ids));
     const unknown = options.episodeIds.filter((id) => !withFiles.has(id));
     if (unknown.length) throw new PullError(`No files of these episodes in ${options.datasetId}@${options.version}: ${unknown.slice(0, 20).join(", ")}${unknown.length > 20 ? ", ..." : ""}.`);
     set = new Set(options.episodeIds);
@@ -146,7 +171,7 @@ export function destination(dir: string, file: string): string {
   return path.join(path.resolve(dir), ...segments);
 }
 
-async function checkLocal(dir: string, files: ManifestFile[], summary: PullSummary) {
+async function checkLocal(dir: string, files: ManifestFile[], summary: PullSummary, placeOf: (file: ManifestFile) => string) {
   const pending: ManifestFile[] = [];
   const corrupt = new Set<string>();
   let partialBytes = 0;
@@ -156,7 +181,7 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
       const file = files[next++]!;
       let dest: string;
       try {
-        dest = destination(dir, file.path);
+        dest = destination(dir, placeOf(file));
       } catch (error) {
         summary.failed.push({ path: file.path, reason: (error as Error).message });
         continue;
@@ -179,7 +204,18 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
   return { pending, corrupt, partialBytes };
 }
 
-type RunContext = { options: PullOptions; summary: PullSummary; progress: Progress; corrupt: Set<string>; throttle?: Throttle };
+type RunContext = {
+  options: PullOptions;
+  summary: PullSummary;
+  progress: Progress;
+  corrupt: Set<string>;
+  throttle?: Throttle;
+  /** Where a file lands under the directory (its path, or elsewhere for a LeRobot meta/ file). */
+  placeOf: (file: ManifestFile) => string;
+  /** The download each file of this run came from. */
+  deliveredBy: Map<string, string>;
+  downloadRecords: DownloadRecord[];
+};
 
 /** The signed URLs of one planned request, renewed (as a new download) when they expire. */
 class Lease {
@@ -200,6 +236,10 @@ class Lease {
 
   has(file: ManifestFile): boolean {
     return this.urls.has(file.path);
+  }
+
+  get downloadId(): string {
+    return this.document.download_id;
   }
 
   /** A URL for the file that will not expire within the margin, and the generation it belongs to. */
@@ -226,15 +266,17 @@ class Lease {
   private async issue(body: DownloadBody): Promise<void> {
     this.document = await this.context.options.api.createDownload(body);
     this.context.summary.downloads.push(this.document.download_id);
+    this.context.downloadRecords.push({ download_id: this.document.download_id, co_delivered_episode_ids: this.document.co_delivered_episode_ids });
     this.urls = new Map(this.document.files.map((f) => [f.path, f.url]));
   }
 }
 
-/** The same request for fewer files: its episode list cut down to theirs. */
+/** The same request for fewer files: its episode list cut down to theirs (files of the whole version keep the first). */
 function narrowed(body: DownloadBody, files: ManifestFile[]): DownloadBody {
   if (!body.episode_ids) return body;
-  const episodes = new Set(files.map((f) => f.episode_id));
-  return { ...body, episode_ids: body.episode_ids.filter((id) => episodes.has(id)) };
+  const episodes = new Set(files.flatMap((f) => f.episode_ids));
+  const kept = body.episode_ids.filter((id) => episodes.has(id));
+  return { ...body, episode_ids: kept.length ? kept : body.episode_ids.slice(0, 1) };
 }
 
 async function runRequest(context: RunContext, request: PlannedRequest): Promise<void> {
@@ -268,7 +310,7 @@ async function runRequest(context: RunContext, request: PlannedRequest): Promise
 /** One file, renewing its URL once if the store refuses it; returns why it failed, if it did. */
 async function transfer(context: RunContext, lease: Lease, file: ManifestFile): Promise<string | undefined> {
   const { options, summary, progress } = context;
-  const dest = destination(options.dir, file.path);
+  const dest = destination(options.dir, context.placeOf(file));
   for (let renewed = false; ; renewed = true) {
     const { url, generation } = await lease.url(file);
     const result = await fetchFile(file, url, dest, {
@@ -282,6 +324,7 @@ async function transfer(context: RunContext, lease: Lease, file: ManifestFile): 
       onWait: (what, seconds) => progress.log(`${what}; retrying in ${seconds} s`),
     });
     if (result.ok) {
+      context.deliveredBy.set(file.path, lease.downloadId);
       summary.downloaded++;
       if (result.resumedFrom > 0 && !result.rangeIgnored) summary.resumed++;
       if (result.rangeIgnored) {
@@ -312,6 +355,17 @@ export function describeSummary(s: PullSummary): string {
   if (extras.length) lines.push(`  ${extras.join(", ")}.`);
   if (s.downloads.length) {
     lines.push(`  ${s.downloads.length} download request(s), each recorded in the disclosure log${s.url_renewals ? ` (${s.url_renewals} for expired or refused URLs)` : ""}: ${s.downloads.join(", ")}.`);
+  }
+  if (s.co_delivered_episode_ids.length) {
+    lines.push(`  ${s.co_delivered_episode_ids.length} more episode(s) came along in files they share with the chosen ones, and are recorded in the disclosure log too.`);
+  }
+  if (s.lerobot) {
+    const l = s.lerobot;
+    lines.push(
+      `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/), provenance in ${l.provenance}.`,
+    );
+    if (l.open_with) lines.push(`  Open it with: ${l.open_with}`);
+    if (l.note) lines.push(`  Note: ${l.note}`);
   }
   if (s.failed.length) {
     lines.push(`${s.failed.length} file(s) could not be fetched or verified:`);

@@ -64,12 +64,13 @@ export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Prom
         URL_TTL_SECONDS,
       );
       committing = true;
-      return { chained, files: resolved.files };
+      return { chained, files: resolved.files, coDelivered: resolved.coDelivered };
     });
     const { chained } = entry;
     const download = await signDownload(
       { id: chained.id, datasetId: chained.datasetId, version: chained.version, issuedAt: chained.occurredAt, expiresAt: chained.expiresAt },
       entry.files,
+      entry.coDelivered,
     );
     return { download, replayed: false };
   } catch (error) {
@@ -100,6 +101,8 @@ function scopeOf(body: DownloadRequest): RequestedScope {
   if (body.episode_ids) scope.episode_ids = body.episode_ids;
   if (body.filter) scope.filter = body.filter;
   if (body.streams) scope.streams = body.streams;
+  // false is the same as leaving it out, and recorded the same.
+  if (body.include_version_files) scope.include_version_files = true;
   return scope;
 }
 

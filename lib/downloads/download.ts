@@ -4,7 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
-import { filesInScope } from "./resolve-scope";
+import { coDeliveredEpisodes, filesInScope } from "./resolve-scope";
 
 export type DownloadFile = Omit<FileRecord, "media_type"> & { url: string };
 
@@ -16,12 +16,14 @@ export type Download = {
   file_count: number;
   total_bytes: number;
   files: DownloadFile[];
+  /** Delivered episodes beyond those asked for: a delivered file also holds them. */
+  co_delivered_episode_ids: string[];
 };
 
 type Issued = { id: string; datasetId: string; version: string; issuedAt: Date; expiresAt: Date };
 
 /** The download document, every URL signed at the issue time, so that signing again yields the same URLs. */
-export async function signDownload(issued: Issued, files: readonly FileRecord[]): Promise<Download> {
+export async function signDownload(issued: Issued, files: readonly FileRecord[], coDelivered: readonly string[]): Promise<Download> {
   const urls = await presigner().presignKeys(
     files.map((f) => objectKey(issued.datasetId, issued.version, f.path)),
     { signingDate: issued.issuedAt, expiresIn: URL_TTL_SECONDS },
@@ -33,7 +35,8 @@ export async function signDownload(issued: Issued, files: readonly FileRecord[])
     expires_at: issued.expiresAt.toISOString(),
     file_count: files.length,
     total_bytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
-    files: files.map((f, i) => ({ path: f.path, episode_id: f.episode_id, stream: f.stream, size_bytes: f.size_bytes, sha256: f.sha256, url: urls[i]! })),
+    files: files.map((f, i) => ({ path: f.path, episode_id: f.episode_id, episode_ids: f.episode_ids, stream: f.stream, size_bytes: f.size_bytes, sha256: f.sha256, url: urls[i]! })),
+    co_delivered_episode_ids: [...coDelivered],
   };
 }
 
@@ -53,5 +56,7 @@ export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Do
   const files = await sql<FileRecord[]>`
     select ${fileColumns(sql)}
     from files f where ${filesInScope(sql, entry.version_id, entry.requested_scope)} order by f.path`;
-  return signDownload({ id: entry.id, datasetId: entry.dataset_id, version: entry.version, issuedAt: entry.occurred_at, expiresAt: entry.expires_at }, files);
+  const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const coDelivered = await coDeliveredEpisodes(sql, entry.version_id, entry.requested_scope, delivered);
+  return signDownload({ id: entry.id, datasetId: entry.dataset_id, version: entry.version, issuedAt: entry.occurred_at, expiresAt: entry.expires_at }, files, coDelivered);
 }

@@ -82,7 +82,7 @@ afterAll(async () => {
 const urlOf = (n: number) => `${base}/bucket/${n}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=${sha256(String(n))}&q='$(touch%20PWNED_url)'`;
 
 function downloadOf(paths: readonly string[], fields: Partial<Download> = {}): Download {
-  const files = paths.map((p, n) => ({ path: p, episode_id: `ep-${n}`, stream: "cam", size_bytes: contentOf(n).length, sha256: sha256(contentOf(n)), url: urlOf(n) }));
+  const files = paths.map((p, n) => ({ path: p, episode_id: `ep-${n}`, episode_ids: [`ep-${n}`], stream: "cam", size_bytes: contentOf(n).length, sha256: sha256(contentOf(n)), url: urlOf(n) }));
   return {
     download_id: "dl_0123456789abcdef",
     dataset_id: "kitchen-pick-place",
@@ -91,6 +91,7 @@ function downloadOf(paths: readonly string[], fields: Partial<Download> = {}): D
     file_count: files.length,
     total_bytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
     files,
+    co_delivered_episode_ids: [],
     ...fields,
   };
 }
@@ -250,9 +251,9 @@ describe("manifest.json and manifest.csv", () => {
   it("CSV carries every path in one field, a formula-like one behind a quote", () => {
     const download = downloadOf(HOSTILE_PATHS);
     const records = parseCsv(renderDownload(download, "csv"));
-    expect(records[0]).toEqual(["path", "episode_id", "stream", "size_bytes", "sha256", "url"]);
+    expect(records[0]).toEqual(["path", "episode_id", "episode_ids", "stream", "size_bytes", "sha256", "url"]);
     expect(records.slice(1)).toEqual(
-      download.files.map((f) => [/^[-=+@]/.test(f.path) ? `'${f.path}` : f.path, f.episode_id, f.stream, String(f.size_bytes), f.sha256, f.url]),
+      download.files.map((f) => [/^[-=+@]/.test(f.path) ? `'${f.path}` : f.path, f.episode_id, f.episode_ids.join(" "), f.stream, String(f.size_bytes), f.sha256, f.url]),
     );
     expect(renderDownload(downloadOf(['=HYPERLINK("http://evil","x")']), "csv")).toContain(`\r\n"'=HYPERLINK(""http://evil"",""x"")",`);
   });

@@ -107,7 +107,11 @@ export function renderDownload(download: Download, format: DownloadFormat): stri
     case "json":
       return `${JSON.stringify(download, null, 2)}\n`;
     case "csv":
-      return csvLine(["path", "episode_id", "stream", "size_bytes", "sha256", "url"]) + download.files.map((f) => csvLine([f.path, f.episode_id, f.stream, f.size_bytes, f.sha256, f.url])).join("");
+      // episode_ids space-separated: an episode id holds no space.
+      return (
+        csvLine(["path", "episode_id", "episode_ids", "stream", "size_bytes", "sha256", "url"]) +
+        download.files.map((f) => csvLine([f.path, f.episode_id, f.episode_ids.join(" "), f.stream, f.size_bytes, f.sha256, f.url])).join("")
+      );
     case "aria2c":
       return download.files.map(aria2cEntry).join("");
     case "curl":

@@ -7,8 +7,10 @@ import { MAX_FILES_PER_DOWNLOAD } from "./scope";
 
 export type ResolvedScope = {
   files: FileRecord[];
-  /** Distinct episodes whose files are in the download, in byte order. */
+  /** Every episode of every delivered file, in byte order: what the disclosure records. */
   episodeIds: string[];
+  /** Those of `episodeIds` beyond the ones asked for (listed, or matching the filter), in byte order. */
+  coDelivered: string[];
   totalBytes: number;
 };
 
@@ -16,10 +18,13 @@ const NAMED = 20;
 const named = (values: string[]) => values.slice(0, NAMED).join(", ") + (values.length > NAMED ? ` (and ${values.length - NAMED} more)` : "");
 
 /**
- * The files a requested scope covers in one version: the listed episodes, the episodes matching
- * the filter, or the whole version (including version-level files, which belong to no episode),
- * each narrowed to `streams` when given. Unknown streams or episode ids are named in a 400;
- * more than 10,000 files is a 422 asking the client to split.
+ * The files a requested scope covers in one version: every file holding one of the listed
+ * episodes or of the episodes matching the filter, or the whole version (including version-level
+ * files, which belong to no episode), each narrowed to `streams` when given, plus the
+ * version-level files when `include_version_files` asks for them. A file shared by several
+ * episodes delivers all of them: the resolved episodes are every episode of every delivered file.
+ * Unknown streams or episode ids are named in a 400; more than 10,000 files is a 422 asking the
+ * client to split.
  */
 export async function resolveScope(
   sql: Sql,
@@ -55,10 +60,35 @@ export async function resolveScope(
     );
   }
   if (!files.length) throw new AppError("invalid_body", `The scope matches no files in ${where}; nothing would be downloaded.`);
-  const episodeIds = [...new Set(files.map((f) => f.episode_id).filter((id): id is string => id !== null))].sort((a, b) =>
-    Buffer.compare(Buffer.from(a), Buffer.from(b)),
-  );
-  return { files: [...files], episodeIds, totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0) };
+  const episodeIds = [...new Set(files.flatMap((f) => f.episode_ids))].sort(byteOrder);
+  return {
+    files: [...files],
+    episodeIds,
+    coDelivered: await coDeliveredEpisodes(sql, version.versionId, scope, episodeIds),
+    totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
+  };
+}
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The delivered episodes that were not asked for: not listed, or not matching the filter. A whole version asks for every episode. */
+export async function coDeliveredEpisodes(sql: Sql, versionId: number, scope: RequestedScope, delivered: readonly string[]): Promise<string[]> {
+  if (scope.episode_ids) {
+    const asked = new Set(scope.episode_ids);
+    return delivered.filter((id) => !asked.has(id));
+  }
+  if (!scope.filter || !delivered.length) return [];
+  const rows = await sql<{ episode_id: string }[]>`
+    select e.episode_id from episodes e
+    where e.version_id = ${versionId} and e.episode_id = any(${delivered as string[]}::text[]) and not (${episodeFilter(sql, scope.filter)})
+    order by e.episode_id`;
+  return rows.map((r) => r.episode_id);
+}
+
+/** The filter as a condition on `episodes e` (its columns are never null). */
+function episodeFilter(sql: Sql, filter: NonNullable<RequestedScope["filter"]>): PendingQuery<Row[]> {
+  const { outcome, environment } = filter;
+  return sql`true ${outcome === undefined ? sql`` : sql`and e.outcome = ${outcome}`} ${environment === undefined ? sql`` : sql`and e.environment = ${environment}`}`;
 }
 
 /**
@@ -67,13 +97,16 @@ export async function resolveScope(
  */
 export function filesInScope(sql: Sql, versionId: number, scope: RequestedScope): PendingQuery<Row[]> {
   const streams = scope.streams ? sql`and f.stream = any(${scope.streams}::text[])` : sql``;
-  if (scope.episode_ids) return sql`f.version_id = ${versionId} and f.episode_id = any(${scope.episode_ids}::text[]) ${streams}`;
-  if (scope.filter) {
-    const { outcome, environment } = scope.filter;
-    return sql`f.version_id = ${versionId} and f.episode_id in (
-      select episode_id from episodes where version_id = ${versionId}
-        ${outcome === undefined ? sql`` : sql`and outcome = ${outcome}`}
-        ${environment === undefined ? sql`` : sql`and environment = ${environment}`}) ${streams}`;
-  }
-  return sql`f.version_id = ${versionId} ${streams}`;
+  // Files of the whole version are those that hold no episode.
+  const versionFiles = scope.include_version_files
+    ? sql`or not exists (select 1 from file_episodes fe where fe.version_id = ${versionId} and fe.path = f.path)`
+    : sql``;
+  let episodeFiles: PendingQuery<Row[]>;
+  if (scope.episode_ids) {
+    episodeFiles = sql`f.path in (select fe.path from file_episodes fe where fe.version_id = ${versionId} and fe.episode_id = any(${scope.episode_ids}::text[]))`;
+  } else if (scope.filter) {
+    episodeFiles = sql`f.path in (select fe.path from file_episodes fe join episodes e on e.version_id = fe.version_id and e.episode_id = fe.episode_id
+      where fe.version_id = ${versionId} and ${episodeFilter(sql, scope.filter)})`;
+  } else episodeFiles = sql`true`;
+  return sql`f.version_id = ${versionId} and ((${episodeFiles} ${streams}) ${versionFiles})`;
 }

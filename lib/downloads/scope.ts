@@ -6,7 +6,7 @@ export const MAX_FILES_PER_DOWNLOAD = 10_000;
 
 /**
  * What a download asks for: one version of a dataset, narrowed by `episode_ids` or `filter` (not
- * both) and/or `streams`. The API's request schema (lib/api/requests.ts) and the portal's download
+ * both) and/or `streams`, with the files of the whole version added by `include_version_files`. The API's request schema (lib/api/requests.ts) and the portal's download
  * action produce it; the shape is the wire's, so the disclosure log records the request as sent.
  */
 export type DownloadRequest = {
@@ -15,4 +15,6 @@ export type DownloadRequest = {
   episode_ids?: string[];
   filter?: { outcome?: string; environment?: string };
   streams?: string[];
+  /** Also every file of the whole version (files of no episode, such as a LeRobot dataset's meta/), whatever `streams` says. */
+  include_version_files?: boolean;
 };

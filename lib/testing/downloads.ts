@@ -35,10 +35,18 @@ export function postDownload(key: string, body: unknown, headers: Record<string,
   return call(POST, "/api/v1/downloads", { method: "POST", key, body, headers });
 }
 
-export type ExpectedFile = { path: string; episode_id: string | null; stream: string | null; size_bytes: number; sha256: string };
-export type Expected = { files: ExpectedFile[]; episodeIds: string[]; totalBytes: number };
+export type ExpectedFile = { path: string; episode_id: string | null; episode_ids: string[]; stream: string | null; size_bytes: number; sha256: string };
+export type Expected = { files: ExpectedFile[]; episodeIds: string[]; coDelivered: string[]; totalBytes: number };
 
-/** The files and episodes a scope covers in a version, computed from the lines the version was imported from. */
+/** The episodes a files.jsonl line says the file holds, in byte order. */
+export const episodesOfFile = (f: FileLine): string[] =>
+  (f.episode_id ? [f.episode_id] : (f.episode_ids ?? f.episodes?.map((e) => e.episode_id) ?? [])).slice().sort(byteOrder);
+
+/**
+ * The files and episodes a scope covers in a version, computed from the lines the version was
+ * imported from: every file holding an episode of the scope, all of that file's episodes
+ * delivered, and the version-level files when the whole version or `include_version_files` asks.
+ */
 export function expectedScope(episodes: readonly EpisodeLine[], files: readonly FileLine[], scope: RequestedScope): Expected {
   let episodeSet: Set<string> | null = null;
   if (scope.episode_ids) episodeSet = new Set(scope.episode_ids);
@@ -50,13 +58,21 @@ export function expectedScope(episodes: readonly EpisodeLine[], files: readonly 
         .map((e) => e.episode_id),
     );
   }
+  const inStreams = (f: FileLine) => (scope.streams ? f.stream != null && scope.streams.includes(f.stream) : true);
   const chosen = files
-    .filter((f) => (episodeSet ? f.episode_id != null && episodeSet.has(f.episode_id) : true))
-    .filter((f) => (scope.streams ? f.stream != null && scope.streams.includes(f.stream) : true))
-    .map((f) => ({ path: f.path, episode_id: f.episode_id ?? null, stream: f.stream ?? null, size_bytes: f.size_bytes, sha256: f.sha256 }))
+    .filter((f) => {
+      const held = episodesOfFile(f);
+      if (!held.length && scope.include_version_files) return true;
+      return (episodeSet ? held.some((id) => episodeSet.has(id)) : true) && inStreams(f);
+    })
+    .map((f) => {
+      const held = episodesOfFile(f);
+      return { path: f.path, episode_id: held.length === 1 ? held[0]! : null, episode_ids: held, stream: f.stream ?? null, size_bytes: f.size_bytes, sha256: f.sha256 };
+    })
     .sort((a, b) => byteOrder(a.path, b.path));
-  const episodeIds = [...new Set(chosen.map((f) => f.episode_id).filter((id): id is string => id !== null))].sort(byteOrder);
-  return { files: chosen, episodeIds, totalBytes: chosen.reduce((sum, f) => sum + f.size_bytes, 0) };
+  const episodeIds = [...new Set(chosen.flatMap((f) => f.episode_ids))].sort(byteOrder);
+  const coDelivered = episodeSet ? episodeIds.filter((id) => !episodeSet.has(id)) : [];
+  return { files: chosen, episodeIds, coDelivered, totalBytes: chosen.reduce((sum, f) => sum + f.size_bytes, 0) };
 }
 
 export type DisclosureRow = {

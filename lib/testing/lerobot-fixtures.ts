@@ -374,7 +374,8 @@ function writeFrames(file: string, rows: Record<string, unknown>[], schema: Sche
 }
 
 function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpisode[]) {
-  const names = Object.keys(rows[0]!);
+  // Every row's keys: an owner field may be on some episodes only (null on the others).
+  const names = [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const extraTypes = new Map<string, "STRING" | "BOOLEAN" | "DOUBLE">();
   for (const e of episodes) for (const [k, v] of Object.entries(e.extra)) extraTypes.set(k, typeof v === "string" ? "STRING" : typeof v === "boolean" ? "BOOLEAN" : "DOUBLE");
   const schema: SchemaElement[] = [{ name: "schema", num_children: names.length }];

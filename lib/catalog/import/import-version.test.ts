@@ -209,12 +209,54 @@ describe("importVersion: a good directory", () => {
     expect((stored.changelog[1] as { description: string }).description).toBe("Fixed:\n- timestamps\n- colours");
   });
 
-  it("keeps changelog descriptions of up to 2,000 characters", async () => {
+  it("keeps free text byte for byte, edge spaces included: labels and tasks of 300 and 10,000 characters, a 100,000-character description", async () => {
     const s = sample(uniqueId("ds"));
-    const long = "Recalibrated the wrist camera".padEnd(2000, ".");
-    await importVersion(sql(), sampleDir(s, { "version.json": versionJson({ secondDescription: `  ${long}  ` }) }));
+    // Multi-byte characters and an emoji (two UTF-16 units, one character), so that "characters" and "byte for byte" are both tested.
+    const long300 = `  Pick up the blue mug by its handle — carefully — and place it on the coaster ☕ ${"then wait. ".repeat(25)}`;
+    const long10k = `🤖 ${"fold the towel in half, then in half again; ".repeat(230)}`.padEnd(10_001, "é").slice(0, 10_001);
+    expect(long300.length).toBeGreaterThan(300);
+    expect([...long10k].length).toBe(10_000);
+    const changelog = "Recalibrated the wrist camera".padEnd(9_996, ".");
+    const description = "d".repeat(99_999) + "\n";
+    const dir = sampleDir(s, {
+      "dataset.json": JSON.stringify({ id: s.ds, title: ` ${long300} `, description }),
+      "episodes.jsonl": jsonl({ ...s.episodes[0], task: long10k }, { ...s.episodes[1], task: long300 }, s.episodes[2]),
+      "annotations.jsonl": jsonl({ ...s.annotations[0], label: long10k }, { ...s.annotations[1], label: long300 }, s.annotations[2]),
+      "version.json": versionJson({ secondDescription: `  ${changelog}  ` }),
+    });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported" });
+    const [dataset] = await sql()`select title, description from datasets where id = ${s.ds}`;
+    expect(dataset).toEqual({ title: ` ${long300} `, description });
     const stored = await storedContent((await versionRow(s.ds)).id);
-    expect(stored.changelog[1]).toEqual({ position: 1, type: "fixed", description: long });
+    expect(stored.changelog[1]).toEqual({ position: 1, type: "fixed", description: `  ${changelog}  ` });
+    const tasks = new Map(stored.episodes.map((e) => [(e as { episode_id: string }).episode_id, (e as { task: string }).task]));
+    expect(Buffer.from(tasks.get(s.id(1))!)).toEqual(Buffer.from(long10k));
+    expect(tasks.get(s.id(2))).toBe(long300);
+    expect(stored.annotations.map((a) => (a as { label: string }).label)).toEqual([long10k, long300, "pull"]);
+  });
+
+  it("refuses free text over 10,000 characters, or empty or only white space, and identifiers with white space at an end", async () => {
+    const s = sample(uniqueId("ds"));
+    // Episode 2 has no annotations or files, so its line's problem stays its own; lines 4 and 5 are new episodes.
+    const error = await refused(
+      sampleDir(s, {
+        "episodes.jsonl": jsonl(
+          s.episodes[0],
+          { ...s.episodes[1], task: "x".repeat(10_001) },
+          s.episodes[2],
+          { ...s.episodes[1], episode_id: s.id(4), task: " \t\n" },
+          { ...s.episodes[1], episode_id: s.id(5), environment: "kitchen " },
+        ),
+        "annotations.jsonl": jsonl({ ...s.annotations[0], label: "" }, ...s.annotations.slice(1)),
+      }),
+    );
+    expect(error.problems).toEqual([
+      { file: "annotations.jsonl", line: 1, message: "label must not be empty or only white space" },
+      { file: "episodes.jsonl", line: 2, message: "task must be at most 10,000 characters" },
+      { file: "episodes.jsonl", line: 4, message: "task must not be empty or only white space" },
+      { file: "episodes.jsonl", line: 5, message: "environment must not start or end with white space" },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
   });
 
   it("streams a large file through COPY in several chunks", async () => {
@@ -230,6 +272,82 @@ describe("importVersion: a good directory", () => {
     const [totals] = await sql()`select count(*)::int as n, sum(duration_s) as seconds from episodes where version_id = ${version.id}`;
     expect(totals!.n).toBe(20_000);
     expect(totals!.seconds).toBeCloseTo(episodes.reduce((sum, e) => sum + e.duration_s, 0), 3);
+  });
+});
+
+describe("importVersion: files of several episodes", () => {
+  const fileEpisodes = async (versionId: number) => [
+    ...(await sql()`select path, episode_id, start_s, end_s, from_frame::float8 as from_frame, to_frame::float8 as to_frame
+      from file_episodes where version_id = ${versionId} order by path, episode_id`),
+  ];
+
+  it("records which episodes each file holds: one (0 to its duration), several by episode_ids, or several with their places", async () => {
+    const s = sample(uniqueId("ds"));
+    const shared = { path: `${s.ds}/shared/cam_front.mp4`, stream: "cam_front", size_bytes: 9, sha256: sha("s"), episode_ids: [s.id(2), s.id(1)] };
+    const placed = {
+      path: `${s.ds}/shared/joints.parquet`,
+      stream: "joints",
+      size_bytes: 7,
+      sha256: sha("p"),
+      episodes: [
+        { episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: 0, to_frame: 105 },
+        { episode_id: s.id(2), start_s: 10.5, end_s: 30.5 },
+      ],
+    };
+    const dir = sampleDir(s, { "files.jsonl": jsonl(...s.files, shared, placed) });
+    expect(await importVersion(sql(), dir)).toMatchObject({ status: "imported", files: 6 });
+    const version = await versionRow(s.ds);
+    expect(await fileEpisodes(version.id)).toEqual([
+      { path: `${s.ds}/e1/cam_front.mp4`, episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: null, to_frame: null },
+      { path: `${s.ds}/e1/joints.parquet`, episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: null, to_frame: null },
+      { path: `${s.ds}/e3/wrist.bin`, episode_id: s.id(3), start_s: 0, end_s: 7.25, from_frame: null, to_frame: null },
+      // Several episodes named without their places: where each lies is not known.
+      { path: shared.path, episode_id: s.id(1), start_s: null, end_s: null, from_frame: null, to_frame: null },
+      { path: shared.path, episode_id: s.id(2), start_s: null, end_s: null, from_frame: null, to_frame: null },
+      { path: placed.path, episode_id: s.id(1), start_s: 0, end_s: 10.5, from_frame: 0, to_frame: 105 },
+      { path: placed.path, episode_id: s.id(2), start_s: 10.5, end_s: 30.5, from_frame: null, to_frame: null },
+    ]);
+    // files.episode_id is the episode only when the file holds exactly one.
+    const stored = await storedContent(version.id);
+    const episodeOf = new Map(stored.files.map((f) => [(f as { path: string }).path, (f as { episode_id: string | null }).episode_id]));
+    expect(episodeOf.get(shared.path)).toBeNull();
+    expect(episodeOf.get(placed.path)).toBeNull();
+    expect(episodeOf.get(`${s.ds}/e1/cam_front.mp4`)).toBe(s.id(1));
+    expect(episodeOf.get(`${s.ds}/README.md`)).toBeNull();
+
+    // The same content again is unchanged; another place is different content.
+    expect((await importVersion(sql(), sampleDir(s, { "files.jsonl": jsonl(...s.files, shared, placed) }))).status).toBe("unchanged");
+    const moved = { ...placed, episodes: [placed.episodes[0], { ...placed.episodes[1], start_s: 11 }] };
+    const error = await refused(sampleDir(s, { "files.jsonl": jsonl(...s.files, shared, moved) }));
+    expect(error.problems[0]!.message).toContain("already released with different content");
+  });
+
+  it("checks each episode of a shared file: it exists, has the file's stream, is named once; one way of naming them per line", async () => {
+    const s = sample(uniqueId("ds"));
+    const base = { stream: "cam_front", size_bytes: 1, sha256: sha("x") };
+    const error = await refused(
+      sampleDir(s, {
+        "files.jsonl": jsonl(
+          ...s.files,
+          { ...base, path: `${s.ds}/a.mp4`, episode_ids: [s.id(1), s.id(9)] },
+          { ...base, path: `${s.ds}/b.mp4`, episode_ids: [s.id(1), s.id(3)] },
+          { ...base, path: `${s.ds}/c.mp4`, episode_ids: [s.id(1), s.id(1)] },
+          { ...base, path: `${s.ds}/d.mp4`, episode_id: s.id(1), episode_ids: [s.id(2)] },
+          { ...base, path: `${s.ds}/e.mp4`, episodes: [{ episode_id: s.id(1), start_s: 3, end_s: 2 }] },
+          { ...base, path: `${s.ds}/f.mp4`, episodes: [{ episode_id: s.id(1) }] },
+        ),
+      }),
+    );
+    expect(error.problems).toEqual([
+      { file: "files.jsonl", line: 5, message: `episode_id '${s.id(9)}' is not in episodes.jsonl` },
+      { file: "files.jsonl", line: 6, message: `stream 'cam_front' is not one of the streams of episode '${s.id(3)}'` },
+      { file: "files.jsonl", line: 7, message: "episode_ids must not repeat an episode" },
+      { file: "files.jsonl", line: 8, message: "give one of episode_id, episode_ids or episodes, not several" },
+      { file: "files.jsonl", line: 9, message: "start_s must not be after end_s, nor from_frame after to_frame" },
+      { file: "files.jsonl", line: 10, message: "missing field 'episodes.0.start_s'" },
+      { file: "files.jsonl", line: 10, message: "missing field 'episodes.0.end_s'" },
+    ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
   });
 });
 
@@ -366,9 +484,9 @@ const BAD: Record<string, BadCase> = {
     raw: () => ({ "version.json": versionJson({ released_at: "2026-02-01T12:00:00" }) }),
     file: "version.json", line: 3, message: () => "released_at must be an ISO 8601 date-time with a time zone",
   },
-  "changelog description over 2,000 characters": {
-    raw: () => ({ "version.json": versionJson({ secondDescription: "x".repeat(2001) }) }),
-    file: "version.json", line: 6, message: () => "changelog.1.description: description must be at most 2,000 characters",
+  "changelog description over 10,000 characters": {
+    raw: () => ({ "version.json": versionJson({ secondDescription: "x".repeat(10_001) }) }),
+    file: "version.json", line: 6, message: () => "changelog.1.description: description must be at most 10,000 characters",
   },
   "bad changelog type (reported at its line inside version.json)": {
     raw: () => ({ "version.json": versionJson({ secondType: "improved" }) }),

@@ -78,9 +78,17 @@ export function parseJsonLine<S extends z.ZodType>(file: string, lineNumber: num
     return { problems: [{ file, line: lineNumber, message: `invalid JSON (${(error as Error).message})` }] };
   }
   // Only an escape can put such a character into parsed JSON, so lines without one skip the walk.
-  const unstorable = text.includes("\\u") ? unstorableText(json) : undefined;
+  return checkRecord(file, lineNumber, json, schema, text.includes("\\u"));
+}
+
+/**
+ * A record against its schema, the rules of a JSON line without the JSON: for sources that read
+ * records from other formats (a LeRobot dataset's parquet), which go through the same checks.
+ */
+export function checkRecord<S extends z.ZodType>(file: string, lineNumber: number, value: unknown, schema: S, mayHoldUnstorable = true): { value?: z.infer<S>; problems: Problem[] } {
+  const unstorable = mayHoldUnstorable ? unstorableText(value) : undefined;
   if (unstorable) return { problems: [{ file, line: lineNumber, message: unstorableMessage(unstorable) }] };
-  const parsed = schema.safeParse(json, { reportInput: true });
+  const parsed = schema.safeParse(value, { reportInput: true });
   if (parsed.success) return { value: parsed.data, problems: [] };
   return { problems: parsed.error.issues.map((issue) => ({ file, line: lineNumber, message: describeIssue(issue) })) };
 }

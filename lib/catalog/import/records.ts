@@ -8,18 +8,60 @@ import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter } from "../../charact
 
 const STREAM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
-const label = (what: string) => z.string(`${what} must be a string`).trim().min(1, `${what} must not be empty`).max(200, `${what} must be at most 200 characters`);
+/** The most a title, task, label or changelog description may hold, in characters (code points). */
+export const MAX_TEXT_CHARACTERS = 10_000;
+/** The most a dataset description may hold, in characters. */
+export const MAX_DESCRIPTION_CHARACTERS = 100_000;
+const MAX_IDENTIFIER_CHARACTERS = 200;
+
+/** Characters as people count them (code points), not UTF-16 units: an emoji is one character. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+const atMost = (max: number) => (value: string) => value.length <= max || characterCount(value) <= max;
+
+/**
+ * Free text (a title, a task, a label, a changelog entry) is stored and returned exactly as it
+ * was imported: never trimmed or rewritten. It may hold line breaks and tabs; it must not be
+ * empty or only white space.
+ */
+const text = (what: string, max = MAX_TEXT_CHARACTERS) =>
+  z
+    .string(`${what} must be a string`)
+    .refine((value) => value.trim() !== "", `${what} must not be empty or only white space`)
+    .refine(atMost(max), `${what} must be at most ${max.toLocaleString("en")} characters`);
 // Identifiers go into URLs, filters, file names and generated scripts; free text (a task, a label)
 // may hold line breaks and tabs, an identifier none of the characters of UNSAFE_CHARACTERS.
 const safe = (what: string) => [(value: string) => !hasUnsafeCharacter(value), `${what} must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`] as const;
-/** A value clients filter on or that names someone: a label with the identifier rule. */
-const facet = (what: string) => label(what).refine(...safe(what));
+/**
+ * A value clients filter on or that names someone: at most 200 characters, the identifier rule,
+ * and no white space at either end (refused, not trimmed: "lab " and "lab" would be two filters).
+ */
+const facet = (what: string) =>
+  z
+    .string(`${what} must be a string`)
+    .min(1, `${what} must not be empty`)
+    .refine(atMost(MAX_IDENTIFIER_CHARACTERS), `${what} must be at most ${MAX_IDENTIFIER_CHARACTERS} characters`)
+    .refine(...safe(what))
+    .refine((value) => value === value.trim(), `${what} must not start or end with white space`);
+/** An episode id that points at an episode (checked across records), with the identifier rule. */
+const episodeRef = (what: string) => z.string(`${what} must be a string`).min(1, `${what} must not be empty`).refine(...safe(what));
 const seconds = (what: string) => z.number(`${what} must be a number of seconds`).min(0, `${what} must be at least 0`);
 
 export const DatasetFile = z.strictObject({
   id: z.string("id must be a string").regex(DATASET_ID_PATTERN, "id must be lower-case letters, digits, '.', '_' or '-' (at most 100)"),
-  title: label("title"),
-  description: z.string("description must be a string").max(10_000, "description must be at most 10,000 characters"),
+  title: text("title"),
+  description: z.string("description must be a string").refine(atMost(MAX_DESCRIPTION_CHARACTERS), `description must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`),
 });
 
 export const VersionFile = z.strictObject({
@@ -29,12 +71,7 @@ export const VersionFile = z.strictObject({
     .array(
       z.strictObject({
         type: z.enum(CHANGELOG_TYPES, `type must be one of ${CHANGELOG_TYPES.join(", ")}`),
-        // Not label(): its 200-character cap would win over this one.
-        description: z
-          .string("description must be a string")
-          .trim()
-          .min(1, "description must not be empty")
-          .max(2000, "description must be at most 2,000 characters"),
+        description: text("description"),
       }),
       "changelog must be an array",
     )
@@ -43,7 +80,7 @@ export const VersionFile = z.strictObject({
 
 export const EpisodeLine = z.strictObject({
   episode_id: z.string("episode_id must be a string").regex(EPISODE_ID_PATTERN, "episode_id must be letters, digits, '.', '_', ':', '~' or '-' (at most 200)"),
-  task: label("task"),
+  task: text("task"),
   environment: facet("environment"),
   duration_s: seconds("duration_s"),
   outcome: facet("outcome"),
@@ -56,8 +93,8 @@ export const EpisodeLine = z.strictObject({
 
 export const AnnotationLine = z
   .strictObject({
-    episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")),
-    label: label("label"),
+    episode_id: episodeRef("episode_id"),
+    label: text("label"),
     start_s: seconds("start_s"),
     end_s: seconds("end_s"),
     attributes: z.record(z.string(), z.unknown(), "attributes must be an object").optional(),
@@ -66,7 +103,20 @@ export const AnnotationLine = z
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
-export const FileLine = z.strictObject({
+const frame = (what: string) => z.number(`${what} must be a number`).int(`${what} must be a whole number`).min(0, `${what} must be at least 0`).max(Number.MAX_SAFE_INTEGER);
+
+/** Where an episode lies in a file it shares: its seconds in the file's own time, and its frames if numbered. */
+const FileEpisodePlace = {
+  start_s: seconds("start_s"),
+  end_s: seconds("end_s"),
+  from_frame: frame("from_frame").optional(),
+  to_frame: frame("to_frame").optional(),
+};
+const inOrder = (p: { start_s?: number | null; end_s?: number | null; from_frame?: number | null; to_frame?: number | null }) =>
+  (p.start_s == null || p.end_s == null || p.start_s <= p.end_s) && (p.from_frame == null || p.to_frame == null || p.from_frame <= p.to_frame);
+const IN_ORDER = "start_s must not be after end_s, nor from_frame after to_frame";
+
+const FileFields = {
   path: z
     .string("path must be a string")
     .min(1, "path must not be empty")
@@ -74,18 +124,55 @@ export const FileLine = z.strictObject({
     .refine(isRelativePath, "path must be relative, with '/' separators and no empty, '.' or '..' segments")
     .refine(...safe("path"))
     .refine((p) => p === p.trim(), "path must not start or end with a space"),
-  episode_id: z.string("episode_id must be a string").min(1, "episode_id must not be empty").refine(...safe("episode_id")).nullable().optional(),
   stream: z.string("stream must be a string").regex(STREAM_PATTERN, "stream must be a stream name").nullable().optional(),
   size_bytes: z.number("size_bytes must be a number").int("size_bytes must be a whole number").min(0, "size_bytes must be at least 0").max(Number.MAX_SAFE_INTEGER),
   sha256: z.string("sha256 must be a string").regex(SHA256, "sha256 must be 64 lower-case hex digits"),
   media_type: z.string("media_type must be a string").regex(/^[\w.+-]+\/[\w.+-]+$/, "media_type must look like type/subtype").optional(),
-});
+};
+
+/**
+ * A line of files.jsonl. A file belongs to no episode (a file of the whole version), one
+ * (`episode_id`), or several: `episode_ids`, or `episodes` with where each lies in the file.
+ */
+export const FileLine = z
+  .strictObject({
+    ...FileFields,
+    episode_id: episodeRef("episode_id").nullable().optional(),
+    episode_ids: z
+      .array(episodeRef("episode_ids"), "episode_ids must be an array of episode ids")
+      .min(1, "episode_ids must list at least one episode (leave it out for a file of the whole version)")
+      .refine((ids) => new Set(ids).size === ids.length, "episode_ids must not repeat an episode")
+      .optional(),
+    episodes: z
+      .array(z.strictObject({ episode_id: episodeRef("episode_id"), ...FileEpisodePlace }, "episodes must be objects with episode_id, start_s and end_s").refine(inOrder, IN_ORDER), "episodes must be an array")
+      .min(1, "episodes must list at least one episode (leave it out for a file of the whole version)")
+      .refine((list) => new Set(list.map((e) => e.episode_id)).size === list.length, "episodes must not repeat an episode")
+      .optional(),
+  })
+  .refine((f) => [f.episode_id != null, f.episode_ids !== undefined, f.episodes !== undefined].filter(Boolean).length <= 1, "give one of episode_id, episode_ids or episodes, not several");
+
+/** A file read from a local directory (a LeRobot import): its sha256 is computed later; a null size means the directory lacks it. */
+export const LocalFileLine = z.strictObject({ ...FileFields, size_bytes: FileFields.size_bytes.nullable(), sha256: FileFields.sha256.optional() });
+
+/** One episode of one file, for sources that list them apart from the files (a LeRobot dataset). */
+export const FileEpisodeLine = z
+  .strictObject({
+    path: FileFields.path,
+    episode_id: episodeRef("episode_id"),
+    start_s: FileEpisodePlace.start_s.nullable().optional(),
+    end_s: FileEpisodePlace.end_s.nullable().optional(),
+    from_frame: FileEpisodePlace.from_frame.unwrap().nullable().optional(),
+    to_frame: FileEpisodePlace.to_frame.unwrap().nullable().optional(),
+  })
+  .refine(inOrder, IN_ORDER);
 
 export type DatasetFile = z.infer<typeof DatasetFile>;
 export type VersionFile = z.infer<typeof VersionFile>;
 export type EpisodeLine = z.infer<typeof EpisodeLine>;
 export type AnnotationLine = z.infer<typeof AnnotationLine>;
 export type FileLine = z.infer<typeof FileLine>;
+export type LocalFileLine = z.infer<typeof LocalFileLine>;
+export type FileEpisodeLine = z.infer<typeof FileEpisodeLine>;
 
 const MEDIA_TYPES: Record<string, string> = {
   mp4: "video/mp4",
@@ -103,7 +190,7 @@ const MEDIA_TYPES: Record<string, string> = {
 };
 
 /** The media type a file declares, or one guessed from its extension. */
-export function mediaTypeOf(file: FileLine): string {
+export function mediaTypeOf(file: { path: string; media_type?: string }): string {
   if (file.media_type) return file.media_type;
   const extension = file.path.split(".").at(-1)?.toLowerCase() ?? "";
   return MEDIA_TYPES[extension] ?? "application/octet-stream";

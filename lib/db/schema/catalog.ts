@@ -21,6 +21,19 @@ export type FacetCounts = {
   pairs: Record<string, number>;
 };
 
+/** What a version was imported from: our own import directory (docs/import-format.md) or a LeRobot dataset. */
+export const SOURCE_FORMATS = ["jsonl", "lerobot"] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+
+/** The LeRobot facts of a version imported from a LeRobot dataset (docs/lerobot.md). */
+export type LeRobotFormatInfo = {
+  codebase_version: string;
+  robot_type: string | null;
+  fps: number;
+  total_frames: number;
+  cameras: { key: string; storage: "video" | "image"; codec: string | null; height: number | null; width: number | null; fps: number | null }[];
+};
+
 export const datasetVersions = pgTable(
   "dataset_versions",
   {
@@ -41,8 +54,14 @@ export const datasetVersions = pgTable(
     /** SHA-256 over the canonical content of the import; decides "identical re-import" vs "changed". */
     contentSha256: text("content_sha256").notNull(),
     importedAt: createdAt("imported_at"),
+    sourceFormat: text("source_format").$type<SourceFormat>().notNull().default("jsonl"),
+    /** The source format's own facts (for LeRobot: codebase version, robot type, fps, cameras); null for jsonl. */
+    formatInfo: jsonb("format_info").$type<LeRobotFormatInfo>(),
   },
-  (t) => [unique("dataset_versions_dataset_version_key").on(t.datasetId, t.version)],
+  (t) => [
+    unique("dataset_versions_dataset_version_key").on(t.datasetId, t.version),
+    check("dataset_versions_source_format_check", sql`${t.sourceFormat} in ('jsonl', 'lerobot')`),
+  ],
 );
 
 export const CHANGELOG_TYPES = ["added", "changed", "fixed", "removed", "deprecated", "security"] as const;

@@ -17,6 +17,8 @@ export type RequestedScope = {
   episode_ids?: string[];
   filter?: { outcome?: string; environment?: string };
   streams?: string[];
+  /** Every file of the whole version along with the scope (recorded only when true). */
+  include_version_files?: true;
 };
 
 /**

@@ -48,6 +48,11 @@ export const annotations = pgTable(
   (t) => [index("annotations_episode_idx").on(t.versionId, t.episodeId, t.startS, t.id)],
 );
 
+/**
+ * A version's files. `episode_id` is the episode when the file holds exactly one, else null (a
+ * file of the whole version, or one shared by several episodes); `file_episodes` is the one truth
+ * for which episodes a file holds.
+ */
 export const files = pgTable(
   "files",
   {
@@ -60,4 +65,32 @@ export const files = pgTable(
     mediaType: text("media_type").notNull(),
   },
   (t) => [primaryKey({ columns: [t.versionId, t.path] }), index("files_episode_idx").on(t.versionId, t.episodeId)],
+);
+
+/**
+ * Which episodes each file holds, and where each lies in it: a file belongs to no episode (a file
+ * of the whole version: no row here), one, or several (a LeRobot v3.0 video or data file holds
+ * episodes back to back). `start_s`/`end_s` are the episode's seconds in the file's own time (0
+ * and the episode's duration for a file of its own; null where the import did not say);
+ * `from_frame`/`to_frame` the episode's frames [from, to) where the source numbers them (LeRobot
+ * v3.0 data files: the global frame `index`). Like `files.episode_id` and `annotations`, it has no
+ * foreign key to `files` or `episodes`: the importer's cross-checks guarantee both, and a version
+ * never changes after its import (checking 300,000 rows one by one would cost the import seconds).
+ */
+export const fileEpisodes = pgTable(
+  "file_episodes",
+  {
+    versionId: versionId(),
+    path: byteOrderText("path").notNull(),
+    episodeId: byteOrderText("episode_id").notNull(),
+    startS: doublePrecision("start_s"),
+    endS: doublePrecision("end_s"),
+    fromFrame: bigint("from_frame", { mode: "number" }),
+    toFrame: bigint("to_frame", { mode: "number" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.versionId, t.path, t.episodeId] }),
+    // The files of given episodes (download scopes, the manifest of an episode).
+    index("file_episodes_episode_idx").on(t.versionId, t.episodeId, t.path),
+  ],
 );

@@ -54,6 +54,32 @@ export default async function DatasetPage({ params, searchParams }: Props) {
           <Stat label="Contributors" value={stats.contributors} />
         </dl>
       </section>
+      {shown.format ? (
+        <section aria-labelledby="recording-heading" className="mb-6">
+          <h2 id="recording-heading" className="mb-3 text-sm font-medium text-slate-700">
+            Recording <Badge tone="blue">LeRobot {shown.format.codebase_version}</Badge>
+          </h2>
+          <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
+            <Stat label="Robot type" value={shown.format.robot_type ?? "—"} />
+            <Stat label="Frame rate" value={`${formatNumber(shown.format.fps)} fps`} hint={`${formatNumber(shown.format.total_frames)} frames`} />
+            <Stat label="Cameras" value={shown.format.cameras.length} />
+          </dl>
+          {shown.format.cameras.length ? (
+            <ul aria-label="Cameras" className="mt-3 flex flex-wrap gap-2 text-sm text-slate-700">
+              {shown.format.cameras.map((camera) => (
+                <li key={camera.key} className="rounded-md bg-white px-3 py-1.5 shadow-sm ring-1 ring-slate-200">
+                  <span className="font-mono text-xs">{camera.key}</span>
+                  <span className="ml-2 text-slate-500">
+                    {[camera.width && camera.height ? `${camera.width}×${camera.height}` : null, camera.codec, camera.fps ? `${formatNumber(camera.fps)} fps` : null, camera.storage === "image" ? "images in the data files" : null]
+                      .filter(Boolean)
+                      .join(" · ")}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </section>
+      ) : null}
       <div className="mb-8 grid gap-4 lg:grid-cols-3">
         <Card>
           <CardBody>

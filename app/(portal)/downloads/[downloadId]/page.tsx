@@ -37,6 +37,12 @@ export default async function DownloadPage({ params }: Props) {
         <Stat label="Links expire in" value={<Countdown until={download.expires_at} />} hint={formatDateTime(download.expires_at)} />
         <Stat label="Recorded" value="Disclosure log" hint="under your name, channel portal" />
       </dl>
+      {download.co_delivered_episode_ids.length ? (
+        <Alert kind="info" className="mb-4">
+          {formatNumber(download.co_delivered_episode_ids.length)} more episode(s) came along with the ones chosen, because files of this download also hold them; they are
+          recorded in the disclosure log too.
+        </Alert>
+      ) : null}
       <Alert kind="info" className="mb-4">
         Links are valid for 15 minutes. Take the whole list with you in one of these forms; each holds the same signed links and checksums.
         <span className="mt-2 flex flex-wrap gap-2">

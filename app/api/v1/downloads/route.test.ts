@@ -4,7 +4,9 @@ import { getDb } from "@/lib/db/client";
 import type { RequestedScope } from "@/lib/db/schema";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { userOfRole } from "@/lib/testing/admin";
+import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import type { CallResult } from "@/lib/testing/http";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
@@ -86,11 +88,12 @@ async function expectDownload(res: CallResult, sent: DownloadRequest, status = 2
   expectOk(res, status);
   const { dataset_id, version, ...scope } = sent;
   const expected = expectedScope(episodes, FILES, scope);
-  expect(Object.keys(res.json).sort()).toEqual(["dataset_id", "download_id", "expires_at", "file_count", "files", "total_bytes", "version"]);
+  expect(Object.keys(res.json).sort()).toEqual(["co_delivered_episode_ids", "dataset_id", "download_id", "expires_at", "file_count", "files", "total_bytes", "version"]);
   expect(res.json.download_id).toMatch(/^dl_[0-9A-Za-z]{20,}$/);
   expect(res.json).toMatchObject({ dataset_id, version, file_count: expected.files.length, total_bytes: expected.totalBytes });
-  for (const file of res.json.files) expect(Object.keys(file).sort()).toEqual(["episode_id", "path", "sha256", "size_bytes", "stream", "url"]);
+  for (const file of res.json.files) expect(Object.keys(file).sort()).toEqual(["episode_id", "episode_ids", "path", "sha256", "size_bytes", "stream", "url"]);
   expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expected.files);
+  expect(res.json.co_delivered_episode_ids).toEqual(expected.coDelivered);
 
   const [entry, ...more] = await disclosureRows({ id: res.json.download_id });
   expect(more).toEqual([]);
@@ -173,6 +176,93 @@ describe("POST /api/v1/downloads: scopes", () => {
     const [entry] = await disclosureRows({ id: res.json.download_id });
     expect(entry).toMatchObject({ episode_count: 0, file_count: 1, dataset_id: docs });
     expect(await disclosureEpisodes(res.json.download_id)).toEqual([]);
+  });
+});
+
+describe("POST /api/v1/downloads: files shared by several episodes", () => {
+  // e0..e5; a video holds e0-e2 with their places, another e3-e4; a data file holds e0-e3, another e4;
+  // e5 has files of its own; two files of the whole version.
+  const shared = randomEpisodes(6, 305).map((e, i) => ({ ...e, streams: ["cam", "data"], outcome: i === 4 ? "failure" : "success", contributor: i === 0 ? uniqueId("c") : e.contributor }));
+  const [e0, e1, e2, e3, e4, e5] = shared.map((e) => e.episode_id) as [string, string, string, string, string, string];
+  const file = (p: string, stream: string | null, more: Partial<FileLine> = {}): FileLine => ({ path: p, stream, size_bytes: p.length, sha256: sha(p), ...more });
+  const files: FileLine[] = [
+    file("README.md", null),
+    file("meta/info.json", null),
+    file("videos/part-0.mp4", "cam", { episodes: [e0, e1, e2].map((id, i) => ({ episode_id: id, start_s: i * 2, end_s: i * 2 + 1 })) }),
+    file("videos/part-1.mp4", "cam", { episode_ids: [e3, e4] }),
+    file("data/part-0.parquet", "data", { episode_ids: [e0, e1, e2, e3] }),
+    file("data/part-1.parquet", "data", { episode_id: e4 }),
+    file(`${e5}/cam.mp4`, "cam", { episode_id: e5 }),
+    file(`${e5}/data.parquet`, "data", { episode_id: e5 }),
+  ];
+  let sharedId: string;
+  beforeAll(async () => {
+    sharedId = await importTestDataset([{ version: "1.0.0", episodes: shared, files }]);
+    await grant(org.id, sharedId, "1.0.0");
+  });
+  const ask = (scope: RequestedScope, headers: Record<string, string> = {}) => download({ dataset_id: sharedId, version: "1.0.0", ...scope }, headers);
+
+  it.each<[string, () => RequestedScope, () => string[]]>([
+    ["one episode of a shared video and data file brings the others in them", () => ({ episode_ids: [e1] }), () => [e0, e2, e3]],
+    ["narrowed to a stream, only the episodes of the files delivered", () => ({ episode_ids: [e1], streams: ["cam"] }), () => [e0, e2]],
+    ["a filter brings the episodes sharing a file with those matching", () => ({ filter: { outcome: "failure" } }), () => [e3]],
+    ["episodes with files of their own bring nothing else", () => ({ episode_ids: [e5] }), () => []],
+    ["the whole version asks for every episode", () => ({}), () => []],
+  ])("%s: every episode of every delivered file is disclosed, the extra ones named", async (_, scope, extra) => {
+    const expected = expectedScope(shared, files, scope());
+    expect(expected.coDelivered).toEqual([...extra()].sort(byteOrder));
+    const res = await ask(scope());
+    expectOk(res, 201);
+    expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expected.files);
+    expect(res.json.co_delivered_episode_ids).toEqual(expected.coDelivered);
+    const [entry] = await disclosureRows({ id: res.json.download_id });
+    expect(entry).toMatchObject({ episode_count: expected.episodeIds.length, file_count: expected.files.length });
+    expect(await disclosureEpisodes(res.json.download_id)).toEqual(expected.episodeIds);
+  });
+
+  it("gives a shared file's episode_ids, and its episode_id only when it holds one episode", async () => {
+    const res = await ask({});
+    expectOk(res, 201);
+    const byPath = new Map(res.json.files.map((f: { path: string }) => [f.path, f]));
+    expect(byPath.get("videos/part-0.mp4")).toMatchObject({ episode_id: null, episode_ids: [e0, e1, e2].sort(byteOrder) });
+    expect(byPath.get("data/part-1.parquet")).toMatchObject({ episode_id: e4, episode_ids: [e4] });
+    expect(byPath.get("README.md")).toMatchObject({ episode_id: null, episode_ids: [] });
+  });
+
+  it("adds the files of the whole version to an episode scope with include_version_files, whatever the streams, and records it", async () => {
+    const scope: RequestedScope = { episode_ids: [e5], streams: ["cam"], include_version_files: true };
+    const res = await ask(scope);
+    expectOk(res, 201);
+    expect(res.json.files.map((f: { path: string }) => f.path)).toEqual(["README.md", "meta/info.json", `${e5}/cam.mp4`].sort(byteOrder));
+    expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expectedScope(shared, files, scope).files);
+    const [entry] = await disclosureRows({ id: res.json.download_id });
+    expect(entry!.requested_scope).toEqual(scope);
+    expect(await disclosureEpisodes(res.json.download_id)).toEqual([e5]);
+    // false is the same request as leaving it out, and recorded the same.
+    const without = await ask({ episode_ids: [e5], include_version_files: false } as unknown as RequestedScope);
+    expectOk(without, 201);
+    expect((await disclosureRows({ id: without.json.download_id }))[0]!.requested_scope).toEqual({ episode_ids: [e5] });
+    expect(without.json.files.map((f: { path: string }) => f.path)).toEqual([`${e5}/cam.mp4`, `${e5}/data.parquet`]);
+    expect((await ask({ include_version_files: "yes" } as unknown as RequestedScope)).status).toBe(400);
+  });
+
+  it("replays a download with the same co-delivered episodes", async () => {
+    const headers = { "Idempotency-Key": uniqueId("idem") };
+    const first = await ask({ episode_ids: [e1] }, headers);
+    const again = await ask({ episode_ids: [e1] }, headers);
+    expectOk(first, 201);
+    expectOk(again, 200);
+    expect(again.json).toEqual(first.json);
+  });
+
+  it("lets the contributor report find an episode that only came along", async () => {
+    const res = await ask({ episode_ids: [e2], streams: ["cam"] });
+    expectOk(res, 201);
+    expect(res.json.co_delivered_episode_ids).toContain(e0);
+    const reviewer = await userOfRole("reviewer");
+    const report = await recipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, shared[0]!.contributor);
+    expect(report.map((r) => r.download_id)).toContain(res.json.download_id);
+    expect(report.find((r) => r.download_id === res.json.download_id)).toMatchObject({ dataset_id: sharedId, episode_count: 1 });
   });
 });
 

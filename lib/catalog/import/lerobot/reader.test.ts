@@ -237,6 +237,17 @@ describe("hostile input", () => {
     expect(dataset.problems).toContainEqual({ file: "meta/episodes.jsonl", line: 2, message: "length must be at least 0" });
   });
 
+  it("an episode index read again is reported with where it was first, and the line not valid UTF-8 at its line", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 3, cameras: [] });
+    const file = path.join(f.root, "meta/episodes.jsonl");
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+    writeFileSync(file, Buffer.concat([Buffer.from([...lines, lines[1]!].join("\n") + "\n"), Buffer.from([0x7b, 0xff, 0x7d, 0x0a])]));
+    const dataset = await openLeRobotDataset(f.root);
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual([0, 1, 2]);
+    expect(dataset.problems).toContainEqual({ file: "meta/episodes.jsonl", line: 4, message: "episode_index 1 appears again (first at meta/episodes.jsonl:2)" });
+    expect(dataset.problems).toContainEqual({ file: "meta/episodes.jsonl", line: 5, message: "line is not valid UTF-8" });
+  });
+
   it("paths that leave the directory are refused, links and control characters are not listed", async () => {
     const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
     const file = path.join(f.root, "meta/info.json");

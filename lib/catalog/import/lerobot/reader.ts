@@ -16,10 +16,8 @@
  * number (from 1). Strings (tasks, subtask labels) come through exactly as stored: the importer
  * applies its own rules. docs/lerobot.md describes the mapping.
  */
-import { createReadStream } from "node:fs";
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import readline from "node:readline";
 import { z } from "zod";
 import {
   INFO_PATH,
@@ -43,6 +41,7 @@ import {
 } from "../../../lerobot/format";
 import { openParquet, parquetBatches } from "../../../lerobot/parquet";
 import { parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
+import { readLines } from "../read-lines";
 import { FileLine, describeIssue } from "../records";
 import { hasUnsafeCharacter, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
 
@@ -123,7 +122,15 @@ export interface LeRobotDataset {
   /** Problems found so far (empty when `onProblem` was given). */
   readonly problems: Problem[];
   episodes(): AsyncIterable<LeRobotEpisode>;
-  files(): AsyncIterable<LeRobotFile>;
+  /** Each episode with the metadata file and line (parquet: row) it was read from. */
+  locatedEpisodes(): AsyncIterable<{ episode: LeRobotEpisode; file: string; line: number }>;
+  /**
+   * `withEpisodes: false` leaves each file's `episodes` empty (v3 files are then listed without
+   * keeping every episode's range in memory; `episodeFiles()` streams those).
+   */
+  files(options?: { withEpisodes?: boolean }): AsyncIterable<LeRobotFile>;
+  /** Every (episode, file) pair the metadata names, one episode record at a time, with where it was named. */
+  episodeFiles(): AsyncIterable<{ path: string; stream: string; range: EpisodeRange; file: string; line: number }>;
   subtaskSpans(): AsyncIterable<SubtaskSpan>;
   missingFiles(): Promise<string[]>;
 }
@@ -186,6 +193,8 @@ const isLeRobotColumn = (name: string) =>
   ["stats/", "data/", "videos/", "audio/", "meta/episodes/"].some((prefix) => name.startsWith(prefix));
 
 type EpisodeRecordValue = z.infer<typeof EpisodeRecord>;
+/** Packs a metadata file's number and a line into one number (exact below 2^53). */
+const FILE_SLOTS = 2 ** 20;
 type Located = { record: EpisodeRecordValue; file: string; line: number };
 
 class Directory implements LeRobotDataset {
@@ -228,7 +237,10 @@ class Directory implements LeRobotDataset {
 
   /** Every valid episode record, in file order, with where it was read; checks totals at the end. */
   private async *records(): AsyncGenerator<Located> {
-    const seen = new Map<number, string>();
+    // Where each index was first read, as a number (file number and line), not a string per
+    // episode: this map is the only memory a pass keeps per episode.
+    const seen = new Map<number, number>();
+    const files: string[] = [];
     let episodes = 0;
     let frames = 0;
     const source = isV3(this.version) ? this.v3Records() : this.v2Records();
@@ -236,10 +248,12 @@ class Directory implements LeRobotDataset {
       const { record, file, line } = located;
       const first = seen.get(record.episode_index);
       if (first !== undefined) {
-        this.report({ file, line, message: `episode_index ${record.episode_index} appears again (first at ${first})` });
+        const at = `${files[first % FILE_SLOTS]}:${Math.floor(first / FILE_SLOTS)}`;
+        this.report({ file, line, message: `episode_index ${record.episode_index} appears again (first at ${at})` });
         continue;
       }
-      seen.set(record.episode_index, `${file}:${line}`);
+      if (files.at(-1) !== file) files.push(file);
+      seen.set(record.episode_index, line * FILE_SLOTS + (files.length - 1));
       episodes++;
       frames += record.length;
       yield located;
@@ -258,13 +272,15 @@ class Directory implements LeRobotDataset {
       this.report({ file: V2_EPISODES_PATH, line: 0, message: "file is missing" });
       return;
     }
-    const lines = readline.createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Infinity });
-    let line = 0;
-    for await (const text of lines) {
-      line++;
-      if (!text.trim()) continue;
-      const parsed = parseJsonLine(V2_EPISODES_PATH, line, text, EpisodeRecord);
-      if (parsed.value) yield { record: parsed.value, file: V2_EPISODES_PATH, line };
+    // The importer's own line reader: invalid UTF-8 and over-long lines are refused at their line, never replaced.
+    for await (const line of readLines(file)) {
+      if ("problem" in line) {
+        this.report({ file: V2_EPISODES_PATH, line: line.number, message: line.problem });
+        continue;
+      }
+      if (!line.text.trim()) continue;
+      const parsed = parseJsonLine(V2_EPISODES_PATH, line.number, line.text, EpisodeRecord);
+      if (parsed.value) yield { record: parsed.value, file: V2_EPISODES_PATH, line: line.number };
       else parsed.problems.forEach((p) => this.report(p));
     }
   }
@@ -327,9 +343,22 @@ class Directory implements LeRobotDataset {
   }
 
   async *episodes(): AsyncGenerator<LeRobotEpisode> {
-    for await (const { record } of this.records()) {
+    for await (const { episode } of this.locatedEpisodes()) yield episode;
+  }
+
+  async *locatedEpisodes(): AsyncGenerator<{ episode: LeRobotEpisode; file: string; line: number }> {
+    for await (const { record, file, line } of this.records()) {
       const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !isLeRobotColumn(key)));
-      yield { episode_index: record.episode_index, tasks: record.tasks, length: record.length, duration_s: record.length / this.info.fps, extra };
+      yield { episode: { episode_index: record.episode_index, tasks: record.tasks, length: record.length, duration_s: record.length / this.info.fps, extra }, file, line };
+    }
+  }
+
+  async *episodeFiles(): AsyncGenerator<{ path: string; stream: string; range: EpisodeRange; file: string; line: number }> {
+    for await (const { record, file, line } of this.records()) {
+      for (const [relative, stream, range] of this.namedFiles(record)) {
+        // Reported by files(); a path that is not safe is never listed.
+        if (!unsafePath(relative)) yield { path: relative, stream, range, file, line };
+      }
     }
   }
 
@@ -360,7 +389,8 @@ class Directory implements LeRobotDataset {
     ];
   }
 
-  async *files(): AsyncGenerator<LeRobotFile> {
+  async *files(options: { withEpisodes?: boolean } = {}): AsyncGenerator<LeRobotFile> {
+    const withEpisodes = options.withEpisodes ?? true;
     const named = new Set<string>();
     const accept = (relative: string, where: { file: string; line: number }): boolean => {
       const problem = unsafePath(relative);
@@ -373,7 +403,7 @@ class Directory implements LeRobotDataset {
         for (const [relative, stream, range] of this.namedFiles(record)) {
           if (!accept(relative, { file, line }) || named.has(relative)) continue;
           named.add(relative);
-          yield { path: relative, stream, episodes: [range], size_bytes: await sizeOf(path.join(this.dir, relative)) };
+          yield { path: relative, stream, episodes: withEpisodes ? [range] : [], size_bytes: await sizeOf(path.join(this.dir, relative)) };
         }
       }
     } else {
@@ -384,8 +414,9 @@ class Directory implements LeRobotDataset {
           if (!accept(relative, { file, line })) continue;
           const entry = grouped.get(relative);
           if (entry && entry.stream !== stream) this.report({ file, line, message: `${relative} is named both as ${entry.stream} and as ${stream}` });
-          else if (entry) entry.episodes.push(range);
-          else grouped.set(relative, { stream, episodes: [range] });
+          else if (entry) {
+            if (withEpisodes) entry.episodes.push(range);
+          } else grouped.set(relative, { stream, episodes: withEpisodes ? [range] : [] });
         }
       }
       for (const [relative, { stream, episodes }] of [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {

@@ -55,6 +55,7 @@ const MEDIA: Record<string, string> = {
 const record = (f: FileLine) => ({
   path: f.path,
   episode_id: f.episode_id ?? null,
+  episode_ids: f.episode_id ? [f.episode_id] : [],
   stream: f.stream ?? null,
   size_bytes: f.size_bytes,
   sha256: f.sha256,
@@ -105,7 +106,7 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
       files: expectedFiles,
     });
     expect(res.json.total_bytes).toBe(5_001_090_846);
-    for (const file of res.json.files) expect(Object.keys(file)).toEqual(["path", "episode_id", "stream", "size_bytes", "sha256", "media_type"]);
+    for (const file of res.json.files) expect(Object.keys(file)).toEqual(["path", "episode_id", "episode_ids", "stream", "size_bytes", "sha256", "media_type"]);
     const metaOrder = res.json.files.map((f: { path: string }) => f.path).filter((p: string) => p.startsWith("meta"));
     expect(metaOrder).toEqual(["meta-data.csv", "meta.txt", "meta/info.json"]);
   });
@@ -113,7 +114,7 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
   it("keeps null episode_id and stream for version-level files, and a null stream for an episode file without one", async () => {
     const res = await manifest(datasetId, "1.0.0");
     const byPath = new Map(res.json.files.map((f: { path: string }) => [f.path, f]));
-    expect(byPath.get("README.md")).toMatchObject({ episode_id: null, stream: null });
+    expect(byPath.get("README.md")).toMatchObject({ episode_id: null, episode_ids: [], stream: null });
     expect(byPath.get(`${e2}/notes.json`)).toMatchObject({ episode_id: e2, stream: null, size_bytes: 0 });
     expect(byPath.get(`${e1}/wrist.mp4`)).toMatchObject({ episode_id: e1, stream: "wrist", size_bytes: 5_000_000_000 });
   });
