@@ -42,7 +42,7 @@ export const PREVIEW_REUSE_MARGIN_SECONDS = 60;
 /**
  * Signed URLs to watch an episode's video streams, disclosed in the log first (channel
  * `preview`): content leaves the service through them as through a download. The scope is the
- * episode and the streams played. One entry per recipient, episode, version and streams while an
+ * episode and the streams played; the episodes disclosed are every episode the signed files hold. One entry per recipient, episode, version and streams while an
  * earlier preview's URLs are valid: a repeat (the player pressed again, a second tab) returns that
  * same preview, same id, URLs and expiry, and writes nothing. The decision is made under the
  * chain's lock, so concurrent repeats cannot write two entries. As for downloads, URLs are signed
@@ -62,7 +62,11 @@ export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<
       const earlier = await validPreview(sql, requestSha256);
       if (earlier) return { id: earlier.id, occurredAt: earlier.occurred_at, expiresAt: earlier.expires_at, version, files, replayed: true };
       const id = newId("pv");
-      await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${id}, ${version.versionId}, ${request.episode_id})`;
+      // A file that holds several episodes (LeRobot v3.0) shows all of them to whoever has its URL:
+      // every episode of every file signed is disclosed, as for a download.
+      const delivered = [...new Set([request.episode_id, ...files.flatMap((f) => f.episode_ids)])].sort(byteOrder);
+      await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
+        select ${id}, ${version.versionId}, unnest(${delivered}::text[])`;
       const chained = await appendDisclosure(
         sql,
         {
@@ -77,10 +81,10 @@ export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<
           versionId: version.versionId,
           licenceId: version.licenceId,
           requestedScope,
-          episodeCount: 1,
+          episodeCount: delivered.length,
           fileCount: files.length,
           totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
-          episodesSha256: episodesDigest([request.episode_id]),
+          episodesSha256: episodesDigest(delivered),
           requestId: ctx.requestId,
           idempotencyScope: null,
           idempotencyKey: null,
@@ -116,6 +120,8 @@ export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<
     throw error;
   }
 }
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** The video files asked for (all of the episode's by default); any stream named that is not one is a 400 naming it. */
 function chosenStreams(files: EpisodeFile[], request: PreviewRequest, version: PreviewVersion): EpisodeFile[] {
