@@ -1,4 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
+import { runCli } from "../lib/testing/cli";
+import { buildLeRobotFixture } from "../lib/testing/lerobot-fixtures";
+import { E2E_DATA_DIR } from "./playwright.config";
 import { demo, shot, signIn, test } from "./support";
 
 type Span = { annotation_id: string; label: string; start_s: number; end_s: number };
@@ -131,4 +137,46 @@ test("a reviewer finds the licensee's preview in the log, once, by episode and b
   const own = page.locator("table tbody tr", { hasText: "reviewer@das.example" });
   await expect(own).toHaveCount(1);
   await expect(own).toContainText("reviewer (no licence)");
+});
+
+test("an episode of a LeRobot v3.0 file that holds several plays only its own range, on the episode's own clock", async ({ page }) => {
+  test.setTimeout(240_000);
+  // An operator imports a LeRobot v3.0 dataset (two 4 s episodes per video file) into this
+  // installation and licenses it to the demo licensee, as das-admin does it.
+  const root = mkdtempSync(path.join(os.tmpdir(), "das-e2e-lerobot-"));
+  try {
+    const f = await buildLeRobotFixture(root, { version: "v3.0", episodes: 4, episodesPerFile: 2, fps: 10, length: () => 40 });
+    const datasetId = `lr-e2e-${Date.now()}`;
+    const env: NodeJS.ProcessEnv = { ...process.env, DAS_DATA_DIR: E2E_DATA_DIR };
+    for (const name of ["DATABASE_URL", "S3_BUCKET", "S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "APP_SECRET"]) delete env[name];
+    const imported = await runCli("das-admin", ["import", f.root, "--dataset", datasetId, "--version", "1.0.0", "--title", "LeRobot shared files", "--upload"], { env });
+    expect(imported.code, imported.stderr).toBe(0);
+    const granted = await runCli("das-admin", ["licence", "grant", "acme-robotics", datasetId, "1.0.0"], { env });
+    expect(granted.code, granted.stderr).toBe(0);
+
+    // The second episode of the first file: from 4 s to 8 s of it.
+    const range = f.videoRanges.get(1)!;
+    expect(range.from).toBeCloseTo(4, 6);
+    const episodeId = `${datasetId}-000001`;
+    await signIn(page, "alice@acme.example");
+    await page.goto(`/episodes/${episodeId}`);
+    await page.getByRole("button", { name: "Play episode" }).click();
+    const main = page.locator("video[data-main]");
+    // It starts at the episode's start in the file, never before, and the clock reads the episode's time.
+    await expect.poll(() => currentTime(main), { timeout: 20_000 }).toBeGreaterThan(range.from + 0.3);
+    await expect(page.locator("[data-clock]")).toContainText(/^0:0\d\.\d \/ 0:04\.0$/);
+    // It stops at the episode's end, not playing on into the next episode of the file.
+    await expect(page.getByRole("button", { name: "Play", exact: true })).toBeVisible({ timeout: 20_000 });
+    const stopped = await currentTime(main);
+    expect(stopped).toBeGreaterThan(range.to - 0.2);
+    expect(stopped).toBeLessThanOrEqual(range.to + 0.15);
+    await expect(page.locator("[data-clock]")).toContainText("0:04.0 / 0:04.0");
+    await shot(page, "player-lerobot-shared-file");
+    // Back to the start: the file's 4 s, the episode's 0.
+    await page.getByRole("group", { name: /^Video player/ }).focus();
+    await page.keyboard.press("[");
+    await expect.poll(() => currentTime(main)).toBeCloseTo(range.from, 1);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -51,7 +51,7 @@ export function EpisodeView({
               streams={streams}
               requestPreview={requestPreview}
             />
-            {spans.length ? null : <p className="mt-4 text-sm text-slate-500">This episode has no annotations in this version.</p>}
+            {spans.length || videos ? null : <p className="mt-4 text-sm text-slate-500">This episode has no annotations in this version.</p>}
           </CardBody>
         </Card>
         <Card className="min-w-0 lg:col-span-1">

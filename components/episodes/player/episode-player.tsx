@@ -66,6 +66,17 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     }
   }, [preview]);
 
+  /**
+   * The playhead now: the main video's own time when there is one (animation frames may run
+   * seldom in a hidden or throttled tab, so the last frame's reading can be stale), else the last known.
+   */
+  const now = useCallback((): number => {
+    const video = videos.current.get(state.current.main);
+    const range = preview?.streams.find((s) => s.stream === state.current.main);
+    if (video && range && video.readyState > 0) state.current.time = toEpisodeTime(range, video.currentTime);
+    return state.current.time;
+  }, [preview]);
+
   const seek = useCallback(
     (episodeTime: number) => {
       const t = clamp(episodeTime, 0, episodeLength);
@@ -83,7 +94,26 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     state.current.wantsPlay = false;
     setPlaying(false);
     each((video) => video.pause());
-  }, [each]);
+    setTime(now());
+  }, [each, now]);
+
+  /**
+   * Stops at the episode's end: a file may go on with the next episode. Whatever ran past the end
+   * (frames are checked only so often) is put back on the episode's last frame.
+   */
+  const atEnd = useCallback((): boolean => {
+    const video = videos.current.get(state.current.main);
+    const range = preview?.streams.find((s) => s.stream === state.current.main);
+    if (!video || !range || !state.current.playing) return false;
+    if (video.currentTime < range.end_s - 0.01 && !video.ended) return false;
+    pause();
+    each((v, r) => {
+      v.currentTime = Math.max(r.start_s, r.end_s - 0.001);
+    });
+    state.current.time = episodeLength;
+    setTime(episodeLength);
+    return true;
+  }, [preview, pause, each, episodeLength]);
 
   const startAll = useCallback(() => {
     if (state.current.time >= episodeLength - 0.05) seek(0);
@@ -142,10 +172,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
         const t = toEpisodeTime(range, video.currentTime);
         state.current.time = t;
         setTime(t);
-        if (video.currentTime >= range.end_s - 0.01 || video.ended) {
-          pause();
-          return;
-        }
+        if (atEnd()) return;
         for (const [stream, other] of videos.current) {
           const otherRange = preview.streams.find((s) => s.stream === stream);
           if (other === video || !otherRange) continue;
@@ -157,7 +184,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     };
     frame = requestAnimationFrame(tick);
     return () => cancelAnimationFrame(frame);
-  }, [playing, preview, pause]);
+  }, [playing, preview, atEnd]);
 
   // The length of a frame, measured from the main video's frames, for shift+arrow.
   useEffect(() => {
@@ -206,7 +233,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     const target = event.target as HTMLElement;
     if (target.closest("select, input, textarea")) return;
     const onButton = target.closest("button") !== null;
-    const t = state.current.time;
+    const t = now();
     switch (event.key) {
       case " ":
         // Space on a button presses that button.
@@ -275,6 +302,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                         aria-label={`${s.stream} camera${isMain ? "" : " (small)"}`}
                         className="aspect-video w-full rounded bg-black object-contain"
                         onLoadedMetadata={() => onLoaded(s.stream)}
+                        onTimeUpdate={isMain ? () => atEnd() : undefined}
                         onError={onVideoError}
                       />
                       <figcaption className="pointer-events-none absolute left-1.5 top-1.5 rounded bg-black/60 px-1.5 py-0.5 font-mono text-xs text-white">{s.stream}</figcaption>
@@ -306,16 +334,16 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
             <Button variant="secondary" size="sm" aria-label={playing ? "Pause" : "Play"} onClick={() => (playing ? pause() : void begin())} disabled={loading}>
               {playing ? "❚❚ Pause" : "▶ Play"}
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Previous span" onClick={() => seek(previousSpan(spans, time)?.start_s ?? 0)} disabled={!preview}>
+            <Button variant="ghost" size="sm" aria-label="Previous span" onClick={() => seek(previousSpan(spans, now())?.start_s ?? 0)} disabled={!preview}>
               [ Prev
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Back one second" onClick={() => seek(time - 1)} disabled={!preview}>
+            <Button variant="ghost" size="sm" aria-label="Back one second" onClick={() => seek(now() - 1)} disabled={!preview}>
               −1 s
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Forward one second" onClick={() => seek(time + 1)} disabled={!preview}>
+            <Button variant="ghost" size="sm" aria-label="Forward one second" onClick={() => seek(now() + 1)} disabled={!preview}>
               +1 s
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Next span" onClick={() => { const span = nextSpan(spans, time); if (span) seek(span.start_s); }} disabled={!preview}>
+            <Button variant="ghost" size="sm" aria-label="Next span" onClick={() => { const span = nextSpan(spans, now()); if (span) seek(span.start_s); }} disabled={!preview}>
               Next ]
             </Button>
             <span className="ml-auto font-mono text-xs tabular-nums text-slate-600" data-clock>
