@@ -5,6 +5,7 @@ import { API_PATH, apiPathError, badRequestPage, portalAddressProblem } from "@/
 import { signInPath } from "@/lib/redirect-target";
 import { errorOnlyResponse } from "@/lib/http/route";
 import { contentSecurityPolicy, newNonce, pageSecurityHeaders } from "@/lib/http/security-headers";
+import { storeOrigin } from "@/lib/storage/config";
 
 // Pages anyone may open; everything else in the portal needs a session.
 const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
@@ -35,7 +36,12 @@ const withSession = auth(async (request) => {
     return NextResponse.redirect(new URL(signInPath(`${pathname}${search}`), request.nextUrl));
   }
   // Next reads the nonce from the request's policy and puts it on the scripts it renders.
-  const policy = contentSecurityPolicy({ nonce: newNonce(), development: process.env.NODE_ENV === "development", formTargets: oidcFormTargets() });
+  const policy = contentSecurityPolicy({
+    nonce: newNonce(),
+    development: process.env.NODE_ENV === "development",
+    formTargets: oidcFormTargets(),
+    mediaSources: mediaSources(),
+  });
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("Content-Security-Policy", policy);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
@@ -47,6 +53,12 @@ const withSession = auth(async (request) => {
 function oidcFormTargets(): string[] {
   const issuer = oidcEnabled() ? env().AUTH_OIDC_ISSUER : undefined;
   return issuer && URL.canParse(issuer) ? [new URL(issuer).origin] : [];
+}
+
+/** The episode player's video: the object store's origin, from the store's configuration. */
+function mediaSources(): string[] {
+  const origin = storeOrigin();
+  return origin ? [origin] : [];
 }
 
 type ProxyHandler = (request: NextRequest, event: NextFetchEvent) => Promise<Response | undefined>;

@@ -32,7 +32,7 @@ test("a reviewer finds a download in the log by contributor and exports it as CS
   await entry.click();
   await expect(page.getByRole("heading", { name: /kitchen-pick-place@1\.1\.0/ })).toBeVisible();
   await expect(page.getByText(download_id, { exact: true })).toBeVisible();
-  await expect(page.getByRole("link", { name: episode_id })).toBeVisible();
+  await expect(page.getByRole("link", { name: episode_id, exact: true })).toBeVisible();
   await shot(page, "disclosure-entry");
 
   await page.goto(`/review/contributors/${contributor}`);

@@ -18,7 +18,7 @@ const LAYERS = [
   // Who is asking: principals, keys, passwords, sessions, the role checks; the context every verb takes.
   { name: "auth", holds: (f: string) => under("lib/auth")(f) || f === "lib/context.ts" },
   // The verbs.
-  { name: "domain", holds: under("lib/catalog", "lib/downloads", "lib/disclosures", "lib/admin", "lib/lerobot") },
+  { name: "domain", holds: under("lib/catalog", "lib/downloads", "lib/previews", "lib/disclosures", "lib/admin", "lib/lerobot") },
   // The API's contract: request and response schemas, the OpenAPI document.
   { name: "api", holds: under("lib/api") },
   // Requests and answers: API routes' endpoint(), the portal's page, route and action guards.

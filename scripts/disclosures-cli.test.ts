@@ -10,7 +10,7 @@ import { buildWorld, downloadPlan, exportOracle, makeSequentially, parseCsv, typ
 
 const EXPORT_USAGE = "Usage: das-admin disclosures export [options]\n";
 const VERIFY_USAGE = "Usage: das-admin disclosures verify [options]\n";
-const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "das-disclosures-cli-"));
 
@@ -89,7 +89,7 @@ describe("das-admin disclosures export", () => {
       const records = parseCsv(csv.stdout);
       expect(records[0]!.join(","), name).toBe(CSV_HEADER);
       expect(
-        records.slice(1).map((r) => [Number(r[0]), r[1], r[3], r[8], r[2]]),
+        records.slice(1).map((r) => [Number(r[0]), r[1], r[3], r[9], r[2]]),
         name,
       ).toEqual(want.map((o) => [o.seq, o.id, o.organization, o.dataset_id, o.occurred_at]));
     }

@@ -32,7 +32,14 @@ beforeAll(async () => {
   const org = await createTestOrg();
   const episodes = randomEpisodes(3, 41);
   const datasetId = await importTestDataset([
-    { version: "1.0.0", episodes, files: episodes.map((e) => ({ path: `${e.episode_id}.bin`, episode_id: e.episode_id, size_bytes: 1, sha256: "b".repeat(64) })) },
+    {
+      version: "1.0.0",
+      episodes,
+      files: episodes.flatMap((e) => [
+        { path: `${e.episode_id}.bin`, episode_id: e.episode_id, size_bytes: 1, sha256: "b".repeat(64) },
+        { path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 1, sha256: "c".repeat(64) },
+      ]),
+    },
   ]);
   await grant(org.id, datasetId, "1.0.0");
   catalog = { datasetId, episodeId: episodes[0]!.episode_id };
@@ -119,6 +126,51 @@ describe("admin actions over HTTP return errors as data", () => {
     expect(Date.parse(expires_at) - before).toBeGreaterThanOrEqual(30 * 86_400_000);
     expect(Date.parse(expires_at) - Date.now()).toBeLessThanOrEqual(30 * 86_400_000);
     expect((await getDb().$client<{ n: number }[]>`select count(*)::int as n from api_keys where id = ${id} and created_by_user_id = ${session.admin!.userId}`)[0]!.n).toBe(1);
+  });
+});
+
+describe("the preview actions over HTTP", () => {
+  const input = () => ({ episode_id: catalog.episodeId });
+  const previews = async (userId: string) =>
+    getDb().$client<{ reviewer_role: string | null; organization_id: string | null }[]>`select reviewer_role, organization_id from disclosures where user_id = ${userId} and channel = 'preview'`;
+
+  it("previewEpisode discloses a licensee's preview under their organisation, once while its URLs are valid", async () => {
+    const page = `/episodes/${catalog.episodeId}`;
+    const first = await callAction("previewEpisode", input(), session.licensee!.cookie, page);
+    expect(first).toMatchObject({ ok: true, data: { episode_id: catalog.episodeId, version: "1.0.0", streams: [{ stream: "cam", media_type: "video/mp4" }] } });
+    expect(await callAction("previewEpisode", input(), session.licensee!.cookie, page)).toEqual(first);
+    expect(await previews(session.licensee!.userId)).toEqual([{ reviewer_role: null, organization_id: expect.stringMatching(/^org_/) }]);
+  });
+
+  it("previewEpisodeForReview records a reviewer and an admin as such, and neither action serves the other's area", async () => {
+    const page = `/review/episodes/${catalog.episodeId}`;
+    for (const role of ["reviewer", "admin"] as const) {
+      expect(await callAction("previewEpisodeForReview", input(), session[role]!.cookie, page)).toMatchObject({ ok: true, data: { episode_id: catalog.episodeId } });
+      expect(await previews(session[role]!.userId)).toEqual([{ reviewer_role: role, organization_id: null }]);
+      expect(await callAction("previewEpisode", input(), session[role]!.cookie, `/episodes/${catalog.episodeId}`)).toMatchObject({ ok: false, error: { code: "forbidden" } });
+    }
+    const licensee = await callAction("previewEpisodeForReview", input(), session.licensee!.cookie, page);
+    expect(licensee).toMatchObject({ ok: false, error: { code: "forbidden" } });
+  });
+
+  it("gives a licensee no URL for an episode outside their organisation's licences: the API's 404, nothing written", async () => {
+    const elsewhere = randomEpisodes(1, 43).map((e) => ({ ...e, streams: ["cam"] }));
+    const episodeId = elsewhere[0]!.episode_id;
+    const otherDataset = await importTestDataset([
+      { version: "1.0.0", episodes: elsewhere, files: [{ path: `${episodeId}/cam.mp4`, episode_id: episodeId, stream: "cam", size_bytes: 1, sha256: "d".repeat(64) }] },
+    ]);
+    await grant((await createTestOrg()).id, otherDataset, "1.0.0");
+    const result = await callAction("previewEpisode", { episode_id: episodeId }, session.licensee!.cookie, `/episodes/${catalog.episodeId}`);
+    expect(result).toMatchObject({ ok: false, error: { code: "not_found", message: "No such episode is available to you." } });
+    expect(JSON.stringify(result)).not.toContain("X-Amz-");
+    expect((await getDb().$client<{ n: number }[]>`select count(*)::int as n from disclosures where dataset_id = ${otherDataset}`)[0]!.n).toBe(0);
+  });
+
+  it("checks its input as the API does, and never runs without a session", async () => {
+    expect(await callAction("previewEpisode", { episode_id: catalog.episodeId, streams: ["nope"] }, session.licensee!.cookie)).toMatchObject({ ok: false, error: { code: "invalid_body" } });
+    expect(await callAction("previewEpisode", { episode_id: 7 }, session.licensee!.cookie)).toMatchObject({ ok: false, error: { code: "invalid_body" } });
+    expect(await callAction("previewEpisode", input())).toEqual({ redirectedTo: "/login" });
+    expect(await callAction("previewEpisodeForReview", input())).toEqual({ redirectedTo: "/login" });
   });
 });
 

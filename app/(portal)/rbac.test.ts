@@ -7,6 +7,8 @@ import { mayEnter, type Area } from "@/lib/portal/access";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { signInOverHttp } from "@/lib/testing/portal-session";
+import { presignedOrigin } from "@/lib/storage/presigner";
+import { storeLocation } from "@/lib/storage/config";
 
 // Every portal page and portal route handler, requested over HTTP by a real session of each role.
 type Role = "licensee" | "reviewer" | "admin";
@@ -50,6 +52,7 @@ beforeAll(async () => {
     { path: `/review/disclosures/${ownDownload}`, area: "review" },
     { path: "/review/disclosures/export?format=csv", area: "review" },
     { path: `/review/contributors/${contributor}`, area: "review" },
+    { path: `/review/episodes/${episodes[0]!.episode_id}`, area: "review" },
     { path: `/review/contributors/${contributor}/export?format=csv`, area: "review" },
     { path: "/admin/organizations", area: "admin" },
     { path: "/admin/users", area: "admin" },
@@ -137,6 +140,8 @@ describe("the security headers of portal pages", () => {
     expect(policy, path).toContain("frame-ancestors 'none'");
     expect(policy, path).toContain("object-src 'none'");
     expect(policy, path).toContain("base-uri 'none'");
+    // The player's video comes from the store's signed URLs: that origin, and nothing broader.
+    expect(policy.split(";").map((d) => d.trim()), path).toContain(`media-src 'self' ${presignedOrigin(storeLocation())}`);
     expect(policy, path).not.toContain("unsafe-eval");
     expect(res.headers.get("x-frame-options"), path).toBe("DENY");
     expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");

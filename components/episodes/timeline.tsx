@@ -18,12 +18,25 @@ const ticks = (duration: number) => {
   return Array.from({ length: Math.floor(duration / step) + 1 }, (_, i) => i * step);
 };
 
+/** The spans running at `time` (a recovery inside a phase: both). */
+export const spansAt = (spans: readonly AnnotationRecord[], time: number) => spans.filter((s) => s.start_s <= time && time < s.end_s);
+
+/** With a player: where playback is, and what choosing a span does (seek to its start). */
+export type TimelinePlayback = {
+  /** The playhead, in the episode's seconds. */
+  time: number;
+  onSelect: (span: AnnotationRecord) => void;
+};
+
 /**
  * The subtask timeline: each span drawn proportionally on the episode's time axis, labelled,
- * with its start and end on hover and on keyboard focus; recoveries hatched in red.
+ * with its start and end on hover and on keyboard focus; recoveries hatched in red. With a player
+ * (`playback`) each span is a button that seeks to its start, the spans under the playhead are
+ * highlighted, and the playhead is drawn across the lanes.
  */
-export function Timeline({ spans, duration }: { spans: AnnotationRecord[]; duration: number }) {
+export function Timeline({ spans, duration, playback }: { spans: AnnotationRecord[]; duration: number; playback?: TimelinePlayback }) {
   const scale = (t: number) => `${(Math.min(Math.max(t, 0), duration) / duration) * 100}%`;
+  const current = new Set(playback ? spansAt(spans, playback.time).map((s) => s.annotation_id) : []);
   return (
     <div>
       <div className="relative space-y-1.5 rounded-md bg-slate-50 p-2 ring-1 ring-slate-200">
@@ -31,19 +44,14 @@ export function Timeline({ spans, duration }: { spans: AnnotationRecord[]; durat
           <div key={i} className="relative h-9">
             {row.map((span) => {
               const recovery = isRecovery(span);
+              const active = current.has(span.annotation_id);
               const description = `${span.label}: ${span.start_s.toFixed(2)} s to ${span.end_s.toFixed(2)} s`;
-              return (
-                <div
-                  key={span.annotation_id}
-                  tabIndex={0}
-                  role="img"
-                  aria-label={description}
-                  data-recovery={recovery || undefined}
-                  className={`group absolute top-0 flex h-9 items-center overflow-visible rounded px-1.5 text-xs font-medium text-white outline-offset-1 ${
-                    recovery ? "bg-[repeating-linear-gradient(135deg,#dc2626_0_6px,#b91c1c_6px_12px)] ring-2 ring-red-300" : "bg-brand-600"
-                  }`}
-                  style={{ left: scale(span.start_s), width: `max(4px, calc(${scale(span.end_s)} - ${scale(span.start_s)}))` }}
-                >
+              const className = `group absolute top-0 flex h-9 items-center overflow-visible rounded px-1.5 text-xs font-medium text-white outline-offset-1 focus-visible:outline focus-visible:outline-2 focus-visible:outline-slate-900 ${
+                recovery ? "bg-[repeating-linear-gradient(135deg,#dc2626_0_6px,#b91c1c_6px_12px)] ring-2 ring-red-300" : active ? "bg-brand-900" : "bg-brand-600"
+              } ${active ? "ring-2 ring-amber-400 ring-offset-1" : ""} ${playback ? "cursor-pointer text-left hover:brightness-110" : ""}`;
+              const style = { left: scale(span.start_s), width: `max(4px, calc(${scale(span.end_s)} - ${scale(span.start_s)}))` };
+              const content = (
+                <>
                   <span className="truncate">{span.label}</span>
                   <span
                     role="tooltip"
@@ -51,11 +59,39 @@ export function Timeline({ spans, duration }: { spans: AnnotationRecord[]; durat
                   >
                     {span.label} · {span.start_s.toFixed(2)}–{span.end_s.toFixed(2)} s
                   </span>
+                </>
+              );
+              return playback ? (
+                <button
+                  key={span.annotation_id}
+                  type="button"
+                  aria-label={`${description}. Play from its start`}
+                  aria-current={active ? "true" : undefined}
+                  data-span={span.annotation_id}
+                  data-active={active || undefined}
+                  data-recovery={recovery || undefined}
+                  className={className}
+                  style={style}
+                  onClick={() => playback.onSelect(span)}
+                >
+                  {content}
+                </button>
+              ) : (
+                <div key={span.annotation_id} tabIndex={0} role="img" aria-label={description} data-recovery={recovery || undefined} className={className} style={style}>
+                  {content}
                 </div>
               );
             })}
           </div>
         ))}
+        {playback ? (
+          <div
+            aria-hidden="true"
+            data-playhead
+            className="pointer-events-none absolute inset-y-0 w-0.5 bg-amber-500 shadow-[0_0_0_1px_white]"
+            style={{ left: `calc(0.5rem + (100% - 1rem) * ${Math.min(Math.max(playback.time, 0), duration) / duration})` }}
+          />
+        ) : null}
       </div>
       <div className="relative mx-2 mt-1 h-5 text-xs text-slate-500" aria-hidden="true">
         {ticks(duration).map((t) => (

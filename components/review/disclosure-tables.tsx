@@ -8,6 +8,7 @@ import type { DisclosureSummary } from "@/lib/disclosures/search";
 import { Badge } from "../ui/badge";
 import { DataTable } from "../ui/data-table";
 import { formatBytes, formatDateTime, formatNumber } from "../ui/format";
+import { basisOf, CHANNEL_TONE } from "./recipient";
 
 /** What the log's entries and a contributor's recipients share: a numbered, dated download of one version. */
 type Entry = Recipient & { seq: number; occurred_at: string | Date; dataset_id: string; version: string; episode_count: number };
@@ -17,9 +18,10 @@ const entryLink = (id: string, seq: number) => (
     {seq}
   </Link>
 );
-const channel = (row: Recipient) => <Badge tone={row.channel === "api" ? "blue" : "brand"}>{row.channel}</Badge>;
-/** A portal download names its user, an API download its key's prefix. */
+const channel = (row: Recipient) => <Badge tone={CHANNEL_TONE[row.channel]}>{row.channel}</Badge>;
+/** A portal download or preview names its user, an API one its key's prefix. */
 const recipient = (row: Recipient) => row.user ?? <span className="font-mono text-xs">{row.api_key}…</span>;
+
 const when = <T extends Entry>(): ColumnDef<T, unknown> => ({
   id: "occurred_at",
   header: "When",
@@ -44,7 +46,7 @@ const LOG_COLUMNS: ColumnDef<DisclosureSummary, unknown>[] = [
     header: "Recipient",
     cell: ({ row }) => (
       <>
-        <span className="font-medium">{row.original.organization_name}</span> <span className="text-slate-500">{recipient(row.original)}</span> {channel(row.original)}
+        <span className="font-medium">{basisOf(row.original)}</span> <span className="text-slate-500">{recipient(row.original)}</span> {channel(row.original)}
       </>
     ),
   },
@@ -62,7 +64,7 @@ export function DisclosuresTable({ entries }: { entries: DisclosureSummary[] }) 
 const RECIPIENT_COLUMNS: ColumnDef<ContributorRecipient, unknown>[] = [
   { accessorKey: "seq", header: "Entry", cell: ({ row }) => entryLink(row.original.download_id, row.original.seq) },
   when(),
-  { accessorKey: "organization_name", header: "Organisation" },
+  { id: "organization", header: "Organisation", cell: ({ row }) => basisOf(row.original) },
   {
     id: "recipient",
     header: "Recipient",
@@ -76,7 +78,7 @@ const RECIPIENT_COLUMNS: ColumnDef<ContributorRecipient, unknown>[] = [
   numeric("episodes", "Their episodes", (r) => formatNumber(r.episode_count)),
 ];
 
-/** The downloads that included a contributor's episodes, with how many of theirs each held. */
+/** The downloads and previews that included a contributor's episodes, with how many of theirs each held. */
 export function ContributorRecipientsTable({ rows }: { rows: ContributorRecipient[] }) {
-  return <DataTable caption="Downloads that included this contributor's episodes" data={rows} columns={RECIPIENT_COLUMNS} rowId={(r) => r.download_id} />;
+  return <DataTable caption="Downloads and previews that included this contributor's episodes" data={rows} columns={RECIPIENT_COLUMNS} rowId={(r) => r.download_id} />;
 }

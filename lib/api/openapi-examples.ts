@@ -1,6 +1,6 @@
 import type { ErrorCode } from "../errors";
-import type { DownloadBody } from "./requests";
-import type { AnnotationPageBody, DatasetListBody, DownloadBodyResponse, EpisodePageBody, ManifestBody, VersionListBody } from "./responses";
+import type { DownloadBody, PreviewBody } from "./requests";
+import type { AnnotationPageBody, DatasetListBody, DownloadBodyResponse, EpisodePageBody, ManifestBody, PreviewBodyResponse, VersionListBody } from "./responses";
 
 /**
  * Example bodies for the OpenAPI document and the reference page. They are typed by the response
@@ -120,6 +120,20 @@ const downloadRequests: Record<string, { summary: string; value: DownloadBody }>
   version: { summary: "The whole version", value: { dataset_id: "kitchen-pick-place", version: "1.1.0" } },
 };
 
+const preview: PreviewBodyResponse = {
+  preview_id: "pv_2hJ9kQ4mN7pR1sT5vW8xY0",
+  episode_id: "kpp-000042",
+  dataset_id: "kitchen-pick-place",
+  version: "1.1.0",
+  expires_at: "2026-03-01T09:15:00.000Z",
+  streams: [{ stream: "cam_front", url: url("episodes/kpp-000042/cam_front.mp4"), media_type: "video/mp4", start_s: 0, end_s: 18.4 }],
+};
+
+const previewRequests: Record<string, { summary: string; value: PreviewBody }> = {
+  newest: { summary: "Every video stream, in the newest licensed version", value: { episode_id: "kpp-000042" } },
+  pinned: { summary: "One stream, in a pinned version", value: { episode_id: "kpp-000042", version: "1.1.0", streams: ["cam_front"] } },
+};
+
 const MESSAGES: Record<ErrorCode, string> = {
   invalid_parameter: "Unknown query parameter 'outcomes'. Known parameters: outcome, environment, limit, cursor.",
   invalid_cursor: "The cursor does not fit this query. Start again without a cursor.",
@@ -142,4 +156,4 @@ const errors = Object.fromEntries(
   Object.entries(MESSAGES).map(([code, message]) => [code, { error: { code, message, request_id: REQUEST_ID } }]),
 ) as Record<ErrorCode, { error: { code: ErrorCode; message: string; request_id: string } }>;
 
-export const EXAMPLES = { datasets, versions, manifest, episodes, annotations, download, downloadRequests, errors };
+export const EXAMPLES = { datasets, versions, manifest, episodes, annotations, download, downloadRequests, preview, previewRequests, errors };

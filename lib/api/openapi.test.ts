@@ -19,6 +19,7 @@ import * as manifestRoute from "../../app/api/v1/datasets/[id]/versions/[version
 import * as episodesRoute from "../../app/api/v1/datasets/[id]/versions/[version]/episodes/route";
 import * as annotationsRoute from "../../app/api/v1/episodes/[episodeId]/annotations/route";
 import * as downloadsRoute from "../../app/api/v1/downloads/route";
+import * as previewsRoute from "../../app/api/v1/previews/route";
 import * as openapiRoute from "../../app/api/v1/openapi.json/route";
 import * as catchAllRoute from "../../app/api/[[...path]]/route";
 
@@ -197,6 +198,7 @@ describe("a sweep of every endpoint and status", () => {
       files: [
         { path: "README.md", size_bytes: 3, sha256: "a".repeat(64) },
         ...episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "b".repeat(64) })),
+        { path: `${episodeId}/joints.parquet`, episode_id: episodeId, stream: "joints", size_bytes: 10, sha256: "d".repeat(64) },
       ],
     });
     datasetId = await importTestDataset([version("1.0.0"), version("2.0.0")]);
@@ -235,6 +237,7 @@ describe("a sweep of every endpoint and status", () => {
     },
     { name: "GET /api/v1/episodes/{episode_id}/annotations", route: annotationsRoute, handler: annotationsRoute.GET, url: () => `/api/v1/episodes/${episodeId}/annotations`, params: () => ({ episodeId }) },
     { name: "POST /api/v1/downloads", route: downloadsRoute, handler: downloadsRoute.POST, url: () => "/api/v1/downloads", params: () => ({}), method: "POST", body: () => ({ dataset_id: datasetId, version: "1.0.0" }) },
+    { name: "POST /api/v1/previews", route: previewsRoute, handler: previewsRoute.POST, url: () => "/api/v1/previews", params: () => ({}), method: "POST", body: () => ({ episode_id: episodeId }) },
   ];
 
   const send = (e: Endpoint, options: Partial<CallOptions> & { query?: string } = {}): Promise<CallResult> =>
@@ -288,6 +291,19 @@ describe("a sweep of every endpoint and status", () => {
     expect((await send(e, { body: { dataset_id: datasetId, version: "2.0.0" } })).status).toBe(403);
     expect((await send(e, { body: { dataset_id: "no-such-dataset", version: "1.0.0" } })).status).toBe(404);
     expect((await send(e, { body: { dataset_id: bigDatasetId, version: "1.0.0" } })).status).toBe(422);
+  });
+
+  it("previews: 200 repeat, 400 body, 403, 404", async () => {
+    const e = ENDPOINTS[6]!;
+    const first = await send(e, { body: { episode_id: episodeId, streams: ["cam"] } });
+    expect([200, 201]).toContain(first.status);
+    const again = await send(e, { body: { episode_id: episodeId, streams: ["cam"] } });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(first.json);
+    expect((await send(e, { body: { episode_id: episodeId, streams: ["joints"] } })).json.error.code).toBe("invalid_body");
+    expect((await send(e, { body: { episode: episodeId } })).json.error.code).toBe("invalid_body");
+    expect((await send(e, { body: { episode_id: episodeId, version: "2.0.0" } })).status).toBe(403);
+    expect((await send(e, { body: { episode_id: "nope-404" } })).status).toBe(404);
   });
 
   it("openapi.json: 200 without a key (the served document is the generated one), 400, 405, 406", async () => {

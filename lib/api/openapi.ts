@@ -4,7 +4,7 @@ import type { oas31 } from "zod-openapi";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import { URL_TTL_SECONDS } from "../storage/config";
 import { MAX_FILES_PER_DOWNLOAD } from "../downloads/scope";
-import { AnnotationsQuery, DEFAULT_LIMIT, DownloadBody, DownloadHeaders, EpisodesQuery, MAX_LIMIT, PageQuery } from "./requests";
+import { AnnotationsQuery, DEFAULT_LIMIT, DownloadBody, DownloadHeaders, EpisodesQuery, MAX_LIMIT, PageQuery, PreviewBody } from "./requests";
 import {
   AnnotationPage,
   DatasetId,
@@ -13,6 +13,7 @@ import {
   EpisodeId,
   EpisodePage,
   Manifest,
+  Preview,
   VersionList,
   VersionNumber,
   errorEnvelope,
@@ -235,6 +236,24 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       },
     },
   },
+  "/api/v1/previews": {
+    get: undefined,
+    post: {
+      operationId: "createPreview",
+      tags: ["Downloads"],
+      summary: "Signed URLs to watch an episode's video",
+      description: `One signed GET URL per video stream of an episode, each valid for ${URL_TTL_SECONDS} s, with where the episode lies in the file (\`start_s\` to \`end_s\`: a file may hold several episodes). A preview is a disclosure: it is recorded in the disclosure log with channel \`preview\` before any URL is returned. Asking again for the same episode, version and streams while an earlier preview's URLs are still valid for at least a minute returns that preview (200, same id, URLs and expiry) without a new entry. Streams that are not video are not previewed; download them.`,
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: PreviewBody, examples: EXAMPLES.previewRequests } },
+      },
+      responses: {
+        ...ok("A new preview, recorded in the disclosure log.", Preview, EXAMPLES.preview, "201"),
+        ...ok("The preview already issued for the same episode, version and streams, still valid (no new disclosure).", Preview, EXAMPLES.preview, "200"),
+        ...errorResponses([...KEYED, "invalid_body", "version_not_licensed", "not_found"]),
+      },
+    },
+  },
   "/api/v1/openapi.json": {
     get: {
       operationId: "getOpenApiDocument",
@@ -275,7 +294,7 @@ function build(): OpenApiDocument {
       security: [{ bearerAuth: [] }],
       tags: [
         { name: "Catalog", description: "Datasets, versions, manifests, episodes and annotations, scoped by the key's licences." },
-        { name: "Downloads", description: "Signed download URLs; every request is written to the disclosure log." },
+        { name: "Downloads", description: "Signed URLs to download files or watch an episode's video; every request is written to the disclosure log." },
         { name: "Meta", description: "About the API itself." },
       ],
       paths,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { MAX_FILES_PER_DOWNLOAD, type DownloadRequest } from "../downloads/scope";
+import type { PreviewRequest } from "../previews/create-preview";
 import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_CONTROL_CHARACTERS, WITHOUT_UNSAFE_CHARACTERS } from "../characters";
 
 /** A non-empty filter value, compared exactly. */
@@ -104,6 +105,30 @@ export const DownloadBody = z
   }) satisfies z.ZodType<DownloadRequest>;
 
 export type DownloadBody = z.infer<typeof DownloadBody>;
+
+/** POST /v1/previews: one episode, in a version (by default the newest licensed one that holds it), some or all of its video streams. */
+export const PreviewBody = z
+  .strictObject({
+    episode_id: identifier("a string").min(1, "must not be empty").max(200, "is too long").meta({ example: "kpp-000042" }),
+    version: identifier("a string")
+      .min(1, "must not be empty")
+      .max(40, "is too long")
+      .optional()
+      .meta({ description: "Preview the episode in this version instead of the newest licensed one that contains it (as for annotations).", example: "1.1.0" }),
+    streams: z
+      .array(z.string("must be strings").regex(STREAM_NAME, "must be stream names"), "must be an array of stream names")
+      .min(1, "must list at least one stream (leave it out for every video stream)")
+      .max(100, "is too long")
+      .refine(unique, "must not repeat a stream")
+      .optional()
+      .meta({ override: { uniqueItems: true }, description: "Only these video streams of the episode. Leave out for all of them. A stream that is not video (or not the episode's) is 400.", example: ["wrist_cam"] }),
+  })
+  .meta({
+    id: "PreviewRequest",
+    description: "An episode to watch: signed URLs of its video streams, recorded in the disclosure log with channel `preview`.",
+  }) satisfies z.ZodType<PreviewRequest>;
+
+export type PreviewBody = z.infer<typeof PreviewBody>;
 
 // The limit is the domain's; the API states it as part of its contract, and API clients (lib/client) read it here.
 export { MAX_FILES_PER_DOWNLOAD };

@@ -9,6 +9,7 @@ import type { ManifestHead, FileRecord } from "../catalog/get-manifest";
 import type { listEpisodes } from "../catalog/list-episodes";
 import type { listAnnotations } from "../catalog/list-annotations";
 import type { Download as DownloadDocument } from "../downloads/download";
+import type { Preview as PreviewDocument } from "../previews/create-preview";
 
 /**
  * Response bodies of every endpoint, as zod schemas. The OpenAPI document is generated from
@@ -172,6 +173,27 @@ export const Download = z
   })
   .meta({ id: "Download" });
 
+export const PreviewStream = z
+  .object({
+    stream: z.string().meta({ example: "wrist_cam" }),
+    url: z.url().meta({ description: "Signed GET URL of the file that holds the stream; valid until `expires_at`. Supports HTTP Range requests, as a video element makes them." }),
+    media_type: z.string().regex(/^video\//).meta({ example: "video/mp4" }),
+    start_s: z.number().nonnegative().meta({ description: "Where the episode starts in the file, in seconds: 0 for a file of its own, later in a file that holds several episodes.", example: 0 }),
+    end_s: z.number().nonnegative().meta({ description: "Where the episode ends in the file, in seconds. Play from `start_s` to `end_s`.", example: 18.4 }),
+  })
+  .meta({ id: "PreviewStream" });
+
+export const Preview = z
+  .object({
+    preview_id: z.string().regex(/^pv_[0-9A-Za-z]+$/).meta({ description: "Identifier of the preview, as recorded in the disclosure log.", example: "pv_2hJ9kQ4mN7pR1sT5vW8xY0" }),
+    episode_id: EpisodeId,
+    dataset_id: DatasetId,
+    version: VersionNumber.meta({ description: "The version previewed: the newest licensed one that contains the episode, or the pinned `version`." }),
+    expires_at: Timestamp.meta({ description: "When every URL of this preview stops working: 900 s after it was first issued." }),
+    streams: z.array(PreviewStream).meta({ description: "The episode's video streams asked for, in the episode's order of streams." }),
+  })
+  .meta({ id: "Preview" });
+
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
 export const ErrorCodeSchema = z.enum(ERROR_CODES).meta({ id: "ErrorCode", description: "Stable, machine-readable error code." });
@@ -201,8 +223,9 @@ const drift: {
   episodes: Same<z.output<typeof EpisodePage>, Body<typeof listEpisodes>>;
   annotations: Same<z.output<typeof AnnotationPage>, Body<typeof listAnnotations>>;
   download: Same<z.output<typeof Download>, DownloadDocument>;
+  preview: Same<z.output<typeof Preview>, PreviewDocument>;
   error: Same<z.output<typeof ErrorEnvelope>, ErrorBody>;
-} = { datasets: true, versions: true, manifest: true, episodes: true, annotations: true, download: true, error: true };
+} = { datasets: true, versions: true, manifest: true, episodes: true, annotations: true, download: true, preview: true, error: true };
 void drift;
 
 export type DatasetListBody = z.output<typeof DatasetList>;
@@ -211,4 +234,5 @@ export type ManifestBody = z.output<typeof Manifest>;
 export type EpisodePageBody = z.output<typeof EpisodePage>;
 export type AnnotationPageBody = z.output<typeof AnnotationPage>;
 export type DownloadBodyResponse = z.output<typeof Download>;
+export type PreviewBodyResponse = z.output<typeof Preview>;
 export type ErrorEnvelopeBody = z.output<typeof ErrorEnvelope>;

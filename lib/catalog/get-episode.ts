@@ -1,5 +1,5 @@
 import type { Ctx } from "../context";
-import { sqlOf } from "../db/client";
+import { sqlOf, type Sql } from "../db/client";
 import { resolveEpisodeVersion } from "./list-annotations";
 import type { EpisodeRecord } from "./list-episodes";
 
@@ -14,8 +14,14 @@ export type EpisodeDetail = {
 /** One episode's metadata, resolved like its annotations (newest licensed version, or the pinned one). */
 export async function getEpisode(ctx: Ctx, input: { episodeId: string; version?: string }): Promise<EpisodeDetail> {
   const { chosen, licensed } = await resolveEpisodeVersion(ctx, input.episodeId, input.version);
-  const [episode] = await sqlOf(ctx.db)<EpisodeRecord[]>`
+  const episode = await episodeRecord(sqlOf(ctx.db), chosen.versionId, input.episodeId);
+  return { dataset_id: chosen.datasetId, version: chosen.version, episode, versions: licensed.map((v) => v.version) };
+}
+
+/** The metadata of an episode in a version the caller has already been allowed to read. */
+export async function episodeRecord(sql: Sql, versionId: number, episodeId: string): Promise<EpisodeRecord> {
+  const [episode] = await sql<EpisodeRecord[]>`
     select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams
-    from episodes where version_id = ${chosen.versionId} and episode_id = ${input.episodeId}`;
-  return { dataset_id: chosen.datasetId, version: chosen.version, episode: episode!, versions: licensed.map((v) => v.version) };
+    from episodes where version_id = ${versionId} and episode_id = ${episodeId}`;
+  return episode!;
 }

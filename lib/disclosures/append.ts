@@ -24,11 +24,11 @@ export type NewEntry = Omit<ChainedEntry, "seq" | "occurredAt" | "expiresAt" | "
  * to the database directly: it gives no one anything new.)
  */
 export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: number): Promise<ChainedEntry> {
-  await tx`select pg_advisory_xact_lock(${CHAIN_LOCK})`;
+  await lockChain(tx);
   const [head] = await tx<{ seq: string | null; hash: string | null; now: Date }[]>`
     select (select seq from disclosures order by seq desc limit 1) as seq,
            (select hash from disclosures order by seq desc limit 1) as hash,
-           date_trunc('second', clock_timestamp() + coalesce(nullif(current_setting('das.clock_offset', true), ''), '0 s')::interval) as now`;
+           ${logClock(tx)} as now`;
   const occurredAt = head!.now;
   const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
   const chained: ChainedEntry = {
@@ -39,13 +39,27 @@ export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: num
     prevHash: head!.hash ?? GENESIS_HASH,
   };
   await tx`
-    insert into disclosures (id, seq, occurred_at, organization_id, api_key_id, user_id, channel, dataset_id, version,
+    insert into disclosures (id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version,
       version_id, licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at,
       request_id, idempotency_scope, idempotency_key, request_sha256, prev_hash, hash)
     values (${chained.id}, ${chained.seq}, ${occurredAt}, ${chained.organizationId}, ${chained.apiKeyId}, ${chained.userId},
-      ${chained.channel}, ${chained.datasetId}, ${chained.version}, ${versionId}, ${chained.licenceId},
+      ${chained.reviewerRole}, ${chained.channel}, ${chained.datasetId}, ${chained.version}, ${versionId}, ${chained.licenceId},
       ${JSON.stringify(chained.requestedScope)}::jsonb, ${chained.episodeCount}, ${chained.fileCount}, ${chained.totalBytes},
       ${chained.episodesSha256}, ${chained.expiresAt}, ${chained.requestId}, ${idempotencyScope}, ${idempotencyKey},
       ${requestSha256}, ${chained.prevHash}, ${entryHash(chained)})`;
   return chained;
+}
+
+/**
+ * Takes the chain's lock for the rest of the caller's transaction (again, if it holds it already):
+ * whoever must decide from the log whether to append at all (a repeated preview) decides under
+ * it, so two requests at once cannot both append.
+ */
+export async function lockChain(tx: Sql): Promise<void> {
+  await tx`select pg_advisory_xact_lock(${CHAIN_LOCK})`;
+}
+
+/** The log's clock, to whole seconds: the database's, moved by `das.clock_offset` in tests (see above). */
+export function logClock(sql: Sql) {
+  return sql`date_trunc('second', clock_timestamp() + coalesce(nullif(current_setting('das.clock_offset', true), ''), '0 s')::interval)`;
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../canonical-json";
-import type { DisclosureChannel, RequestedScope } from "../db/schema";
+import type { DisclosureChannel, RequestedScope, ReviewerRole } from "../db/schema";
 
 export const GENESIS_HASH = "0".repeat(64);
 
@@ -9,13 +9,16 @@ export type ChainedEntry = {
   id: string;
   seq: number;
   occurredAt: Date;
-  organizationId: string;
+  /** Null only for a reviewer's or admin's preview, which no organisation's licence covers. */
+  organizationId: string | null;
   apiKeyId: string | null;
   userId: string | null;
+  /** The role a reviewer or admin previewed under; null for everything disclosed under a licence. */
+  reviewerRole: ReviewerRole | null;
   channel: DisclosureChannel;
   datasetId: string;
   version: string;
-  licenceId: string;
+  licenceId: string | null;
   requestedScope: RequestedScope;
   episodeCount: number;
   fileCount: number;
@@ -31,13 +34,14 @@ export type DisclosureRow = {
   id: string;
   seq: number | string;
   occurred_at: Date;
-  organization_id: string;
+  organization_id: string | null;
   api_key_id: string | null;
   user_id: string | null;
+  reviewer_role: ReviewerRole | null;
   channel: DisclosureChannel;
   dataset_id: string;
   version: string;
-  licence_id: string;
+  licence_id: string | null;
   requested_scope: RequestedScope;
   episode_count: number;
   file_count: number;
@@ -57,6 +61,7 @@ export function entryOfRow(row: DisclosureRow): ChainedEntry {
     organizationId: row.organization_id,
     apiKeyId: row.api_key_id,
     userId: row.user_id,
+    reviewerRole: row.reviewer_role,
     channel: row.channel,
     datasetId: row.dataset_id,
     version: row.version,
@@ -72,14 +77,24 @@ export function entryOfRow(row: DisclosureRow): ChainedEntry {
   };
 }
 
-/** The canonical serialisation (sorted keys, ISO times with milliseconds), versioned so it can evolve. */
+/**
+ * The canonical serialisation (sorted keys, ISO times with milliseconds), versioned so it can
+ * evolve. Version 1 is every entry made under a licence, as it always was: those hash exactly as
+ * before. Version 2 is a reviewer's or admin's preview: the recipient also names the role it was
+ * made under, and the organisation and licence are null. Which version applies follows from the
+ * entry itself (its role), so altering the role of a stored entry breaks its hash either way.
+ */
 export function canonicalEntry(e: ChainedEntry): string {
+  const recipient =
+    e.reviewerRole === null
+      ? { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId }
+      : { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId, reviewer_role: e.reviewerRole };
   return canonicalJson({
-    v: 1,
+    v: e.reviewerRole === null ? 1 : 2,
     id: e.id,
     seq: e.seq,
     occurred_at: e.occurredAt.toISOString(),
-    recipient: { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId },
+    recipient,
     channel: e.channel,
     dataset_id: e.datasetId,
     version: e.version,

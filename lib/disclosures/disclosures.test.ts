@@ -6,7 +6,8 @@ import type { UserPrincipal } from "@/lib/auth/principal";
 import type { EpisodeLine } from "@/lib/catalog/import/records";
 import { createOrganization, type Organization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
-import { canonicalEntry, entryHash, episodesDigest, GENESIS_HASH, type ChainedEntry } from "@/lib/disclosures/chain";
+import { canonicalEntry, entryHash, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
+import { canonicalJson } from "@/lib/canonical-json";
 import { appendDisclosure } from "@/lib/disclosures/append";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
@@ -52,7 +53,8 @@ type DisclosureRow = {
   organization_id: string;
   api_key_id: string | null;
   user_id: string | null;
-  channel: "api" | "portal";
+  reviewer_role: "reviewer" | "admin" | null;
+  channel: "api" | "portal" | "preview";
   dataset_id: string;
   version: string;
   version_id: number;
@@ -161,13 +163,14 @@ const entryArb: fc.Arbitrary<ChainedEntry> = fc.record({
   id: fc.string({ minLength: 1, maxLength: 20 }),
   seq: fc.integer({ min: 1, max: 2 ** 40 }),
   occurredAt: time,
-  organizationId: fc.string({ minLength: 1, maxLength: 20 }),
+  organizationId: fc.option(fc.string({ minLength: 1, maxLength: 20 })),
   apiKeyId: fc.option(fc.string({ minLength: 1, maxLength: 20 })),
   userId: fc.option(fc.string({ minLength: 1, maxLength: 20 })),
-  channel: fc.constantFrom("api" as const, "portal" as const),
+  reviewerRole: fc.option(fc.constantFrom("reviewer" as const, "admin" as const)),
+  channel: fc.constantFrom("api" as const, "portal" as const, "preview" as const),
   datasetId: fc.string({ minLength: 1, maxLength: 20 }),
   version: fc.string({ minLength: 1, maxLength: 12 }),
-  licenceId: fc.string({ minLength: 1, maxLength: 20 }),
+  licenceId: fc.option(fc.string({ minLength: 1, maxLength: 20 })),
   requestedScope: scopeArb,
   episodeCount: fc.nat(),
   fileCount: fc.nat(),
@@ -191,7 +194,8 @@ function altered(e: ChainedEntry, field: keyof ChainedEntry): ChainedEntry {
     if (v instanceof Date) return new Date(v.getTime() + 1);
     if (typeof v === "number") return v + 1;
     if (field === "channel") return v === "api" ? "portal" : "api";
-    if (field === "apiKeyId" || field === "userId") return v === null ? "x" : null;
+    if (field === "reviewerRole") return v === null ? "reviewer" : v === "reviewer" ? "admin" : null;
+    if (field === "apiKeyId" || field === "userId" || field === "organizationId" || field === "licenceId") return v === null ? "x" : null;
     if (field === "prevHash" || field === "episodesSha256") return (v as string).replace(/^./, (c) => (c === "0" ? "1" : "0"));
     if (field === "requestedScope") {
       const scope = e.requestedScope;
@@ -203,7 +207,7 @@ function altered(e: ChainedEntry, field: keyof ChainedEntry): ChainedEntry {
 }
 
 const FIELDS: (keyof ChainedEntry)[] = [
-  "id", "seq", "occurredAt", "organizationId", "apiKeyId", "userId", "channel", "datasetId", "version", "licenceId",
+  "id", "seq", "occurredAt", "organizationId", "apiKeyId", "userId", "reviewerRole", "channel", "datasetId", "version", "licenceId",
   "requestedScope", "episodeCount", "fileCount", "totalBytes", "episodesSha256", "expiresAt", "requestId", "prevHash",
 ];
 
@@ -239,6 +243,36 @@ describe("canonicalEntry and entryHash", () => {
         const byEpisodes = { ...e, requestedScope: { episode_ids: [who] } };
         const byStreams = { ...e, requestedScope: { streams: [who] } };
         expect(entryHash(byEpisodes)).not.toBe(entryHash(byStreams));
+      }),
+    );
+  });
+
+  it("serialise an entry made under a licence exactly as version 1 always did, so existing entries verify as before", () => {
+    // The version 1 form, written out as it was before previews: the oracle for every licensed entry.
+    const versionOne = (e: ChainedEntry) =>
+      canonicalJson({
+        v: 1,
+        id: e.id,
+        seq: e.seq,
+        occurred_at: e.occurredAt.toISOString(),
+        recipient: { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId },
+        channel: e.channel,
+        dataset_id: e.datasetId,
+        version: e.version,
+        licence_id: e.licenceId,
+        requested_scope_sha256: sha256Hex(canonicalJson(e.requestedScope)),
+        resolved: { episode_count: e.episodeCount, episodes_sha256: e.episodesSha256, file_count: e.fileCount, total_bytes: e.totalBytes },
+        expires_at: e.expiresAt.toISOString(),
+        request_id: e.requestId,
+        prev_hash: e.prevHash,
+      });
+    fc.assert(
+      fc.property(entryArb, (e) => {
+        const licensed = { ...e, reviewerRole: null };
+        expect(canonicalEntry(licensed)).toBe(versionOne(licensed));
+        // A reviewer's preview is version 2 and names the role it was made under.
+        const reviewed = { ...e, reviewerRole: "reviewer" as const, organizationId: null, licenceId: null, channel: "preview" as const };
+        expect(JSON.parse(canonicalEntry(reviewed))).toMatchObject({ v: 2, recipient: { reviewer_role: "reviewer", organization_id: null }, licence_id: null });
       }),
     );
   });
@@ -549,6 +583,7 @@ function entryOfRow(r: DisclosureRow): ChainedEntry {
     organizationId: r.organization_id,
     apiKeyId: r.api_key_id,
     userId: r.user_id,
+    reviewerRole: r.reviewer_role,
     channel: r.channel,
     datasetId: r.dataset_id,
     version: r.version,
@@ -703,6 +738,7 @@ describe("recipientsOfContributor", () => {
             organization_name: org.name,
             api_key: m.principal.kind === "api_key" ? m.principal.keyPrefix : null,
             user: m.principal.kind === "user" ? m.principal.email : null,
+            reviewer_role: null,
             channel: m.principal.kind === "api_key" ? "api" : "portal",
             dataset_id: m.body.dataset_id,
             version: m.body.version,
@@ -755,7 +791,7 @@ describe("recipientsOfContributor", () => {
 // Exports: CSV and JSON Lines, every filter against an oracle built from what the test made.
 // ---------------------------------------------------------------------------------------------
 
-const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 describe("exportDisclosures (database of its own)", () => {
   let w: World;
@@ -921,6 +957,7 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
               organizationId: org.id,
               apiKeyId: keys[n % 2]!.keyId,
               userId: null,
+              reviewerRole: null,
               channel: "api",
               datasetId: datasets[d]!,
               version: "1.0.0",

@@ -14,7 +14,7 @@ export type ExportRow = Recipient & {
   occurred_at: string;
   dataset_id: string;
   version: string;
-  licence_id: string;
+  licence_id: string | null;
   episode_count: number;
   file_count: number;
   total_bytes: number;
@@ -25,7 +25,7 @@ export type ExportRow = Recipient & {
 };
 
 const CSV_COLUMNS: (keyof ExportRow)[] = [
-  "seq", "id", "occurred_at", "organization", "organization_name", "api_key", "user", "channel", "dataset_id", "version",
+  "seq", "id", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version",
   "licence_id", "episode_count", "file_count", "total_bytes", "expires_at", "request_id", "requested_scope", "hash",
 ];
 

@@ -16,7 +16,7 @@ export type ContributorRecipient = Recipient & {
 };
 
 const CSV_COLUMNS: (keyof ContributorRecipient)[] = [
-  "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "channel", "dataset_id", "version", "episode_count", "download_id",
+  "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "episode_count", "download_id",
 ];
 
 const BATCH = 500;

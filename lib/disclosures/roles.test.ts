@@ -5,7 +5,10 @@ import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { CALLERS, callers, ctxOf, type CallerName } from "@/lib/testing/admin";
 import { importWithFiles, keyPrincipal, contributedEpisodes, makeDownload } from "@/lib/testing/disclosure-fixtures";
-import { createTestOrg, grant, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
+import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import * as createPreviewModule from "@/lib/previews/create-preview";
+import * as episodeStreamsModule from "@/lib/previews/episode-streams";
+import * as previewAccessModule from "@/lib/previews/access";
 import * as chainStatusModule from "./chain-status";
 import * as exportModule from "./export";
 import * as recipientsModule from "./recipients-of-contributor";
@@ -17,7 +20,7 @@ import * as verifyModule from "./verify";
 
 const READERS: readonly CallerName[] = ["operator", "admin", "reviewer"];
 
-type World = { downloadId: string; contributor: string };
+type World = { downloadId: string; contributor: string; episodeId: string };
 
 async function drain(lines: AsyncIterable<string>): Promise<number> {
   let count = 0;
@@ -49,7 +52,12 @@ beforeAll(async () => {
   const datasetId = await importWithFiles(getDb().$client, [{ version: "1.0.0", episodes: contributedEpisodes(3, 71, [contributor]) }]);
   await grant(org.id, datasetId, "1.0.0");
   const made = await makeDownload(getDb(), await keyPrincipal(operatorCtx(), org.id), { dataset_id: datasetId, version: "1.0.0" });
-  world = { downloadId: made.download.download_id, contributor };
+  const watched = randomEpisodes(1, 72).map((e) => ({ ...e, streams: ["cam"] }));
+  const videoDataset = await importTestDataset([
+    { version: "1.0.0", episodes: watched, files: [{ path: `${watched[0]!.episode_id}/cam.mp4`, episode_id: watched[0]!.episode_id, stream: "cam", size_bytes: 9, sha256: "e".repeat(64) }] },
+  ]);
+  await grant(org.id, videoDataset, "1.0.0");
+  world = { downloadId: made.download.download_id, contributor, episodeId: watched[0]!.episode_id };
   who = await callers(org.id);
 });
 
@@ -90,5 +98,62 @@ describe("the exports refuse when called, before a line is asked for", () => {
     expect(() => recipientsModule.exportRecipientsOfContributor(ctxOf(who.reviewer), "a\u0000b", "csv")).toThrow(
       expect.objectContaining({ code: "invalid_parameter", status: 400 }),
     );
+  });
+});
+
+// The preview verbs write to the log (a preview is a disclosure) or read what a preview would show:
+// who may call each, asked of every kind of caller.
+const PREVIEW_VERBS: Record<string, { verb: (ctx: Ctx, w: World) => Promise<unknown>; allowed: readonly CallerName[]; refusal: string }> = {
+  createPreview: {
+    verb: (ctx, w) => createPreviewModule.createPreview(ctx, { episode_id: w.episodeId }),
+    // Licensees and keys under their licence, reviewers and admins as themselves; an operator watches nothing.
+    allowed: ["admin", "reviewer", "licensee", "api_key"],
+    refusal: "Previews are for members of a licensed organisation, their API keys, reviewers and admins.",
+  },
+  episodeStreams: {
+    verb: (ctx, w) => episodeStreamsModule.episodeStreams(ctx, { episodeId: w.episodeId }),
+    allowed: ["admin", "reviewer", "licensee", "api_key"],
+    refusal: "Previews are for members of a licensed organisation, their API keys, reviewers and admins.",
+  },
+  reviewEpisode: {
+    verb: (ctx, w) => episodeStreamsModule.reviewEpisode(ctx, { episodeId: w.episodeId }),
+    allowed: READERS,
+    refusal: "The disclosure log is for reviewers and admins.",
+  },
+  previewBasis: { verb: async (ctx) => previewAccessModule.previewBasis(ctx), allowed: ["admin", "reviewer", "licensee", "api_key"], refusal: "Previews are for members of a licensed organisation, their API keys, reviewers and admins." },
+  previewVersion: {
+    verb: async (ctx, w) => previewAccessModule.previewVersion(ctx, previewAccessModule.previewBasis(ctx), w.episodeId),
+    allowed: ["admin", "reviewer", "licensee", "api_key"],
+    refusal: "Previews are for members of a licensed organisation, their API keys, reviewers and admins.",
+  },
+  reviewedEpisodeVersions: {
+    verb: (ctx, w) => previewAccessModule.reviewedEpisodeVersions(ctx, w.episodeId),
+    allowed: READERS,
+    refusal: "The disclosure log is for reviewers and admins.",
+  },
+};
+
+describe("the preview verbs", () => {
+  it("are all in this matrix: every function the preview modules export", () => {
+    const exported = [createPreviewModule, episodeStreamsModule, previewAccessModule]
+      .flatMap((m) => Object.entries(m))
+      .filter(([, value]) => typeof value === "function")
+      .map(([name]) => name);
+    expect(exported.sort()).toEqual(Object.keys(PREVIEW_VERBS).sort());
+  });
+
+  describe.each(Object.entries(PREVIEW_VERBS))("%s", (_name, { verb, allowed, refusal }) => {
+    it.each(allowed.map((c) => [c]))("answers %s", async (caller) => {
+      await expect(verb(ctxOf(who[caller]), world)).resolves.toBeDefined();
+    });
+
+    it.each(CALLERS.filter((c) => !allowed.includes(c)).map((c) => [c]))("refuses %s with 403 forbidden", async (caller) => {
+      const error = await verb(ctxOf(who[caller]), world).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ code: "forbidden", status: 403, ...(refusal ? { message: refusal } : {}) });
+    });
   });
 });

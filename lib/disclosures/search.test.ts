@@ -43,6 +43,7 @@ const summaryOf = (o: Record<string, unknown>): DisclosureSummary => ({
   organization_name: o.organization_name as string,
   api_key: o.api_key as string | null,
   user: o.user as string | null,
+  reviewer_role: null,
   channel: o.channel as "api" | "portal",
   dataset_id: o.dataset_id as string,
   version: o.version as string,
@@ -158,8 +159,8 @@ describe("exportRecipientsOfContributor", () => {
       let csv = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "csv")) csv += line;
       const [header, ...records] = parseCsv(csv);
-      expect(header).toEqual(["seq", "occurred_at", "organization", "organization_name", "api_key", "user", "channel", "dataset_id", "version", "episode_count", "download_id"]);
-      expect(records.map((r) => r[10])).toEqual(rows.map((r) => r.download_id));
+      expect(header).toEqual(["seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "episode_count", "download_id"]);
+      expect(records.map((r) => r[11])).toEqual(rows.map((r) => r.download_id));
     }
   });
 

@@ -39,7 +39,8 @@ export async function searchDisclosures(
 }
 
 export type DisclosureDetail = DisclosureSummary & {
-  licence_id: string;
+  /** Null for a reviewer's or admin's preview, made without a licence. */
+  licence_id: string | null;
   request_id: string;
   expires_at: Date;
   requested_scope: RequestedScope;
@@ -54,8 +55,9 @@ export type DisclosureDetail = DisclosureSummary & {
 export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDetail> {
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
-  const [row] = /^dl_[0-9A-Za-z]{1,40}$/.test(id)
-    ? await sql<(DisclosureDetail & { organization_id: string; api_key_id: string | null; user_id: string | null })[]>`
+  // Downloads are dl_…, previews pv_…
+  const [row] = /^(dl|pv)_[0-9A-Za-z]{1,40}$/.test(id)
+    ? await sql<(DisclosureDetail & { organization_id: string | null; api_key_id: string | null; user_id: string | null })[]>`
         select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
                d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes,
                d.licence_id, d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.prev_hash, d.hash,

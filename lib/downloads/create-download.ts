@@ -89,10 +89,10 @@ export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Prom
   }
 }
 
-function recipientOf(ctx: Ctx): { organizationId: string; apiKeyId: string | null; userId: string | null; channel: DisclosureChannel } {
+function recipientOf(ctx: Ctx): { organizationId: string; apiKeyId: string | null; userId: string | null; reviewerRole: null; channel: DisclosureChannel } {
   const p = ctx.principal;
-  if (p.kind === "api_key") return { organizationId: p.organizationId, apiKeyId: p.keyId, userId: null, channel: "api" };
-  if (p.kind === "user" && p.organizationId) return { organizationId: p.organizationId, apiKeyId: null, userId: p.userId, channel: "portal" };
+  if (p.kind === "api_key") return { organizationId: p.organizationId, apiKeyId: p.keyId, userId: null, reviewerRole: null, channel: "api" };
+  if (p.kind === "user" && p.organizationId) return { organizationId: p.organizationId, apiKeyId: null, userId: p.userId, reviewerRole: null, channel: "portal" };
   throw new AppError("forbidden", "Downloads are made by members of a licensed organisation.");
 }
 

@@ -16,9 +16,11 @@ export type PolicyOptions = {
   development: boolean;
   /** Where an OIDC sign-in form sends the browser on (the issuer's origin), when configured. */
   formTargets?: readonly string[];
+  /** Where the episode player's video comes from: the object store's origin, whose signed URLs it plays. */
+  mediaSources?: readonly string[];
 };
 
-export function contentSecurityPolicy({ nonce, development, formTargets = [] }: PolicyOptions): string {
+export function contentSecurityPolicy({ nonce, development, formTargets = [], mediaSources = [] }: PolicyOptions): string {
   const directives: Record<string, string[]> = {
     "default-src": ["'self'"],
     // 'strict-dynamic': the nonced framework scripts may load their chunks; 'self' is for browsers without CSP 3.
@@ -28,6 +30,8 @@ export function contentSecurityPolicy({ nonce, development, formTargets = [] }: 
     "style-src-attr": ["'unsafe-inline'"],
     "img-src": ["'self'", "data:", "blob:"],
     "font-src": ["'self'"],
+    // The player streams video straight from the store through signed URLs: that origin alone.
+    "media-src": ["'self'", ...mediaSources],
     "connect-src": ["'self'"],
     "object-src": ["'none'"],
     "base-uri": ["'none'"],

@@ -1,6 +1,6 @@
 import { env } from "../env";
 import { AppError } from "../errors";
-import { BatchPresigner, type StoreLocation } from "./presigner";
+import { BatchPresigner, presignedOrigin, type StoreLocation } from "./presigner";
 
 /** Where files live, from the S3_* variables (the launcher sets them for the local store). */
 export function storeLocation(): StoreLocation {
@@ -18,6 +18,16 @@ export function storeLocation(): StoreLocation {
     accessKeyId: e.S3_ACCESS_KEY_ID,
     secretAccessKey: e.S3_SECRET_ACCESS_KEY,
   };
+}
+
+/** Where the browser fetches signed URLs from (the portal's player plays video from there), or null while no store is configured. */
+export function storeOrigin(): string | null {
+  try {
+    return presignedOrigin(storeLocation());
+  } catch (error) {
+    if (error instanceof AppError) return null;
+    throw error;
+  }
 }
 
 const globalForStore = globalThis as unknown as { dasPresigner?: BatchPresigner };

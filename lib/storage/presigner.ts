@@ -22,6 +22,21 @@ export type StoreLocation = {
   sessionToken?: string;
 };
 
+/** The host (and port) of every presigned URL: the endpoint's, or the bucket's under it for virtual-hosted URLs. */
+function urlHost(location: StoreLocation): string {
+  const base = new URL(location.endpoint);
+  const hostname = location.forcePathStyle ? base.hostname : `${location.bucket}.${base.hostname}`;
+  return base.port ? `${hostname}:${base.port}` : hostname;
+}
+
+/**
+ * The origin of every presigned URL for a store: what a page that plays or fetches them must
+ * allow (the portal's Content-Security-Policy), and nothing wider.
+ */
+export function presignedOrigin(location: StoreLocation): string {
+  return `${new URL(location.endpoint).protocol}//${urlHost(location)}`;
+}
+
 /** The SDK's own Node hash (node:crypto), the one its clients use. */
 const Sha256 = Hash.bind(null, "sha256");
 
@@ -69,8 +84,7 @@ export class BatchPresigner extends SignatureV4 {
     const { longDate, shortDate } = this.formatDate(options.signingDate);
     const scope = createScope(shortDate, region, "s3");
     const signingKey = await getSigningKey(this.sha256, credentials, shortDate, region, "s3");
-    const hostname = this.location.forcePathStyle ? this.base.hostname : `${this.location.bucket}.${this.base.hostname}`;
-    const host = this.base.port ? `${hostname}:${this.base.port}` : hostname;
+    const host = urlHost(this.location);
     const query: Record<string, string> = {
       "X-Amz-Algorithm": ALGORITHM_IDENTIFIER,
       "X-Amz-Credential": `${credentials.accessKeyId}/${scope}`,

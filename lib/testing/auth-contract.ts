@@ -18,6 +18,7 @@ import * as manifestRoute from "../../app/api/v1/datasets/[id]/versions/[version
 import * as episodesRoute from "../../app/api/v1/datasets/[id]/versions/[version]/episodes/route";
 import * as annotationsRoute from "../../app/api/v1/episodes/[episodeId]/annotations/route";
 import * as downloadsRoute from "../../app/api/v1/downloads/route";
+import * as previewsRoute from "../../app/api/v1/previews/route";
 
 /**
  * The authentication and licence-scope contract every /api/v1 endpoint keeps (keys authenticate,
@@ -52,6 +53,8 @@ export type ContractRow = {
   handler: RouteHandler;
   /** The success status of `allowed` (201 for a resource that is created, say). */
   okStatus?: number;
+  /** What a repeat of the same request by the same key may answer instead (a preview handed out again: 200). */
+  repeatStatus?: number;
   /** A request inside the narrowed key's scope (dataset `scoped`, version 1.0.0). */
   allowed(w: ContractWorld): Target;
   /** Checks the successful body; `key` says which key made the request, so narrowing can be seen in lists. */
@@ -68,6 +71,8 @@ const v = (dataset: string, version: string, tail: string): Target => ({
 });
 
 const downloadOf = (datasetId: string, version: string): Target => ({ url: "/api/v1/downloads", body: { dataset_id: datasetId, version } });
+
+const previewOf = (episodeId: string, version?: string): Target => ({ url: "/api/v1/previews", body: { episode_id: episodeId, ...(version ? { version } : {}) } });
 
 const annotationsOf = (episodeId: string, version?: string): Target => ({
   url: `/api/v1/episodes/${episodeId}/annotations${version ? `?version=${version}` : ""}`,
@@ -173,6 +178,21 @@ export const API_ROUTES: ContractRow[] = [
     otherVersion: (w) => downloadOf(w.scoped.datasetId, "2.0.0"),
     outsideScope: (w) => ({ outside: downloadOf(w.outside.datasetId, "1.0.0"), missing: downloadOf(w.missing.datasetId, "1.0.0") }),
   },
+  {
+    name: "POST /api/v1/previews",
+    file: "app/api/v1/previews/route.ts",
+    method: "POST",
+    handler: previewsRoute.POST,
+    okStatus: 201,
+    repeatStatus: 200,
+    allowed: (w) => previewOf(w.scoped.episodeId, "1.0.0"),
+    checkAllowed: (json, w) => {
+      expect(json).toMatchObject({ episode_id: w.scoped.episodeId, dataset_id: w.scoped.datasetId, version: "1.0.0" });
+      expect(json.streams.map((s: { stream: string; start_s: number }) => [s.stream, s.start_s])).toEqual([["cam", 0]]);
+    },
+    otherVersion: (w) => previewOf(w.scoped.episodeId, "2.0.0"),
+    outsideScope: (w) => ({ outside: previewOf(w.outside.episodeId), missing: previewOf(w.missing.episodeId) }),
+  },
 ];
 
 /**
@@ -247,6 +267,11 @@ async function send(row: ContractRow, target: Target, auth: { key?: string; auth
   return call(row.handler, target.url, { method: row.method, key: auth.key, params: target.params, body: target.body, headers });
 }
 
+/** The row's success, or its repeat's (the same request answered again without a new resource). */
+function expectSuccess(row: ContractRow, res: CallResult): void {
+  expectOk(res, row.repeatStatus !== undefined && res.status === row.repeatStatus ? row.repeatStatus : (row.okStatus ?? 200));
+}
+
 function expectUnauthorized(res: CallResult): void {
   expectError(res, 401, "unauthorized");
   expect(res.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
@@ -278,14 +303,14 @@ export function runAuthContract(rows: ContractRow[]): void {
     it("answers a valid key, full or narrowed, with success", async () => {
       for (const key of ["full", "narrowed"] as const) {
         const res = await send(row, row.allowed(w), { key: w.keys[key] });
-        expectOk(res, row.okStatus ?? 200);
+        expectSuccess(row, res);
         row.checkAllowed?.(res.json, w, key);
       }
     });
 
     it("accepts the scheme name in any case", async () => {
       const res = await send(row, row.allowed(w), { authorization: `bearer ${w.keys.full}` });
-      expectOk(res, row.okStatus ?? 200);
+      expectSuccess(row, res);
     });
 
     it("answers no key with 401 unauthorized and WWW-Authenticate: Bearer, whatever the target", async () => {
@@ -308,14 +333,14 @@ export function runAuthContract(rows: ContractRow[]): void {
 
     it("answers a revoked key with 401", async () => {
       const key = await createTestKey(w.org.id);
-      expectOk(await send(row, row.allowed(w), { key: key.secret }), row.okStatus ?? 200);
+      expectSuccess(row, await send(row, row.allowed(w), { key: key.secret }));
       await revokeKey(operatorCtx(), { id: key.id });
       expectUnauthorized(await send(row, row.allowed(w), { key: key.secret }));
     });
 
     it("answers an expired key with 401", async () => {
       const key = await createTestKey(w.org.id, { expiresAt: new Date(Date.now() + 3_600_000) });
-      expectOk(await send(row, row.allowed(w), { key: key.secret }), row.okStatus ?? 200);
+      expectSuccess(row, await send(row, row.allowed(w), { key: key.secret }));
       await getDb().update(apiKeys).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiKeys.id, key.id));
       expectUnauthorized(await send(row, row.allowed(w), { key: key.secret }));
     });
@@ -324,7 +349,7 @@ export function runAuthContract(rows: ContractRow[]): void {
       const otherVersion = row.otherVersion;
       it("answers a narrowed key asking for a version outside its scope with 403 version_not_licensed", async () => {
         // The organisation holds the version: the full key gets it, so the 403 is the narrowing's doing.
-        expectOk(await send(row, otherVersion(w), { key: w.keys.full }), row.okStatus ?? 200);
+        expectSuccess(row, await send(row, otherVersion(w), { key: w.keys.full }));
         const res = await send(row, otherVersion(w), { key: w.keys.narrowed });
         expectError(res, 403, "version_not_licensed");
         expect(res.json.error.message).toContain("2.0.0");
@@ -336,7 +361,7 @@ export function runAuthContract(rows: ContractRow[]): void {
       const outsideScope = row.outsideScope;
       it("answers a narrowed key asking outside its scope exactly as for something that does not exist", async () => {
         const { outside, missing } = outsideScope(w);
-        expectOk(await send(row, outside, { key: w.keys.full }), row.okStatus ?? 200);
+        expectSuccess(row, await send(row, outside, { key: w.keys.full }));
         const hidden = await send(row, outside, { key: w.keys.narrowed });
         const absent = await send(row, missing, { key: w.keys.narrowed });
         expectError(hidden, 404, "not_found");

@@ -122,6 +122,7 @@ export function expectedEntry(made: Made, catalog: readonly EpisodeLine[], licen
     organizationId: p.organizationId!,
     apiKeyId: p.kind === "api_key" ? p.keyId : null,
     userId: p.kind === "user" ? p.userId : null,
+    reviewerRole: null,
     channel: p.kind === "api_key" ? "api" : "portal",
     datasetId: made.body.dataset_id,
     version: made.body.version,
@@ -310,7 +311,7 @@ export function exportOracle(w: World, made: readonly Made[]): Record<string, un
   const orgs = new Map([w.org1, w.org2].map((o) => [o.id, o]));
   return made.map((m, i) => {
     const e = chain[i]!;
-    const org = orgs.get(e.organizationId)!;
+    const org = orgs.get(e.organizationId!)!;
     return {
       seq: i + 1,
       id: e.id,
@@ -319,6 +320,7 @@ export function exportOracle(w: World, made: readonly Made[]): Record<string, un
       organization_name: org.name,
       api_key: m.principal.kind === "api_key" ? m.principal.keyPrefix : null,
       user: m.principal.kind === "user" ? m.principal.email : null,
+      reviewer_role: null,
       channel: e.channel,
       dataset_id: e.datasetId,
       version: e.version,

@@ -6,7 +6,11 @@ import { licences } from "./licences";
 import { apiKeys } from "./api-keys";
 import { organizations, users } from "./organizations";
 
-export type DisclosureChannel = "api" | "portal";
+export const DISCLOSURE_CHANNELS = ["api", "portal", "preview"] as const;
+export type DisclosureChannel = (typeof DISCLOSURE_CHANNELS)[number];
+
+/** The role under which a reviewer or admin previewed, disclosed without an organisation's licence. */
+export type ReviewerRole = "reviewer" | "admin";
 
 /** The scope as the client asked for it (the body of POST /v1/downloads, normalised). */
 export type RequestedScope = {
@@ -18,10 +22,14 @@ export type RequestedScope = {
 };
 
 /**
- * The disclosure log: one row per download request, written in the transaction that resolves the
- * scope, before any URL leaves the server. Append-only (triggers refuse UPDATE, DELETE and
- * TRUNCATE, migration 0001) and hash-chained: `hash` covers the entry and `prev_hash`.
- * The row's id is the download's id.
+ * The disclosure log: one row per download request or preview, written in the transaction that
+ * resolves the scope, before any URL leaves the server. Append-only (triggers refuse UPDATE,
+ * DELETE and TRUNCATE, migration 0001) and hash-chained: `hash` covers the entry and `prev_hash`.
+ * The row's id is the download's (`dl_`) or the preview's (`pv_`) id.
+ *
+ * Every entry is made under an organisation's licence, except a preview by a reviewer or an admin:
+ * they hold no licence, so such an entry has no organisation and no licence but records the role
+ * it was made under (`reviewer_role`). The checks below allow exactly that and nothing else.
  */
 export const disclosures = pgTable(
   "disclosures",
@@ -29,9 +37,7 @@ export const disclosures = pgTable(
     id: text().primaryKey(),
     seq: bigint({ mode: "number" }).notNull(),
     occurredAt: timestamptz("occurred_at").notNull(),
-    organizationId: text("organization_id")
-      .notNull()
-      .references(() => organizations.id),
+    organizationId: text("organization_id").references(() => organizations.id),
     apiKeyId: text("api_key_id").references(() => apiKeys.id),
     userId: text("user_id").references(() => users.id),
     channel: text().$type<DisclosureChannel>().notNull(),
@@ -40,9 +46,8 @@ export const disclosures = pgTable(
     versionId: integer("version_id")
       .notNull()
       .references(() => datasetVersions.id),
-    licenceId: text("licence_id")
-      .notNull()
-      .references(() => licences.id),
+    licenceId: text("licence_id").references(() => licences.id),
+    reviewerRole: text("reviewer_role").$type<ReviewerRole>(),
     requestedScope: jsonb("requested_scope").$type<RequestedScope>().notNull(),
     episodeCount: integer("episode_count").notNull(),
     fileCount: integer("file_count").notNull(),
@@ -67,7 +72,15 @@ export const disclosures = pgTable(
     index("disclosures_dataset_idx").on(t.datasetId, t.version, t.seq),
     index("disclosures_api_key_idx").on(t.apiKeyId),
     index("disclosures_user_idx").on(t.userId),
-    check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal')`),
+    // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
+    index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
+    check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
+    check(
+      "disclosures_basis_check",
+      sql`(${t.reviewerRole} is null and ${t.organizationId} is not null and ${t.licenceId} is not null)
+        or (${t.reviewerRole} in ('reviewer', 'admin') and ${t.channel} = 'preview' and ${t.userId} is not null
+            and ${t.apiKeyId} is null and ${t.organizationId} is null and ${t.licenceId} is null)`,
+    ),
     check("disclosures_recipient_check", sql`${t.apiKeyId} is not null or ${t.userId} is not null`),
     check("disclosures_seq_positive", sql`${t.seq} > 0`),
   ],

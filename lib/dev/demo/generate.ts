@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { createWriteStream, mkdirSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AnnotationLine, DatasetFile, EpisodeLine, FileLine, VersionFile } from "../../catalog/import/records";
 
 /** A small, fast, seedable PRNG (mulberry32): the same seed always gives the same demo data. */
@@ -36,9 +37,25 @@ export type DemoDataset = {
   /** The index of the version in which each environment (same order) first appears, as the changelogs say. */
   environmentSince: readonly number[];
   streams: readonly string[];
+  /** The committed clip (lib/dev/demo/clips) every episode's file of each video stream holds. */
+  clips: Readonly<Record<string, DemoClip>>;
   contributors: readonly string[];
   versions: readonly VersionFile[];
 };
+
+/** The demo's video clips: 80 s each, H.264 or AV1 MP4 (how they were made: clips/make-clips.sh). */
+export const DEMO_CLIPS = ["bars-h264", "bars-av1", "rgb-h264", "yuv-av1", "grid-h264"] as const;
+export type DemoClip = (typeof DEMO_CLIPS)[number];
+
+const CLIPS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "clips");
+const clipBytes = new Map<DemoClip, Buffer>();
+
+/** A clip's bytes, read once: every episode plays the same few clips, up to its own duration. */
+export function demoClip(name: DemoClip): Buffer {
+  let bytes = clipBytes.get(name);
+  if (!bytes) clipBytes.set(name, (bytes = readFileSync(path.join(CLIPS_DIR, `${name}.mp4`))));
+  return bytes;
+}
 
 const OUTCOMES: Weighted = [
   ["success", 68],
@@ -63,6 +80,7 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     environments: ["kitchen_amsterdam", "kitchen_osaka", "kitchen_lab_mockup"],
     environmentSince: [0, 0, 1],
     streams: ["wrist_cam", "head_cam", "joint_states", "gripper_force"],
+    clips: { wrist_cam: "bars-h264", head_cam: "bars-av1" },
     contributors: ["contrib-ams-01", "contrib-ams-02", "contrib-osa-01", "contrib-lab-07"],
     versions: [
       { version: "1.0.0", released_at: "2026-03-02T09:00:00Z", changelog: [{ type: "added", description: "First release: pick, place and drawer tasks in two kitchens." }] },
@@ -101,6 +119,7 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     environments: ["warehouse_north", "warehouse_south", "sim_warehouse"],
     environmentSince: [0, 1, 1],
     streams: ["overhead_cam", "wrist_cam", "depth", "joint_states", "suction_pressure"],
+    clips: { overhead_cam: "rgb-h264", wrist_cam: "yuv-av1", depth: "grid-h264" },
     contributors: ["contrib-wh-11", "contrib-wh-12", "contrib-sim-03"],
     versions: [
       { version: "1.0.0", released_at: "2026-01-20T12:00:00Z", changelog: [{ type: "added", description: "First release from the north warehouse." }] },
@@ -129,6 +148,7 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     environments: ["lab_bench_1", "lab_bench_2"],
     environmentSince: [0, 0],
     streams: ["front_cam", "wrist_cam", "joint_states"],
+    clips: { front_cam: "grid-h264", wrist_cam: "bars-av1" },
     contributors: ["contrib-lab-01", "contrib-lab-02"],
     versions: [
       { version: "0.9.0", released_at: "2025-12-01T08:00:00Z", changelog: [{ type: "added", description: "Preview release." }] },
@@ -144,18 +164,29 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
   },
 ];
 
-/** Bytes of a demo file: deterministic, so a file unchanged between versions has the same sha256. */
-export function demoFileBytes(datasetId: string, filePath: string): Buffer {
-  const random = prng(seedOf(`${datasetId}/${filePath}`));
+/**
+ * Bytes of a demo file: a real clip for a video stream, so the portal's player plays it; otherwise
+ * deterministic noise. Either way a file unchanged between versions has the same sha256.
+ */
+export function demoFileBytes(spec: DemoDataset, filePath: string, stream: string): Buffer {
+  const clip = spec.clips[stream];
+  if (clip) return demoClip(clip);
+  const random = prng(seedOf(`${spec.dataset.id}/${filePath}`));
   const size = 512 + Math.floor(random() * 3584);
   const bytes = Buffer.allocUnsafe(size);
   for (let i = 0; i < size; i++) bytes[i] = Math.floor(random() * 256);
   return bytes;
 }
 
-const STREAM_EXTENSION = (stream: string) => (/cam|depth/.test(stream) ? "mp4" : "parquet");
+const streamExtension = (spec: DemoDataset, stream: string) => (spec.clips[stream] ? "mp4" : "parquet");
 
-export type GeneratedVersion = { dir: string; datasetId: string; version: string; files: { path: string; sha256: string; size: number }[] };
+export type GeneratedVersion = {
+  dir: string;
+  spec: DemoDataset;
+  datasetId: string;
+  version: string;
+  files: { path: string; stream: string; sha256: string; size: number }[];
+};
 
 /**
  * Writes the import directory of one demo version. Episode i is the same in every version that
@@ -185,18 +216,18 @@ export function writeDemoVersion(
     for (const span of demoSpans(spec, episode, i)) annotations.push(JSON.stringify(span));
     if (options.withFiles === false) continue;
     for (const stream of episode.streams) {
-      const filePath = `episodes/${episode.episode_id}/${stream}.${STREAM_EXTENSION(stream)}`;
-      const bytes = demoFileBytes(spec.dataset.id, filePath);
+      const filePath = `episodes/${episode.episode_id}/${stream}.${streamExtension(spec, stream)}`;
+      const bytes = demoFileBytes(spec, filePath, stream);
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       const line: FileLine = { path: filePath, episode_id: episode.episode_id, stream, size_bytes: bytes.length, sha256 };
       fileLines.push(JSON.stringify(line));
-      files.push({ path: filePath, sha256, size: bytes.length });
+      files.push({ path: filePath, stream, sha256, size: bytes.length });
     }
   }
   writeFileSync(path.join(dir, "episodes.jsonl"), `${episodes.join("\n")}\n`);
   writeFileSync(path.join(dir, "annotations.jsonl"), `${annotations.join("\n")}\n`);
   writeFileSync(path.join(dir, "files.jsonl"), fileLines.length ? `${fileLines.join("\n")}\n` : "");
-  return { dir, datasetId: spec.dataset.id, version: release.version, files };
+  return { dir, spec, datasetId: spec.dataset.id, version: release.version, files };
 }
 
 /** Later environments arrive with later versions, as the changelogs say. */

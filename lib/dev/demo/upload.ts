@@ -15,7 +15,9 @@ export async function uploadDemoFiles(client: S3Client, bucket: string, version:
     Array.from({ length: PARALLEL }, async () => {
       while (next < version.files.length) {
         const file = version.files[next++]!;
-        await putObject(client, bucket, keyOf(file.path), demoFileBytes(version.datasetId, file.path));
+        // The store serves what it was given: the player's video needs its type.
+        const type = file.path.endsWith(".mp4") ? "video/mp4" : undefined;
+        await putObject(client, bucket, keyOf(file.path), demoFileBytes(version.spec, file.path, file.stream), type);
       }
     }),
   );

@@ -20,14 +20,16 @@ export default async function ContributorPage({ params }: Props) {
   const contributor = decodeURIComponent((await params).contributor);
   const ctx = await pageContext("review", `/review/contributors/${encodeURIComponent(contributor)}`);
   const rows = await pageData(recipientsOfContributor(ctx, contributor));
-  const organizations = new Set(rows.map((r) => r.organization));
+  const previews = rows.filter((r) => r.channel === "preview");
+  const downloads = rows.filter((r) => r.channel !== "preview");
+  const organizations = new Set(rows.flatMap((r) => (r.organization ? [r.organization] : [])));
   const exportHref = (format: string) => `/review/contributors/${encodeURIComponent(contributor)}/export?format=${format}`;
   return (
     <>
       <PageHeader
         crumbs={[{ label: "Disclosure log", href: "/review/disclosures" }, { label: `Contributor ${contributor}` }]}
         title={<>Who received <span className="font-mono">{contributor}</span>&apos;s episodes</>}
-        description="Every download that included at least one episode recorded by this contributor, with how many of their episodes it held."
+        description="Every download and preview that included at least one episode recorded by this contributor, with how many of their episodes it held."
         actions={
           <>
             <a className={buttonClass("secondary", "sm")} href={exportHref("csv")}>
@@ -39,13 +41,14 @@ export default async function ContributorPage({ params }: Props) {
           </>
         }
       />
-      <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-3">
-        <Stat label="Downloads" value={formatNumber(rows.length)} />
+      <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
+        <Stat label="Downloads" value={formatNumber(downloads.length)} />
+        <Stat label="Previews" value={formatNumber(previews.length)} hint="watched in the portal or through the API" />
         <Stat label="Organisations" value={formatNumber(organizations.size)} />
-        <Stat label="Episodes disclosed" value={formatNumber(rows.reduce((sum, r) => sum + r.episode_count, 0))} hint="counted once per download" />
+        <Stat label="Episodes downloaded" value={formatNumber(downloads.reduce((sum, r) => sum + r.episode_count, 0))} hint="counted once per download" />
       </dl>
       {rows.length === 0 ? (
-        <EmptyState title="Nobody has received this contributor's episodes">No download in the log includes an episode recorded by {contributor}.</EmptyState>
+        <EmptyState title="Nobody has received this contributor's episodes">No download or preview in the log includes an episode recorded by {contributor}.</EmptyState>
       ) : (
         <ContributorRecipientsTable rows={rows} />
       )}

@@ -5,6 +5,7 @@ import { Badge } from "@/components/ui/badge";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatBytes, formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
+import { basisOf, CHANNEL_TONE } from "@/components/review/recipient";
 import { getDisclosure } from "@/lib/disclosures/search";
 import { pageContext, pageData } from "@/lib/http/portal";
 
@@ -28,13 +29,14 @@ export default async function DisclosurePage({ params }: Props) {
   const ctx = await pageContext("review", `/review/disclosures/${id}`);
   const entry = await pageData(getDisclosure(ctx, id));
   const scope = entry.requested_scope;
-  const kind = scope.episode_ids ? `${scope.episode_ids.length} listed episodes` : scope.filter ? "episodes matching a filter" : "the whole version";
+  const preview = entry.channel === "preview";
+  const kind = preview ? "a preview of one episode" : scope.episode_ids ? `${scope.episode_ids.length} listed episodes` : scope.filter ? "episodes matching a filter" : "the whole version";
   return (
     <>
       <PageHeader
         crumbs={[{ label: "Disclosure log", href: "/review/disclosures" }, { label: `Entry ${entry.seq}` }]}
         title={`Entry ${entry.seq}: ${entry.dataset_id}@${entry.version}`}
-        description={`${formatDateTime(entry.occurred_at)} · ${entry.organization_name} · ${entry.user ?? `API key ${entry.api_key}…`}`}
+        description={`${formatDateTime(entry.occurred_at)} · ${basisOf(entry)} · ${entry.user ?? `API key ${entry.api_key}…`}${preview ? " · preview" : ""}`}
       />
       {entry.hash_matches ? null : (
         <Alert kind="error" title="This entry does not hash to its recorded hash" className="mb-4">
@@ -47,16 +49,22 @@ export default async function DisclosurePage({ params }: Props) {
           <CardBody>
             <dl className="divide-y divide-slate-100">
               <Row label="Organisation">
-                {entry.organization_name} <span className="font-mono text-xs text-slate-500">({entry.organization})</span>
+                {entry.organization ? (
+                  <>
+                    {entry.organization_name} <span className="font-mono text-xs text-slate-500">({entry.organization})</span>
+                  </>
+                ) : (
+                  <>None: previewed by a {entry.reviewer_role}, under the review permission rather than a licence</>
+                )}
               </Row>
               <Row label="Recipient">{entry.user ? entry.user : <span className="font-mono">{entry.api_key}…</span>}</Row>
               <Row label="Channel">
-                <Badge tone={entry.channel === "api" ? "blue" : "brand"}>{entry.channel}</Badge>
+                <Badge tone={CHANNEL_TONE[entry.channel]}>{entry.channel}</Badge>
               </Row>
               <Row label="Licence">
-                <span className="font-mono text-xs">{entry.licence_id}</span>
+                {entry.licence_id ? <span className="font-mono text-xs">{entry.licence_id}</span> : "None"}
               </Row>
-              <Row label="Download id">
+              <Row label={preview ? "Preview id" : "Download id"}>
                 <span className="font-mono text-xs">{entry.id}</span>
               </Row>
               <Row label="Request id">
@@ -81,18 +89,29 @@ export default async function DisclosurePage({ params }: Props) {
         </Card>
       </div>
       <Card className="mt-4">
-        <CardHeader title={`Resolved episodes (${formatNumber(entry.episode_ids.length)})`} description="The episodes whose files this download contained." />
+        <CardHeader
+          title={`Resolved episodes (${formatNumber(entry.episode_ids.length)})`}
+          description={preview ? "The episode this preview showed. Watch it yourself (your preview is recorded too)." : "The episodes whose files this download contained."}
+        />
         <CardBody>
           {entry.episode_ids.length ? (
             <ul className="flex max-h-72 flex-wrap gap-1.5 overflow-y-auto">
               {entry.episode_ids.map((episode) => (
-                <li key={episode}>
+                <li key={episode} className="flex items-center gap-0.5">
                   <Link
                     href={`/review/disclosures?episode=${encodeURIComponent(episode)}`}
                     className="inline-block rounded bg-slate-100 px-2 py-0.5 font-mono text-xs text-slate-700 hover:bg-brand-50 hover:text-brand-700"
                     title="Every download that included this episode"
                   >
                     {episode}
+                  </Link>
+                  <Link
+                    href={`/review/episodes/${encodeURIComponent(episode)}?version=${encodeURIComponent(entry.version)}`}
+                    className="inline-block rounded px-1 text-xs text-brand-700 hover:bg-brand-50"
+                    aria-label={`Watch ${episode} in ${entry.version}`}
+                    title="Watch this episode"
+                  >
+                    ▶
                   </Link>
                 </li>
               ))}

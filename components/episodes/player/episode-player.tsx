@@ -1,0 +1,430 @@
+"use client";
+
+import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "react";
+import type { PreviewBody } from "@/lib/api/requests";
+import type { AnnotationRecord } from "@/lib/catalog/list-annotations";
+import type { ActionResult } from "@/lib/http/portal";
+import type { Preview, PreviewStream } from "@/lib/previews/create-preview";
+import type { EpisodeStream } from "@/lib/previews/episode-streams";
+import { Alert } from "../../ui/alert";
+import { Button } from "../../ui/button";
+import { cn } from "../../ui/cn";
+import { formatBytes } from "../../ui/format";
+import { spansAt, Timeline } from "../timeline";
+import { clamp, formatClock, nextSpan, previousSpan, SPEEDS, toEpisodeTime, toFileTime } from "./playback";
+
+export type RequestPreview = (input: PreviewBody) => Promise<ActionResult<Preview>>;
+
+type Props = {
+  episodeId: string;
+  version: string;
+  duration: number;
+  spans: AnnotationRecord[];
+  streams: EpisodeStream[];
+  /** The server action that discloses and signs a preview (the same verb as POST /v1/previews). */
+  requestPreview: RequestPreview;
+};
+
+/** Streams further apart than this from the main one are moved to it. */
+const DRIFT_S = 0.15;
+/** Until a frame's length is measured, steps of a frame assume this rate. */
+const DEFAULT_FRAME_S = 1 / 30;
+
+/**
+ * An episode's video streams with its subtask timeline. Nothing is requested until the user
+ * presses play (or picks a span): only then is the preview disclosed and its signed URLs fetched,
+ * so looking at an episode's metadata discloses nothing. One stream is large, the others small
+ * beside it, any of them can be made the large one, and all follow the large one's clock. The
+ * player speaks the episode's time; a file holding several episodes is played only from the
+ * episode's start_s to its end_s.
+ */
+export function EpisodePlayer({ episodeId, version, duration, spans, streams, requestPreview }: Props) {
+  const videoStreams = streams.filter((s) => s.video);
+  const otherStreams = streams.filter((s) => !s.video);
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [main, setMain] = useState<string>(videoStreams[0]?.stream ?? "");
+  const [time, setTime] = useState(0);
+  const [playing, setPlaying] = useState(false);
+  const [rate, setRate] = useState(1);
+  const videos = useRef(new Map<string, HTMLVideoElement>());
+  // What the video elements need to know without waiting for a render.
+  const state = useRef({ time: 0, playing: false, wantsPlay: false, frame: DEFAULT_FRAME_S, main });
+  state.current.main = main;
+
+  const rangeOf = useCallback((stream: string): PreviewStream | undefined => preview?.streams.find((s) => s.stream === stream), [preview]);
+  const episodeLength = (() => {
+    const range = rangeOf(main);
+    return range ? range.end_s - range.start_s : duration;
+  })();
+
+  const each = useCallback((fn: (video: HTMLVideoElement, range: PreviewStream) => void) => {
+    for (const [stream, video] of videos.current) {
+      const range = preview?.streams.find((s) => s.stream === stream);
+      if (range) fn(video, range);
+    }
+  }, [preview]);
+
+  /**
+   * The playhead now: the main video's own time when there is one (animation frames may run
+   * seldom in a hidden or throttled tab, so the last frame's reading can be stale), else the last known.
+   */
+  const now = useCallback((): number => {
+    const video = videos.current.get(state.current.main);
+    const range = preview?.streams.find((s) => s.stream === state.current.main);
+    if (video && range && video.readyState > 0) state.current.time = toEpisodeTime(range, video.currentTime);
+    return state.current.time;
+  }, [preview]);
+
+  const seek = useCallback(
+    (episodeTime: number) => {
+      const t = clamp(episodeTime, 0, episodeLength);
+      state.current.time = t;
+      setTime(t);
+      each((video, range) => {
+        video.currentTime = toFileTime(range, t);
+      });
+    },
+    [each, episodeLength],
+  );
+
+  const pause = useCallback(() => {
+    state.current.playing = false;
+    state.current.wantsPlay = false;
+    setPlaying(false);
+    each((video) => video.pause());
+    setTime(now());
+  }, [each, now]);
+
+  /**
+   * Stops at the episode's end: a file may go on with the next episode. Whatever ran past the end
+   * (frames are checked only so often) is put back on the episode's last frame.
+   */
+  const atEnd = useCallback((): boolean => {
+    const video = videos.current.get(state.current.main);
+    const range = preview?.streams.find((s) => s.stream === state.current.main);
+    if (!video || !range || !state.current.playing) return false;
+    if (video.currentTime < range.end_s - 0.01 && !video.ended) return false;
+    pause();
+    each((v, r) => {
+      v.currentTime = Math.max(r.start_s, r.end_s - 0.001);
+    });
+    state.current.time = episodeLength;
+    setTime(episodeLength);
+    return true;
+  }, [preview, pause, each, episodeLength]);
+
+  const startAll = useCallback(() => {
+    if (state.current.time >= episodeLength - 0.05) seek(0);
+    state.current.playing = true;
+    setPlaying(true);
+    each((video) => {
+      video.play().catch(() => undefined);
+    });
+  }, [each, episodeLength, seek]);
+
+  /** Discloses and signs the preview (once; a repeat while valid is the same preview), then plays. */
+  const begin = useCallback(
+    async (from?: number) => {
+      if (from !== undefined) {
+        state.current.time = from;
+        setTime(from);
+      }
+      state.current.wantsPlay = true;
+      if (preview && Date.parse(preview.expires_at) - Date.now() > 30_000) return startAll();
+      setLoading(true);
+      setError(null);
+      const result = await requestPreview({ episode_id: episodeId, version });
+      setLoading(false);
+      if (!result.ok) {
+        state.current.wantsPlay = false;
+        setError(`${result.error.message} (${result.error.request_id})`);
+        return;
+      }
+      setPreview(result.data);
+    },
+    [episodeId, version, preview, requestPreview, startAll],
+  );
+
+  // When a preview arrives (or is renewed), each video loads; the main one starts everyone at the playhead.
+  const onLoaded = (stream: string) => {
+    const video = videos.current.get(stream);
+    const range = rangeOf(stream);
+    if (!video || !range) return;
+    video.playbackRate = rate;
+    video.currentTime = toFileTime(range, state.current.time);
+    if (state.current.wantsPlay) video.play().catch(() => undefined);
+    if (state.current.wantsPlay && stream === state.current.main) {
+      state.current.playing = true;
+      setPlaying(true);
+    }
+  };
+
+  // The clock: the main video's time, read every frame while playing; the others follow it.
+  useEffect(() => {
+    if (!playing || !preview) return;
+    let frame = 0;
+    const tick = () => {
+      const video = videos.current.get(state.current.main);
+      const range = preview.streams.find((s) => s.stream === state.current.main);
+      if (video && range) {
+        const t = toEpisodeTime(range, video.currentTime);
+        state.current.time = t;
+        setTime(t);
+        if (atEnd()) return;
+        for (const [stream, other] of videos.current) {
+          const otherRange = preview.streams.find((s) => s.stream === stream);
+          if (other === video || !otherRange) continue;
+          if (Math.abs(toEpisodeTime(otherRange, other.currentTime) - t) > DRIFT_S) other.currentTime = toFileTime(otherRange, t);
+          if (other.paused) other.play().catch(() => undefined);
+        }
+      }
+      frame = requestAnimationFrame(tick);
+    };
+    frame = requestAnimationFrame(tick);
+    return () => cancelAnimationFrame(frame);
+  }, [playing, preview, atEnd]);
+
+  // The length of a frame, measured from the main video's frames, for shift+arrow.
+  useEffect(() => {
+    const video = videos.current.get(main) as (HTMLVideoElement & { requestVideoFrameCallback?: (cb: (now: number, meta: { mediaTime: number }) => void) => number }) | undefined;
+    if (!video?.requestVideoFrameCallback || !preview) return;
+    let last: number | null = null;
+    let stopped = false;
+    const measure = (_: number, meta: { mediaTime: number }) => {
+      if (stopped) return;
+      if (last !== null && meta.mediaTime > last && meta.mediaTime - last < 0.5) state.current.frame = meta.mediaTime - last;
+      last = meta.mediaTime;
+      video.requestVideoFrameCallback!(measure);
+    };
+    video.requestVideoFrameCallback(measure);
+    return () => {
+      stopped = true;
+    };
+  }, [main, preview]);
+
+  useEffect(() => {
+    each((video) => {
+      video.playbackRate = rate;
+    });
+  }, [rate, each]);
+
+  /** A signed URL stops working after 15 minutes: a video that fails then asks for a new preview (a new disclosure) and goes on. */
+  const onVideoError = () => {
+    if (preview && Date.parse(preview.expires_at) - Date.now() < 60_000) {
+      const wasPlaying = state.current.playing;
+      pause();
+      state.current.wantsPlay = wasPlaying;
+      setPreview(null);
+      void begin();
+      return;
+    }
+    pause();
+    setError("This stream could not be played in this browser.");
+  };
+
+  const selectSpan = (span: AnnotationRecord) => {
+    if (!preview) return void begin(span.start_s);
+    seek(span.start_s);
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const target = event.target as HTMLElement;
+    if (target.closest("select, input, textarea")) return;
+    const onButton = target.closest("button") !== null;
+    const t = now();
+    switch (event.key) {
+      case " ":
+        // Space on a button presses that button.
+        if (onButton) return;
+        event.preventDefault();
+        if (state.current.playing) pause();
+        else void begin();
+        return;
+      case "ArrowLeft":
+      case "ArrowRight": {
+        event.preventDefault();
+        const step = event.shiftKey ? state.current.frame : 1;
+        if (state.current.playing && event.shiftKey) pause();
+        seek(t + (event.key === "ArrowLeft" ? -step : step));
+        return;
+      }
+      case "[": {
+        event.preventDefault();
+        const span = previousSpan(spans, t);
+        seek(span ? span.start_s : 0);
+        return;
+      }
+      case "]": {
+        event.preventDefault();
+        const span = nextSpan(spans, t);
+        if (span) seek(span.start_s);
+        return;
+      }
+    }
+  };
+
+  const current = spansAt(spans, time);
+  const ordered = [...spans].sort((a, b) => a.start_s - b.start_s);
+
+  return (
+    <div onKeyDown={onKeyDown} data-episode-player>
+      {videoStreams.length === 0 ? (
+        <Alert kind="info" className="mb-4" title="No video in this episode">
+          Its streams are listed below with their sizes; download them from the episode explorer.
+        </Alert>
+      ) : (
+        <>
+          <div
+            tabIndex={0}
+            role="group"
+            aria-label="Video player. Space plays or pauses, the arrow keys step a second (with shift a frame), [ and ] go to the previous or next span."
+            className="rounded-lg bg-slate-950 p-2 outline-offset-2 focus-visible:outline focus-visible:outline-2 focus-visible:outline-brand-600"
+          >
+            {preview ? (
+              <div className="grid grid-cols-3 gap-2" data-streams>
+                {preview.streams.map((s) => {
+                  const isMain = s.stream === main;
+                  return (
+                    <figure key={s.stream} className={cn("relative min-w-0", isMain ? "order-first col-span-3" : "col-span-1")}>
+                      <video
+                        ref={(element) => {
+                          if (element) videos.current.set(s.stream, element);
+                          else videos.current.delete(s.stream);
+                        }}
+                        src={s.url}
+                        data-stream={s.stream}
+                        data-main={isMain || undefined}
+                        muted
+                        playsInline
+                        preload="auto"
+                        aria-label={`${s.stream} camera${isMain ? "" : " (small)"}`}
+                        className="aspect-video w-full rounded bg-black object-contain"
+                        onLoadedMetadata={() => onLoaded(s.stream)}
+                        onTimeUpdate={isMain ? () => atEnd() : undefined}
+                        onError={onVideoError}
+                      />
+                      <figcaption className="pointer-events-none absolute left-1.5 top-1.5 rounded bg-black/60 px-1.5 py-0.5 font-mono text-xs text-white">{s.stream}</figcaption>
+                      {isMain ? null : (
+                        <button
+                          type="button"
+                          className="absolute inset-0 rounded outline-offset-1 hover:ring-2 hover:ring-white/70 focus-visible:outline focus-visible:outline-2 focus-visible:outline-white"
+                          aria-label={`Show ${s.stream} large`}
+                          onClick={() => setMain(s.stream)}
+                        />
+                      )}
+                    </figure>
+                  );
+                })}
+              </div>
+            ) : (
+              <div className="flex aspect-video w-full flex-col items-center justify-center gap-3 rounded bg-slate-900 p-4 text-center text-slate-200">
+                <Button onClick={() => void begin()} disabled={loading} aria-label="Play episode" className="px-5 py-3 text-base">
+                  {loading ? "Preparing…" : "▶ Play"}
+                </Button>
+                <p className="max-w-sm text-xs text-slate-400">
+                  {videoStreams.map((s) => s.stream).join(", ")}. Watching is recorded in the disclosure log, like a download, once per 15 minutes.
+                </p>
+              </div>
+            )}
+          </div>
+
+          <div className="mt-3 flex flex-wrap items-center gap-2">
+            <Button variant="secondary" size="sm" aria-label={playing ? "Pause" : "Play"} onClick={() => (playing ? pause() : void begin())} disabled={loading}>
+              {playing ? "❚❚ Pause" : "▶ Play"}
+            </Button>
+            <Button variant="ghost" size="sm" aria-label="Previous span" onClick={() => seek(previousSpan(spans, now())?.start_s ?? 0)} disabled={!preview}>
+              [ Prev
+            </Button>
+            <Button variant="ghost" size="sm" aria-label="Back one second" onClick={() => seek(now() - 1)} disabled={!preview}>
+              −1 s
+            </Button>
+            <Button variant="ghost" size="sm" aria-label="Forward one second" onClick={() => seek(now() + 1)} disabled={!preview}>
+              +1 s
+            </Button>
+            <Button variant="ghost" size="sm" aria-label="Next span" onClick={() => { const span = nextSpan(spans, now()); if (span) seek(span.start_s); }} disabled={!preview}>
+              Next ]
+            </Button>
+            <span className="ml-auto font-mono text-xs tabular-nums text-slate-600" data-clock>
+              {formatClock(time)} / {formatClock(episodeLength)}
+            </span>
+            <label className="flex items-center gap-1 text-xs text-slate-600">
+              Speed
+              <select
+                aria-label="Playback speed"
+                className="rounded border-slate-300 py-0.5 pl-1.5 pr-6 text-xs"
+                value={rate}
+                onChange={(e) => setRate(Number(e.target.value))}
+              >
+                {SPEEDS.map((s) => (
+                  <option key={s} value={s}>
+                    {s}×
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+          {preview && preview.streams.length > 1 ? (
+            <div className="mt-2 flex flex-wrap items-center gap-1.5 text-xs" role="group" aria-label="Large stream">
+              <span className="text-slate-500">Large:</span>
+              {preview.streams.map((s) => (
+                <button
+                  key={s.stream}
+                  type="button"
+                  aria-pressed={s.stream === main}
+                  onClick={() => setMain(s.stream)}
+                  className={cn(
+                    "rounded px-2 py-0.5 font-mono ring-1 ring-inset focus-visible:outline focus-visible:outline-2 focus-visible:outline-brand-600",
+                    s.stream === main ? "bg-brand-600 text-white ring-brand-600" : "bg-white text-slate-700 ring-slate-300 hover:bg-slate-50",
+                  )}
+                >
+                  {s.stream}
+                </button>
+              ))}
+            </div>
+          ) : null}
+          <p className="mt-2 text-sm text-slate-700" aria-live="polite" data-current-span>
+            {current.length ? (
+              <>
+                Now: <span className="font-semibold">{current.map((s) => s.label).join(" · ")}</span>{" "}
+                <span className="text-slate-500">
+                  (span {ordered.indexOf(current[0]!) + 1} of {ordered.length})
+                </span>
+              </>
+            ) : (
+              <span className="text-slate-500">{spans.length ? "Between spans" : "No subtask spans"}</span>
+            )}
+          </p>
+          {error ? (
+            <Alert kind="error" className="mt-2">
+              {error}
+            </Alert>
+          ) : null}
+        </>
+      )}
+
+      {spans.length ? (
+        <div className="mt-4">
+          <Timeline spans={spans} duration={duration} playback={videoStreams.length ? { time, onSelect: selectSpan } : undefined} />
+        </div>
+      ) : null}
+
+      {otherStreams.length ? (
+        <div className="mt-4">
+          <h3 className="text-xs font-semibold uppercase tracking-wide text-slate-500">Other streams (not played)</h3>
+          <ul className="mt-1 divide-y divide-slate-100 text-sm">
+            {otherStreams.map((s) => (
+              <li key={s.stream} className="flex flex-wrap justify-between gap-x-4 py-1.5">
+                <span className="font-mono">{s.stream}</span>
+                <span className="min-w-0 break-all text-slate-500">
+                  {s.media_type} · {formatBytes(s.size_bytes)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </div>
+  );
+}

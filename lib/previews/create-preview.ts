@@ -1,0 +1,158 @@
+import type { Ctx } from "../context";
+import { sqlOf, type Sql } from "../db/client";
+import { withTx } from "../db/tx";
+import type { RequestedScope } from "../db/schema";
+import { AppError } from "../errors";
+import { newId } from "../ids";
+import { canonicalJson } from "../canonical-json";
+import { appendDisclosure, lockChain, logClock } from "../disclosures/append";
+import { episodesDigest, sha256Hex } from "../disclosures/chain";
+import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
+import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
+import { episodeFiles, isVideo, type EpisodeFile } from "./episode-files";
+
+/** What a preview asks for: one episode, in a version (the newest the caller may read by default), some or all of its video streams. */
+export type PreviewRequest = { episode_id: string; version?: string; streams?: string[] };
+
+export type PreviewStream = {
+  stream: string;
+  /** A signed GET URL of the file holding the stream (HTTP Range requests work), valid until `expires_at`. */
+  url: string;
+  media_type: string;
+  /** Where the episode lies in that file, in the file's seconds. */
+  start_s: number;
+  end_s: number;
+};
+
+export type Preview = {
+  preview_id: string;
+  episode_id: string;
+  dataset_id: string;
+  version: string;
+  expires_at: string;
+  streams: PreviewStream[];
+};
+
+/**
+ * A repeat within the last minute of an earlier preview's URLs is a new preview: a player handed
+ * URLs about to stop working would only have to ask again.
+ */
+export const PREVIEW_REUSE_MARGIN_SECONDS = 60;
+
+/**
+ * Signed URLs to watch an episode's video streams, disclosed in the log first (channel
+ * `preview`): content leaves the service through them as through a download. The scope is the
+ * episode and the streams played; the episodes disclosed are every episode the signed files hold. One entry per recipient, episode, version and streams while an
+ * earlier preview's URLs are valid: a repeat (the player pressed again, a second tab) returns that
+ * same preview, same id, URLs and expiry, and writes nothing. The decision is made under the
+ * chain's lock, so concurrent repeats cannot write two entries. As for downloads, URLs are signed
+ * only after the entry has committed; if the commit fails, the caller gets 503 and no URL.
+ */
+export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<{ preview: Preview; replayed: boolean }> {
+  const basis = previewBasis(ctx);
+  let committing = false;
+  try {
+    const made = await withTx(ctx, async (tx) => {
+      const sql = sqlOf(tx.db);
+      const version = await previewVersion(tx, basis, request.episode_id, request.version);
+      const files = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
+      const requestedScope: RequestedScope = { episode_ids: [request.episode_id], streams: files.map((f) => f.stream) };
+      const requestSha256 = sameRequest(basis, version, requestedScope);
+      await lockChain(sql);
+      const earlier = await validPreview(sql, requestSha256);
+      if (earlier) return { id: earlier.id, occurredAt: earlier.occurred_at, expiresAt: earlier.expires_at, version, files, replayed: true };
+      const id = newId("pv");
+      // A file that holds several episodes (LeRobot v3.0) shows all of them to whoever has its URL:
+      // every episode of every file signed is disclosed, as for a download.
+      const delivered = [...new Set([request.episode_id, ...files.flatMap((f) => f.episode_ids)])].sort(byteOrder);
+      await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
+        select ${id}, ${version.versionId}, unnest(${delivered}::text[])`;
+      const chained = await appendDisclosure(
+        sql,
+        {
+          id,
+          organizationId: basis.kind === "licence" ? basis.organizationId : null,
+          apiKeyId: basis.kind === "licence" ? basis.apiKeyId : null,
+          userId: basis.userId,
+          reviewerRole: basis.kind === "review" ? basis.role : null,
+          channel: "preview",
+          datasetId: version.datasetId,
+          version: version.version,
+          versionId: version.versionId,
+          licenceId: version.licenceId,
+          requestedScope,
+          episodeCount: delivered.length,
+          fileCount: files.length,
+          totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
+          episodesSha256: episodesDigest(delivered),
+          requestId: ctx.requestId,
+          idempotencyScope: null,
+          idempotencyKey: null,
+          requestSha256,
+        },
+        URL_TTL_SECONDS,
+      );
+      committing = true;
+      return { id, occurredAt: chained.occurredAt, expiresAt: chained.expiresAt, version, files, replayed: false };
+    });
+    const urls = await presigner().presignKeys(
+      made.files.map((f) => objectKey(made.version.datasetId, made.version.version, f.path)),
+      { signingDate: made.occurredAt, expiresIn: URL_TTL_SECONDS },
+    );
+    return {
+      replayed: made.replayed,
+      preview: {
+        preview_id: made.id,
+        episode_id: request.episode_id,
+        dataset_id: made.version.datasetId,
+        version: made.version.version,
+        expires_at: made.expiresAt.toISOString(),
+        streams: made.files.map((f, i) => ({ stream: f.stream, url: urls[i]!, media_type: f.media_type, start_s: f.start_s, end_s: f.end_s })),
+      },
+    };
+  } catch (error) {
+    if (committing && !(error instanceof AppError)) {
+      throw new AppError("unavailable", "The preview could not be recorded, so no URL was issued. Retry shortly.", {
+        headers: { "Retry-After": "2" },
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The video files asked for (all of the episode's by default); any stream named that is not one is a 400 naming it. */
+function chosenStreams(files: EpisodeFile[], request: PreviewRequest, version: PreviewVersion): EpisodeFile[] {
+  const videos = files.filter(isVideo);
+  const where = `episode '${request.episode_id}' of ${version.datasetId}@${version.version}`;
+  if (request.streams) {
+    const playable = new Set(videos.map((f) => f.stream));
+    const refused = request.streams.filter((s) => !playable.has(s));
+    if (refused.length) {
+      throw new AppError(
+        "invalid_body",
+        `Not a video stream of ${where}: ${refused.join(", ")}. ${videos.length ? `Its video streams are: ${[...playable].join(", ")}.` : "It has no video streams."}`,
+      );
+    }
+    return videos.filter((f) => request.streams!.includes(f.stream));
+  }
+  if (!videos.length) throw new AppError("invalid_body", `There is no video to preview in ${where}: it has no video streams.`);
+  return videos;
+}
+
+/** What makes two previews the same: the recipient, the basis it was allowed on, the version and the scope. */
+function sameRequest(basis: PreviewBasis, version: PreviewVersion, scope: RequestedScope): string {
+  return sha256Hex(canonicalJson({ preview: { basis, version_id: version.versionId, licence_id: version.licenceId, scope } }));
+}
+
+/** The newest preview of the same request whose URLs are valid for at least the margin, under the chain's lock. */
+async function validPreview(sql: Sql, requestSha256: string): Promise<{ id: string; occurred_at: Date; expires_at: Date } | undefined> {
+  const [row] = await sql<{ id: string; occurred_at: Date; expires_at: Date }[]>`
+    select id, occurred_at, expires_at from disclosures
+    where channel = 'preview' and request_sha256 = ${requestSha256}
+      and expires_at > ${logClock(sql)} + make_interval(secs => ${PREVIEW_REUSE_MARGIN_SECONDS})
+    order by expires_at desc limit 1`;
+  return row;
+}

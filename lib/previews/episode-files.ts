@@ -1,0 +1,32 @@
+import type { Sql } from "../db/client";
+import { fileColumns, type FileRecord } from "../catalog/get-manifest";
+
+/** One file of an episode's stream, and where the episode lies in it. */
+export type EpisodeFile = Pick<FileRecord, "path" | "media_type" | "size_bytes" | "episode_ids"> & {
+  stream: string;
+  /** The episode's seconds in the file's own time: 0 and its duration for a file of its own, later in a file of several episodes. */
+  start_s: number;
+  end_s: number;
+};
+
+/**
+ * The files that hold an episode's streams in one version, in the order of the episode's streams,
+ * with the episode's time range in each and every episode each file holds. `file_episodes` is the
+ * one record of which episodes a file holds and where each lies in it (a LeRobot v3.0 video holds
+ * several back to back); where an import did not say, the episode is taken to fill its file from
+ * 0 (or its recorded start) for its duration.
+ */
+export async function episodeFiles(sql: Sql, versionId: number, episodeId: string): Promise<EpisodeFile[]> {
+  return sql<EpisodeFile[]>`
+    select ${fileColumns(sql)},
+           coalesce(fe.start_s, 0)::float8 as start_s,
+           coalesce(fe.end_s, coalesce(fe.start_s, 0) + e.duration_s)::float8 as end_s
+    from file_episodes fe
+    join files f on f.version_id = fe.version_id and f.path = fe.path
+    join episodes e on e.version_id = fe.version_id and e.episode_id = fe.episode_id
+    where fe.version_id = ${versionId} and fe.episode_id = ${episodeId} and f.stream is not null
+    order by array_position(e.streams, f.stream::text), f.stream, f.path`;
+}
+
+/** Whether a file is one the player can play: video of any kind (the browser decides the codec). */
+export const isVideo = (file: Pick<EpisodeFile, "media_type">) => file.media_type.startsWith("video/");
