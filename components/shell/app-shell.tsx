@@ -68,7 +68,7 @@ export function AppShell({ user, signOut, children }: { user: UserPrincipal | nu
         {children}
       </main>
       <footer className="border-t border-slate-200 bg-white py-4 text-center text-xs text-slate-500">
-        Every download is recorded in a tamper-evident disclosure log.
+        Every download and every preview is recorded in a tamper-evident disclosure log.
       </footer>
     </div>
   );

@@ -270,7 +270,7 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
   },
 };
 
-const DESCRIPTION = `A read-only JSON API over the datasets and dataset versions your organisation holds a licence for, and short-lived signed download URLs for their files. Every download is recorded in a disclosure log.
+const DESCRIPTION = `A read-only JSON API over the datasets and dataset versions your organisation holds a licence for, and short-lived signed URLs to download their files or preview an episode's video. Every download and every preview is recorded in a disclosure log.
 
 - **Authentication:** \`Authorization: Bearer <key>\` on every request except this document. A missing or invalid key is 401 with \`WWW-Authenticate: Bearer\`.
 - **Visibility:** a dataset you hold no licence for answers exactly like one that does not exist (404); an existing but unlicensed version of a visible dataset is 403 \`version_not_licensed\`.
