@@ -91,8 +91,9 @@ describe("/review/overview", () => {
     ["?from=2027-01-02&to=2027-01-01", "From must not be after To."],
     ["?from=2000-01-01&to=2026-01-01", "A chart by day covers at most 366 days"],
     ["?from=1000-01-01&to=9999-12-31&granularity=week", "The overview covers at most 1830 days"],
+    ["?from=%FF", "From must be a date like"],
     [`?from=${"9".repeat(3000)}`, "From must be a date like"],
-  ])("explains %s on the page, with the form to correct it", async (query, message) => {
+  ])("explains %.60s on the page, with the form to correct it", async (query, message) => {
     const res = await get(`/review/overview${query}`, "reviewer");
     expect(res.status, where(query, res)).toBe(200);
     expect(res.text).toContain("Check the period");
@@ -100,7 +101,7 @@ describe("/review/overview", () => {
     expect(res.text).toContain('name="granularity"');
   });
 
-  it.each([["?from=%00"], ["?to=%0A"], ["?granularity=day&granularity=week"], ["?from=2026-01-01&from=2026-02-01"], ["?from=%FF"]])("answers %s with the 400 page", async (query) => {
+  it.each([["?from=%00"], ["?to=%0A"], ["?granularity=day&granularity=week"], ["?from=2026-01-01&from=2026-02-01"]])("answers %s with the 400 page", async (query) => {
     const res = await get(`/review/overview${query}`, "reviewer");
     expect(res.status, where(query, res)).toBe(400);
     expect(res.text).toContain("This address is not valid");
