@@ -53,8 +53,21 @@ CREATE TABLE disclosure_daily_recipients (
   CONSTRAINT disclosure_daily_recipients_key UNIQUE NULLS NOT DISTINCT (day, organization_id, api_key_id, user_id)
 );
 --> statement-breakpoint
+-- The same per calendar month (its first day): recipients are the largest dimension (a thousand
+-- keys and more users, many active each day), and a period's whole months are read from here, only
+-- its partial months at either end from the daily table.
+CREATE TABLE disclosure_monthly_recipients (
+  month date NOT NULL,
+  organization_id text,
+  api_key_id text,
+  user_id text,
+  entries bigint NOT NULL,
+  episodes bigint NOT NULL,
+  CONSTRAINT disclosure_monthly_recipients_key UNIQUE NULLS NOT DISTINCT (month, organization_id, api_key_id, user_id)
+);
+--> statement-breakpoint
 -- The trigger: the statement's new entries (its transition table), added to every summary.
--- The same four aggregates over the whole log are das_rebuild_disclosure_summaries() below; the
+-- The same aggregates over the whole log are das_rebuild_disclosure_summaries() below; the
 -- tests compare both with direct counts over the log.
 CREATE FUNCTION das_disclosure_summaries_add() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -70,6 +83,9 @@ BEGIN
   INSERT INTO disclosure_daily_recipients AS s (day, organization_id, api_key_id, user_id, entries, episodes)
     SELECT (occurred_at AT TIME ZONE 'UTC')::date, organization_id, api_key_id, user_id, count(*), sum(episode_count) FROM new_entries GROUP BY 1, 2, 3, 4
     ON CONFLICT (day, organization_id, api_key_id, user_id) DO UPDATE SET entries = s.entries + excluded.entries, episodes = s.episodes + excluded.episodes;
+  INSERT INTO disclosure_monthly_recipients AS s (month, organization_id, api_key_id, user_id, entries, episodes)
+    SELECT date_trunc('month', occurred_at AT TIME ZONE 'UTC')::date, organization_id, api_key_id, user_id, count(*), sum(episode_count) FROM new_entries GROUP BY 1, 2, 3, 4
+    ON CONFLICT (month, organization_id, api_key_id, user_id) DO UPDATE SET entries = s.entries + excluded.entries, episodes = s.episodes + excluded.episodes;
   RETURN NULL;
 END
 $$;
@@ -85,7 +101,7 @@ CREATE TRIGGER disclosures_summaries AFTER INSERT ON disclosures
 CREATE FUNCTION das_rebuild_disclosure_summaries() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(7203115);
-  TRUNCATE disclosure_daily_channels, disclosure_daily_organizations, disclosure_daily_versions, disclosure_daily_recipients;
+  TRUNCATE disclosure_daily_channels, disclosure_daily_organizations, disclosure_daily_versions, disclosure_daily_recipients, disclosure_monthly_recipients;
   INSERT INTO disclosure_daily_channels (day, channel, entries, episodes)
     SELECT (occurred_at AT TIME ZONE 'UTC')::date, channel, count(*), sum(episode_count) FROM disclosures GROUP BY 1, 2;
   INSERT INTO disclosure_daily_organizations (day, organization_id, entries, episodes)
@@ -94,6 +110,8 @@ BEGIN
     SELECT (occurred_at AT TIME ZONE 'UTC')::date, version_id, count(*), sum(episode_count) FROM disclosures GROUP BY 1, 2;
   INSERT INTO disclosure_daily_recipients (day, organization_id, api_key_id, user_id, entries, episodes)
     SELECT (occurred_at AT TIME ZONE 'UTC')::date, organization_id, api_key_id, user_id, count(*), sum(episode_count) FROM disclosures GROUP BY 1, 2, 3, 4;
+  INSERT INTO disclosure_monthly_recipients (month, organization_id, api_key_id, user_id, entries, episodes)
+    SELECT date_trunc('month', occurred_at AT TIME ZONE 'UTC')::date, organization_id, api_key_id, user_id, count(*), sum(episode_count) FROM disclosures GROUP BY 1, 2, 3, 4;
 END
 $$;
 --> statement-breakpoint

@@ -6,7 +6,7 @@ test("a reviewer lands on the overview, follows a bar and an organisation into t
   for (const [organization, version] of [
     ["acme-robotics", "1.1.0"],
     ["globex-ai", "2.0.0"],
-  ]) {
+  ] as const) {
     const headers = { authorization: `Bearer ${demo.key(organization)}`, accept: "application/json" };
     const created = await request.post("/api/v1/downloads", { headers, data: { dataset_id: "kitchen-pick-place", version } });
     expect(created.status()).toBe(201);
@@ -22,7 +22,7 @@ test("a reviewer lands on the overview, follows a bar and an organisation into t
   await page.screenshot({ path: "/tmp/overview-desktop.png", fullPage: true });
 
   // Today's bar: its title says what it counts; it opens today's entries in the log.
-  const todayBar = page.getByRole("figure", { name: "Disclosures per day" }).locator(`a[href="/review/disclosures?from=${today}&to=${today}"]`);
+  const todayBar = page.getByRole("figure", { name: "Disclosures per day" }).locator(`svg a[href="/review/disclosures?from=${today}&to=${today}"]`);
   await expect(todayBar).toHaveAttribute("aria-label", new RegExp(`^${today}: \\d+ disclosures?$`));
   await todayBar.click();
   await expect(page).toHaveURL(new RegExp(`/review/disclosures\\?from=${today}&to=${today}$`));

@@ -12,9 +12,11 @@ export type ChartBar = {
   description: string;
 };
 
-const WIDTH = 720;
+// Drawn at about the size it is shown at (half a desktop page, or a phone's width scrolled), so
+// that its 12-unit text reads as about 12 px everywhere.
+const WIDTH = 600;
 const HEIGHT = 220;
-const MARGIN = { top: 12, right: 8, bottom: 26, left: 52 };
+const MARGIN = { top: 12, right: 8, bottom: 26, left: 56 };
 const PLOT_W = WIDTH - MARGIN.left - MARGIN.right;
 const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
@@ -61,8 +63,8 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
         {title}
       </figcaption>
       <div className="overflow-x-auto">
-        <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} className="block h-auto w-full min-w-[34rem]" role="group" aria-labelledby={`${id}-title`}>
-          <g aria-hidden="true" className="text-[11px]">
+        <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} className="block h-auto w-full min-w-[32rem]" role="group" aria-labelledby={`${id}-title`}>
+          <g aria-hidden="true" className="text-[12px]">
             {ticks.map((t) => (
               <g key={t}>
                 <line x1={MARGIN.left} x2={WIDTH - MARGIN.right} y1={y(t)} y2={y(t)} className={t === 0 ? "stroke-slate-400" : "stroke-slate-200"} strokeWidth={1} />

@@ -44,6 +44,7 @@ const text = html.replace(/<[^>]+>/g, " ").replace(/&amp;/g, "&").replace(/&lt;/
 
 describe("OverviewView", () => {
   it("shows the period's totals", () => {
+    expect(text).toContain("Disclosures 10 7 API · 3 preview");
     for (const figure of ["Disclosures 10", "Episodes disclosed 55", "Organisations 2", "Recipients 4", "Reviewer previews 1"]) expect(text).toContain(figure);
   });
 

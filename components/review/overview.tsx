@@ -18,6 +18,8 @@ const shortDate = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "sho
 const tick = (day: string) => shortDate.format(new Date(`${day}T00:00:00Z`));
 const plural = (n: number, one: string, many: string) => `${formatNumber(n)} ${n === 1 ? one : many}`;
 
+const CHANNEL_NAMES = { api: "API", portal: "portal", preview: "preview" } as const;
+
 /** Reviewers' and admins' previews have no organisation: they are counted under this name. */
 export const REVIEWER_PREVIEWS = "Reviewer previews";
 
@@ -74,7 +76,11 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
   return (
     <div className="space-y-6">
       <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-5">
-        <Stat label="Disclosures" value={formatNumber(totals.entries)} hint="entries in the log" />
+        <Stat
+          label="Disclosures"
+          value={formatNumber(totals.entries)}
+          hint={overview.channels.length ? overview.channels.map((c) => `${formatNumber(c.entries)} ${CHANNEL_NAMES[c.channel]}`).join(" · ") : "entries in the log"}
+        />
         <Stat label="Episodes disclosed" value={formatNumber(totals.episodes)} hint="summed over entries" />
         <Stat label="Organisations" value={formatNumber(totals.organizations)} />
         <Stat label="Recipients" value={formatNumber(totals.recipients)} hint="API keys and users" />
@@ -85,7 +91,7 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
           title="Over time"
           description={`Per ${unit}${period.granularity === "week" ? " (ISO weeks, Monday to Sunday)" : ""}, UTC. Select a bar to open its entries in the log.`}
         />
-        <CardBody className="grid gap-8">
+        <CardBody className="grid gap-8 lg:grid-cols-2">
           <BarChart id="chart-entries" title={`Disclosures per ${unit}`} unit="Disclosures" bars={bars(overview.series, period.granularity, "entries")} />
           <BarChart id="chart-episodes" title={`Episodes disclosed per ${unit}`} unit="Episodes" bars={bars(overview.series, period.granularity, "episodes")} />
         </CardBody>

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { grantLicence } from "@/lib/admin/licences";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
-import { disclosureOverview, isoWeek, overviewPeriod, weekStart, type OverviewPeriod } from "./overview";
+import { disclosureOverview, isoWeek, overviewPeriod, weekStart, wholeMonths, type OverviewPeriod } from "./overview";
 
 // The overview's figures against direct counts over the log, on a database of its own (the whole
 // log is this suite's). Entries are made on fixed UTC days around a new year, whatever day the
@@ -157,6 +157,12 @@ describe("disclosureOverview", () => {
       { from: "2026-12-31", to: "2027-01-01", granularity: "day" },
       { from: "2027-01-02", to: "2027-01-04", granularity: "day" },
       { from: "2027-01-12", to: "2027-01-12", granularity: "day" },
+      // Whole months (the recipients' monthly summary) with and without days on either side.
+      { from: "2026-12-01", to: "2027-01-31", granularity: "day" },
+      { from: "2026-11-15", to: "2027-01-31", granularity: "day" },
+      { from: "2026-12-01", to: "2027-01-12", granularity: "day" },
+      { from: "2026-12-29", to: "2027-01-31", granularity: "day" },
+      { from: "2026-11-30", to: "2027-02-01", granularity: "day" },
     ] as const) {
       await expectMatchesLog(p);
     }
@@ -212,15 +218,15 @@ describe("disclosureOverview", () => {
   });
 
   it("is the same after das_rebuild_disclosure_summaries() recomputes the summaries from the log", async () => {
-    const tables = ["disclosure_daily_channels", "disclosure_daily_organizations", "disclosure_daily_versions", "disclosure_daily_recipients"];
+    const tables = ["disclosure_daily_channels", "disclosure_daily_organizations", "disclosure_daily_versions", "disclosure_daily_recipients", "disclosure_monthly_recipients"];
     const contents = async () =>
-      Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await w.iso.sql`select * from ${w.iso.sql(t)} order by 1, 2, 3, 4${t === "disclosure_daily_recipients" ? w.iso.sql`, 5, 6` : w.iso.sql``}`])));
+      Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await w.iso.sql`select * from ${w.iso.sql(t)} order by 1, 2, 3, 4${t.endsWith("_recipients") ? w.iso.sql`, 5, 6` : w.iso.sql``}`])));
     const kept = await contents();
     await w.iso.sql`select das_rebuild_disclosure_summaries()`;
     expect(await contents()).toEqual(kept);
     await expectMatchesLog(WHOLE);
     // Emptied by hand, the summaries come back from the log alone.
-    await w.iso.sql`truncate disclosure_daily_channels, disclosure_daily_organizations, disclosure_daily_versions, disclosure_daily_recipients`;
+    await w.iso.sql`truncate ${w.iso.sql(tables)}`;
     expect((await disclosureOverview(reviewerCtx, WHOLE)).totals.entries).toBe(0);
     await w.iso.sql`select das_rebuild_disclosure_summaries()`;
     expect(await contents()).toEqual(kept);
@@ -274,6 +280,22 @@ describe("weeks", () => {
       expect(weekStart(r.day), r.day).toBe(r.monday);
       expect(isoWeek(r.day), r.day).toBe(r.week);
     }
+  });
+});
+
+describe("wholeMonths", () => {
+  it.each([
+    ["2026-12-01", "2026-12-31", { first: "2026-12-01", last: "2026-12-01" }],
+    ["2026-11-15", "2027-01-31", { first: "2026-12-01", last: "2027-01-01" }],
+    ["2026-12-01", "2027-01-12", { first: "2026-12-01", last: "2026-12-01" }],
+    ["2026-12-29", "2027-01-31", { first: "2027-01-01", last: "2027-01-01" }],
+    ["2024-02-01", "2024-02-29", { first: "2024-02-01", last: "2024-02-01" }],
+    ["2026-08-25", "2026-11-22", { first: "2026-09-01", last: "2026-10-01" }],
+    ["2026-12-02", "2026-12-31", null],
+    ["2026-12-01", "2026-12-30", null],
+    ["2026-12-15", "2027-01-14", null],
+  ])("of %s to %s: %j", (from, to, months) => {
+    expect(wholeMonths(from, to)).toEqual(months);
   });
 });
 

@@ -181,7 +181,7 @@ export async function disclosureOverview(ctx: Ctx, period: OverviewPeriod, optio
       sql,
       top,
       sql`select organization_id, api_key_id, user_id, sum(entries) as entries, sum(episodes) as episodes
-          from disclosure_daily_recipients where ${inPeriod} group by organization_id, api_key_id, user_id`,
+          from (${recipientRows(sql, period)}) r group by organization_id, api_key_id, user_id`,
       sql`case when s.api_key_id is not null then 'api_key' else 'user' end as kind, coalesce(k.prefix, u.email) as label,
           coalesce(k.name, u.role) as detail, o.slug as organization, o.name as organization_name`,
       sql`left join api_keys k on k.id = s.api_key_id left join users u on u.id = s.user_id left join organizations o on o.id = s.organization_id`,
@@ -224,6 +224,42 @@ async function ranked<T extends Figures>(sql: Sql, top: number, groups: Fragment
     others: { entries: whole.entries - shown.reduce((n, r) => n + r.entries, 0), episodes: whole.episodes - shown.reduce((n, r) => n + r.episodes, 0) },
   };
 }
+
+/**
+ * The recipients' summary rows of a period: its whole calendar months from the monthly table, the
+ * days of the partial months at either end from the daily one. A year reads twelve rows per
+ * recipient and at most two months of days, not 365 rows per recipient.
+ */
+function recipientRows(sql: Sql, period: OverviewPeriod): Fragment {
+  const daily = (from: string, to: string) =>
+    sql`select organization_id, api_key_id, user_id, entries, episodes from disclosure_daily_recipients where day between ${from}::date and ${to}::date`;
+  const months = wholeMonths(period.from, period.to);
+  if (!months) return daily(period.from, period.to);
+  // An empty range (from after to) selects nothing, which is what a period starting on the 1st needs.
+  return sql`
+    select organization_id, api_key_id, user_id, entries, episodes from disclosure_monthly_recipients
+      where month between ${months.first}::date and ${months.last}::date
+    union all ${daily(period.from, addDays(months.first, -1))}
+    union all ${daily(monthAfter(months.last), period.to)}`;
+}
+
+const monthAfter = (month: string) => {
+  const [year, m] = month.split("-").map(Number) as [number, number];
+  return isoDay(new Date(Date.UTC(year, m, 1)));
+};
+
+/** The first days of the first and last calendar months wholly inside from..to, or null when none is. */
+export function wholeMonths(from: string, to: string): { first: string; last: string } | null {
+  const first = from.endsWith("-01") ? from : monthAfter(`${from.slice(0, 7)}-01`);
+  const toMonth = `${to.slice(0, 7)}-01`;
+  const last = addDays(to, 1).endsWith("-01") ? toMonth : previousMonth(toMonth);
+  return first <= last ? { first, last } : null;
+}
+
+const previousMonth = (month: string) => {
+  const [year, m] = month.split("-").map(Number) as [number, number];
+  return isoDay(new Date(Date.UTC(year, m - 2, 1)));
+};
 
 /** Every bucket of the period, in order, with the summaries' figures or zeros. */
 function series(period: OverviewPeriod, figures: Map<string, Figures & { start: string }>): Bucket[] {

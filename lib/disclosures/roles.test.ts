@@ -43,7 +43,7 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
 };
 
 /** Exported functions of these modules that are not verbs: they take no caller and read nothing by themselves. */
-const NOT_VERBS = new Set(["exportLines", "overviewPeriod", "weekStart", "isoWeek"]);
+const NOT_VERBS = new Set(["exportLines", "overviewPeriod", "weekStart", "isoWeek", "wholeMonths"]);
 
 let who: Record<CallerName, Principal>;
 let world: World;
