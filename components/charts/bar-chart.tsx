@@ -58,7 +58,8 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
   const y = (v: number) => MARGIN.top + PLOT_H - (v / top) * PLOT_H;
   const shown = labelled(bars.length);
   return (
-    <figure aria-labelledby={`${id}-title`}>
+    // min-w-0: as a grid or flex item it must be allowed to be narrower than the drawing, which scrolls inside it.
+    <figure aria-labelledby={`${id}-title`} className="min-w-0">
       <figcaption id={`${id}-title`} className="mb-2 text-sm font-medium text-slate-700">
         {title}
       </figcaption>

@@ -54,6 +54,13 @@ export function RankedTable({
           </tr>
         </thead>
         <tbody className="divide-y divide-slate-100">
+          {rows.length === 0 ? (
+            <tr>
+              <td colSpan={4} className={`${cell} text-center text-slate-500`}>
+                Nothing was disclosed in this period.
+              </td>
+            </tr>
+          ) : null}
           {rows.map((r) => (
             <tr key={r.key} className="hover:bg-slate-50">
               <th scope="row" className={`${cell} max-w-[16rem] text-left font-normal`}>

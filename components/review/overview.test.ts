@@ -78,6 +78,22 @@ describe("OverviewView", () => {
     expect(text).toMatch(/Reviewer previews No organisation: each reviewer is under Top recipients 1 1/);
     expect(text).toContain("1 more organisation 3 24");
   });
+
+  it("says so when nothing was disclosed", () => {
+    const empty: DisclosureOverview = {
+      ...overview,
+      totals: { entries: 0, episodes: 0, organizations: 0, recipients: 0, reviewer_previews: 0 },
+      channels: [],
+      series: overview.series.map((b) => ({ ...b, entries: 0, episodes: 0 })),
+      organizations: { top: [], count: 0, others: { entries: 0, episodes: 0 } },
+      versions: { top: [], count: 0, others: { entries: 0, episodes: 0 } },
+      recipients: { top: [], count: 0, others: { entries: 0, episodes: 0 } },
+    };
+    const emptyHtml = renderToStaticMarkup(createElement(OverviewView, { overview: empty }));
+    expect(emptyHtml.split("Nothing was disclosed in this period.").length - 1).toBe(3);
+    // The bars are still there, at zero, and still lead into the log.
+    expect(emptyHtml).toContain("<title>2026-W53 (2026-12-30 to 2027-01-03): 0 disclosures</title>");
+  });
 });
 
 describe("axisTicks", () => {

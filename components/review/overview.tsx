@@ -97,11 +97,11 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
         </CardBody>
       </Card>
       <div className="grid gap-6 lg:grid-cols-2">
-        <Card>
+        <Card className="min-w-0">
           <CardHeader title="By organisation" description="Top recipients by organisation, most disclosures first." />
           <RankedTable caption="Disclosures by organisation" heading="Organisation" rows={organizationRows} others={{ ...overview.organizations.others, count: overview.organizations.count }} othersLabel={(n) => `${plural(n, "more organisation", "more organisations")}`} />
         </Card>
-        <Card>
+        <Card className="min-w-0">
           <CardHeader title="By dataset version" description="Most disclosures first." />
           <RankedTable caption="Disclosures by dataset version" heading="Version" rows={versionRows} others={{ ...overview.versions.others, count: overview.versions.count }} othersLabel={(n) => `${plural(n, "more version", "more versions")}`} />
         </Card>
