@@ -48,7 +48,7 @@ function labelled(n: number, count = 7): Set<number> {
  * Vertical bars over time, drawn as SVG: a y axis with round gridlines, dates under the bars, each
  * bar a link into the log with its figure as its title (read by screen readers and shown on
  * hover), and the same figures as a table that opens below. Scrolls sideways on a narrow screen
- * rather than shrinking its text.
+ * rather than shrinking its text, opening on the latest bars.
  */
 export function BarChart({ title, unit, bars, id }: { title: string; unit: string; bars: ChartBar[]; id: string }) {
   const ticks = axisTicks(Math.max(0, ...bars.map((b) => b.value)));
@@ -63,8 +63,9 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
       <figcaption id={`${id}-title`} className="mb-2 text-sm font-medium text-slate-700">
         {title}
       </figcaption>
-      <div className="overflow-x-auto">
-        <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} className="block h-auto w-full min-w-[32rem]" role="group" aria-labelledby={`${id}-title`}>
+      {/* Right to left, so that on a narrow screen it opens scrolled to the latest bars; the drawing itself is left to right. */}
+      <div className="overflow-x-auto [direction:rtl]">
+        <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} className="block h-auto w-full min-w-[32rem] [direction:ltr]" role="group" aria-labelledby={`${id}-title`}>
           <g aria-hidden="true" className="text-[12px]">
             {ticks.map((t) => (
               <g key={t}>

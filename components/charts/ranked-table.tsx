@@ -30,9 +30,9 @@ export function RankedTable({
   othersLabel?: (count: number) => string;
 }) {
   const max = Math.max(1, ...rows.map((r) => r.entries));
-  const cell = "px-3 py-2";
+  const cell = "px-2 py-2 sm:px-3";
   const number = `${cell} whitespace-nowrap text-right tabular-nums`;
-  const head = "px-3 py-2 text-xs font-semibold uppercase tracking-wide text-slate-600";
+  const head = "px-2 py-2 text-xs font-semibold uppercase tracking-wide text-slate-600 sm:px-3";
   return (
     <div className="overflow-x-auto">
       <table className="min-w-full divide-y divide-slate-200 text-sm">
@@ -63,7 +63,7 @@ export function RankedTable({
           ) : null}
           {rows.map((r) => (
             <tr key={r.key} className="hover:bg-slate-50">
-              <th scope="row" className={`${cell} max-w-[16rem] text-left font-normal`}>
+              <th scope="row" className={`${cell} max-w-[10rem] text-left font-normal sm:max-w-[16rem]`}>
                 <div className="truncate font-medium">{r.name}</div>
                 {r.detail ? <div className="truncate text-xs text-slate-500">{r.detail}</div> : null}
               </th>
