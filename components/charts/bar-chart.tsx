@@ -47,7 +47,7 @@ function labelled(n: number, count = 7): Set<number> {
 /**
  * Vertical bars over time, drawn as SVG: a y axis with round gridlines, dates under the bars, each
  * bar a link into the log with its figure as its title (read by screen readers and shown on
- * hover), and the same figures as a table that opens below. Scrolls sideways on a narrow screen
+ * hover), and the same figures and links as a table that opens below (the keyboard's way in). Scrolls sideways on a narrow screen
  * rather than shrinking its text, opening on the latest bars.
  */
 export function BarChart({ title, unit, bars, id }: { title: string; unit: string; bars: ChartBar[]; id: string }) {
@@ -90,7 +90,9 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
             const height = b.value > 0 ? Math.max(1.5, (b.value / top) * PLOT_H) : 0;
             const x = MARGIN.left + slot * i;
             return (
-              <a key={b.label} href={b.href} aria-label={b.description} className="group outline-none">
+              // Out of the tab order: a year of days would be hundreds of stops before the rest of the
+              // page. The table below holds the same links, one stop each, for the keyboard.
+              <a key={b.label} href={b.href} aria-label={b.description} tabIndex={-1} className="group outline-none">
                 <title>{b.description}</title>
                 {/* The whole column is the link, so a short bar is as easy to hit as a tall one. */}
                 <rect x={x} y={MARGIN.top} width={slot} height={PLOT_H} className="fill-transparent group-hover:fill-slate-100 group-focus-visible:fill-brand-100" />

@@ -5,6 +5,8 @@ export type RankedRow = {
   key: string;
   /** The row's name; a link into the log where the row can be searched there. */
   name: ReactNode;
+  /** The name in full, shown on hover where a narrow screen cuts it short. */
+  title?: string;
   /** A second line under the name (an organisation, a key's name). */
   detail?: ReactNode;
   entries: number;
@@ -64,7 +66,9 @@ export function RankedTable({
           {rows.map((r) => (
             <tr key={r.key} className="hover:bg-slate-50">
               <th scope="row" className={`${cell} max-w-[10rem] text-left font-normal sm:max-w-[16rem]`}>
-                <div className="truncate font-medium">{r.name}</div>
+                <div className="truncate font-medium" title={r.title}>
+                  {r.name}
+                </div>
                 {r.detail ? <div className="truncate text-xs text-slate-500">{r.detail}</div> : null}
               </th>
               <td className={`${cell} hidden sm:table-cell`} aria-hidden="true">

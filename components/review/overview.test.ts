@@ -61,6 +61,9 @@ describe("OverviewView", () => {
     expect(html).toContain("<title>2027-W02 (2027-01-11 to 2027-01-12): 1 episode disclosed</title>");
     expect(html).toContain('aria-label="2027-W01 (2027-01-04 to 2027-01-10): 14 episodes disclosed"');
     expect(html.match(/<svg[^>]*role="group"/g)).toHaveLength(2);
+    // The bars stay out of the tab order; the tables' links (one per bar) are the keyboard's.
+    expect(html.match(/<a [^>]*tabindex="-1"/g)).toHaveLength(6);
+    expect(html.match(/<a [^>]*href="\/review\/disclosures\?from=[^>]*>/g)!.filter((a) => !a.includes("tabindex"))).toHaveLength(6);
     expect(text).toContain("Disclosures per week");
     expect(text).toContain("Episodes disclosed per week");
   });

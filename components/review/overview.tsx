@@ -50,6 +50,7 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
   const unit = period.granularity === "week" ? "week" : "day";
   const organizationRows: RankedRow[] = overview.organizations.top.map((o: OrganizationFigures) => ({
     key: o.organization ?? "(previews)",
+    title: o.organization_name ?? REVIEWER_PREVIEWS,
     name: o.organization ? link(logHref({ org: o.organization, ...within }), o.organization_name ?? o.organization) : REVIEWER_PREVIEWS,
     detail: o.organization ?? "No organisation: each reviewer is under Top recipients",
     entries: o.entries,
@@ -57,12 +58,14 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
   }));
   const versionRows: RankedRow[] = overview.versions.top.map((v: VersionFigures) => ({
     key: `${v.dataset_id}@${v.version}`,
+    title: `${v.dataset_id}@${v.version}`,
     name: link(logHref({ dataset: v.dataset_id, version: v.version, ...within }), `${v.dataset_id}@${v.version}`),
     entries: v.entries,
     episodes: v.episodes,
   }));
   const recipientRows: RankedRow[] = overview.recipients.top.map((r: RecipientFigures) => ({
     key: `${r.organization}/${r.kind}/${r.label}`,
+    title: r.label,
     name: link(logHref({ [r.kind === "api_key" ? "key" : "user"]: r.label, org: r.organization, ...within }), r.kind === "api_key" ? `${r.label}…` : r.label),
     detail: (
       <>
