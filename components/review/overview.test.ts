@@ -78,7 +78,7 @@ describe("OverviewView", () => {
   });
 
   it("counts reviewers' previews under their own name, and sums the organisations not listed", () => {
-    expect(text).toMatch(/Reviewer previews No organisation: each reviewer is under Top recipients 1 1/);
+    expect(text).toMatch(/Reviewer previews each reviewer under Top recipients 1 1/);
     expect(text).toContain("1 more organisation 3 24");
   });
 

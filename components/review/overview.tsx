@@ -52,7 +52,7 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
     key: o.organization ?? "(previews)",
     title: o.organization_name ?? REVIEWER_PREVIEWS,
     name: o.organization ? link(logHref({ org: o.organization, ...within }), o.organization_name ?? o.organization) : REVIEWER_PREVIEWS,
-    detail: o.organization ?? "No organisation: each reviewer is under Top recipients",
+    detail: o.organization ?? "each reviewer under Top recipients",
     entries: o.entries,
     episodes: o.episodes,
   }));
