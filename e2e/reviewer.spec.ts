@@ -12,6 +12,8 @@ test("a reviewer finds a download in the log by contributor and exports it as CS
   const { download_id } = await created.json();
 
   await signIn(page, "reviewer@das.example");
+  await expect(page).toHaveURL(/\/review\/overview/);
+  await page.getByRole("link", { name: "Disclosure log" }).click();
   await expect(page).toHaveURL(/\/review\/disclosures/);
   await expect(page.getByText("Hash chain intact")).toBeVisible();
   await shot(page, "disclosure-log");

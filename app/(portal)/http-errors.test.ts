@@ -112,7 +112,7 @@ const fill = (template: string, values: Record<string, string>) => template.repl
 const HOSTILE = ["%FF", "%00", "%0A", "%2F", "%2e%2e", "..", ".", "%", "%25", "%C3%A9", "%E2%80%AE", "%F0%9F%98%80", "a%20b", ";x", "constructor", "__proto__", "x".repeat(3000)];
 const hostileSegment = fc.oneof(fc.constantFrom(...HOSTILE), fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@%-]{1,30}$/));
 
-const QUERY_NAMES = ["outcome", "environment", "cursor", "limit", "version", "before", "org", "key", "user", "dataset", "from", "to", "episode", "contributor", "format", "callbackUrl", "error", "role", "status", "organization", "x"];
+const QUERY_NAMES = ["granularity", "outcome", "environment", "cursor", "limit", "version", "before", "org", "key", "user", "dataset", "from", "to", "episode", "contributor", "format", "callbackUrl", "error", "role", "status", "organization", "x"];
 const queryValue = fc.oneof(
   fc.constantFrom("", "1", "-1", "1e3", "csv", "jsonl", "1.0.0", "2.0.0", "2026-01-01", "failure", "%00", "%0A", "%FF", "%C3%A9", "__proto__", "x".repeat(2000)),
   fc.stringMatching(/^[A-Za-z0-9._~%-]{0,30}$/),
@@ -228,6 +228,8 @@ describe("portal answers that were 500s", () => {
     ["/review/disclosures?contributor=%01", "reviewer"],
     ["/review/disclosures?from=2026-01-01&from=2026-02-01", "reviewer"],
     ["/review/disclosures/export?format=csv&org=%00", "reviewer"],
+    ["/review/overview?from=%00", "reviewer"],
+    ["/review/overview?granularity=day&granularity=week", "reviewer"],
     ["/review/disclosures/export?format=csv&format=jsonl", "reviewer"],
     ["/admin/audit?before=1&before=2", "admin"],
     ["/datasets/%FF", "licensee"],

@@ -48,6 +48,8 @@ beforeAll(async () => {
     { path: `/episodes/${episodes[0]!.episode_id}`, area: "catalog" },
     { path: `/downloads/${ownDownload}`, area: "catalog" },
     { path: `/downloads/${ownDownload}/csv`, area: "catalog" },
+    { path: "/review/overview", area: "review" },
+    { path: "/review/overview?from=2026-01-01&to=2026-03-31&granularity=week", area: "review" },
     { path: "/review/disclosures", area: "review" },
     { path: `/review/disclosures/${ownDownload}`, area: "review" },
     { path: "/review/disclosures/export?format=csv", area: "review" },
@@ -115,7 +117,7 @@ describe("the portal's access matrix", () => {
   it("sends each role from / to its own start page", async () => {
     const start = async (role: Role) => new URL((await get("/", cookies[role])).headers.get("location")!, server.url).pathname;
     expect(await start("licensee")).toBe("/datasets");
-    expect(await start("reviewer")).toBe("/review/disclosures");
+    expect(await start("reviewer")).toBe("/review/overview");
     expect(await start("admin")).toBe("/admin/organizations");
   });
 

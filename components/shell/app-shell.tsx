@@ -8,7 +8,10 @@ import { NavLink } from "./nav-link";
 
 const LINKS: Record<Area, { href: string; label: string }[]> = {
   catalog: [{ href: "/datasets", label: "Datasets" }],
-  review: [{ href: "/review/disclosures", label: "Disclosure log" }],
+  review: [
+    { href: "/review/overview", label: "Overview" },
+    { href: "/review/disclosures", label: "Disclosure log" },
+  ],
   admin: [
     { href: "/admin/organizations", label: "Organisations" },
     { href: "/admin/users", label: "Users" },

@@ -11,6 +11,7 @@ import * as episodeStreamsModule from "@/lib/previews/episode-streams";
 import * as previewAccessModule from "@/lib/previews/access";
 import * as chainStatusModule from "./chain-status";
 import * as exportModule from "./export";
+import * as overviewModule from "./overview";
 import * as recipientsModule from "./recipients-of-contributor";
 import * as searchModule from "./search";
 import * as verifyModule from "./verify";
@@ -38,10 +39,11 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
   exportDisclosures: async (ctx, w) => drain(exportModule.exportDisclosures(ctx, { contributor: w.contributor }, "jsonl")),
   verifyChain: (ctx) => verifyModule.verifyChain(ctx),
   chainStatus: (ctx) => chainStatusModule.chainStatus(ctx),
+  disclosureOverview: (ctx) => overviewModule.disclosureOverview(ctx, { from: "2026-01-01", to: "2026-03-31", granularity: "week" }),
 };
 
 /** Exported functions of these modules that are not verbs: they take no caller and read nothing by themselves. */
-const NOT_VERBS = new Set(["exportLines"]);
+const NOT_VERBS = new Set(["exportLines", "overviewPeriod", "weekStart", "isoWeek", "wholeMonths"]);
 
 let who: Record<CallerName, Principal>;
 let world: World;
@@ -63,7 +65,7 @@ beforeAll(async () => {
 
 describe("the verbs over the disclosure log", () => {
   it("are all in this matrix: every function the log's reading modules export", () => {
-    const exported = [searchModule, exportModule, recipientsModule, verifyModule, chainStatusModule]
+    const exported = [searchModule, exportModule, recipientsModule, verifyModule, chainStatusModule, overviewModule]
       .flatMap((m) => Object.entries(m))
       .filter(([name, value]) => typeof value === "function" && !NOT_VERBS.has(name))
       .map(([name]) => name);

@@ -16,10 +16,10 @@ export function mayEnter(user: UserPrincipal, area: Area): boolean {
   return holds(user, area);
 }
 
-/** Where a user lands after signing in. */
+/** Where a user lands after signing in: a reviewer on the log's overview, where every figure leads into the log. */
 export function homeOf(user: UserPrincipal): string {
   if (user.role === "admin") return "/admin/organizations";
-  if (user.role === "reviewer") return "/review/disclosures";
+  if (user.role === "reviewer") return "/review/overview";
   return "/datasets";
 }
 
