@@ -12,7 +12,7 @@ import { appendDisclosure } from "@/lib/disclosures/append";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import type { DisclosureFilter } from "@/lib/disclosures/filter";
-import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
+import { recipientsOfContributor as recipientsPage } from "@/lib/disclosures/recipients-of-contributor";
 import { createTestOrg, grant, operatorCtx, operatorOn, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import {
@@ -32,6 +32,7 @@ import {
   makeDownload,
   makeSequentially,
   parseCsv,
+  allRecipientsOfContributor,
   userPrincipal,
   type Made,
   type World,
@@ -683,6 +684,8 @@ describe("recipientsOfContributor", () => {
   let a110: EpisodeLine[];
   let b100: EpisodeLine[];
   let reviewer: UserPrincipal;
+  /** The licence of each organisation and dataset@version. */
+  const licenceIds = new Map<string, string>();
 
   beforeAll(async () => {
     const op = operatorCtx();
@@ -695,7 +698,7 @@ describe("recipientsOfContributor", () => {
     ]);
     const dsB = await importWithFiles(db().$client, [{ version: "1.0.0", episodes: b100 }]);
     orgs = [await createTestOrg(), await createTestOrg()];
-    for (const org of orgs) for (const [ds, v] of [[dsA, "1.0.0"], [dsA, "1.1.0"], [dsB, "1.0.0"]]) await grant(org.id, ds!, v!);
+    for (const org of orgs) for (const [ds, v] of [[dsA, "1.0.0"], [dsA, "1.1.0"], [dsB, "1.0.0"]]) licenceIds.set(`${org.id}/${at(ds!, v!)}`, (await grant(org.id, ds!, v!)).id);
     const key1 = await keyPrincipal(op, orgs[0]!.id);
     const user1 = await userPrincipal(op, orgs[0]!.id);
     const key2 = await keyPrincipal(op, orgs[1]!.id);
@@ -717,6 +720,8 @@ describe("recipientsOfContributor", () => {
   });
 
   const ctxAs = (principal: Ctx["principal"]): Ctx => ({ db: db(), requestId: uniqueId("req"), principal });
+  /** Every page of the report, two entries a page: the pages meet without a gap or a repeat. */
+  const recipientsOfContributor = (ctx: Ctx, contributor: string) => allRecipientsOfContributor(ctx, contributor, 2);
 
   async function expected(contributor: string) {
     const ids = made.map((m) => m.download.download_id);
@@ -742,6 +747,7 @@ describe("recipientsOfContributor", () => {
             channel: m.principal.kind === "api_key" ? "api" : "portal",
             dataset_id: m.body.dataset_id,
             version: m.body.version,
+            licence_id: licenceIds.get(`${org.id}/${at(m.body.dataset_id, m.body.version)}`),
             episode_count: count,
           },
         };

@@ -2,7 +2,7 @@ import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import { requireReviewer } from "../auth/authorize";
 import { csvLine } from "../csv";
-import { disclosureConditions, type DisclosureFilter } from "./filter";
+import { filteredEntries, type DisclosureFilter } from "./filter";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
@@ -29,11 +29,17 @@ const CSV_COLUMNS: (keyof ExportRow)[] = [
   "licence_id", "episode_count", "file_count", "total_bytes", "expires_at", "request_id", "requested_scope", "hash",
 ];
 
-const BATCH = 500;
+// Entries per query: large enough that a round trip is a small part of each, small enough that a batch is a few MB.
+const BATCH = 2_000;
+// Episode ids per query of a JSON Lines export: a batch of whole-version entries could otherwise hold millions.
+const EPISODE_BATCH = 50_000;
 
 /**
- * The log matching a filter, oldest first, as CSV or JSON Lines, read in keyset batches so that
- * millions of entries stream with flat memory. JSON Lines also carries each entry's episode ids.
+ * The log matching a filter, oldest first, as CSV or JSON Lines, read in keyset batches on seq so
+ * that millions of entries stream with flat memory: each batch is one index walk from where the
+ * last one stopped, never a skip over what came before. JSON Lines also carries each entry's
+ * episode ids, read for a run of the batch's entries at once (the primary key of
+ * `disclosure_episodes` in order) rather than by a query per entry.
  * The caller's permission is checked now, before the first line is asked for, so that a refusal
  * is an answer of its own rather than a stream that breaks off.
  */
@@ -42,21 +48,52 @@ export function exportDisclosures(ctx: Ctx, filter: DisclosureFilter, format: Ex
   return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format), CSV_COLUMNS, format);
 }
 
+type Raw = Omit<ExportRow, "occurred_at" | "expires_at"> & { occurred_at: Date; expires_at: Date };
+
 async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
+  const { from, where, seq } = filteredEntries(sql, filter);
   let after = 0;
   for (;;) {
-    const rows = await sql<(Omit<ExportRow, "occurred_at" | "expires_at"> & { occurred_at: Date; expires_at: Date; episode_ids?: string[] })[]>`
+    const rows = await sql<Raw[]>`
       select d.seq::float8 as seq, d.id, d.occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version, d.licence_id, d.episode_count,
              d.file_count, d.total_bytes::float8 as total_bytes, d.expires_at, d.request_id,
              d.requested_scope, d.hash
-             ${format === "jsonl" ? sql`, array(select episode_id from disclosure_episodes de where de.disclosure_id = d.id order by episode_id) as episode_ids` : sql``}
-      from disclosures d ${recipientJoins(sql)}
-      where d.seq > ${after} and ${disclosureConditions(sql, filter)}
-      order by d.seq limit ${BATCH}`;
-    for (const raw of rows) yield { ...raw, occurred_at: raw.occurred_at.toISOString(), expires_at: raw.expires_at.toISOString() };
+      from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${BATCH}) d
+      ${recipientJoins(sql)}
+      order by d.seq`;
+    const presented = (raw: Raw) => ({ ...raw, occurred_at: raw.occurred_at.toISOString(), expires_at: raw.expires_at.toISOString() });
+    if (format === "csv") for (const raw of rows) yield presented(raw);
+    else
+      for (const run of runsOfEpisodes(rows)) {
+        const episodes = await episodeIdsOf(sql, run.map((r) => r.id));
+        for (const raw of run) yield { ...presented(raw), episode_ids: episodes.get(raw.id) ?? [] };
+      }
     if (rows.length < BATCH) return;
     after = rows.at(-1)!.seq;
   }
+}
+
+/** Consecutive entries holding about EPISODE_BATCH episodes together (an entry with more is a run of its own). */
+function* runsOfEpisodes(rows: Raw[]): Generator<Raw[]> {
+  let run: Raw[] = [];
+  let episodes = 0;
+  for (const row of rows) {
+    if (run.length && episodes + row.episode_count > EPISODE_BATCH) {
+      yield run;
+      run = [];
+      episodes = 0;
+    }
+    run.push(row);
+    episodes += row.episode_count;
+  }
+  if (run.length) yield run;
+}
+
+async function episodeIdsOf(sql: Sql, ids: string[]): Promise<Map<string, string[]>> {
+  const rows = await sql<{ disclosure_id: string; episode_ids: string[] }[]>`
+    select disclosure_id, array_agg(episode_id order by episode_id) as episode_ids
+    from disclosure_episodes where disclosure_id = any(${ids}::text[]) group by disclosure_id`;
+  return new Map(rows.map((r) => [r.disclosure_id, r.episode_ids]));
 }
 
 /** Rows as CSV (a header, then the columns of each row) or as JSON Lines (each row whole), line by line. */

@@ -120,41 +120,61 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
 /**
  * The WHERE clause of a filter on `disclosures d`, every field included: for a caller that only
  * needs a condition. The reviewer's search, the count and the exports read through
- * `filteredEntries` instead, which has the same meaning and drives episode and contributor
- * filters from the episodes rather than probing them for each entry.
+ * `filteredEntries` instead, which means the same and drives episode and contributor filters from
+ * the episodes rather than probing them for each entry.
  */
 export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
-  const episodes = episodeSource(sql, f);
-  return sql`${entryConditions(sql, f)} ${episodes ? sql`and d.id in (${episodes})` : sql``}`;
+  return sql`${entryConditions(sql, f)}
+    ${f.episodeId ? sql`and d.id in (${entriesOfEpisode(sql, f.episodeId)})` : sql``}
+    ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`;
 }
 
 /**
- * The entries a filter matches, as `d`: `select … from ${from} where ${where} order by d.seq`.
+ * The entries a filter matches, as `d`:
+ * `select … from ${from} where ${where} order by ${seq} desc` (the log's order; `seq` is d.seq).
  *
  * Every shape is "the log by seq, bounded": the columns a reviewer filters on each have an index
  * ending in seq (migration 0009), and a time range becomes a range of seq first (below), so a page
  * of any search reads about as many index entries as it shows. An episode or a contributor is
- * different: few entries hold one, scattered over the whole log, so walking the log by seq until
- * enough of them turn up could read all of it. Those start from the episodes instead: the
- * entries that hold them (through `disclosure_episodes`' episode index, or the contributor
- * summary), each then read by its id. The `offset 0` keeps the planner from turning that back into
- * a walk along seq, which its estimates of a LIMIT would otherwise sometimes prefer.
+ * different: few entries hold one, scattered over the whole log, so walking the log until enough
+ * of them turn up could read all of it. Those start from the episodes instead:
+ * - a contributor from `disclosure_contributors` (filled at append), whose (contributor, seq)
+ *   index is itself in the log's order, so a page stops after as many entries as it shows;
+ * - an episode from `disclosure_episodes`' episode index: every entry that holds it (an episode
+ *   is in a few hundred at most), each read by its id. The `offset 0` keeps the planner from
+ *   turning that back into a walk along seq probing each entry, which its estimate of a LIMIT
+ *   would sometimes prefer.
  */
 export function filteredEntries(sql: Sql, f: DisclosureFilter) {
-  const episodes = episodeSource(sql, f);
-  return {
-    from: episodes
-      ? sql`(${episodes}) m cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`
-      : sql`disclosures d`,
-    where: entryConditions(sql, f),
-  };
+  const own = entryConditions(sql, f);
+  if (f.episodeId) {
+    return {
+      from: sql`(${entriesOfEpisode(sql, f.episodeId)}) m cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`,
+      where: sql`${own} ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`,
+      seq: sql`d.seq`,
+    };
+  }
+  if (f.contributor) {
+    return {
+      from: sql`disclosure_contributors c join disclosures d on d.id = c.disclosure_id`,
+      // The seq range bounds the summary's own seq, which is the entry's: the walk of (contributor, seq) starts and ends there.
+      where: sql`c.contributor = ${f.contributor} and ${entryConditions(sql, f, sql`c.seq`)}`,
+      seq: sql`c.seq`,
+    };
+  }
+  return { from: sql`disclosures d`, where: own, seq: sql`d.seq` };
 }
 
-/** The conditions on an entry's own columns. */
-function entryConditions(sql: Sql, f: DisclosureFilter) {
+const entriesOfEpisode = (sql: Sql, episodeId: string) => sql`select distinct disclosure_id from disclosure_episodes where episode_id = ${episodeId}`;
+
+const holdsContributor = (sql: Sql, contributor: string) =>
+  sql`exists (select 1 from disclosure_contributors c where c.disclosure_id = d.id and c.contributor = ${contributor})`;
+
+/** The conditions on an entry's own columns; a time range also bounds `seq` (d.seq, or a column equal to it). */
+function entryConditions(sql: Sql, f: DisclosureFilter, seq = sql`d.seq`) {
   return sql`true
-    ${f.from ? sql`and d.seq >= (${firstSeqFrom(sql, f.from)}) and d.occurred_at >= ${f.from}` : sql``}
-    ${f.to ? sql`and d.seq <= (${lastSeqUpTo(sql, f.to)}) and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
+    ${f.from ? sql`and ${seq} >= (${firstSeqFrom(sql, f.from)}) and d.occurred_at >= ${f.from}` : sql``}
+    ${f.to ? sql`and ${seq} <= (${lastSeqUpTo(sql, f.to)}) and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
     ${f.organization ? sql`and d.organization_id = (select id from organizations where slug = ${f.organization})` : sql``}
     ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
     ${f.version ? sql`and d.version = ${f.version}` : sql``}
@@ -176,14 +196,6 @@ const lastSeqUpTo = (sql: Sql, to: RangeEnd) =>
   "beforeDay" in to
     ? sql`select seq from disclosures where occurred_at < ${to.beforeDay} order by occurred_at desc, seq desc limit 1`
     : sql`select seq from disclosures where occurred_at <= ${to.through} order by occurred_at desc, seq desc limit 1`;
-
-/** The ids of the entries holding the filter's episode and/or one of its contributor's episodes, once each; null without either. */
-function episodeSource(sql: Sql, f: DisclosureFilter) {
-  const ofEpisode = f.episodeId ? sql`select distinct disclosure_id from disclosure_episodes where episode_id = ${f.episodeId}` : null;
-  const ofContributor = f.contributor ? sql`select disclosure_id from disclosure_contributors where contributor = ${f.contributor}` : null;
-  if (ofEpisode && ofContributor) return sql`${ofEpisode} intersect ${ofContributor}`;
-  return ofEpisode ?? ofContributor;
-}
 
 /** The search's own query string, e.g. for export links and the next page. */
 export function searchQuery(search: DisclosureSearch, extra: Record<string, string | undefined> = {}): string {

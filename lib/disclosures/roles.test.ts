@@ -33,7 +33,7 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
   searchDisclosures: (ctx) => searchModule.searchDisclosures(ctx, { filter: {}, limit: 5 }),
   getDisclosure: (ctx, w) => searchModule.getDisclosure(ctx, w.downloadId),
   reviewFacets: (ctx) => searchModule.reviewFacets(ctx),
-  recipientsOfContributor: (ctx, w) => recipientsModule.recipientsOfContributor(ctx, w.contributor),
+  recipientsOfContributor: (ctx, w) => recipientsModule.recipientsOfContributor(ctx, { contributor: w.contributor, limit: 50 }),
   exportRecipientsOfContributor: async (ctx, w) => drain(recipientsModule.exportRecipientsOfContributor(ctx, w.contributor, "csv")),
   exportDisclosures: async (ctx, w) => drain(exportModule.exportDisclosures(ctx, { contributor: w.contributor }, "jsonl")),
   verifyChain: (ctx) => verifyModule.verifyChain(ctx),

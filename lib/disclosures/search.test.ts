@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import {
+  allRecipientsOfContributor,
   buildWorld,
   downloadPlan,
   exportOracle,
@@ -11,7 +12,7 @@ import {
 } from "@/lib/testing/disclosure-fixtures";
 import { withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { disclosureFilter } from "./filter";
-import { exportRecipientsOfContributor, recipientsOfContributor } from "./recipients-of-contributor";
+import { exportRecipientsOfContributor } from "./recipients-of-contributor";
 import { getDisclosure, reviewFacets, searchDisclosures, type DisclosureSummary } from "./search";
 
 // The reviewer's screens over a log of their own: the search (newest first, by keyset pages), an
@@ -151,7 +152,7 @@ describe("reviewFacets", () => {
 describe("exportRecipientsOfContributor", () => {
   it("streams the same list the page shows, as JSON Lines and as CSV", async () => {
     for (const contributor of Object.values(w.contributors)) {
-      const rows = await recipientsOfContributor(w.iso.operator, contributor);
+      const rows = await allRecipientsOfContributor(w.iso.operator, contributor);
       expect(rows.length).toBeGreaterThan(0);
       let jsonl = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "jsonl")) jsonl += line;

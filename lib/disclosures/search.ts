@@ -29,13 +29,17 @@ export async function searchDisclosures(
 ): Promise<{ entries: DisclosureSummary[]; nextBefore: number | null }> {
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
-  const { from, where } = filteredEntries(sql, input.filter);
+  const { from, where, seq } = filteredEntries(sql, input.filter);
+  // The page first, then who its entries went to: joined for the page's entries only.
   const rows = await sql<DisclosureSummary[]>`
     select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
            d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes
-    from ${from} ${recipientJoins(sql)}
-    where ${input.before === undefined ? sql`true` : sql`d.seq < ${input.before}`} and ${where}
-    order by d.seq desc limit ${input.limit + 1}`;
+    from (
+      select d.* from ${from}
+      where ${input.before === undefined ? sql`true` : sql`${seq} < ${input.before}`} and ${where}
+      order by ${seq} desc limit ${input.limit + 1}
+    ) d ${recipientJoins(sql)}
+    order by d.seq desc`;
   const entries = rows.slice(0, input.limit);
   return { entries, nextBefore: rows.length > input.limit ? entries.at(-1)!.seq : null };
 }

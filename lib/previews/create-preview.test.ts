@@ -9,10 +9,9 @@ import { importVersion } from "@/lib/catalog/import/import-version";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { appendDisclosure } from "@/lib/disclosures/append";
 import { episodesDigest } from "@/lib/disclosures/chain";
-import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
 import { getDisclosure, searchDisclosures } from "@/lib/disclosures/search";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-fixtures";
+import { allRecipientsOfContributor, keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createPreview } from "./create-preview";
@@ -125,7 +124,7 @@ describe("createPreview", () => {
   });
 
   it("is found by the reviewer by contributor, and counted apart from downloads in the contributor's report", async () => {
-    const rows = await recipientsOfContributor(as(reviewer), contributors[1]!);
+    const rows = await allRecipientsOfContributor(as(reviewer), contributors[1]!);
     expect(rows.map((r) => r.channel)).toEqual(rows.map(() => "preview"));
     expect(rows.map((r) => r.user)).toEqual(expect.arrayContaining([reviewer.email, admin.email]));
     const found = await searchDisclosures(as(reviewer), { filter: { contributor: contributors[1]! }, limit: 50 });
