@@ -22,8 +22,9 @@ CREATE TABLE "disclosure_contributors" (
 	"episode_count" integer NOT NULL,
 	CONSTRAINT "disclosure_contributors_pk" PRIMARY KEY("disclosure_id","contributor")
 );--> statement-breakpoint
+-- Deferred like disclosure_episodes' (migration 0002): checked at commit.
 ALTER TABLE "disclosure_contributors" ADD CONSTRAINT "disclosure_contributors_disclosure_fk"
-  FOREIGN KEY ("disclosure_id") REFERENCES "disclosures" ("id");--> statement-breakpoint
+  FOREIGN KEY ("disclosure_id") REFERENCES "disclosures" ("id") DEFERRABLE INITIALLY DEFERRED;--> statement-breakpoint
 CREATE TRIGGER disclosure_contributors_append_only BEFORE UPDATE OR DELETE ON disclosure_contributors
   FOR EACH ROW EXECUTE FUNCTION disclosure_log_append_only();--> statement-breakpoint
 CREATE TRIGGER disclosure_contributors_no_truncate BEFORE TRUNCATE ON disclosure_contributors

@@ -30,7 +30,7 @@ const CSV_COLUMNS: (keyof ExportRow)[] = [
 ];
 
 // Entries per query: large enough that a round trip is a small part of each, small enough that a batch is a few MB.
-const BATCH = 2_000;
+const BATCH = 1_000;
 // Episode ids per query of a JSON Lines export: a batch of whole-version entries could otherwise hold millions.
 const EPISODE_BATCH = 50_000;
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { PendingQuery, Row } from "postgres";
 import type { Sql } from "../db/client";
 import { DISCLOSURE_CHANNELS, type DisclosureChannel } from "../db/schema";
 import { CONTROL_CHARACTERS } from "../characters";
@@ -51,6 +52,8 @@ export function parseTimeBound(text: string): { at: Date; wholeDay: boolean } | 
 /** `to` as the filter holds it: the end of the whole day for a date, the instant itself otherwise. */
 export const rangeEnd = (bound: { at: Date; wholeDay: boolean }): RangeEnd =>
   bound.wholeDay ? { beforeDay: new Date(bound.at.getTime() + DAY_MS) } : { through: bound.at };
+
+type Fragment = PendingQuery<Row[]>;
 
 /** Whether a range is empty because it starts after it ends. */
 export function startsAfterEnd(from: Date, to: RangeEnd): boolean {
@@ -124,7 +127,7 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
  * the episodes rather than probing them for each entry.
  */
 export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
-  return sql`${entryConditions(sql, f)}
+  return sql`${entryConditions(sql, f, null)}
     ${f.episodeId ? sql`and d.id in (${entriesOfEpisode(sql, f.episodeId)})` : sql``}
     ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`;
 }
@@ -146,7 +149,7 @@ export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
  *   would sometimes prefer.
  */
 export function filteredEntries(sql: Sql, f: DisclosureFilter) {
-  const own = entryConditions(sql, f);
+  const own = entryConditions(sql, f, sql`d.seq`);
   if (f.episodeId) {
     return {
       from: sql`(${entriesOfEpisode(sql, f.episodeId)}) m cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`,
@@ -170,11 +173,15 @@ const entriesOfEpisode = (sql: Sql, episodeId: string) => sql`select distinct di
 const holdsContributor = (sql: Sql, contributor: string) =>
   sql`exists (select 1 from disclosure_contributors c where c.disclosure_id = d.id and c.contributor = ${contributor})`;
 
-/** The conditions on an entry's own columns; a time range also bounds `seq` (d.seq, or a column equal to it). */
-function entryConditions(sql: Sql, f: DisclosureFilter, seq = sql`d.seq`) {
+/**
+ * The conditions on an entry's own columns. With `seq` (d.seq, or a column equal to it), a time
+ * range also bounds it; without, the range is on the time alone (for `disclosureConditions`).
+ */
+function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
+  const bounded = (bound: Fragment) => (seq ? sql`and ${bound}` : sql``);
   return sql`true
-    ${f.from ? sql`and ${seq} >= (${firstSeqFrom(sql, f.from)}) and d.occurred_at >= ${f.from}` : sql``}
-    ${f.to ? sql`and ${seq} <= (${lastSeqUpTo(sql, f.to)}) and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
+    ${f.from ? sql`${bounded(sql`${seq} >= (${firstSeqFrom(sql, f.from)})`)} and d.occurred_at >= ${f.from}` : sql``}
+    ${f.to ? sql`${bounded(sql`${seq} <= (${lastSeqUpTo(sql, f.to)})`)} and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
     ${f.organization ? sql`and d.organization_id = (select id from organizations where slug = ${f.organization})` : sql``}
     ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
     ${f.version ? sql`and d.version = ${f.version}` : sql``}

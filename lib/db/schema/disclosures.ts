@@ -114,9 +114,8 @@ export const disclosureEpisodes = pgTable(
 export const disclosureContributors = pgTable(
   "disclosure_contributors",
   {
-    disclosureId: text("disclosure_id")
-      .notNull()
-      .references(() => disclosures.id),
+    // Its foreign key to `disclosures` is deferred, like disclosure_episodes' (migration 0009).
+    disclosureId: text("disclosure_id").notNull(),
     seq: bigint({ mode: "number" }).notNull(),
     contributor: text().notNull(),
     episodeCount: integer("episode_count").notNull(),
