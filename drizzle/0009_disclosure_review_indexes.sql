@@ -14,7 +14,9 @@ CREATE INDEX "disclosures_version_idx" ON "disclosures" USING btree ("version","
 -- (lib/disclosures/append.ts), so "who received contributor C's episodes" is one walk of
 -- (contributor, seq) instead of joining every disclosed episode with the catalog at read time.
 -- Part of the log: append-only like it. It is derived data, not covered by the hash chain (the
--- entry's episodes are, and the catalog never changes after import).
+-- entry's episodes are, and the catalog never changes after import). No foreign key: every read
+-- joins it with `disclosures`, so a row whose entry is gone is never shown, and an entry removed by
+-- someone who bypassed the triggers stays what the chain check reports, not a failed commit here.
 CREATE TABLE "disclosure_contributors" (
 	"disclosure_id" text NOT NULL,
 	"seq" bigint NOT NULL,
@@ -22,9 +24,6 @@ CREATE TABLE "disclosure_contributors" (
 	"episode_count" integer NOT NULL,
 	CONSTRAINT "disclosure_contributors_pk" PRIMARY KEY("disclosure_id","contributor")
 );--> statement-breakpoint
--- Deferred like disclosure_episodes' (migration 0002): checked at commit.
-ALTER TABLE "disclosure_contributors" ADD CONSTRAINT "disclosure_contributors_disclosure_fk"
-  FOREIGN KEY ("disclosure_id") REFERENCES "disclosures" ("id") DEFERRABLE INITIALLY DEFERRED;--> statement-breakpoint
 CREATE TRIGGER disclosure_contributors_append_only BEFORE UPDATE OR DELETE ON disclosure_contributors
   FOR EACH ROW EXECUTE FUNCTION disclosure_log_append_only();--> statement-breakpoint
 CREATE TRIGGER disclosure_contributors_no_truncate BEFORE TRUNCATE ON disclosure_contributors

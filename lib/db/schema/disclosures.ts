@@ -114,7 +114,7 @@ export const disclosureEpisodes = pgTable(
 export const disclosureContributors = pgTable(
   "disclosure_contributors",
   {
-    // Its foreign key to `disclosures` is deferred, like disclosure_episodes' (migration 0009).
+    // No foreign key: every read joins `disclosures` (migration 0009 says why).
     disclosureId: text("disclosure_id").notNull(),
     seq: bigint({ mode: "number" }).notNull(),
     contributor: text().notNull(),
