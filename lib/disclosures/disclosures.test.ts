@@ -736,6 +736,7 @@ describe("recipientsOfContributor", () => {
         return {
           count,
           row: {
+            contributor,
             download_id: m.download.download_id,
             seq: seqs.get(m.download.download_id)!,
             occurred_at: m.occurredAt.toISOString(),

@@ -8,6 +8,8 @@ import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 import { cappedCount, COUNT_CAP, type CappedCount } from "./search";
 
 export type ContributorRecipient = Recipient & {
+  /** Whose episodes: repeated on every row so that an exported file says it by itself. */
+  contributor: string;
   download_id: string;
   seq: number;
   occurred_at: string;
@@ -20,7 +22,7 @@ export type ContributorRecipient = Recipient & {
 };
 
 const CSV_COLUMNS: (keyof ContributorRecipient)[] = [
-  "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id",
+  "contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id",
   "episode_count", "download_id",
 ];
 
@@ -64,7 +66,7 @@ type Row = Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date };
 
 function recipientsQuery(sql: Sql, contributor: string, before: number | undefined, limit: number) {
   return sql<Row[]>`
-    select d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
+    select c.contributor, d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
            d.dataset_id, d.version, d.licence_id, c.episode_count
     from disclosure_contributors c
     join disclosures d on d.id = c.disclosure_id

@@ -275,9 +275,10 @@ describe("exportRecipientsOfContributor", () => {
       let csv = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "csv")) csv += line;
       const [header, ...records] = parseCsv(csv);
-      expect(header).toEqual(["seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id", "episode_count", "download_id"]);
-      expect(records.map((r) => r[12])).toEqual(rows.map((r) => r.download_id));
-      expect(records.map((r) => r[10])).toEqual(rows.map((r) => r.licence_id));
+      expect(header).toEqual(["contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id", "episode_count", "download_id"]);
+      expect(records.map((r) => r[13])).toEqual(rows.map((r) => r.download_id));
+      expect(records.map((r) => r[11])).toEqual(rows.map((r) => r.licence_id));
+      expect(records.every((r) => r[0] === contributor)).toBe(true);
     }
   });
 
