@@ -40,10 +40,10 @@ import {
 
 const refusal = (op: "UPDATE" | "DELETE" | "TRUNCATE", table: string) => `the disclosure log is append-only: ${op} on ${table} is refused`;
 
-/** Every line of an export, joined. */
-async function exportText(db: Db, filter: DisclosureFilter, format: "csv" | "jsonl"): Promise<string> {
+/** Every line of an export, joined; read 500 entries a query, so that a thousand entries are more than one batch (and exactly two). */
+async function exportText(db: Db, filter: DisclosureFilter, format: "csv" | "jsonl", batchSize = 500): Promise<string> {
   let text = "";
-  for await (const line of exportDisclosures(operatorOn(db), filter, format)) text += line;
+  for await (const line of exportDisclosures(operatorOn(db), filter, format, { batchSize })) text += line;
   return text;
 }
 
@@ -1002,6 +1002,10 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
     const csv = parseCsv(await exportText(iso.db, {}, "csv"));
     expect(csv).toHaveLength(TOTAL + 1);
     expect(csv.slice(1).map((r) => Number(r[0]))).toEqual(jsonl.map((r) => r.seq));
+    // Whatever the batch, the batches meet without a gap or a repeat (the next is read while one is written).
+    for (const batchSize of [7, 1200, 1201, 5000]) {
+      expect(parseCsv(await exportText(iso.db, {}, "csv", batchSize)), `batches of ${batchSize}`).toEqual(csv);
+    }
   });
 
   it("streams filtered results across batches: exactly a multiple of the batch, and more than one batch", async () => {
