@@ -55,29 +55,34 @@ type Raw = ExportRow;
 /** An instant as JSON writes it (toISOString), formatted by the database rather than parsed into a Date and back for every row. */
 const isoText = (sql: Sql, column: PendingQuery<Row[]>) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, batch: number): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
+async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
   const { from, where, seq } = filteredEntries(sql, filter);
+  // A batch, and for JSON Lines the episode ids of its first run (usually all of it), read together ahead of their turn.
   const read = (after: number) => {
-    const rows = sql<Raw[]>`
-      select d.seq::float8 as seq, d.id, ${isoText(sql, sql`d.occurred_at`)} as occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version,
-             d.licence_id, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
-             d.request_id, d.requested_scope, d.hash
-      from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${batch}) d
-      ${recipientJoins(sql)}
-      order by d.seq`.execute();
+    const batch = (async () => {
+      const rows = await sql<Raw[]>`
+        select d.seq::float8 as seq, d.id, ${isoText(sql, sql`d.occurred_at`)} as occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version,
+               d.licence_id, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
+               d.request_id, d.requested_scope, d.hash
+        from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${size}) d
+        ${recipientJoins(sql)}
+        order by d.seq`;
+      const runs = format === "jsonl" ? [...runsOfEpisodes(rows)] : [];
+      return { rows, runs, firstEpisodes: runs.length ? await episodeIdsOf(sql, runs[0]!.map((r) => r.id)) : null };
+    })();
     // Awaited below; until then (or if the reader stops early), a failure must not count as unhandled.
-    rows.catch(() => {});
-    return rows;
+    batch.catch(() => {});
+    return batch;
   };
   let next = read(0);
   for (;;) {
-    const rows = await next;
-    const more = rows.length === batch;
+    const { rows, runs, firstEpisodes } = await next;
+    const more = rows.length === size;
     if (more) next = read(rows.at(-1)!.seq);
     if (format === "csv") yield* rows;
     else
-      for (const run of runsOfEpisodes(rows)) {
-        const episodes = await episodeIdsOf(sql, run.map((r) => r.id));
+      for (const [i, run] of runs.entries()) {
+        const episodes = i === 0 ? firstEpisodes! : await episodeIdsOf(sql, run.map((r) => r.id));
         for (const raw of run) yield { ...raw, episode_ids: episodes.get(raw.id) ?? [] };
       }
     if (!more) return;
