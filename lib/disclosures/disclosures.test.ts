@@ -830,6 +830,12 @@ describe("exportDisclosures (database of its own)", () => {
     const lines = text.slice(0, -1).split("\n");
     expect(lines).toHaveLength(18);
     expect(lines.map((l) => JSON.parse(l))).toEqual(oracle);
+    // However the entries are split into reads of their episodes (a run per entry here, or a few), and into batches.
+    for (const [batchSize, episodesPerRead] of [[4, 1], [5, 3], [18, 7]] as const) {
+      let small = "";
+      for await (const line of exportDisclosures(operatorOn(w.iso.db), {}, "jsonl", { batchSize, episodesPerRead })) small += line;
+      expect(small, `${batchSize} entries, ${episodesPerRead} episodes a read`).toBe(text);
+    }
   });
 
   it("CSV: the header and one record per entry, with RFC 4180 quoting", async () => {

@@ -31,7 +31,7 @@ const CSV_COLUMNS: (keyof ExportRow)[] = [
 ];
 
 // Entries per query: large enough that a round trip is a small part of each, small enough that a batch is a few MB.
-const BATCH = 2_000;
+const BATCH = 5_000;
 // Episode ids per query of a JSON Lines export: a batch of whole-version entries could otherwise hold millions.
 const EPISODE_BATCH = 50_000;
 
@@ -45,9 +45,14 @@ const EPISODE_BATCH = 50_000;
  * The caller's permission is checked now, before the first line is asked for, so that a refusal
  * is an answer of its own rather than a stream that breaks off.
  */
-export function exportDisclosures(ctx: Ctx, filter: DisclosureFilter, format: ExportFormat, options: { batchSize?: number } = {}): AsyncGenerator<string> {
+export function exportDisclosures(
+  ctx: Ctx,
+  filter: DisclosureFilter,
+  format: ExportFormat,
+  options: { batchSize?: number; episodesPerRead?: number } = {},
+): AsyncGenerator<string> {
   requireReviewer(ctx);
-  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format, options.batchSize ?? BATCH), CSV_COLUMNS, format);
+  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format, options.batchSize ?? BATCH, options.episodesPerRead ?? EPISODE_BATCH), CSV_COLUMNS, format);
 }
 
 type Raw = ExportRow;
@@ -55,46 +60,49 @@ type Raw = ExportRow;
 /** An instant as JSON writes it (toISOString), formatted by the database rather than parsed into a Date and back for every row. */
 const isoText = (sql: Sql, column: PendingQuery<Row[]>) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
+async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number, episodesPerRead: number): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
   const { from, where, seq } = filteredEntries(sql, filter);
-  // A batch, and for JSON Lines the episode ids of its first run (usually all of it), read together ahead of their turn.
+  // Two reads overlap the writing of a batch: the next batch's entries, and (for JSON Lines) the
+  // episode ids of this batch's first run (usually all of it), on another connection of the pool.
+  // The batch after next is asked for only when its turn comes, so at most two are in memory.
   const read = (after: number) => {
-    const batch = (async () => {
-      const rows = await sql<Raw[]>`
-        select d.seq::float8 as seq, d.id, ${isoText(sql, sql`d.occurred_at`)} as occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version,
-               d.licence_id, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
-               d.request_id, d.requested_scope, d.hash
-        from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${size}) d
-        ${recipientJoins(sql)}
-        order by d.seq`;
-      const runs = format === "jsonl" ? [...runsOfEpisodes(rows)] : [];
-      return { rows, runs, firstEpisodes: runs.length ? await episodeIdsOf(sql, runs[0]!.map((r) => r.id)) : null };
-    })();
-    // Awaited below; until then (or if the reader stops early), a failure must not count as unhandled.
-    batch.catch(() => {});
-    return batch;
+    const rows = sql<Raw[]>`
+      select d.seq::float8 as seq, d.id, ${isoText(sql, sql`d.occurred_at`)} as occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version,
+             d.licence_id, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
+             d.request_id, d.requested_scope, d.hash
+      from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${size}) d
+      ${recipientJoins(sql)}
+      order by d.seq`.execute();
+    const runs = rows.then((batch) => (format === "jsonl" ? [...runsOfEpisodes(batch, episodesPerRead)] : []));
+    const firstEpisodes = runs.then((list) => (list.length ? episodeIdsOf(sql, list[0]!.map((r) => r.id)) : null));
+    // Awaited in turn; until then (or if the reader stops early), a failure must not count as unhandled.
+    for (const pending of [rows, runs, firstEpisodes]) pending.catch(() => {});
+    return { rows, runs, firstEpisodes };
   };
-  let next = read(0);
+  let current = read(0);
   for (;;) {
-    const { rows, runs, firstEpisodes } = await next;
+    const rows = await current.rows;
     const more = rows.length === size;
-    if (more) next = read(rows.at(-1)!.seq);
+    const next = more ? read(rows.at(-1)!.seq) : null;
     if (format === "csv") yield* rows;
-    else
+    else {
+      const [runs, firstEpisodes] = await Promise.all([current.runs, current.firstEpisodes]);
       for (const [i, run] of runs.entries()) {
         const episodes = i === 0 ? firstEpisodes! : await episodeIdsOf(sql, run.map((r) => r.id));
         for (const raw of run) yield { ...raw, episode_ids: episodes.get(raw.id) ?? [] };
       }
-    if (!more) return;
+    }
+    if (!next) return;
+    current = next;
   }
 }
 
-/** Consecutive entries holding about EPISODE_BATCH episodes together (an entry with more is a run of its own). */
-function* runsOfEpisodes(rows: Raw[]): Generator<Raw[]> {
+/** Consecutive entries holding at most `limit` episodes together (an entry with more is a run of its own). */
+function* runsOfEpisodes(rows: Raw[], limit: number): Generator<Raw[]> {
   let run: Raw[] = [];
   let episodes = 0;
   for (const row of rows) {
-    if (run.length && episodes + row.episode_count > EPISODE_BATCH) {
+    if (run.length && episodes + row.episode_count > limit) {
       yield run;
       run = [];
       episodes = 0;
