@@ -143,8 +143,8 @@ export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
  * of them turn up could read all of it. Those start from the episodes instead:
  * - a contributor from `disclosure_contributors` (filled at append), whose (contributor, seq)
  *   index is itself in the log's order, so a page stops after as many entries as it shows;
- * - an episode from `disclosure_episodes`' episode index: every entry that holds it (an episode
- *   is in a few hundred at most), each read by its id. The `offset 0` keeps the planner from
+ * - an episode from `disclosure_episodes`' episode index: every entry that holds it (hundreds,
+ *   a few thousand for an episode of a version often downloaded whole), each read by its id. The `offset 0` keeps the planner from
  *   turning that back into a walk along seq probing each entry, which its estimate of a LIMIT
  *   would sometimes prefer.
  */
@@ -194,8 +194,9 @@ function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
  * A time range as a range of seq. `occurred_at` never decreases along seq (lib/disclosures/append.ts
  * reads the clock under the chain's lock), so the entries from an instant on are those from the
  * first such entry's seq on: one probe of the (occurred_at, seq) index for each end, and the range
- * then bounds every index ending in seq. The time itself stays in the WHERE clause as well, so the
- * answer is the range whatever the clock did; the seq bound is what makes it fast.
+ * then bounds every index ending in seq. The time itself stays in the WHERE clause as well, so no
+ * entry outside the range is ever included; the seq bound, which rests on that order, is what makes
+ * it fast.
  */
 const firstSeqFrom = (sql: Sql, from: Date) => sql`select seq from disclosures where occurred_at >= ${from} order by occurred_at, seq limit 1`;
 
