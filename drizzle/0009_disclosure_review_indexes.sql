@@ -28,11 +28,14 @@ CREATE TRIGGER disclosure_contributors_append_only BEFORE UPDATE OR DELETE ON di
   FOR EACH ROW EXECUTE FUNCTION disclosure_log_append_only();--> statement-breakpoint
 CREATE TRIGGER disclosure_contributors_no_truncate BEFORE TRUNCATE ON disclosure_contributors
   FOR EACH STATEMENT EXECUTE FUNCTION disclosure_log_append_only();--> statement-breakpoint
--- The entries written before this migration.
+-- The entries written before this migration. Hash joins, not the nested loops the planner picks
+-- from its estimates here: 10 s instead of 56 s per 2.5 million disclosed episodes.
+SET LOCAL enable_nestloop = off;--> statement-breakpoint
 INSERT INTO "disclosure_contributors" ("disclosure_id", "seq", "contributor", "episode_count")
   SELECT d.id, d.seq, e.contributor, count(*)::int
   FROM disclosure_episodes de
   JOIN episodes e ON e.version_id = de.version_id AND e.episode_id = de.episode_id
   JOIN disclosures d ON d.id = de.disclosure_id
   GROUP BY d.id, d.seq, e.contributor;--> statement-breakpoint
+RESET enable_nestloop;--> statement-breakpoint
 CREATE INDEX "disclosure_contributors_contributor_idx" ON "disclosure_contributors" USING btree ("contributor","seq");

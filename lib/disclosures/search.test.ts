@@ -178,6 +178,22 @@ describe("searchDisclosures: every filter and combinations, each paged by keyset
   });
 });
 
+describe("disclosure_contributors, filled at append", () => {
+  it("holds, for every entry, each contributor of its episodes with how many, and the entry's seq", async () => {
+    const summary = await w.iso.sql<{ disclosure_id: string; seq: string; contributor: string; episode_count: number }[]>`
+      select disclosure_id, seq, contributor, episode_count from disclosure_contributors order by seq, contributor`;
+    const want = oracle.flatMap((o, i) => {
+      const m = made[i]!;
+      const catalog = w.catalog.get(`${m.body.dataset_id}@${m.body.version}`)!;
+      const held = new Set(o.episode_ids as string[]);
+      const counts = new Map<string, number>();
+      for (const e of catalog) if (held.has(e.episode_id)) counts.set(e.contributor, (counts.get(e.contributor) ?? 0) + 1);
+      return [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([contributor, n]) => ({ disclosure_id: o.id, seq: String(o.seq), contributor, episode_count: n }));
+    });
+    expect(summary.map((r) => ({ ...r }))).toEqual(want);
+  });
+});
+
 describe("countDisclosures: counted no further than the cap", () => {
   it("is exact up to the cap and says 'more' past it", async () => {
     const all = oracle.length;
