@@ -24,12 +24,12 @@ import { createOrganization, organizationBySlug } from "@/lib/admin/organization
 import { grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { createUser } from "@/lib/admin/users";
-import { USER_ROLES, type UserRole } from "@/lib/db/schema";
+import { DISCLOSURE_CHANNELS, USER_ROLES, type UserRole } from "@/lib/db/schema";
 import { seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
-import { disclosureFilter, parseTimeBound } from "@/lib/disclosures/filter";
+import { disclosureFilter, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, readPassword, say, UsageError } from "./cli/terminal";
 import { datasetVersion, duration, positiveWholeNumber, repeatable, target, wholeNumberFrom, type Target } from "./cli/values";
@@ -327,13 +327,20 @@ disclosures
   .option("--from <time>", "entries at or after this date (UTC) or ISO 8601 instant", timeBound)
   .option("--to <time>", "entries up to and including this date (the whole UTC day) or ISO 8601 instant", timeBound)
   .option("--org <slug>", "entries of this organisation")
+  .option("--key <prefix>", "entries made with the API key of this prefix")
+  .option("--user <email>", "entries made by this portal user")
   .option("--dataset <id>", "entries of this dataset")
-  .examples("das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv")
+  .option("--version <version>", "entries of this version (of any dataset, or of --dataset)")
+  .option("--episode <id>", "entries that disclosed this episode")
+  .option("--contributor <name>", "entries that disclosed any of this contributor's episodes")
+  .addOption(new Option("--channel <channel>", "entries of this channel").choices(DISCLOSURE_CHANNELS))
+  .examples("das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv", "das-admin disclosures export --format jsonl --contributor op-7 --channel api")
   .action(
-    onDatabase(async ({ ctx }, options: { format: "csv" | "jsonl"; from?: string; to?: string; org?: string; dataset?: string }) => {
+    onDatabase(async ({ ctx }, options: ExportOptions) => {
       // An operator's typo names no organisation: said so, rather than exporting nothing.
       if (options.org) await organizationBySlug(ctx, options.org);
-      const { filter, problems } = disclosureFilter({ from: options.from, to: options.to, org: options.org, dataset: options.dataset });
+      const { format: _format, ...search } = options;
+      const { filter, problems } = disclosureFilter(search);
       if (problems.length) throw new Error(problems.join(" "));
       let rows = 0;
       for await (const line of exportDisclosures(ctx, filter, options.format)) {
@@ -343,6 +350,8 @@ disclosures
       say(`Exported ${options.format === "csv" ? rows - 1 : rows} entries.`);
     }),
   );
+
+type ExportOptions = { format: "csv" | "jsonl" } & Pick<DisclosureSearch, "from" | "to" | "org" | "key" | "user" | "dataset" | "version" | "episode" | "contributor" | "channel">;
 
 const flagOf = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 

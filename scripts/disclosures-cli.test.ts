@@ -49,8 +49,14 @@ afterAll(async () => {
 const time = (o: Record<string, unknown>) => Date.parse(o.occurred_at as string);
 
 describe("das-admin disclosures export", () => {
-  it("streams the log as JSON Lines or CSV, filtered by --org, --dataset, --from and --to", { timeout: 180_000 }, async () => {
-    const cases: [string[], (o: Record<string, unknown>) => boolean][] = [
+  it("streams the log as JSON Lines or CSV, filtered by every option and combinations", { timeout: 180_000 }, async () => {
+    const episodeA = w.catalog.get(`${w.dsA}@1.0.0`)![0]!.episode_id;
+    const contributorsOf = (i: number) => {
+      const m = made[i]!;
+      const held = new Set(oracle[i]!.episode_ids as string[]);
+      return new Set(w.catalog.get(`${m.body.dataset_id}@${m.body.version}`)!.filter((e) => held.has(e.episode_id)).map((e) => e.contributor));
+    };
+    const cases: [string[], (o: Record<string, unknown>, i: number) => boolean][] = [
       [[], () => true],
       [["--org", w.org1.slug], (o) => o.organization === w.org1.slug],
       [["--org", w.org2.slug], (o) => o.organization === w.org2.slug],
@@ -65,6 +71,11 @@ describe("das-admin disclosures export", () => {
       ],
       [["--from", "2000-01-01"], () => true],
       [["--to", "2000-01-01"], () => false],
+      [["--key", w.keys1[1].keyPrefix, "--version", "1.1.0"], (o) => o.api_key === w.keys1[1].keyPrefix && o.version === "1.1.0"],
+      [["--user", w.user2.email, "--channel", "portal"], (o) => o.user === w.user2.email && o.channel === "portal"],
+      [["--channel", "api", "--org", w.org1.slug], (o) => o.channel === "api" && o.organization === w.org1.slug],
+      [["--episode", episodeA, "--from", groups[1]!.toISOString()], (o) => (o.episode_ids as string[]).includes(episodeA) && time(o) >= groups[1]!.getTime()],
+      [["--contributor", w.contributors.z], (o, i) => contributorsOf(i).has(w.contributors.z)],
     ];
     // Each run starts node and tsx (about a second of CPU): a few at a time.
     const runs: Run[] = [];
@@ -72,7 +83,7 @@ describe("das-admin disclosures export", () => {
       runs.push(...(await Promise.all([das(["disclosures", "export", "--format", "jsonl", ...args]), das(["disclosures", "export", "--format", "csv", ...args])])));
     }
     for (const [i, [args, keep]] of cases.entries()) {
-      const want = oracle.filter(keep);
+      const want = oracle.filter((o, i) => keep(o, i));
       const name = args.join(" ") || "no filter";
       if (args.length && args[1] !== "2000-01-01") {
         expect(want.length, `${name} selects something`).toBeGreaterThan(0);
@@ -104,7 +115,7 @@ describe("das-admin disclosures export", () => {
       das(["disclosures", "export", "--format", "csv", "--from", "1"]),
       das(["disclosures", "export", "--format", "csv", "--from", "12/01/2026"]),
       das(["disclosures", "export", "--format", "csv", "--to", "2026-02-30"]),
-      das(["disclosures", "export", "--format", "csv", "--contributor", "c1"]),
+      das(["disclosures", "export", "--format", "csv", "--channel", "email"]),
       das(["disclosures", "export", "--format", "csv", "extra"]),
       das(["disclosures", "verify", "now"]),
     ]);
@@ -116,7 +127,7 @@ describe("das-admin disclosures export", () => {
       "das-admin: --from takes an ISO 8601 date or date-time, not '1'.",
       "das-admin: --from takes an ISO 8601 date or date-time, not '12/01/2026'.",
       "das-admin: --to takes an ISO 8601 date or date-time, not '2026-02-30'.",
-      "das-admin: Unknown option '--contributor'",
+      "das-admin: --channel must be one of api, portal, preview.",
       "das-admin: Expected 0 argument(s), got 1.",
       "das-admin: Expected 0 argument(s), got 1.",
     ];

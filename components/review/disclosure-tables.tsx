@@ -75,6 +75,7 @@ const RECIPIENT_COLUMNS: ColumnDef<ContributorRecipient, unknown>[] = [
     ),
   },
   version("Version"),
+  { id: "licence", header: "Licence", cell: ({ row }) => (row.original.licence_id ? <span className="font-mono text-xs">{row.original.licence_id}</span> : "None") },
   numeric("episodes", "Their episodes", (r) => formatNumber(r.episode_count)),
 ];
 

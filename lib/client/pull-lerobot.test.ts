@@ -14,7 +14,7 @@ import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "../t
 import { createUser } from "../admin/users";
 import { signInOverHttp } from "../testing/portal-session";
 import { userOfRole } from "../testing/admin";
-import { recipientsOfContributor } from "../disclosures/recipients-of-contributor";
+import { allRecipientsOfContributor } from "../testing/disclosure-fixtures";
 import { buildLeRobotFixture, simulateLeRobotLoad, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { disclosureEpisodes } from "../testing/downloads";
 import { das } from "../testing/pull-fixtures";
@@ -207,7 +207,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     for (const e of delivered) expect(disclosed).toContain(id(e));
     // The contributor report finds the pull for an episode that only came along (v3.0), and only for what was delivered.
     const reviewer = await userOfRole("reviewer");
-    const reportOf = (e: number) => recipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, `${datasetId}-op-${e}`);
+    const reportOf = (e: number) => allRecipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, `${datasetId}-op-${e}`);
     for (const e of [0, 1, 2, 3, 4, 5]) {
       const found = (await reportOf(e)).filter((r) => summary.downloads.includes(r.download_id));
       expect(found.length > 0, `episode ${e}`).toBe(delivered.includes(e));

@@ -24,6 +24,7 @@ export type NewEntry = Omit<ChainedEntry, "seq" | "occurredAt" | "expiresAt" | "
  * to the database directly: it gives no one anything new.)
  */
 export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: number): Promise<ChainedEntry> {
+  const contributions = await contributionsOf(tx, entry.id);
   await lockChain(tx);
   const [head] = await tx<{ seq: string | null; hash: string | null; now: Date }[]>`
     select (select seq from disclosures order by seq desc limit 1) as seq,
@@ -47,7 +48,29 @@ export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: num
       ${JSON.stringify(chained.requestedScope)}::jsonb, ${chained.episodeCount}, ${chained.fileCount}, ${chained.totalBytes},
       ${chained.episodesSha256}, ${chained.expiresAt}, ${chained.requestId}, ${idempotencyScope}, ${idempotencyKey},
       ${requestSha256}, ${chained.prevHash}, ${entryHash(chained)})`;
+  if (contributions.length) {
+    await tx`
+      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count)
+      select ${chained.id}, ${chained.seq}, c.contributor, c.episode_count
+      from unnest(${contributions.map((c) => c.contributor)}::text[], ${contributions.map((c) => c.episode_count)}::int[]) as c(contributor, episode_count)`;
+  }
   return chained;
+}
+
+/**
+ * Whose episodes an entry holds, and how many of each contributor's, for `disclosure_contributors`
+ * (migration 0009): the reviewer's "who received contributor C's episodes" reads that instead of
+ * joining every disclosed episode with the catalog. Counted from the entry's `disclosure_episodes`,
+ * which its caller has written already, before the chain's lock is taken, so that the serialised
+ * section only adds one insert of as many rows as the entry has contributors.
+ */
+async function contributionsOf(tx: Sql, disclosureId: string) {
+  return tx<{ contributor: string; episode_count: number }[]>`
+    select e.contributor, count(*)::int as episode_count
+    from disclosure_episodes de
+    join episodes e on e.version_id = de.version_id and e.episode_id = de.episode_id
+    where de.disclosure_id = ${disclosureId}
+    group by e.contributor`;
 }
 
 /**

@@ -12,7 +12,7 @@ import { appendDisclosure } from "@/lib/disclosures/append";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import type { DisclosureFilter } from "@/lib/disclosures/filter";
-import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
+import { recipientsOfContributor as recipientsPage } from "@/lib/disclosures/recipients-of-contributor";
 import { createTestOrg, grant, operatorCtx, operatorOn, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import {
@@ -32,6 +32,7 @@ import {
   makeDownload,
   makeSequentially,
   parseCsv,
+  allRecipientsOfContributor,
   userPrincipal,
   type Made,
   type World,
@@ -39,10 +40,10 @@ import {
 
 const refusal = (op: "UPDATE" | "DELETE" | "TRUNCATE", table: string) => `the disclosure log is append-only: ${op} on ${table} is refused`;
 
-/** Every line of an export, joined. */
-async function exportText(db: Db, filter: DisclosureFilter, format: "csv" | "jsonl"): Promise<string> {
+/** Every line of an export, joined; read 500 entries a query, so that a thousand entries are more than one batch (and exactly two). */
+async function exportText(db: Db, filter: DisclosureFilter, format: "csv" | "jsonl", batchSize = 500): Promise<string> {
   let text = "";
-  for await (const line of exportDisclosures(operatorOn(db), filter, format)) text += line;
+  for await (const line of exportDisclosures(operatorOn(db), filter, format, { batchSize })) text += line;
   return text;
 }
 
@@ -683,6 +684,8 @@ describe("recipientsOfContributor", () => {
   let a110: EpisodeLine[];
   let b100: EpisodeLine[];
   let reviewer: UserPrincipal;
+  /** The licence of each organisation and dataset@version. */
+  const licenceIds = new Map<string, string>();
 
   beforeAll(async () => {
     const op = operatorCtx();
@@ -695,7 +698,7 @@ describe("recipientsOfContributor", () => {
     ]);
     const dsB = await importWithFiles(db().$client, [{ version: "1.0.0", episodes: b100 }]);
     orgs = [await createTestOrg(), await createTestOrg()];
-    for (const org of orgs) for (const [ds, v] of [[dsA, "1.0.0"], [dsA, "1.1.0"], [dsB, "1.0.0"]]) await grant(org.id, ds!, v!);
+    for (const org of orgs) for (const [ds, v] of [[dsA, "1.0.0"], [dsA, "1.1.0"], [dsB, "1.0.0"]]) licenceIds.set(`${org.id}/${at(ds!, v!)}`, (await grant(org.id, ds!, v!)).id);
     const key1 = await keyPrincipal(op, orgs[0]!.id);
     const user1 = await userPrincipal(op, orgs[0]!.id);
     const key2 = await keyPrincipal(op, orgs[1]!.id);
@@ -717,6 +720,8 @@ describe("recipientsOfContributor", () => {
   });
 
   const ctxAs = (principal: Ctx["principal"]): Ctx => ({ db: db(), requestId: uniqueId("req"), principal });
+  /** Every page of the report, two entries a page: the pages meet without a gap or a repeat. */
+  const recipientsOfContributor = (ctx: Ctx, contributor: string) => allRecipientsOfContributor(ctx, contributor, 2);
 
   async function expected(contributor: string) {
     const ids = made.map((m) => m.download.download_id);
@@ -731,6 +736,7 @@ describe("recipientsOfContributor", () => {
         return {
           count,
           row: {
+            contributor,
             download_id: m.download.download_id,
             seq: seqs.get(m.download.download_id)!,
             occurred_at: m.occurredAt.toISOString(),
@@ -742,6 +748,7 @@ describe("recipientsOfContributor", () => {
             channel: m.principal.kind === "api_key" ? "api" : "portal",
             dataset_id: m.body.dataset_id,
             version: m.body.version,
+            licence_id: licenceIds.get(`${org.id}/${at(m.body.dataset_id, m.body.version)}`),
             episode_count: count,
           },
         };
@@ -823,6 +830,12 @@ describe("exportDisclosures (database of its own)", () => {
     const lines = text.slice(0, -1).split("\n");
     expect(lines).toHaveLength(18);
     expect(lines.map((l) => JSON.parse(l))).toEqual(oracle);
+    // However the entries are split into reads of their episodes (a run per entry here, or a few), and into batches.
+    for (const [batchSize, episodesPerRead] of [[4, 1], [5, 3], [18, 7]] as const) {
+      let small = "";
+      for await (const line of exportDisclosures(operatorOn(w.iso.db), {}, "jsonl", { batchSize, episodesPerRead })) small += line;
+      expect(small, `${batchSize} entries, ${episodesPerRead} episodes a read`).toBe(text);
+    }
   });
 
   it("CSV: the header and one record per entry, with RFC 4180 quoting", async () => {
@@ -995,6 +1008,10 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
     const csv = parseCsv(await exportText(iso.db, {}, "csv"));
     expect(csv).toHaveLength(TOTAL + 1);
     expect(csv.slice(1).map((r) => Number(r[0]))).toEqual(jsonl.map((r) => r.seq));
+    // Whatever the batch, the batches meet without a gap or a repeat (the next is read while one is written).
+    for (const batchSize of [7, 1200, 1201, 5000]) {
+      expect(parseCsv(await exportText(iso.db, {}, "csv", batchSize)), `batches of ${batchSize}`).toEqual(csv);
+    }
   });
 
   it("streams filtered results across batches: exactly a multiple of the batch, and more than one batch", async () => {

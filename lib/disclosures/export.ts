@@ -1,8 +1,9 @@
+import type { PendingQuery, Row } from "postgres";
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import { requireReviewer } from "../auth/authorize";
 import { csvLine } from "../csv";
-import { disclosureConditions, type DisclosureFilter } from "./filter";
+import { filteredEntries, type DisclosureFilter } from "./filter";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
@@ -29,34 +30,94 @@ const CSV_COLUMNS: (keyof ExportRow)[] = [
   "licence_id", "episode_count", "file_count", "total_bytes", "expires_at", "request_id", "requested_scope", "hash",
 ];
 
-const BATCH = 500;
+// Entries per query: large enough that a round trip is a small part of each, small enough that a batch is a few MB.
+const BATCH = 5_000;
+// Episode ids per query of a JSON Lines export: a batch of whole-version entries could otherwise hold millions.
+const EPISODE_BATCH = 50_000;
 
 /**
- * The log matching a filter, oldest first, as CSV or JSON Lines, read in keyset batches so that
- * millions of entries stream with flat memory. JSON Lines also carries each entry's episode ids.
+ * The log matching a filter, oldest first, as CSV or JSON Lines, read in keyset batches on seq so
+ * that millions of entries stream with flat memory: each batch is one index walk from where the
+ * last one stopped, never a skip over what came before. The next batch is already being read
+ * while this one is written out (two batches in memory at most), so the database and the writing
+ * overlap. JSON Lines also carries each entry's episode ids, read for a run of the batch's entries
+ * at once (the primary key of `disclosure_episodes` in order) rather than by a query per entry.
  * The caller's permission is checked now, before the first line is asked for, so that a refusal
  * is an answer of its own rather than a stream that breaks off.
  */
-export function exportDisclosures(ctx: Ctx, filter: DisclosureFilter, format: ExportFormat): AsyncGenerator<string> {
+export function exportDisclosures(
+  ctx: Ctx,
+  filter: DisclosureFilter,
+  format: ExportFormat,
+  options: { batchSize?: number; episodesPerRead?: number } = {},
+): AsyncGenerator<string> {
   requireReviewer(ctx);
-  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format), CSV_COLUMNS, format);
+  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format, options.batchSize ?? BATCH, options.episodesPerRead ?? EPISODE_BATCH), CSV_COLUMNS, format);
 }
 
-async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
-  let after = 0;
+type Raw = ExportRow;
+
+/** An instant as JSON writes it (toISOString), formatted by the database rather than parsed into a Date and back for every row. */
+const isoText = (sql: Sql, column: PendingQuery<Row[]>) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number, episodesPerRead: number): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
+  const { from, where, seq } = filteredEntries(sql, filter);
+  // Two reads overlap the writing of a batch: the next batch's entries, and (for JSON Lines) the
+  // episode ids of this batch's first run (usually all of it), on another connection of the pool.
+  // The batch after next is asked for only when its turn comes, so at most two are in memory.
+  const read = (after: number) => {
+    const rows = sql<Raw[]>`
+      select d.seq::float8 as seq, d.id, ${isoText(sql, sql`d.occurred_at`)} as occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version,
+             d.licence_id, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
+             d.request_id, d.requested_scope, d.hash
+      from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${size}) d
+      ${recipientJoins(sql)}
+      order by d.seq`.execute();
+    const runs = rows.then((batch) => (format === "jsonl" ? [...runsOfEpisodes(batch, episodesPerRead)] : []));
+    const firstEpisodes = runs.then((list) => (list.length ? episodeIdsOf(sql, list[0]!.map((r) => r.id)) : null));
+    // Awaited in turn; until then (or if the reader stops early), a failure must not count as unhandled.
+    for (const pending of [rows, runs, firstEpisodes]) pending.catch(() => {});
+    return { rows, runs, firstEpisodes };
+  };
+  let current = read(0);
   for (;;) {
-    const rows = await sql<(Omit<ExportRow, "occurred_at" | "expires_at"> & { occurred_at: Date; expires_at: Date; episode_ids?: string[] })[]>`
-      select d.seq::float8 as seq, d.id, d.occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version, d.licence_id, d.episode_count,
-             d.file_count, d.total_bytes::float8 as total_bytes, d.expires_at, d.request_id,
-             d.requested_scope, d.hash
-             ${format === "jsonl" ? sql`, array(select episode_id from disclosure_episodes de where de.disclosure_id = d.id order by episode_id) as episode_ids` : sql``}
-      from disclosures d ${recipientJoins(sql)}
-      where d.seq > ${after} and ${disclosureConditions(sql, filter)}
-      order by d.seq limit ${BATCH}`;
-    for (const raw of rows) yield { ...raw, occurred_at: raw.occurred_at.toISOString(), expires_at: raw.expires_at.toISOString() };
-    if (rows.length < BATCH) return;
-    after = rows.at(-1)!.seq;
+    const rows = await current.rows;
+    const more = rows.length === size;
+    const next = more ? read(rows.at(-1)!.seq) : null;
+    if (format === "csv") yield* rows;
+    else {
+      const [runs, firstEpisodes] = await Promise.all([current.runs, current.firstEpisodes]);
+      for (const [i, run] of runs.entries()) {
+        const episodes = i === 0 ? firstEpisodes! : await episodeIdsOf(sql, run.map((r) => r.id));
+        for (const raw of run) yield { ...raw, episode_ids: episodes.get(raw.id) ?? [] };
+      }
+    }
+    if (!next) return;
+    current = next;
   }
+}
+
+/** Consecutive entries holding at most `limit` episodes together (an entry with more is a run of its own). */
+function* runsOfEpisodes(rows: Raw[], limit: number): Generator<Raw[]> {
+  let run: Raw[] = [];
+  let episodes = 0;
+  for (const row of rows) {
+    if (run.length && episodes + row.episode_count > limit) {
+      yield run;
+      run = [];
+      episodes = 0;
+    }
+    run.push(row);
+    episodes += row.episode_count;
+  }
+  if (run.length) yield run;
+}
+
+async function episodeIdsOf(sql: Sql, ids: string[]): Promise<Map<string, string[]>> {
+  const rows = await sql<{ disclosure_id: string; episode_ids: string[] }[]>`
+    select disclosure_id, array_agg(episode_id order by episode_id) as episode_ids
+    from disclosure_episodes where disclosure_id = any(${ids}::text[]) group by disclosure_id`;
+  return new Map(rows.map((r) => [r.disclosure_id, r.episode_ids]));
 }
 
 /** Rows as CSV (a header, then the columns of each row) or as JSON Lines (each row whole), line by line. */

@@ -103,6 +103,17 @@ describe("disclosureFilter", () => {
   });
 });
 
+describe("disclosureFilter: the channel", () => {
+  it("takes api, portal or preview, and names the choices for anything else", () => {
+    for (const channel of ["api", "portal", "preview"] as const) expect(disclosureFilter({ channel })).toEqual({ filter: expect.objectContaining({ channel }), problems: [] });
+    expect(disclosureFilter({ channel: " preview " }).filter.channel).toBe("preview");
+    expect(disclosureFilter({ channel: "" }).filter.channel).toBeUndefined();
+    for (const channel of ["email", "API", "previews"]) {
+      expect(disclosureFilter({ channel }).problems, channel).toEqual(["Channel must be one of api, portal, preview."]);
+    }
+  });
+});
+
 describe("disclosureConditions: the range as the database applies it", () => {
   // Entries on either side of every edge, to the microsecond (the column's precision).
   const TIMES = [

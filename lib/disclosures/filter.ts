@@ -1,5 +1,7 @@
 import { z } from "zod";
+import type { PendingQuery, Row } from "postgres";
 import type { Sql } from "../db/client";
+import { DISCLOSURE_CHANNELS, type DisclosureChannel } from "../db/schema";
 import { CONTROL_CHARACTERS } from "../characters";
 
 /**
@@ -24,6 +26,8 @@ export type DisclosureFilter = {
   userEmail?: string;
   episodeId?: string;
   contributor?: string;
+  /** How the episodes left: an API download, a portal download, or a preview. */
+  channel?: DisclosureChannel;
 };
 
 /** Where a range ends: before the next day begins (a date), or at an instant, inclusive. */
@@ -49,6 +53,8 @@ export function parseTimeBound(text: string): { at: Date; wholeDay: boolean } | 
 export const rangeEnd = (bound: { at: Date; wholeDay: boolean }): RangeEnd =>
   bound.wholeDay ? { beforeDay: new Date(bound.at.getTime() + DAY_MS) } : { through: bound.at };
 
+type Fragment = PendingQuery<Row[]>;
+
 /** Whether a range is empty because it starts after it ends. */
 export function startsAfterEnd(from: Date, to: RangeEnd): boolean {
   return "beforeDay" in to ? from.getTime() >= to.beforeDay.getTime() : from.getTime() > to.through.getTime();
@@ -67,6 +73,7 @@ export const DisclosureSearch = z.object({
   to: freeText,
   episode: freeText,
   contributor: freeText,
+  channel: freeText,
 });
 export type DisclosureSearch = z.infer<typeof DisclosureSearch>;
 type SearchKey = keyof DisclosureSearch;
@@ -75,7 +82,7 @@ export const SEARCH_KEYS = Object.keys(DisclosureSearch.shape) as SearchKey[];
 
 const LABELS: Record<SearchKey, string> = {
   org: "Organisation", key: "API key prefix", user: "User email", dataset: "Dataset", version: "Version",
-  from: "From", to: "To", episode: "Episode id", contributor: "Contributor",
+  from: "From", to: "To", episode: "Episode id", contributor: "Contributor", channel: "Channel",
 };
 
 /** The search as a filter on the log, or the problems that keep it from being one (each a sentence for the reviewer). */
@@ -107,27 +114,96 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
   filter.userEmail = text(search.user);
   filter.episodeId = text(search.episode);
   filter.contributor = text(search.contributor);
+  const channel = text(search.channel);
+  if (channel && !(DISCLOSURE_CHANNELS as readonly string[]).includes(channel)) problems.push(`${LABELS.channel} must be one of ${DISCLOSURE_CHANNELS.join(", ")}.`);
+  else filter.channel = channel as DisclosureChannel | undefined;
   return { filter, problems };
 }
 
-/** The WHERE clause of a filter on `disclosures d`, for the reviewer's search and every export. */
+/**
+ * The WHERE clause of a filter on `disclosures d`, every field included: for a caller that only
+ * needs a condition. The reviewer's search, the count and the exports read through
+ * `filteredEntries` instead, which means the same and drives episode and contributor filters from
+ * the episodes rather than probing them for each entry.
+ */
 export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
+  return sql`${entryConditions(sql, f, null)}
+    ${f.episodeId ? sql`and d.id in (${entriesOfEpisode(sql, f.episodeId)})` : sql``}
+    ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`;
+}
+
+/**
+ * The entries a filter matches, as `d`:
+ * `select … from ${from} where ${where} order by ${seq} desc` (the log's order; `seq` is d.seq).
+ *
+ * Every shape is "the log by seq, bounded": the columns a reviewer filters on each have an index
+ * ending in seq (migration 0009), and a time range becomes a range of seq first (below), so a page
+ * of any search reads about as many index entries as it shows. An episode or a contributor is
+ * different: few entries hold one, scattered over the whole log, so walking the log until enough
+ * of them turn up could read all of it. Those start from the episodes instead:
+ * - a contributor from `disclosure_contributors` (filled at append), whose (contributor, seq)
+ *   index is itself in the log's order, so a page stops after as many entries as it shows;
+ * - an episode from `disclosure_episodes`' episode index: every entry that holds it (hundreds,
+ *   a few thousand for an episode of a version often downloaded whole), each read by its id. The `offset 0` keeps the planner from
+ *   turning that back into a walk along seq probing each entry, which its estimate of a LIMIT
+ *   would sometimes prefer.
+ */
+export function filteredEntries(sql: Sql, f: DisclosureFilter) {
+  const own = entryConditions(sql, f, sql`d.seq`);
+  if (f.episodeId) {
+    return {
+      from: sql`(${entriesOfEpisode(sql, f.episodeId)}) m cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`,
+      where: sql`${own} ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`,
+      seq: sql`d.seq`,
+    };
+  }
+  if (f.contributor) {
+    return {
+      from: sql`disclosure_contributors c join disclosures d on d.id = c.disclosure_id`,
+      // The seq range bounds the summary's own seq, which is the entry's: the walk of (contributor, seq) starts and ends there.
+      where: sql`c.contributor = ${f.contributor} and ${entryConditions(sql, f, sql`c.seq`)}`,
+      seq: sql`c.seq`,
+    };
+  }
+  return { from: sql`disclosures d`, where: own, seq: sql`d.seq` };
+}
+
+const entriesOfEpisode = (sql: Sql, episodeId: string) => sql`select distinct disclosure_id from disclosure_episodes where episode_id = ${episodeId}`;
+
+const holdsContributor = (sql: Sql, contributor: string) =>
+  sql`exists (select 1 from disclosure_contributors c where c.disclosure_id = d.id and c.contributor = ${contributor})`;
+
+/**
+ * The conditions on an entry's own columns. With `seq` (d.seq, or a column equal to it), a time
+ * range also bounds it; without, the range is on the time alone (for `disclosureConditions`).
+ */
+function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
+  const bounded = (bound: Fragment) => (seq ? sql`and ${bound}` : sql``);
   return sql`true
-    ${f.from ? sql`and d.occurred_at >= ${f.from}` : sql``}
-    ${f.to ? ("beforeDay" in f.to ? sql`and d.occurred_at < ${f.to.beforeDay}` : sql`and d.occurred_at <= ${f.to.through}`) : sql``}
-    ${f.organization ? sql`and d.organization_id in (select id from organizations where slug = ${f.organization})` : sql``}
+    ${f.from ? sql`${bounded(sql`${seq} >= (${firstSeqFrom(sql, f.from)})`)} and d.occurred_at >= ${f.from}` : sql``}
+    ${f.to ? sql`${bounded(sql`${seq} <= (${lastSeqUpTo(sql, f.to)})`)} and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
+    ${f.organization ? sql`and d.organization_id = (select id from organizations where slug = ${f.organization})` : sql``}
     ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
     ${f.version ? sql`and d.version = ${f.version}` : sql``}
-    ${f.apiKeyPrefix ? sql`and d.api_key_id in (select id from api_keys where prefix = ${f.apiKeyPrefix})` : sql``}
-    ${f.userEmail ? sql`and d.user_id in (select id from users where email = ${f.userEmail.toLowerCase()})` : sql``}
-    ${f.episodeId ? sql`and exists (select 1 from disclosure_episodes de where de.disclosure_id = d.id and de.episode_id = ${f.episodeId})` : sql``}
-    ${
-      f.contributor
-        ? sql`and exists (select 1 from disclosure_episodes de join episodes e on e.version_id = de.version_id and e.episode_id = de.episode_id
-                where de.disclosure_id = d.id and e.contributor = ${f.contributor})`
-        : sql``
-    }`;
+    ${f.apiKeyPrefix ? sql`and d.api_key_id = any(array(select id from api_keys where prefix = ${f.apiKeyPrefix}))` : sql``}
+    ${f.userEmail ? sql`and d.user_id = (select id from users where email = ${f.userEmail.toLowerCase()})` : sql``}
+    ${f.channel ? sql`and d.channel = ${f.channel}` : sql``}`;
 }
+
+/*
+ * A time range as a range of seq. `occurred_at` never decreases along seq (lib/disclosures/append.ts
+ * reads the clock under the chain's lock), so the entries from an instant on are those from the
+ * first such entry's seq on: one probe of the (occurred_at, seq) index for each end, and the range
+ * then bounds every index ending in seq. The time itself stays in the WHERE clause as well, so no
+ * entry outside the range is ever included; the seq bound, which rests on that order, is what makes
+ * it fast.
+ */
+const firstSeqFrom = (sql: Sql, from: Date) => sql`select seq from disclosures where occurred_at >= ${from} order by occurred_at, seq limit 1`;
+
+const lastSeqUpTo = (sql: Sql, to: RangeEnd) =>
+  "beforeDay" in to
+    ? sql`select seq from disclosures where occurred_at < ${to.beforeDay} order by occurred_at desc, seq desc limit 1`
+    : sql`select seq from disclosures where occurred_at <= ${to.through} order by occurred_at desc, seq desc limit 1`;
 
 /** The search's own query string, e.g. for export links and the next page. */
 export function searchQuery(search: DisclosureSearch, extra: Record<string, string | undefined> = {}): string {

@@ -5,29 +5,51 @@ import { AppError } from "../errors";
 import { CONTROL_CHARACTERS } from "../characters";
 import { exportLines, type ExportFormat } from "./export";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
+import { cappedCount, COUNT_CAP, type CappedCount } from "./search";
 
 export type ContributorRecipient = Recipient & {
+  /** Whose episodes: repeated on every row so that an exported file says it by itself. */
+  contributor: string;
   download_id: string;
   seq: number;
   occurred_at: string;
   dataset_id: string;
   version: string;
+  /** The licence the entry was made under; null for a reviewer's or admin's preview. */
+  licence_id: string | null;
+  /** How many of the contributor's episodes the entry held. */
   episode_count: number;
 };
 
 const CSV_COLUMNS: (keyof ContributorRecipient)[] = [
-  "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "episode_count", "download_id",
+  "contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id",
+  "episode_count", "download_id",
 ];
 
-const BATCH = 500;
+const BATCH = 2_000;
 
-/** Who received a contributor's episodes: every disclosure that included at least one, with how many. One query. */
-export async function recipientsOfContributor(ctx: Ctx, contributor: string): Promise<ContributorRecipient[]> {
-  const sql = checkedSql(ctx, contributor);
-  return (await recipientsQuery(sql, contributor)).map(presented);
+/**
+ * Who received a contributor's episodes: one page, newest first, of the entries that held at
+ * least one of them, with how many and under which licence, by keyset on seq (`before`), and how
+ * many such entries there are, counted up to `countCap`. Read from `disclosure_contributors`
+ * (filled as each entry is appended), so a page is one walk of (contributor, seq) however many
+ * episodes the log has disclosed.
+ */
+export async function recipientsOfContributor(
+  ctx: Ctx,
+  input: { contributor: string; before?: number; limit: number; countCap?: number },
+): Promise<{ rows: ContributorRecipient[]; nextBefore: number | null; total: CappedCount }> {
+  const sql = checkedSql(ctx, input.contributor);
+  const cap = input.countCap ?? COUNT_CAP;
+  const [rows, [counted]] = await Promise.all([
+    recipientsQuery(sql, input.contributor, input.before, input.limit + 1),
+    sql<{ n: number }[]>`select count(*)::int as n from (select 1 from disclosure_contributors where contributor = ${input.contributor} limit ${cap + 1}) c`,
+  ]);
+  const page = rows.slice(0, input.limit).map(presented);
+  return { rows: page, nextBefore: rows.length > input.limit ? page.at(-1)!.seq : null, total: cappedCount(counted!.n, cap) };
 }
 
-/** The same list as CSV or JSON Lines, read from the database in batches as the lines are asked for. */
+/** Every such entry, newest first, as CSV or JSON Lines, read in keyset batches as the lines are asked for. */
 export function exportRecipientsOfContributor(ctx: Ctx, contributor: string, format: ExportFormat): AsyncGenerator<string> {
   const sql = checkedSql(ctx, contributor);
   return exportLines(rowsInBatches(sql, contributor), CSV_COLUMNS, format);
@@ -42,21 +64,25 @@ function checkedSql(ctx: Ctx, contributor: string): Sql {
 
 type Row = Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date };
 
-function recipientsQuery(sql: Sql, contributor: string) {
+function recipientsQuery(sql: Sql, contributor: string, before: number | undefined, limit: number) {
   return sql<Row[]>`
-    select d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
-           d.dataset_id, d.version, count(*)::int as episode_count
-    from episodes e
-    join disclosure_episodes de on de.version_id = e.version_id and de.episode_id = e.episode_id
-    join disclosures d on d.id = de.disclosure_id
+    select c.contributor, d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
+           d.dataset_id, d.version, d.licence_id, c.episode_count
+    from disclosure_contributors c
+    join disclosures d on d.id = c.disclosure_id
     ${recipientJoins(sql)}
-    where e.contributor = ${contributor}
-    group by d.id, o.id, k.id, u.id
-    order by d.seq desc`;
+    where c.contributor = ${contributor} ${before === undefined ? sql`` : sql`and c.seq < ${before}`}
+    order by c.seq desc limit ${limit}`;
 }
 
 async function* rowsInBatches(sql: Sql, contributor: string): AsyncGenerator<ContributorRecipient> {
-  for await (const rows of recipientsQuery(sql, contributor).cursor(BATCH)) yield* rows.map(presented);
+  let before: number | undefined;
+  for (;;) {
+    const rows = await recipientsQuery(sql, contributor, before, BATCH);
+    yield* rows.map(presented);
+    if (rows.length < BATCH) return;
+    before = rows.at(-1)!.seq;
+  }
 }
 
 const presented = (row: Row): ContributorRecipient => ({ ...row, occurred_at: row.occurred_at.toISOString() });

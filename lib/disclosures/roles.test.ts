@@ -34,7 +34,9 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
   searchDisclosures: (ctx) => searchModule.searchDisclosures(ctx, { filter: {}, limit: 5 }),
   getDisclosure: (ctx, w) => searchModule.getDisclosure(ctx, w.downloadId),
   reviewFacets: (ctx) => searchModule.reviewFacets(ctx),
-  recipientsOfContributor: (ctx, w) => recipientsModule.recipientsOfContributor(ctx, w.contributor),
+  countDisclosures: (ctx) => searchModule.countDisclosures(ctx, {}),
+  disclosedEpisodes: (ctx, w) => searchModule.disclosedEpisodes(ctx, { id: w.downloadId, limit: 5 }),
+  recipientsOfContributor: (ctx, w) => recipientsModule.recipientsOfContributor(ctx, { contributor: w.contributor, limit: 50 }),
   exportRecipientsOfContributor: async (ctx, w) => drain(recipientsModule.exportRecipientsOfContributor(ctx, w.contributor, "csv")),
   exportDisclosures: async (ctx, w) => drain(exportModule.exportDisclosures(ctx, { contributor: w.contributor }, "jsonl")),
   verifyChain: (ctx) => verifyModule.verifyChain(ctx),
@@ -43,7 +45,7 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
 };
 
 /** Exported functions of these modules that are not verbs: they take no caller and read nothing by themselves. */
-const NOT_VERBS = new Set(["exportLines", "overviewPeriod", "weekStart", "isoWeek", "wholeMonths"]);
+const NOT_VERBS = new Set(["exportLines", "cappedCount", "overviewPeriod", "weekStart", "isoWeek", "wholeMonths"]);
 
 let who: Record<CallerName, Principal>;
 let world: World;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import {
+  allRecipientsOfContributor,
   buildWorld,
   downloadPlan,
   exportOracle,
@@ -12,7 +13,7 @@ import {
 import { withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { disclosureFilter } from "./filter";
 import { exportRecipientsOfContributor, recipientsOfContributor } from "./recipients-of-contributor";
-import { getDisclosure, reviewFacets, searchDisclosures, type DisclosureSummary } from "./search";
+import { countDisclosures, disclosedEpisodes, getDisclosure, reviewFacets, searchDisclosures, type DisclosureSummary } from "./search";
 
 // The reviewer's screens over a log of their own: the search (newest first, by keyset pages), an
 // entry in full, the form's choices, and who received a contributor's episodes.
@@ -102,6 +103,136 @@ describe("searchDisclosures", () => {
   });
 });
 
+/** Every page of an entry's episodes, `limit` at a time, checking that each page continues after the last. */
+async function allEpisodesOf(id: string, limit: number): Promise<string[]> {
+  const all: string[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await disclosedEpisodes(w.iso.operator, { id, after, limit });
+    expect(page.episodeIds.length).toBeLessThanOrEqual(limit);
+    all.push(...page.episodeIds);
+    if (page.nextAfter === null) return all;
+    expect(page.episodeIds).toHaveLength(limit);
+    expect(page.nextAfter).toBe(page.episodeIds.at(-1));
+    after = page.nextAfter;
+  }
+}
+
+/** The contributors whose episodes an oracle entry holds, from the test's own catalog. */
+const contributorsOf = (i: number) => {
+  const m = made[i]!;
+  const catalog = w.catalog.get(`${m.body.dataset_id}@${m.body.version}`)!;
+  const held = new Set(oracle[i]!.episode_ids as string[]);
+  return new Set(catalog.filter((e) => held.has(e.episode_id)).map((e) => e.contributor));
+};
+
+describe("searchDisclosures: every filter and combinations, each paged by keyset", () => {
+  type Keep = (o: Record<string, unknown>, i: number) => boolean;
+  const cases = (): [Parameters<typeof disclosureFilter>[0], Keep][] => {
+    const a100 = w.catalog.get(`${w.dsA}@1.0.0`)!;
+    const episode = a100[0]!.episode_id;
+    const second = oracle[6]!.occurred_at as string;
+    const holds = (id: string) => (o: Record<string, unknown>) => (o.episode_ids as string[]).includes(id);
+    const of = (c: string) => (_: Record<string, unknown>, i: number) => contributorsOf(i).has(c);
+    return [
+      [{ channel: "api" }, (o) => o.channel === "api"],
+      [{ channel: "portal" }, (o) => o.channel === "portal"],
+      [{ channel: "preview" }, () => false],
+      [{ version: "1.1.0" }, (o) => o.version === "1.1.0"],
+      [{ episode: episode }, holds(episode)],
+      [{ contributor: w.contributors.x }, of(w.contributors.x)],
+      [{ contributor: w.contributors.z }, of(w.contributors.z)],
+      [{ contributor: "nobody-at-all" }, () => false],
+      [{ org: w.org1.slug, channel: "api" }, (o) => o.organization === w.org1.slug && o.channel === "api"],
+      [{ dataset: w.dsA, version: "1.1.0", key: w.keys1[1].keyPrefix }, (o) => o.dataset_id === w.dsA && o.version === "1.1.0" && o.api_key === w.keys1[1].keyPrefix],
+      [{ user: w.user2.email, channel: "portal", from: second }, (o) => o.user === w.user2.email && (o.occurred_at as string) >= second],
+      [{ contributor: w.contributors.y, channel: "api" }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.channel === "api"],
+      [{ contributor: w.contributors.y, org: w.org2.slug, to: second }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.organization === w.org2.slug && (o.occurred_at as string) <= second],
+      [{ contributor: w.contributors.x, from: second }, (o, i) => contributorsOf(i).has(w.contributors.x) && (o.occurred_at as string) >= second],
+      [{ episode: episode, org: w.org1.slug }, (o) => holds(episode)(o) && o.organization === w.org1.slug],
+      [{ episode: episode, contributor: w.contributors.x }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.x)],
+      [{ episode: episode, contributor: w.contributors.z }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.z)],
+      [{ episode: episode, from: second, channel: "api" }, (o) => holds(episode)(o) && (o.occurred_at as string) >= second && o.channel === "api"],
+      [{ org: w.org2.slug, key: w.keys1[0].keyPrefix }, () => false],
+    ];
+  };
+
+  it("selects exactly what the oracle selects, newest first, on pages of 1, 2 and 5 that meet without gap or repeat", async () => {
+    for (const [search, keep] of cases()) {
+      const want = oracle.filter(keep).reverse().map((o) => o.id);
+      for (const limit of [1, 2, 5]) {
+        const { pages } = await allPages(search, limit);
+        expect(pages.flat().map((e) => e.id), `${JSON.stringify(search)} by ${limit}`).toEqual(want);
+      }
+    }
+    // The cases are not vacuous: most select something and leave something out.
+    const sizes = cases().map(([, keep]) => oracle.filter(keep).length);
+    expect(sizes.filter((n) => n > 0 && n < oracle.length).length).toBeGreaterThanOrEqual(12);
+  });
+
+  it("counts what it selects", async () => {
+    for (const [search, keep] of cases()) {
+      const { filter } = disclosureFilter(search);
+      expect(await countDisclosures(w.iso.operator, filter), JSON.stringify(search)).toEqual({ count: oracle.filter(keep).length, more: false });
+    }
+  });
+});
+
+describe("disclosure_contributors, filled at append", () => {
+  it("holds, for every entry, each contributor of its episodes with how many, and the entry's seq", async () => {
+    const summary = await w.iso.sql<{ disclosure_id: string; seq: string; contributor: string; episode_count: number }[]>`
+      select disclosure_id, seq, contributor, episode_count from disclosure_contributors order by seq, contributor`;
+    const want = oracle.flatMap((o, i) => {
+      const m = made[i]!;
+      const catalog = w.catalog.get(`${m.body.dataset_id}@${m.body.version}`)!;
+      const held = new Set(o.episode_ids as string[]);
+      const counts = new Map<string, number>();
+      for (const e of catalog) if (held.has(e.episode_id)) counts.set(e.contributor, (counts.get(e.contributor) ?? 0) + 1);
+      return [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([contributor, n]) => ({ disclosure_id: o.id, seq: String(o.seq), contributor, episode_count: n }));
+    });
+    expect(summary.map((r) => ({ ...r }))).toEqual(want);
+  });
+});
+
+describe("countDisclosures: counted no further than the cap", () => {
+  it("is exact up to the cap and says 'more' past it", async () => {
+    const all = oracle.length;
+    expect(await countDisclosures(w.iso.operator, {})).toEqual({ count: all, more: false });
+    expect(await countDisclosures(w.iso.operator, {}, all)).toEqual({ count: all, more: false });
+    expect(await countDisclosures(w.iso.operator, {}, all - 1)).toEqual({ count: all - 1, more: true });
+    expect(await countDisclosures(w.iso.operator, {}, 3)).toEqual({ count: 3, more: true });
+    const api = oracle.filter((o) => o.channel === "api").length;
+    expect(await countDisclosures(w.iso.operator, { channel: "api" }, api - 1)).toEqual({ count: api - 1, more: true });
+    expect(await countDisclosures(w.iso.operator, { contributor: w.contributors.y }, 1)).toEqual({ count: 1, more: true });
+  });
+});
+
+describe("recipientsOfContributor: pages and a capped total", () => {
+  it("pages by keyset without gap or repeat, newest first, with the licence and how many of the contributor's episodes", async () => {
+    for (const contributor of Object.values(w.contributors)) {
+      const want = oracle
+        .map((o, i) => ({ o, i }))
+        .filter(({ i }) => contributorsOf(i).has(contributor))
+        .reverse();
+      const whole = await allRecipientsOfContributor(w.iso.operator, contributor, 100);
+      expect(whole.map((r) => r.download_id)).toEqual(want.map(({ o }) => o.id));
+      expect(whole.map((r) => r.licence_id)).toEqual(want.map(({ o }) => o.licence_id));
+      const catalogOfEntry = (i: number) => w.catalog.get(`${made[i]!.body.dataset_id}@${made[i]!.body.version}`)!;
+      expect(whole.map((r) => r.episode_count)).toEqual(
+        want.map(({ o, i }) => catalogOfEntry(i).filter((e) => e.contributor === contributor && (o.episode_ids as string[]).includes(e.episode_id)).length),
+      );
+      for (const limit of [1, 2, 3]) expect(await allRecipientsOfContributor(w.iso.operator, contributor, limit), `by ${limit}`).toEqual(whole);
+      const first = await recipientsOfContributor(w.iso.operator, { contributor, limit: 1 });
+      expect(first.total).toEqual({ count: want.length, more: false });
+      expect((await recipientsOfContributor(w.iso.operator, { contributor, limit: 1, countCap: want.length - 1 })).total).toEqual({ count: want.length - 1, more: true });
+    }
+  });
+
+  it("pages a contributor nobody received as empty, with a total of none", async () => {
+    expect(await recipientsOfContributor(w.iso.operator, { contributor: "nobody-at-all", limit: 5 })).toEqual({ rows: [], nextBefore: null, total: { count: 0, more: false } });
+  });
+});
+
 describe("getDisclosure", () => {
   it("shows an entry in full: recipient, scope, episodes, hashes, and that it still hashes to its hash", async () => {
     for (const [i, m] of made.entries()) {
@@ -115,9 +246,10 @@ describe("getDisclosure", () => {
         requested_scope: o.requested_scope,
         hash: o.hash,
         prev_hash: i === 0 ? "0".repeat(64) : oracle[i - 1]!.hash,
-        episode_ids: o.episode_ids,
         hash_matches: true,
       });
+      expect(entry).not.toHaveProperty("episode_ids");
+      expect(await allEpisodesOf(m.download.download_id, 2)).toEqual(o.episode_ids);
     }
   });
 
@@ -151,7 +283,7 @@ describe("reviewFacets", () => {
 describe("exportRecipientsOfContributor", () => {
   it("streams the same list the page shows, as JSON Lines and as CSV", async () => {
     for (const contributor of Object.values(w.contributors)) {
-      const rows = await recipientsOfContributor(w.iso.operator, contributor);
+      const rows = await allRecipientsOfContributor(w.iso.operator, contributor);
       expect(rows.length).toBeGreaterThan(0);
       let jsonl = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "jsonl")) jsonl += line;
@@ -159,8 +291,10 @@ describe("exportRecipientsOfContributor", () => {
       let csv = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "csv")) csv += line;
       const [header, ...records] = parseCsv(csv);
-      expect(header).toEqual(["seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "episode_count", "download_id"]);
-      expect(records.map((r) => r[11])).toEqual(rows.map((r) => r.download_id));
+      expect(header).toEqual(["contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id", "episode_count", "download_id"]);
+      expect(records.map((r) => r[13])).toEqual(rows.map((r) => r.download_id));
+      expect(records.map((r) => r[11])).toEqual(rows.map((r) => r.licence_id));
+      expect(records.every((r) => r[0] === contributor)).toBe(true);
     }
   });
 

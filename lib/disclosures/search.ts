@@ -3,7 +3,7 @@ import { sqlOf } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { requireReviewer } from "../auth/authorize";
-import { disclosureConditions, type DisclosureFilter } from "./filter";
+import { filteredEntries, type DisclosureFilter } from "./filter";
 import { entryHash, entryOfRow } from "./chain";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
@@ -20,7 +20,8 @@ export type DisclosureSummary = Recipient & {
 
 /**
  * One page of the log matching a search, newest first, by keyset on `seq` (`before`): the same
- * cost on page 1 and page 10,000 of a log of millions.
+ * cost on page 1 and page 10,000 of a log of millions (see `filteredEntries` for why every
+ * filter, and every combination of them, stays a bounded walk).
  */
 export async function searchDisclosures(
   ctx: Ctx,
@@ -28,15 +29,41 @@ export async function searchDisclosures(
 ): Promise<{ entries: DisclosureSummary[]; nextBefore: number | null }> {
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
+  const { from, where, seq } = filteredEntries(sql, input.filter);
+  // The page first, then who its entries went to: joined for the page's entries only.
   const rows = await sql<DisclosureSummary[]>`
     select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
            d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes
-    from disclosures d ${recipientJoins(sql)}
-    where ${input.before === undefined ? sql`true` : sql`d.seq < ${input.before}`} and ${disclosureConditions(sql, input.filter)}
-    order by d.seq desc limit ${input.limit + 1}`;
+    from (
+      select d.* from ${from}
+      where ${input.before === undefined ? sql`true` : sql`${seq} < ${input.before}`} and ${where}
+      order by ${seq} desc limit ${input.limit + 1}
+    ) d ${recipientJoins(sql)}
+    order by d.seq desc`;
   const entries = rows.slice(0, input.limit);
   return { entries, nextBefore: rows.length > input.limit ? entries.at(-1)!.seq : null };
 }
+
+/** How many there are, up to a cap: `more` when there are more than `count` (which is then the cap). */
+export type CappedCount = { count: number; more: boolean };
+
+/** Above this, a count says "more than 10,000" rather than read on through millions of entries. */
+export const COUNT_CAP = 10_000;
+
+/**
+ * How many entries match a search, counted no further than `cap`: an exact count of a broad
+ * search over ten million entries would read them all, so past the cap the answer is only that
+ * there are more. One more than the cap is read to know which.
+ */
+export async function countDisclosures(ctx: Ctx, filter: DisclosureFilter, cap = COUNT_CAP): Promise<CappedCount> {
+  requireReviewer(ctx);
+  const sql = sqlOf(ctx.db);
+  const { from, where } = filteredEntries(sql, filter);
+  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from (select 1 from ${from} where ${where} limit ${cap + 1}) matched`;
+  return cappedCount(row!.n, cap);
+}
+
+export const cappedCount = (n: number, cap: number): CappedCount => (n > cap ? { count: cap, more: true } : { count: n, more: false });
 
 export type DisclosureDetail = DisclosureSummary & {
   /** Null for a reviewer's or admin's preview, made without a licence. */
@@ -49,7 +76,6 @@ export type DisclosureDetail = DisclosureSummary & {
   hash: string;
   /** Whether the entry still hashes to its recorded hash (the chain check covers links and episodes). */
   hash_matches: boolean;
-  episode_ids: string[];
 };
 
 export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDetail> {
@@ -61,14 +87,32 @@ export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDet
         select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
                d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes,
                d.licence_id, d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.prev_hash, d.hash,
-               d.organization_id, d.api_key_id, d.user_id,
-               array(select episode_id from disclosure_episodes de where de.disclosure_id = d.id order by episode_id) as episode_ids
+               d.organization_id, d.api_key_id, d.user_id
         from disclosures d ${recipientJoins(sql)}
         where d.id = ${id}`
     : [];
   if (!row) throw new AppError("not_found", "No disclosure with this id.");
   const recomputed = entryHash(entryOfRow(row));
   return { ...row, hash_matches: recomputed === row.hash };
+}
+
+/**
+ * One page of the episodes an entry disclosed, in byte order after `after`: a whole version can
+ * be 50,000 of them, so the entry page lists them a page at a time (keyset on the primary key
+ * (disclosure_id, episode_id), no OFFSET).
+ */
+export async function disclosedEpisodes(
+  ctx: Ctx,
+  input: { id: string; after?: string; limit: number },
+): Promise<{ episodeIds: string[]; nextAfter: string | null }> {
+  requireReviewer(ctx);
+  const sql = sqlOf(ctx.db);
+  const rows = await sql<{ episode_id: string }[]>`
+    select episode_id from disclosure_episodes
+    where disclosure_id = ${input.id} ${input.after === undefined ? sql`` : sql`and episode_id > ${input.after}`}
+    order by episode_id limit ${input.limit + 1}`;
+  const episodeIds = rows.slice(0, input.limit).map((r) => r.episode_id);
+  return { episodeIds, nextAfter: rows.length > input.limit ? episodeIds.at(-1)! : null };
 }
 
 /** What the search form offers to choose from: organisations and dataset versions seen in the log. */

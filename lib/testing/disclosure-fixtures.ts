@@ -15,6 +15,7 @@ import { createDownload } from "../downloads/create-download";
 import type { Download } from "../downloads/download";
 import { createOrganization, type Organization } from "../admin/organizations";
 import { grantLicence } from "../admin/licences";
+import { recipientsOfContributor, type ContributorRecipient } from "../disclosures/recipients-of-contributor";
 import { byteOrder, randomEpisodes, uniqueId, writeImportDir, type TestVersion } from "./fixtures";
 import { createIsolatedDb, type IsolatedDb } from "./isolated-db";
 
@@ -335,4 +336,16 @@ export function exportOracle(w: World, made: readonly Made[]): Record<string, un
       episode_ids: expectedEpisodes(catalogOf(w)(m), m.body),
     };
   });
+}
+
+/** Who received a contributor's episodes, every page of the report read in turn (keyset on seq). */
+export async function allRecipientsOfContributor(ctx: Ctx, contributor: string, limit = 50): Promise<ContributorRecipient[]> {
+  const rows: ContributorRecipient[] = [];
+  let before: number | undefined;
+  for (;;) {
+    const page = await recipientsOfContributor(ctx, { contributor, before, limit });
+    rows.push(...page.rows);
+    if (page.nextBefore === null) return rows;
+    before = page.nextBefore;
+  }
 }

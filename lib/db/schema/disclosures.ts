@@ -67,11 +67,15 @@ export const disclosures = pgTable(
   (t) => [
     uniqueIndex("disclosures_seq_key").on(t.seq),
     uniqueIndex("disclosures_idempotency_key").on(t.idempotencyScope, t.idempotencyKey),
-    index("disclosures_occurred_idx").on(t.occurredAt),
+    // Each filter of the reviewer's search ends in seq, so any page of it is a bounded index walk
+    // newest first; a time range becomes a seq range through (occurred_at, seq) (migration 0009).
+    index("disclosures_occurred_idx").on(t.occurredAt, t.seq),
     index("disclosures_organization_idx").on(t.organizationId, t.seq),
     index("disclosures_dataset_idx").on(t.datasetId, t.version, t.seq),
-    index("disclosures_api_key_idx").on(t.apiKeyId),
-    index("disclosures_user_idx").on(t.userId),
+    index("disclosures_version_idx").on(t.version, t.seq),
+    index("disclosures_api_key_idx").on(t.apiKeyId, t.seq),
+    index("disclosures_user_idx").on(t.userId, t.seq),
+    index("disclosures_channel_idx").on(t.channel, t.seq),
     // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
     index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
     check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
@@ -99,4 +103,25 @@ export const disclosureEpisodes = pgTable(
     episodeId: byteOrderText("episode_id").notNull(),
   },
   (t) => [primaryKey({ columns: [t.disclosureId, t.episodeId] }), index("disclosure_episodes_episode_idx").on(t.episodeId, t.versionId)],
+);
+
+/**
+ * Whose episodes each entry disclosed, and how many of each contributor's: derived from
+ * `disclosure_episodes` and the catalog when the entry is appended (lib/disclosures/append.ts), so
+ * "who received contributor C's episodes" walks (contributor, seq) instead of joining tens of
+ * millions of disclosed episodes with the catalog. Append-only like the log (migration 0009).
+ */
+export const disclosureContributors = pgTable(
+  "disclosure_contributors",
+  {
+    // No foreign key: every read joins `disclosures` (migration 0009 says why).
+    disclosureId: text("disclosure_id").notNull(),
+    seq: bigint({ mode: "number" }).notNull(),
+    contributor: text().notNull(),
+    episodeCount: integer("episode_count").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "disclosure_contributors_pk", columns: [t.disclosureId, t.contributor] }),
+    index("disclosure_contributors_contributor_idx").on(t.contributor, t.seq),
+  ],
 );

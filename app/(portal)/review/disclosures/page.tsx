@@ -10,12 +10,16 @@ import { formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { chainStatus } from "@/lib/disclosures/chain-status";
 import { DisclosureSearch, disclosureFilter, searchQuery } from "@/lib/disclosures/filter";
-import { reviewFacets, searchDisclosures } from "@/lib/disclosures/search";
+import { countDisclosures, reviewFacets, searchDisclosures } from "@/lib/disclosures/search";
+import { cappedCountText } from "@/components/review/recipient";
+import { DISCLOSURE_CHANNELS } from "@/lib/db/schema";
 import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "Disclosure log" };
 
 const PAGE = 50;
+
+const CHANNEL_LABELS = { api: "API download", portal: "Portal download", preview: "Preview" } as const;
 
 // The search form's fields, and the page's position: `before` from the page links, ignored when it is not a number.
 const Search = DisclosureSearch.extend({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
@@ -25,7 +29,9 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
   const { before, ...params } = await pageSearch(searchParams, Search);
   const { filter, problems } = disclosureFilter(params);
   const [facets, status] = await Promise.all([reviewFacets(ctx), chainStatus(ctx)]);
-  const { entries, nextBefore } = problems.length ? { entries: [], nextBefore: null } : await searchDisclosures(ctx, { filter, before, limit: PAGE });
+  const [{ entries, nextBefore }, total] = problems.length
+    ? [{ entries: [], nextBefore: null }, null]
+    : await Promise.all([searchDisclosures(ctx, { filter, before, limit: PAGE }), countDisclosures(ctx, filter)]);
   const query = searchQuery(params);
   const searching = query.length > 0;
   const contributor = params.contributor?.trim();
@@ -76,6 +82,7 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
             { kind: "input", name: "to", label: "To (UTC, inclusive)", type: "date", value: params.to ?? "" },
             { kind: "input", name: "episode", label: "Episode id", value: params.episode ?? "" },
             { kind: "input", name: "contributor", label: "Contributor", hint: "Entries that include any of this contributor's episodes.", value: params.contributor ?? "" },
+            { kind: "select", name: "channel", label: "Channel", any: "Any", value: params.channel ?? "", options: DISCLOSURE_CHANNELS.map((c) => ({ value: c, label: CHANNEL_LABELS[c] })) },
           ]}
         >
           {contributor ? (
@@ -94,7 +101,14 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           {searching ? "Widen the search, or clear it to see the whole log." : "Entries appear here as soon as anyone requests a download."}
         </EmptyState>
       ) : (
-        <DisclosuresTable entries={entries} />
+        <>
+          {total ? (
+            <p className="mb-2 text-sm text-slate-600" aria-live="polite">
+              {searching ? `${cappedCountText(total, "entry matches", "entries match")} this search.` : `${cappedCountText(total, "entry", "entries")} in the log.`}
+            </p>
+          ) : null}
+          <DisclosuresTable entries={entries} />
+        </>
       )}
       <nav aria-label="Pages" className="mt-4 flex justify-between">
         {before !== undefined ? (

@@ -6,7 +6,7 @@ import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { userOfRole } from "@/lib/testing/admin";
-import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
+import { allRecipientsOfContributor } from "@/lib/testing/disclosure-fixtures";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import type { CallResult } from "@/lib/testing/http";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
@@ -260,7 +260,7 @@ describe("POST /api/v1/downloads: files shared by several episodes", () => {
     expectOk(res, 201);
     expect(res.json.co_delivered_episode_ids).toContain(e0);
     const reviewer = await userOfRole("reviewer");
-    const report = await recipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, shared[0]!.contributor);
+    const report = await allRecipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, shared[0]!.contributor);
     expect(report.map((r) => r.download_id)).toContain(res.json.download_id);
     expect(report.find((r) => r.download_id === res.json.download_id)).toMatchObject({ dataset_id: sharedId, episode_count: 1 });
   });

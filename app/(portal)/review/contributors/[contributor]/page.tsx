@@ -1,14 +1,17 @@
 import type { Metadata } from "next";
 import { ContributorRecipientsTable } from "@/components/review/disclosure-tables";
-import { buttonClass } from "@/components/ui/button";
+import { buttonClass, LinkButton } from "@/components/ui/button";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
-import { Stat } from "@/components/ui/stat";
+import { z } from "zod";
+import { cappedCountText } from "@/components/review/recipient";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
-type Props = { params: Promise<{ contributor: string }> };
+type Props = { params: Promise<{ contributor: string }>; searchParams: Promise<SearchParams> };
+
+const PAGE = 50;
+const Search = z.object({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
 
 // Next hands generateMetadata the segment decoded, and the page still percent-encoded (the proxy
 // has refused malformed encoding): decoding twice turned a contributor with `%` into a URIError.
@@ -16,20 +19,19 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Recipients of ${(await params).contributor}` };
 }
 
-export default async function ContributorPage({ params }: Props) {
+export default async function ContributorPage({ params, searchParams }: Props) {
   const contributor = decodeURIComponent((await params).contributor);
-  const ctx = await pageContext("review", `/review/contributors/${encodeURIComponent(contributor)}`);
-  const rows = await pageData(recipientsOfContributor(ctx, contributor));
-  const previews = rows.filter((r) => r.channel === "preview");
-  const downloads = rows.filter((r) => r.channel !== "preview");
-  const organizations = new Set(rows.flatMap((r) => (r.organization ? [r.organization] : [])));
-  const exportHref = (format: string) => `/review/contributors/${encodeURIComponent(contributor)}/export?format=${format}`;
+  const { before } = await pageSearch(searchParams, Search);
+  const path = `/review/contributors/${encodeURIComponent(contributor)}`;
+  const ctx = await pageContext("review", path);
+  const { rows, nextBefore, total } = await pageData(recipientsOfContributor(ctx, { contributor, before, limit: PAGE }));
+  const exportHref = (format: string) => `${path}/export?format=${format}`;
   return (
     <>
       <PageHeader
         crumbs={[{ label: "Disclosure log", href: "/review/disclosures" }, { label: `Contributor ${contributor}` }]}
         title={<>Who received <span className="font-mono">{contributor}</span>&apos;s episodes</>}
-        description="Every download and preview that included at least one episode recorded by this contributor, with how many of their episodes it held."
+        description="Every download and preview that included at least one episode recorded by this contributor, newest first: when, to whom, under which licence, and how many of their episodes it held."
         actions={
           <>
             <a className={buttonClass("secondary", "sm")} href={exportHref("csv")}>
@@ -41,17 +43,28 @@ export default async function ContributorPage({ params }: Props) {
           </>
         }
       />
-      <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Downloads" value={formatNumber(downloads.length)} />
-        <Stat label="Previews" value={formatNumber(previews.length)} hint="watched in the portal or through the API" />
-        <Stat label="Organisations" value={formatNumber(organizations.size)} />
-        <Stat label="Episodes downloaded" value={formatNumber(downloads.reduce((sum, r) => sum + r.episode_count, 0))} hint="counted once per download" />
-      </dl>
-      {rows.length === 0 ? (
+      {rows.length === 0 && before === undefined ? (
         <EmptyState title="Nobody has received this contributor's episodes">No download or preview in the log includes an episode recorded by {contributor}.</EmptyState>
       ) : (
-        <ContributorRecipientsTable rows={rows} />
+        <>
+          <p className="mb-2 text-sm text-slate-600">{cappedCountText(total, "entry includes", "entries include")} this contributor&apos;s episodes.</p>
+          <ContributorRecipientsTable rows={rows} />
+        </>
       )}
+      <nav aria-label="Pages" className="mt-4 flex justify-between">
+        {before !== undefined ? (
+          <LinkButton variant="secondary" size="sm" href={path}>
+            ← Newest
+          </LinkButton>
+        ) : (
+          <span />
+        )}
+        {nextBefore !== null ? (
+          <LinkButton variant="secondary" size="sm" href={`${path}?before=${nextBefore}`}>
+            Older entries →
+          </LinkButton>
+        ) : null}
+      </nav>
     </>
   );
 }

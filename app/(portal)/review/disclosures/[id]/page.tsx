@@ -6,10 +6,16 @@ import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatBytes, formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { basisOf, CHANNEL_TONE } from "@/components/review/recipient";
-import { getDisclosure } from "@/lib/disclosures/search";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { z } from "zod";
+import { LinkButton } from "@/components/ui/button";
+import { disclosedEpisodes, getDisclosure } from "@/lib/disclosures/search";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
-type Props = { params: Promise<{ id: string }> };
+type Props = { params: Promise<{ id: string }>; searchParams: Promise<SearchParams> };
+
+// An entry of a whole version holds tens of thousands of episodes: shown a page at a time, after the last one shown.
+const EPISODE_PAGE = 500;
+const Search = z.object({ episodes_after: z.string().max(200).optional().catch(undefined) });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Disclosure ${(await params).id}` };
@@ -24,10 +30,12 @@ function Row({ label, children }: { label: string; children: React.ReactNode }) 
   );
 }
 
-export default async function DisclosurePage({ params }: Props) {
+export default async function DisclosurePage({ params, searchParams }: Props) {
   const { id } = await params;
+  const { episodes_after: after } = await pageSearch(searchParams, Search);
   const ctx = await pageContext("review", `/review/disclosures/${id}`);
   const entry = await pageData(getDisclosure(ctx, id));
+  const { episodeIds, nextAfter } = await pageData(disclosedEpisodes(ctx, { id: entry.id, after, limit: EPISODE_PAGE }));
   const scope = entry.requested_scope;
   const preview = entry.channel === "preview";
   const kind = preview ? "a preview of one episode" : scope.episode_ids ? `${scope.episode_ids.length} listed episodes` : scope.filter ? "episodes matching a filter" : "the whole version";
@@ -90,13 +98,13 @@ export default async function DisclosurePage({ params }: Props) {
       </div>
       <Card className="mt-4">
         <CardHeader
-          title={`Resolved episodes (${formatNumber(entry.episode_ids.length)})`}
+          title={`Resolved episodes (${formatNumber(entry.episode_count)})`}
           description={preview ? "The episode this preview showed. Watch it yourself (your preview is recorded too)." : "The episodes whose files this download contained."}
         />
         <CardBody>
-          {entry.episode_ids.length ? (
+          {episodeIds.length ? (
             <ul className="flex max-h-72 flex-wrap gap-1.5 overflow-y-auto">
-              {entry.episode_ids.map((episode) => (
+              {episodeIds.map((episode) => (
                 <li key={episode} className="flex items-center gap-0.5">
                   <Link
                     href={`/review/disclosures?episode=${encodeURIComponent(episode)}`}
@@ -117,8 +125,24 @@ export default async function DisclosurePage({ params }: Props) {
               ))}
             </ul>
           ) : (
-            <p className="text-sm text-slate-500">Only version-level files (no episode).</p>
+            <p className="text-sm text-slate-500">{after === undefined ? "Only version-level files (no episode)." : "No more episodes."}</p>
           )}
+          {after !== undefined || nextAfter !== null ? (
+            <nav aria-label="Pages of episodes" className="mt-3 flex justify-between">
+              {after !== undefined ? (
+                <LinkButton variant="secondary" size="sm" href={`/review/disclosures/${entry.id}`}>
+                  ← First episodes
+                </LinkButton>
+              ) : (
+                <span />
+              )}
+              {nextAfter !== null ? (
+                <LinkButton variant="secondary" size="sm" href={`/review/disclosures/${entry.id}?episodes_after=${encodeURIComponent(nextAfter)}`}>
+                  Next {formatNumber(EPISODE_PAGE)} episodes →
+                </LinkButton>
+              ) : null}
+            </nav>
+          ) : null}
         </CardBody>
       </Card>
       <Card className="mt-4">

@@ -10,6 +10,7 @@ const Query = z.object({ format: z.enum(EXPORT_FORMATS, "must be csv or jsonl").
 export async function GET(request: Request, { params }: { params: Promise<{ contributor: string }> }) {
   const ctx = await routeContext("review");
   if (ctx instanceof Response) return ctx;
+  // A route handler is handed the segment decoded (unlike the page): decoding again would break a name with `%`.
   const { contributor } = await params;
   const query = routeSearch(request, Query);
   if (query instanceof Response) return query;
