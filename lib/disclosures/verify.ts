@@ -22,6 +22,8 @@ export type VerifyOptions = {
   mode?: VerificationMode;
   /** Called after each batch: entries walked so far and the rate, for a long full walk. */
   onProgress?: (progress: VerifyProgress) => void;
+  /** False: record no checkpoint even when intact (the caller found something the walk cannot see). Default true. */
+  writeCheckpoint?: boolean;
 };
 
 export type Verification = {
@@ -72,7 +74,7 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
   const finish = async (report: ChainReport, entriesChecked: number, from: Checkpoint | null, write: boolean): Promise<Verification> => {
     const durationMs = Math.round(performance.now() - started);
     let checkpoint: Checkpoint | null = null;
-    if (report.intact && write && report.count > 0) checkpoint = await appendCheckpoint(sql, { seq: report.count, hash: report.headHash, mode, entriesChecked, durationMs });
+    if (report.intact && write && options.writeCheckpoint !== false && report.count > 0) checkpoint = await appendCheckpoint(sql, { seq: report.count, hash: report.headHash, mode, entriesChecked, durationMs });
     return { report, mode, entriesChecked, from, checkpoint, durationMs };
   };
 

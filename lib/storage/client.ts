@@ -1,4 +1,4 @@
-import { HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import type { StoreLocation } from "./presigner";
 
 /** An S3 client for writing objects (seeding, tests); downloads only ever get presigned URLs. */
@@ -26,4 +26,22 @@ export async function objectExists(client: S3Client, bucket: string, key: string
     if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
     throw error;
   }
+}
+
+/** Every key under `prefix`, in the store's order (UTF-8 byte order), a page of up to 1,000 at a time. */
+export async function listObjectKeys(client: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys;
+}
+
+/** A (small) object's bytes. */
+export async function getObjectBytes(client: S3Client, bucket: string, key: string): Promise<Buffer> {
+  const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return Buffer.from(await answer.Body!.transformToByteArray());
 }
