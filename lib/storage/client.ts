@@ -3,7 +3,7 @@ import type { StoreLocation } from "./presigner";
 
 /** An S3 client for writing objects (seeding, tests); downloads only ever get presigned URLs. */
 export function s3Client(location: StoreLocation): S3Client {
-  return new S3Client({
+  const client = new S3Client({
     endpoint: location.endpoint,
     region: location.region,
     forcePathStyle: location.forcePathStyle,
@@ -12,6 +12,17 @@ export function s3Client(location: StoreLocation): S3Client {
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
+  // A bucket-level request in path style (listing) goes to `/<bucket>/`; s3rver, the local store,
+  // signs `/<bucket>` and so refuses it. Both are the same request to S3 and to other stores.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { path?: string };
+      if (location.forcePathStyle && typeof request.path === "string" && /^\/[^/]+\/$/.test(request.path)) request.path = request.path.slice(0, -1);
+      return next(args);
+    },
+    { step: "build", name: "bucketPathWithoutTrailingSlash" },
+  );
+  return client;
 }
 
 export async function putObject(client: S3Client, bucket: string, key: string, body: Buffer, contentType?: string): Promise<void> {
