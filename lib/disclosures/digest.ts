@@ -5,6 +5,7 @@ import type { Ctx } from "../context";
 import { canonicalJson } from "../canonical-json";
 import { sqlOf, type Db } from "../db/client";
 import { env } from "../env";
+import { AppError } from "../errors";
 import { getObjectBytes, listObjectKeys, putObject, s3Client } from "../storage/client";
 import { storeLocation } from "../storage/config";
 import { requireAdmin, requireReviewer } from "../auth/authorize";
@@ -55,21 +56,30 @@ function pemOf(name: string, value: string): string {
   try {
     return readFileSync(value, "utf8");
   } catch {
-    throw new Error(`${name} is neither a PEM key nor the path of a readable file.`);
+    throw misconfigured(`${name} is neither a PEM key nor the path of a readable file.`);
   }
 }
 
-export function loadSigningKey(name: string, value: string): KeyObject {
-  const key = createPrivateKey(pemOf(name, value));
-  if (key.asymmetricKeyType !== "ed25519") throw new Error(`${name} is not an Ed25519 key (it is ${key.asymmetricKeyType}).`);
+/** A key that cannot be used, said without quoting it (the message reaches logs and terminals). */
+const misconfigured = (message: string) => new AppError("unavailable", message);
+
+function ed25519(name: string, load: () => KeyObject): KeyObject {
+  let key: KeyObject;
+  try {
+    key = load();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw misconfigured(`${name} is not a readable PEM key.`);
+  }
+  if (key.asymmetricKeyType !== "ed25519") throw misconfigured(`${name} is not an Ed25519 key (it is ${key.asymmetricKeyType}).`);
   return key;
 }
 
-export function loadPublicKey(name: string, value: string): KeyObject {
-  const key = createPublicKey(pemOf(name, value));
-  if (key.asymmetricKeyType !== "ed25519") throw new Error(`${name} is not an Ed25519 key (it is ${key.asymmetricKeyType}).`);
-  return key;
-}
+/** DIGEST_SIGNING_KEY: a PKCS#8 PEM, or the path of a file holding one. */
+export const loadSigningKey = (name: string, value: string): KeyObject => ed25519(name, () => createPrivateKey(pemOf(name, value)));
+
+/** DIGEST_PUBLIC_KEY: an SPKI PEM (or a private key's PEM, whose public half is taken), or the path of a file holding one. */
+export const loadPublicKey = (name: string, value: string): KeyObject => ed25519(name, () => createPublicKey(pemOf(name, value)));
 
 export const publicKeyPem = (key: KeyObject) => key.export({ type: "spki", format: "pem" }).toString();
 
@@ -88,7 +98,7 @@ const sha256Bytes = (bytes: Buffer | string) => createHash("sha256").update(byte
 export function digestConfigFromEnv(need: "sign" | "verify"): DigestConfig {
   const e = env();
   const signingKey = e.DIGEST_SIGNING_KEY ? loadSigningKey("DIGEST_SIGNING_KEY", e.DIGEST_SIGNING_KEY) : undefined;
-  if (need === "sign" && !signingKey) throw new Error("DIGEST_SIGNING_KEY is not set: no key to sign digests with.");
+  if (need === "sign" && !signingKey) throw misconfigured("DIGEST_SIGNING_KEY is not set: no key to sign digests with.");
   const publicKey = digestPublicKeyFromEnv();
   const location = storeLocation();
   const client = s3Client({
@@ -107,7 +117,7 @@ export function digestPublicKeyFromEnv(): KeyObject {
   const e = env();
   if (e.DIGEST_PUBLIC_KEY) return loadPublicKey("DIGEST_PUBLIC_KEY", e.DIGEST_PUBLIC_KEY);
   if (e.DIGEST_SIGNING_KEY) return createPublicKey(loadSigningKey("DIGEST_SIGNING_KEY", e.DIGEST_SIGNING_KEY));
-  throw new Error("Neither DIGEST_PUBLIC_KEY nor DIGEST_SIGNING_KEY is set: no key to check digests with.");
+  throw misconfigured("Neither DIGEST_PUBLIC_KEY nor DIGEST_SIGNING_KEY is set: no key to check digests with.");
 }
 
 /**
@@ -140,7 +150,7 @@ export async function writeHeadDigest(
 ): Promise<DigestWrite> {
   requireAdmin(ctx);
   const signingKey = config.signingKey;
-  if (!signingKey) throw new Error("No signing key: set DIGEST_SIGNING_KEY.");
+  if (!signingKey) throw misconfigured("DIGEST_SIGNING_KEY is not set: no key to sign digests with.");
   const { client, bucket, prefix } = config.store;
   return ctx.db.transaction(async (transaction) => {
     const tx = sqlOf(transaction as unknown as Db);
