@@ -52,6 +52,8 @@ type Row = DisclosureRow & {
  * in their requested scopes) stays a few MiB.
  */
 const BATCH = 5000;
+/** Batches being read while one is checked: the database's work on them overlaps this process's hashing. */
+const READS_IN_FLIGHT = 3;
 const EMPTY_DIGEST = sha256Hex("");
 
 /**
@@ -102,19 +104,32 @@ type Walked = { intact: true; report: ChainReport & { intact: true }; checked: n
  * Walks the chain in `seq` order from `start` (an entry already trusted, or the genesis), a batch
  * at a time: memory stays flat however long the log is. Each batch is one query: the entries, and
  * one grouped read of their resolved episodes over the primary key (count, digest recomputed by the
- * database, the versions they point at). The next batch is already being read while this one is
- * hashed.
+ * database, the versions they point at). Up to the head seen at the start, batches are seq ranges
+ * and several are read at once (each on a connection of its own when the pool has them), so the
+ * database works on the next while this process hashes one; entries appended meanwhile are read
+ * after it. A range that comes back short is a missing seq, found like any other.
  */
 async function walkChain(sql: Sql, start: { seq: number; hash: string }, onProgress?: (p: VerifyProgress) => void): Promise<Walked> {
   let previous = start;
   let checked = 0;
   const began = performance.now();
-  let pending = readBatch(sql, start.seq);
-  for (;;) {
-    const rows = await pending;
-    // Read ahead; a break below makes it unneeded, so its failure must not go unhandled.
-    pending = rows.length === BATCH ? readBatch(sql, Number(rows.at(-1)!.seq)) : Promise.resolve([]);
-    pending.catch(() => undefined);
+  const [top] = await sql<{ seq: string | null }[]>`select max(seq) as seq from disclosures`;
+  const head = top!.seq === null ? 0 : Number(top!.seq);
+
+  const inFlight: Promise<Row[]>[] = [];
+  let nextFrom = start.seq;
+  const readAhead = () => {
+    while (inFlight.length < READS_IN_FLIGHT && nextFrom < head) {
+      const read = readBatch(sql, nextFrom, Math.min(nextFrom + BATCH, head));
+      // A break makes later reads unneeded: their failure must not go unhandled.
+      read.catch(() => undefined);
+      inFlight.push(read);
+      nextFrom += BATCH;
+    }
+  };
+
+  /** Checks one batch; a report when it breaks the chain. */
+  const check = (rows: Row[]): Walked | null => {
     for (const row of rows) {
       const seq = Number(row.seq);
       const fail = (reason: string, at = seq): Walked => ({ intact: false, report: { intact: false, count: previous.seq, firstBadSeq: at, reason }, checked });
@@ -135,21 +150,36 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, onProgr
       const seconds = (performance.now() - began) / 1000;
       onProgress({ entriesDone: checked, entriesPerSecond: seconds > 0 ? Math.round(checked / seconds) : checked, seq: previous.seq });
     }
-    if (rows.length < BATCH) {
-      await pending;
-      return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
-    }
+    return null;
+  };
+
+  readAhead();
+  while (inFlight.length > 0) {
+    const rows = await inFlight.shift()!;
+    readAhead();
+    const broken = check(rows);
+    if (broken) return broken;
+  }
+  // Entries appended since the walk began (and, in a log cut short in the meantime, the gap).
+  for (;;) {
+    const rows = await readBatch(sql, previous.seq, null);
+    const broken = check(rows);
+    if (broken) return broken;
+    if (previous.seq < head) return { intact: false, report: { intact: false, count: previous.seq, firstBadSeq: previous.seq + 1, reason: `seq ${previous.seq + 1} is missing` }, checked };
+    if (rows.length < BATCH) return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
   }
 }
 
-function readBatch(sql: Sql, afterSeq: number): Promise<Row[]> {
+/** Entries with afterSeq < seq <= upTo (or the next batch after afterSeq when upTo is null), with their resolved episodes' count, digest and versions. */
+function readBatch(sql: Sql, afterSeq: number, upTo: number | null): Promise<Row[]> {
   // The episodes' digest is SHA-256 over the ids in byte order (the column's collation is "C"),
   // one per line, as episodesDigest computes it; an entry without episodes digests the empty text.
+  const range = upTo === null ? sql`seq > ${afterSeq} order by seq limit ${BATCH}` : sql`seq > ${afterSeq} and seq <= ${upTo} order by seq`;
   return sql<Row[]>`
     with batch as materialized (
       select id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
         licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at, request_id, prev_hash, hash
-      from disclosures where seq > ${afterSeq} order by seq limit ${BATCH}
+      from disclosures where ${range}
     ), resolved as (
       select de.disclosure_id, count(*)::int as n,
         encode(sha256(convert_to(string_agg(de.episode_id, E'\\n' order by de.episode_id), 'UTF8')), 'hex') as digest,
