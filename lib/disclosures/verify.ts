@@ -171,11 +171,11 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, onProgr
 }
 
 /** Entries with afterSeq < seq <= upTo (or the next batch after afterSeq when upTo is null), with their resolved episodes' count, digest and versions. */
-function readBatch(sql: Sql, afterSeq: number, upTo: number | null): Promise<Row[]> {
+async function readBatch(sql: Sql, afterSeq: number, upTo: number | null): Promise<Row[]> {
   // The episodes' digest is SHA-256 over the ids in byte order (the column's collation is "C"),
   // one per line, as episodesDigest computes it; an entry without episodes digests the empty text.
   const range = upTo === null ? sql`seq > ${afterSeq} order by seq limit ${BATCH}` : sql`seq > ${afterSeq} and seq <= ${upTo} order by seq`;
-  return sql<Row[]>`
+  const rows = await sql<Row[]>`
     with batch as materialized (
       select id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
         licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at, request_id, prev_hash, hash
@@ -192,8 +192,9 @@ function readBatch(sql: Sql, afterSeq: number, upTo: number | null): Promise<Row
       (v.id is not null and (r.n is null or (r.lowest_version_id = b.version_id and r.highest_version_id = b.version_id))) as version_consistent
     from batch b
     left join resolved r on r.disclosure_id = b.id
-    left join dataset_versions v on v.id = b.version_id and v.dataset_id = b.dataset_id and v.version = b.version
-    order by b.seq`;
+    left join dataset_versions v on v.id = b.version_id and v.dataset_id = b.dataset_id and v.version = b.version`;
+  // Put in seq order here: sorting a batch of wide rows in the database spills to disk past work_mem.
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }
 
 type CheckpointRow = { seq: string; hash: string; verified_at: Date; mode: VerificationMode; entries_checked: string };
