@@ -2,6 +2,7 @@ import type { Ctx } from "../context";
 import { getDb } from "../db/client";
 import { env } from "../env";
 import { errorFields, log } from "../log";
+import { AppError } from "../errors";
 import { digestConfigFromEnv, writeHeadDigest, type DigestConfig, type DigestWrite } from "./digest";
 
 /** The first attempt after a start: soon, but not in the middle of the server's own start. */
@@ -60,15 +61,15 @@ const globalForSchedule = globalThis as unknown as { dasDigestSchedule?: DigestS
  */
 export function startDigestScheduleFromEnv(): void {
   if (globalForSchedule.dasDigestSchedule) return;
-  const intervalMinutes = env().DIGEST_INTERVAL_MINUTES;
-  if (intervalMinutes === 0) return;
-  let config: DigestConfig;
   try {
-    config = digestConfigFromEnv("sign");
+    const intervalMinutes = env().DIGEST_INTERVAL_MINUTES;
+    if (intervalMinutes === 0) return;
+    const config = digestConfigFromEnv("sign");
+    // The schedule is the service's own work, not a person's: it acts as an operator would with das-admin.
+    const ctx: Ctx = { db: getDb(), requestId: "digest-schedule", principal: { kind: "operator", name: "digest schedule", organizationId: null } };
+    globalForSchedule.dasDigestSchedule = startDigestSchedule({ ctx, config, intervalMinutes });
   } catch (error) {
-    log.warn("disclosure digests are off", { reason: error instanceof Error ? error.message : "no configuration" });
-    return;
+    // Never a reason not to serve. An AppError says which variable is missing or unusable, without its value.
+    log.warn("disclosure digests are off", { reason: error instanceof AppError ? error.message : errorFields(error).error });
   }
-  const ctx: Ctx = { db: getDb(), requestId: "digest-schedule", principal: { kind: "operator", name: "digest schedule", organizationId: null } };
-  globalForSchedule.dasDigestSchedule = startDigestSchedule({ ctx, config, intervalMinutes });
 }

@@ -52,7 +52,7 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
       ) : status.report.intact ? (
         <Alert kind="success" title="Hash chain intact" className="mb-4">
           {status.from
-            ? `The entry at seq ${formatNumber(status.from.seq)} still holds the hash verified ${formatDateTime(status.from.verifiedAt)}, and the ${formatNumber(status.entriesChecked)} entries after it verify`
+            ? `${formatNumber(status.report.count)} entries. Entry ${formatNumber(status.from.seq)} still holds the hash verified ${formatDateTime(status.from.verifiedAt)}, and the ${formatNumber(status.entriesChecked)} entries after it verify`
             : `All ${formatNumber(status.report.count)} entries verify`}
           : each follows the one before, hashes to its recorded hash and still lists the episodes it recorded. Checked {formatDateTime(status.checkedAt)}.{" "}
           <LastFullVerification at={status.lastFull?.verifiedAt ?? null} />
