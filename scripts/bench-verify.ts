@@ -113,6 +113,7 @@ try {
   const watch = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
   const rssBefore = process.memoryUsage().rss;
   const fullStarted = performance.now();
+  const cpuBefore = process.cpuUsage();
   const full = await verifyChainDetailed(operator, {
     mode: "full",
     onProgress: (p) => {
@@ -120,6 +121,9 @@ try {
     },
   });
   const fullMs = performance.now() - fullStarted;
+  const cpu = process.cpuUsage(cpuBefore);
+  // How busy this process was (parsing rows, hashing): near 1 means the walk waits on itself, well below on the database.
+  const nodeBusy = (cpu.user + cpu.system) / 1000 / fullMs;
   clearInterval(watch);
   if (!full.report.intact) throw new Error(`the generated chain does not verify: ${full.report.reason} at ${full.report.firstBadSeq}`);
   const fullRate = ENTRIES / (fullMs / 1000);
@@ -138,6 +142,7 @@ try {
     ["entries", ENTRIES.toLocaleString("en")],
     ["disclosed episode rows", episodeRows.toLocaleString("en")],
     ["full verify", `${Math.round(fullRate).toLocaleString("en")} entries/s (${(fullMs / 1000).toFixed(1)} s)`],
+    ["full verify: this process busy", `${(nodeBusy * 100).toFixed(0)} % of the walk (the rest waiting on PostgreSQL)`],
     ["full verify peak RSS", `${((peakRss - 0) / 2 ** 20).toFixed(0)} MiB (${(rssBefore / 2 ** 20).toFixed(0)} MiB before)`],
     [`incremental verify, ${NEW_ENTRIES} new`, `${incrementalMs.toFixed(0)} ms`],
     ["incremental verify, nothing new", `${idleMs.toFixed(0)} ms`],
@@ -149,6 +154,7 @@ try {
       episode_rows: episodeRows,
       full_verify_entries_per_s: Math.round(fullRate),
       full_verify_peak_rss_mib: Math.round(peakRss / 2 ** 20),
+      full_verify_node_busy: Number(nodeBusy.toFixed(2)),
       incremental_verify_ms: Math.round(incrementalMs),
       incremental_verify_nothing_new_ms: Math.round(idleMs),
     })}\n`,

@@ -24,6 +24,8 @@ export type VerifyOptions = {
   onProgress?: (progress: VerifyProgress) => void;
   /** False: record no checkpoint even when intact (the caller found something the walk cannot see). Default true. */
   writeCheckpoint?: boolean;
+  /** Batch sizes (entries, resolved episodes); the defaults suit any log, tests make them small to cross many batches. */
+  batch?: { entries: number; episodes: number };
 };
 
 export type Verification = {
@@ -52,6 +54,11 @@ type Row = DisclosureRow & {
  * in their requested scopes) stays a few MiB.
  */
 const BATCH = 5000;
+/**
+ * At most this many resolved episodes per batch (a whole version's download counts its episodes;
+ * one of listed ids holds them in its requested scope too): memory stays bounded whatever the mix.
+ */
+const MAX_EPISODES_PER_BATCH = 400_000;
 /** Batches being read while one is checked: the database's work on them overlaps this process's hashing. */
 const READS_IN_FLIGHT = 3;
 const EMPTY_DIGEST = sha256Hex("");
@@ -81,7 +88,7 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
   };
 
   if (mode === "full") {
-    const walked = await walkChain(sql, { seq: 0, hash: GENESIS_HASH }, options.onProgress);
+    const walked = await walkChain(sql, { seq: 0, hash: GENESIS_HASH }, options);
     if (!walked.intact) return finish(walked.report, walked.checked, null, false);
     // An intact chain can still be shorter than, or differ from, what was verified before.
     const contradiction = await contradictedCheckpoint(sql, walked.report.count);
@@ -94,7 +101,7 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
     const contradiction = await checkpointStillHolds(sql, from);
     if (contradiction) return finish(contradiction, 0, from, false);
   }
-  const walked = await walkChain(sql, from ?? { seq: 0, hash: GENESIS_HASH }, options.onProgress);
+  const walked = await walkChain(sql, from ?? { seq: 0, hash: GENESIS_HASH }, options);
   return finish(walked.report, walked.checked, from, walked.checked > 0);
 }
 
@@ -109,22 +116,27 @@ type Walked = { intact: true; report: ChainReport & { intact: true }; checked: n
  * database works on the next while this process hashes one; entries appended meanwhile are read
  * after it. A range that comes back short is a missing seq, found like any other.
  */
-async function walkChain(sql: Sql, start: { seq: number; hash: string }, onProgress?: (p: VerifyProgress) => void): Promise<Walked> {
+async function walkChain(sql: Sql, start: { seq: number; hash: string }, options: VerifyOptions): Promise<Walked> {
+  const { onProgress } = options;
+  const size = options.batch ?? { entries: BATCH, episodes: MAX_EPISODES_PER_BATCH };
   let previous = start;
   let checked = 0;
   const began = performance.now();
   const [top] = await sql<{ seq: string | null }[]>`select max(seq) as seq from disclosures`;
   const head = top!.seq === null ? 0 : Number(top!.seq);
 
-  const inFlight: Promise<Row[]>[] = [];
+  const inFlight: { read: Promise<Batch>; upTo: number }[] = [];
   let nextFrom = start.seq;
+  const issue = (afterSeq: number, upTo: number) => {
+    const read = readBatch(sql, size, afterSeq, upTo);
+    // A break makes later reads unneeded: their failure must not go unhandled.
+    read.catch(() => undefined);
+    return { read, upTo };
+  };
   const readAhead = () => {
     while (inFlight.length < READS_IN_FLIGHT && nextFrom < head) {
-      const read = readBatch(sql, nextFrom, Math.min(nextFrom + BATCH, head));
-      // A break makes later reads unneeded: their failure must not go unhandled.
-      read.catch(() => undefined);
-      inFlight.push(read);
-      nextFrom += BATCH;
+      inFlight.push(issue(nextFrom, Math.min(nextFrom + size.entries, head)));
+      nextFrom += size.entries;
     }
   };
 
@@ -155,31 +167,46 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, onProgr
 
   readAhead();
   while (inFlight.length > 0) {
-    const rows = await inFlight.shift()!;
+    const { read, upTo } = inFlight.shift()!;
+    const { rows, cut } = await read;
+    // A range cut short by its episodes is read on from where it stopped, before the ranges after it.
+    if (cut) inFlight.unshift(issue(Number(rows.at(-1)!.seq), upTo));
     readAhead();
     const broken = check(rows);
     if (broken) return broken;
   }
   // Entries appended since the walk began (and, in a log cut short in the meantime, the gap).
   for (;;) {
-    const rows = await readBatch(sql, previous.seq, null);
+    const { rows, cut } = await readBatch(sql, size, previous.seq, null);
     const broken = check(rows);
     if (broken) return broken;
     if (previous.seq < head) return { intact: false, report: { intact: false, count: previous.seq, firstBadSeq: previous.seq + 1, reason: `seq ${previous.seq + 1} is missing` }, checked };
-    if (rows.length < BATCH) return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
+    if (rows.length < size.entries && !cut) return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
   }
 }
 
-/** Entries with afterSeq < seq <= upTo (or the next batch after afterSeq when upTo is null), with their resolved episodes' count, digest and versions. */
-async function readBatch(sql: Sql, afterSeq: number, upTo: number | null): Promise<Row[]> {
+/** A batch's rows in seq order; `cut` when it stopped early at MAX_EPISODES_PER_BATCH, with more of its range to read. */
+type Batch = { rows: Row[]; cut: boolean };
+
+/**
+ * Entries with afterSeq < seq <= upTo (or the next BATCH after afterSeq when upTo is null), with
+ * their resolved episodes' count, digest and versions; cut short once the entries hold
+ * MAX_EPISODES_PER_BATCH episodes (always at least one entry), so that a run of downloads of
+ * thousands of listed episodes each still reads as a batch of bounded size.
+ */
+async function readBatch(sql: Sql, size: { entries: number; episodes: number }, afterSeq: number, upTo: number | null): Promise<Batch> {
   // The episodes' digest is SHA-256 over the ids in byte order (the column's collation is "C"),
   // one per line, as episodesDigest computes it; an entry without episodes digests the empty text.
-  const range = upTo === null ? sql`seq > ${afterSeq} order by seq limit ${BATCH}` : sql`seq > ${afterSeq} and seq <= ${upTo} order by seq`;
-  const rows = await sql<Row[]>`
+  const range = upTo === null ? sql`seq > ${afterSeq} order by seq limit ${size.entries}` : sql`seq > ${afterSeq} and seq <= ${upTo} order by seq`;
+  const rows = await sql<(Row & { episodes_so_far: string })[]>`
     with batch as materialized (
-      select id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
-        licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at, request_id, prev_hash, hash
-      from disclosures where ${range}
+      select * from (
+        select id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
+          licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at, request_id, prev_hash, hash,
+          sum(episode_count) over (order by seq) as episodes_so_far
+        from disclosures where ${range}
+      ) ranged
+      where episodes_so_far - episode_count < ${size.episodes}
     ), resolved as (
       select de.disclosure_id, count(*)::int as n,
         encode(sha256(convert_to(string_agg(de.episode_id, E'\\n' order by de.episode_id), 'UTF8')), 'hex') as digest,
@@ -194,7 +221,10 @@ async function readBatch(sql: Sql, afterSeq: number, upTo: number | null): Promi
     left join resolved r on r.disclosure_id = b.id
     left join dataset_versions v on v.id = b.version_id and v.dataset_id = b.dataset_id and v.version = b.version`;
   // Put in seq order here: sorting a batch of wide rows in the database spills to disk past work_mem.
-  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  const last = rows.at(-1);
+  const cut = last !== undefined && Number(last.episodes_so_far) >= size.episodes && (upTo === null || Number(last.seq) < upTo);
+  return { rows, cut };
 }
 
 type CheckpointRow = { seq: string; hash: string; verified_at: Date; mode: VerificationMode; entries_checked: string };
