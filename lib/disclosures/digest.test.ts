@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, generateKeyPairSync, sign } from "node:crypto";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Sql } from "@/lib/db/client";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getObjectBytes, listObjectKeys, putObject, s3Client } from "@/lib/storage/client";
@@ -9,7 +9,7 @@ import { uniqueId } from "@/lib/testing/fixtures";
 import { withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { buildWorld, downloadPlan, makeDownload, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
 import { digestKey, publicKeySha256, verifyDigests, writeHeadDigest, type DigestConfig, type HeadDigest } from "./digest";
-import { startDigestSchedule } from "./digest-schedule";
+import { startDigestSchedule, startDigestScheduleFromEnv } from "./digest-schedule";
 
 // Signed head digests in the run's local object store (s3rver, as the embedded default runs it),
 // each test under a prefix of its own. The log is tampered with in rolled-back transactions with
@@ -108,6 +108,23 @@ describe("writing digests", () => {
     } finally {
       for (const s of instances) s.stop();
     }
+  });
+});
+
+describe("the server's schedule from the environment", () => {
+  it("is off, with a warning naming the missing variable and never its value, when there is no signing key", () => {
+    expect(process.env.DIGEST_SIGNING_KEY).toBeUndefined();
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (written.push(String(chunk)), true));
+    try {
+      startDigestScheduleFromEnv();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: "warn", message: "disclosure digests are off", reason: "DIGEST_SIGNING_KEY is not set: no key to sign digests with." }),
+    ]);
+    expect((globalThis as { dasDigestSchedule?: unknown }).dasDigestSchedule).toBeUndefined();
   });
 });
 

@@ -1,12 +1,12 @@
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { Ctx } from "../context";
 import { canonicalJson } from "../canonical-json";
 import { sqlOf, type Db } from "../db/client";
 import { env } from "../env";
 import { AppError } from "../errors";
-import { getObjectBytes, listObjectKeys, putObject, s3Client } from "../storage/client";
+import { getObjectBytes, listObjectKeys, s3Client } from "../storage/client";
 import { storeLocation } from "../storage/config";
 import { requireAdmin, requireReviewer } from "../auth/authorize";
 import { verifyChainDetailed, type VerifyProgress } from "./verify";
@@ -186,7 +186,8 @@ export async function writeHeadDigest(
     // Recorded first, stored second, committed last: a failed upload leaves no record of it.
     await tx`insert into disclosure_digests (key, bucket, seq, hash, digest_time, sha256)
       values (${key}, ${bucket}, ${digest.seq}, ${digest.hash}, ${now}, ${sha256Bytes(body)})`;
-    await putObject(client, bucket, key, body, "application/json");
+    // With its MD5: S3 refuses a PUT without one into a bucket whose Object Lock retains objects by default.
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: "application/json", ContentMD5: createHash("md5").update(body).digest("base64") }));
     return { written: true, key, bucket, digest } as const;
   });
 }
