@@ -1,6 +1,10 @@
-// Next runs register() once per server process, before it serves: the place for hooks on Node's HTTP server.
+// Next runs register() once per server process, before it serves: the place for hooks on Node's
+// HTTP server and for the process's own schedules.
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { guardRequests } = await import("./lib/http/request-guard");
   guardRequests();
+  // Signed head digests of the disclosure log, every DIGEST_INTERVAL_MINUTES (lib/disclosures/digest-schedule.ts).
+  const { startDigestScheduleFromEnv } = await import("./lib/disclosures/digest-schedule");
+  startDigestScheduleFromEnv();
 }

@@ -39,6 +39,21 @@ const EnvSchema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+  /**
+   * The Ed25519 key that signs the disclosure log's head digests (lib/disclosures/digest.ts): a
+   * PKCS#8 PEM, or the path of a file holding one. Unset: no digests are written.
+   */
+  DIGEST_SIGNING_KEY: optionalString,
+  /** The public key (SPKI PEM, or a path) that `das-admin disclosures verify --digests` checks digests with; derived from DIGEST_SIGNING_KEY when unset. */
+  DIGEST_PUBLIC_KEY: optionalString,
+  /** Where digests go: a key prefix, in DIGEST_BUCKET (default S3_BUCKET). */
+  DIGEST_PREFIX: z.string().trim().min(1).default("disclosure-digests/"),
+  DIGEST_BUCKET: optionalString,
+  /** Credentials for the digest bucket when they differ from S3_*'s (a write-only writer, a read-only verifier). */
+  DIGEST_S3_ACCESS_KEY_ID: optionalString,
+  DIGEST_S3_SECRET_ACCESS_KEY: optionalString,
+  /** Minutes between head digests each instance tries to write; 0 turns the schedule off. */
+  DIGEST_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   AUTH_OIDC_ISSUER: optionalString,
   AUTH_OIDC_ID: optionalString,
   AUTH_OIDC_SECRET: optionalString,

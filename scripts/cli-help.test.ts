@@ -27,7 +27,7 @@ async function runAll(cli: Cli, argvs: string[][]): Promise<CliRun[]> {
 
 const COMMANDS: Record<Cli, string[]> = {
   das: ["datasets", "versions", "manifest", "episodes", "annotations", "pull", "help"],
-  "das-admin": ["migrate", "import", "org create", "licence grant", "licence revoke", "key create", "key revoke", "user create", "seed", "disclosures verify", "disclosures export", "store check", "help", "key"],
+  "das-admin": ["migrate", "import", "org create", "licence grant", "licence revoke", "key create", "key revoke", "user create", "seed", "disclosures verify", "disclosures export", "disclosures digest", "store check", "help", "key"],
 };
 
 describe("--help", () => {

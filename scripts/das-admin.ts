@@ -27,7 +27,8 @@ import { createUser } from "@/lib/admin/users";
 import { DISCLOSURE_CHANNELS, USER_ROLES, type UserRole } from "@/lib/db/schema";
 import { seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
-import { verifyChain } from "@/lib/disclosures/verify";
+import { verifyChainDetailed, type VerifyProgress } from "@/lib/disclosures/verify";
+import { digestConfigFromEnv, digestPublicKeyFromEnv, publicKeyPem, publicKeySha256, verifyDigests, writeHeadDigest } from "@/lib/disclosures/digest";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import { disclosureFilter, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
@@ -307,17 +308,80 @@ const disclosures = program.group("disclosures", "The disclosure log: every down
 disclosures
   .command("verify")
   .summary("check the log's hash chain; exit 1 at a bad entry")
-  .description("Walk the disclosure log's hash chain; exit 1 naming the first entry that does not verify.")
+  .description(
+    "Check the disclosure log's hash chain; exit 1 naming the first entry that does not verify. By default only the entries after the last verified checkpoint (and that the checkpoint's entry still holds its hash); --full walks every entry from the first, printing progress (what a periodic job runs); --digests also checks the log against every signed head digest in the object store.",
+  )
+  .option("--full", "walk every entry from the first, not only those after the last checkpoint")
+  .option("--digests", "check every signed head digest and the log against each (includes --full)")
+  .examples("das-admin disclosures verify", "das-admin disclosures verify --full", "DIGEST_PUBLIC_KEY=reviewers.pem das-admin disclosures verify --digests")
   .action(
-    onDatabase(async ({ ctx }) => {
-      const report = await verifyChain(ctx);
+    onDatabase(async ({ ctx }, options: { full?: boolean; digests?: boolean }) => {
+      const progress = progressPrinter();
+      if (options.digests) {
+        const result = await verifyDigests(ctx, digestConfigFromEnv("verify"), { onProgress: progress });
+        if (result.findings.length) {
+          say(`Disclosure log does NOT agree with its digests (${result.findings.length} ${result.findings.length === 1 ? "finding" : "findings"}):`);
+          for (const finding of result.findings) say(`  - ${finding}`);
+          throw new Exit(1);
+        }
+        say(
+          `Disclosure log agrees with all ${result.digests} digests (newest ${result.newest!.key}, seq ${result.newest!.digest.seq}); ` +
+            `the chain verifies from the first entry to seq ${result.head!.count}, head hash ${result.head!.headHash}.`,
+        );
+        return;
+      }
+      const verification = await verifyChainDetailed(ctx, { mode: options.full ? "full" : "incremental", onProgress: options.full ? progress : undefined });
+      const report = verification.report;
       if (!report.intact) {
         say(`Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`);
         throw new Exit(1);
       }
-      say(`Disclosure log intact: ${report.count} entries verified, head hash ${report.headHash}.`);
+      const from = verification.from;
+      if (!from) {
+        say(`Disclosure log intact: ${report.count} entries verified, head hash ${report.headHash}.`);
+      } else {
+        say(
+          `Disclosure log intact: ${report.count} entries, head hash ${report.headHash}; ${verification.entriesChecked} new entries verified after seq ${from.seq}, ` +
+            `whose hash still matches its verification of ${from.verifiedAt.toISOString()}. --full walks every entry.`,
+        );
+      }
     }),
   );
+
+disclosures
+  .command("digest")
+  .summary("write a signed digest of the log's head to the object store")
+  .description(
+    "Write a signed digest of the disclosure log's head (seq, hash, time, link to the previous digest) to DIGEST_BUCKET under DIGEST_PREFIX, signed with DIGEST_SIGNING_KEY. With --public-key, print the public key reviewers verify digests with (PEM, to stdout) instead.",
+  )
+  .option("--public-key", "print the public key (PEM) and write nothing")
+  .examples("das-admin disclosures digest", "das-admin disclosures digest --public-key > digest-public-key.pem")
+  .action(
+    onDatabase(async ({ ctx }, options: { publicKey?: boolean }) => {
+      if (options.publicKey) {
+        const key = digestPublicKeyFromEnv();
+        process.stdout.write(publicKeyPem(key));
+        say(`Public key sha256 ${publicKeySha256(key)}.`);
+        return;
+      }
+      const result = await writeHeadDigest(ctx, digestConfigFromEnv("sign"));
+      if (!result.written) {
+        say("Nothing to digest: the disclosure log is empty.");
+        return;
+      }
+      say(`Digest written: s3://${result.bucket}/${result.key} (seq ${result.digest.seq}, hash ${result.digest.hash}).`);
+    }),
+  );
+
+/** A long walk's progress on stderr, at most once a second (a short walk prints none). */
+function progressPrinter() {
+  let lastPrinted = performance.now();
+  return (p: VerifyProgress) => {
+    if (performance.now() - lastPrinted < 1000) return;
+    lastPrinted = performance.now();
+    say(`verified ${p.entriesDone.toLocaleString("en")} entries (to seq ${p.seq}), ${p.entriesPerSecond.toLocaleString("en")} entries/s`);
+  };
+}
 
 disclosures
   .command("export")

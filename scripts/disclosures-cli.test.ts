@@ -1,11 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { publicKeySha256 } from "@/lib/disclosures/digest";
 import { runCli, type CliRun } from "@/lib/testing/cli";
 import { buildWorld, downloadPlan, exportOracle, makeSequentially, parseCsv, type Made, type World } from "@/lib/testing/disclosure-fixtures";
 
-// `das-admin disclosures verify|export` run as an operator would, against a database of their own:
+// `das-admin disclosures verify|digest|export` run as an operator would, against a database of their own:
 // the tamper test breaks the chain for real, which must never happen to the run's shared log.
 
 const EXPORT_USAGE = "Usage: das-admin disclosures export [options]\n";
@@ -22,10 +24,23 @@ let oracle: Record<string, unknown>[];
 /** The first entry's time in each of three seconds. */
 let groups: Date[];
 
-function das(args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: w.iso.url, APP_SECRET: inject("appSecret"), DAS_DATA_DIR: scratch, DAS_OPERATOR: "cli-test" };
+function das(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: w.iso.url, APP_SECRET: inject("appSecret"), DAS_DATA_DIR: scratch, DAS_OPERATOR: "cli-test", ...extraEnv };
   return runCli("das-admin", args, { env }).then(({ signal: _signal, ...run }) => run);
 }
+
+// The digests' key pair: the signing key as a file (DIGEST_SIGNING_KEY names its path), the
+// public key as PEM in the variable (a verifier holds only that); a prefix of this file's own.
+const signing = generateKeyPairSync("ed25519");
+const signingKeyFile = path.join(scratch, "digest-signing-key.pem");
+writeFileSync(signingKeyFile, signing.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+const publicPem = signing.publicKey.export({ type: "spki", format: "pem" }).toString();
+const digestPrefix = `cli-digests-${Date.now()}/`;
+// The AWS SDK warns once per process that it will need Node 22 from 2027: not this test's subject.
+const quietSdk = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
+const digestEnv = { ...quietSdk, DIGEST_SIGNING_KEY: signingKeyFile, DIGEST_PREFIX: digestPrefix };
+const verifierEnv = { ...quietSdk, DIGEST_PUBLIC_KEY: publicPem, DIGEST_PREFIX: digestPrefix };
+let digestKey: string;
 
 beforeAll(async () => {
   w = await buildWorld("cli");
@@ -146,16 +161,51 @@ describe("das-admin disclosures export", () => {
   });
 });
 
-describe("das-admin disclosures verify", () => {
-  it("exits 0 with the count and head hash on an intact chain", async () => {
+describe("das-admin disclosures verify and digest", () => {
+  it("exits 0 with the count and head hash on an intact chain; later runs check only the entries after the last checkpoint", async () => {
     const [head] = await w.iso.sql<{ hash: string }[]>`select hash from disclosures order by seq desc limit 1`;
     expect(head!.hash).toBe(oracle.at(-1)!.hash);
     const run = await das(["disclosures", "verify"]);
     expect(run).toEqual({ code: 0, stdout: "", stderr: `Disclosure log intact: 18 entries verified, head hash ${head!.hash}.\n` });
+    const [checkpoint] = await w.iso.sql<{ verified_at: Date }[]>`select verified_at from disclosure_checkpoints where seq = 18`;
+    const again = await das(["disclosures", "verify"]);
+    expect(again).toEqual({
+      code: 0,
+      stdout: "",
+      stderr:
+        `Disclosure log intact: 18 entries, head hash ${head!.hash}; 0 new entries verified after seq 18, ` +
+        `whose hash still matches its verification of ${checkpoint!.verified_at.toISOString()}. --full walks every entry.\n`,
+    });
+    const full = await das(["disclosures", "verify", "--full"]);
+    expect(full).toEqual({ code: 0, stdout: "", stderr: `Disclosure log intact: 18 entries verified, head hash ${head!.hash}.\n` });
+    const modes = await w.iso.sql<{ mode: string }[]>`select mode from disclosure_checkpoints order by id`;
+    expect(modes.map((m) => m.mode)).toEqual(["incremental", "full"]);
+  });
+
+  it("writes a signed digest, prints the public key, and verifies the log against the digests with the public key alone", async () => {
+    const written = await das(["disclosures", "digest"], digestEnv);
+    const [head] = await w.iso.sql<{ hash: string }[]>`select hash from disclosures order by seq desc limit 1`;
+    expect(written.code, written.stderr).toBe(0);
+    expect(written.stdout).toBe("");
+    expect(written.stderr).toMatch(new RegExp(`^Digest written: s3://${inject("storeEnv").S3_BUCKET}/${digestPrefix}\\d{4}/\\d{2}/\\d{2}/[^ ]+_seq-18\\.json \\(seq 18, hash ${head!.hash}\\)\\.\\n$`));
+    digestKey = /s3:\/\/[^/]+\/(\S+) /.exec(written.stderr)![1]!;
+
+    const key = await das(["disclosures", "digest", "--public-key"], digestEnv);
+    expect(key).toEqual({ code: 0, stdout: publicPem, stderr: `Public key sha256 ${publicKeySha256(createPublicKey(publicPem))}.\n` });
+
+    const verified = await das(["disclosures", "verify", "--digests"], verifierEnv);
+    expect(verified).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `Disclosure log agrees with all 1 digests (newest ${digestKey}, seq 18); the chain verifies from the first entry to seq 18, head hash ${head!.hash}.\n`,
+    });
+    // Without any key there is nothing to check digests with: a failure, said so.
+    const keyless = await das(["disclosures", "verify", "--digests"]);
+    expect(keyless).toEqual({ code: 1, stdout: "", stderr: "das-admin: Neither DIGEST_PUBLIC_KEY nor DIGEST_SIGNING_KEY is set: no key to check digests with.\n" });
   });
 
   // Last in the file: it breaks this database's chain for good (the database is dropped afterwards).
-  it("exits 1 naming the first bad seq after a superuser alters entries", async () => {
+  it("exits 1 naming the break: an altered entry (--full), entries removed from the end (incremental and --digests), a missing seq", async () => {
     /** Commits an edit with the append-only triggers off, as a superuser could. */
     const superuserEdit = async (edit: (tx: typeof w.iso.sql) => Promise<unknown>) => {
       const sql = w.iso.sql;
@@ -167,11 +217,35 @@ describe("das-admin disclosures verify", () => {
     };
 
     await superuserEdit((tx) => tx`update disclosures set total_bytes = total_bytes + 1 where seq = 12`);
-    const first = await das(["disclosures", "verify"]);
+    // Entry 12 lies below the checkpoint at 18: the incremental check cannot see it, the full walk does.
+    expect(await das(["disclosures", "verify"])).toMatchObject({ code: 0 });
+    const first = await das(["disclosures", "verify", "--full"]);
     expect(first).toEqual({
       code: 1,
       stdout: "",
       stderr: "Disclosure log BROKEN at seq 12: the entry does not hash to its recorded hash (altered). 11 entries before it verify.\n",
+    });
+
+    // The last two entries removed: the checkpoint and the digest at 18 both show it.
+    await superuserEdit(async (tx) => {
+      await tx`delete from disclosure_episodes where disclosure_id in (select id from disclosures where seq > 16)`;
+      await tx`delete from disclosures where seq > 16`;
+    });
+    const [latest] = await w.iso.sql<{ verified_at: Date }[]>`select verified_at from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
+    const cut = await das(["disclosures", "verify"]);
+    expect(cut).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `Disclosure log BROKEN at seq 17: entries after seq 16 were removed: the log ends at seq 16 but seq 18 was verified at ${latest!.verified_at.toISOString()}. 16 entries before it verify.\n`,
+    });
+    const againstDigests = await das(["disclosures", "verify", "--digests"], verifierEnv);
+    expect(againstDigests).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "Disclosure log does NOT agree with its digests (2 findings):\n" +
+        `  - entries removed from the end: digest ${digestKey} covers seq 18, the log ends at 16\n` +
+        "  - the log does not verify: broken at seq 12: the entry does not hash to its recorded hash (altered)\n",
     });
 
     // An earlier break is the one reported: an entry deleted with its episodes.
@@ -179,7 +253,7 @@ describe("das-admin disclosures verify", () => {
       await tx`delete from disclosure_episodes where disclosure_id = (select id from disclosures where seq = 5)`;
       await tx`delete from disclosures where seq = 5`;
     });
-    const second = await das(["disclosures", "verify"]);
+    const second = await das(["disclosures", "verify", "--full"]);
     expect(second).toEqual({ code: 1, stdout: "", stderr: "Disclosure log BROKEN at seq 5: seq 5 is missing. 4 entries before it verify.\n" });
   });
 });

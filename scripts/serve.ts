@@ -8,6 +8,8 @@ import { datasets } from "@/lib/db/schema";
 import { seedDemo, printAccounts } from "@/lib/dev/demo/seed";
 import { storeLocation } from "@/lib/storage/config";
 import { demoAccounts } from "@/lib/dev/demo/credentials";
+import { createPublicKey } from "node:crypto";
+import { loadSigningKey, publicKeyPem, publicKeySha256 } from "@/lib/disclosures/digest";
 
 const mode = process.argv[2];
 if (mode !== "dev" && mode !== "start") {
@@ -20,6 +22,11 @@ const log = (line: string) => console.log(`[das] ${line}`);
 const runtime = await startEmbeddedDefault();
 Object.assign(process.env, runtime.env);
 if (runtime.embedded.database) await ensureDemoData(runtime.env.DATABASE_URL!, runtime.env.APP_SECRET!);
+if (runtime.env.DIGEST_SIGNING_KEY) {
+  // The installation's own key: reviewers check the log's digests with this public key.
+  const key = createPublicKey(loadSigningKey("DIGEST_SIGNING_KEY", runtime.env.DIGEST_SIGNING_KEY));
+  log(`Disclosure digests are signed with ${runtime.env.DIGEST_SIGNING_KEY}; public key (sha256 ${publicKeySha256(key)}):\n${publicKeyPem(key).trim()}`);
+}
 
 if (mode === "start" && !hasProductionBuild()) {
   log("No production build yet: running `next build` first.");

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,6 +41,15 @@ export function installationSecret(dataDir: string): string {
 }
 
 /**
+ * The installation's Ed25519 key for signing the disclosure log's head digests (PKCS#8 PEM),
+ * created once under the data directory; its path is what DIGEST_SIGNING_KEY then names.
+ */
+export function installationDigestSigningKey(dataDir: string): string {
+  installationFile(dataDir, "digest-signing-key.pem", () => generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString());
+  return path.join(dataDir, "digest-signing-key.pem");
+}
+
+/**
  * The local store's key pair, created once under the data directory: the store accepts only
  * these, the app signs with them, and das-admin (on the same data directory) uses the same.
  */
@@ -56,7 +65,8 @@ export function localStoreCredentials(dataDir: string): StoreCredentials {
  * Fills in what the environment does not configure: with no DATABASE_URL, a real PostgreSQL from
  * node_modules with its data under the data directory, migrated; with no S3_BUCKET, a local
  * S3-compatible store (files under the data directory, served by this process); with no
- * APP_SECRET, the installation's own. Configured values are left alone (production).
+ * APP_SECRET, the installation's own; on the embedded database with no DIGEST_SIGNING_KEY, the
+ * installation's digest signing key. Configured values are left alone (production).
  */
 export async function startEmbeddedDefault(options: { log?: (line: string) => void } = {}): Promise<Runtime> {
   const dataDir = dataDirectory();
@@ -72,6 +82,9 @@ export async function startEmbeddedDefault(options: { log?: (line: string) => vo
     await migrateDatabase(pg.url);
     env.DATABASE_URL = pg.url;
     embeddedDatabase = true;
+    // A development installation signs its digests with a key of its own. A configured database
+    // gets none made up here: digests signed by a key nobody recorded would prove nothing.
+    if (!process.env.DIGEST_SIGNING_KEY) env.DIGEST_SIGNING_KEY = installationDigestSigningKey(dataDir);
   }
   let embeddedStore = false;
   if (!process.env.S3_BUCKET) {

@@ -108,8 +108,28 @@ export function canonicalEntry(e: ChainedEntry): string {
   });
 }
 
+/**
+ * `canonicalEntry`, written out key by key in canonical (sorted) order rather than sorted at every
+ * level on each call: the same bytes (a test compares the two), about three times as fast, which
+ * is what a full walk of millions of entries spends its time on.
+ */
+export function canonicalEntryFast(e: ChainedEntry): string {
+  const s = JSON.stringify;
+  const recipient =
+    `{"api_key_id":${s(e.apiKeyId)},"organization_id":${s(e.organizationId)}` +
+    (e.reviewerRole === null ? "" : `,"reviewer_role":${s(e.reviewerRole)}`) +
+    `,"user_id":${s(e.userId)}}`;
+  return (
+    `{"channel":${s(e.channel)},"dataset_id":${s(e.datasetId)},"expires_at":${s(e.expiresAt.toISOString())},"id":${s(e.id)}` +
+    `,"licence_id":${s(e.licenceId)},"occurred_at":${s(e.occurredAt.toISOString())},"prev_hash":${s(e.prevHash)},"recipient":${recipient}` +
+    `,"request_id":${s(e.requestId)},"requested_scope_sha256":${s(sha256Hex(canonicalJson(e.requestedScope)))}` +
+    `,"resolved":{"episode_count":${s(e.episodeCount)},"episodes_sha256":${s(e.episodesSha256)},"file_count":${s(e.fileCount)},"total_bytes":${s(e.totalBytes)}}` +
+    `,"seq":${s(e.seq)},"v":${e.reviewerRole === null ? 1 : 2},"version":${s(e.version)}}`
+  );
+}
+
 export function entryHash(e: ChainedEntry): string {
-  return sha256Hex(canonicalEntry(e));
+  return sha256Hex(canonicalEntryFast(e));
 }
 
 export const sha256Hex = (text: string) => createHash("sha256").update(text).digest("hex");

@@ -460,14 +460,25 @@ describe("the hash chain (database of its own)", () => {
       );
     });
 
-    it("(e) deleting the last entry leaves a shorter chain whose head no longer matches the recorded one", async () => {
+    it("(e) deleting the last entry leaves a shorter chain, which only the checkpoint of an earlier verification shows", async () => {
+      // The entries alone cannot show a cut tail; the checkpoint the first test's full walk wrote at seq N can.
       const report = await verifyAfter(async (tx) => {
         await tx`delete from disclosure_episodes where disclosure_id = (select id from disclosures where seq = ${N})`;
         await tx`delete from disclosures where seq = ${N}`;
       }, N);
-      // Nothing inside the log can show a cut tail: a reviewer compares count and head with a recorded pair.
-      expect(report).toEqual({ intact: true, count: N - 1, headHash: rows[N - 2]!.hash });
-      expect(report).not.toEqual({ intact: true, count: N, headHash: rows[N - 1]!.hash });
+      expect(report).toEqual({
+        intact: false,
+        count: N - 1,
+        firstBadSeq: N,
+        reason: expect.stringMatching(new RegExp(`^entries after seq ${N - 1} were removed: the log ends at seq ${N - 1} but seq ${N} was verified at `)),
+      });
+      const withoutCheckpoints = await verifyAfter(async (tx) => {
+        await tx`delete from disclosure_episodes where disclosure_id = (select id from disclosures where seq = ${N})`;
+        await tx`delete from disclosures where seq = ${N}`;
+        await tx`alter table disclosure_checkpoints disable trigger disclosure_checkpoints_append_only`;
+        await tx`delete from disclosure_checkpoints`;
+      }, N);
+      expect(withoutCheckpoints).toEqual({ intact: true, count: N - 1, headHash: rows[N - 2]!.hash });
     });
 
     it.each(ks)("(f) entry %i's hash changed, and the next entry's prev_hash to match", async (k) => {
@@ -492,9 +503,8 @@ describe("the hash chain (database of its own)", () => {
       }, k);
       if (k < N) expect(report).toEqual({ intact: false, count: k, firstBadSeq: k + 1, reason: expect.stringMatching(ALTERED) });
       else {
-        // Rewriting the head itself is caught only by comparing with a recorded head hash.
-        expect(report).toMatchObject({ intact: true, count: N });
-        expect((report as { headHash: string }).headHash).not.toBe(rows[N - 1]!.hash);
+        // Rewriting the head itself is caught only by comparing with a recorded head hash: the checkpoint at seq N.
+        expect(report).toEqual({ intact: false, count: 0, firstBadSeq: 1, reason: expect.stringMatching(new RegExp(`^history rewritten at or before seq ${N}: `)) });
       }
     });
 

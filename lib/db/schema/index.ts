@@ -5,3 +5,4 @@ export * from "./api-keys";
 export * from "./episodes";
 export * from "./admin-audit";
 export * from "./disclosures";
+export * from "./disclosure-integrity";

@@ -53,16 +53,20 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
       />
       {status.report === null ? (
         <Alert kind="info" title="Verifying the hash chain…" className="mb-4">
-          A full check of the log is running; reload in a moment for its result.
+          A check of the entries since the last verified checkpoint is running; reload in a moment for its result.
         </Alert>
       ) : status.report.intact ? (
         <Alert kind="success" title="Hash chain intact" className="mb-4">
-          All {formatNumber(status.report.count)} entries verify: each follows the one before, hashes to its recorded hash and still lists the episodes it recorded. Checked{" "}
-          {formatDateTime(status.checkedAt!)}.
+          {status.from
+            ? `${formatNumber(status.report.count)} entries. Entry ${formatNumber(status.from.seq)} still holds the hash verified ${formatDateTime(status.from.verifiedAt)}, and the ${formatNumber(status.entriesChecked)} entries after it verify`
+            : `All ${formatNumber(status.report.count)} entries verify`}
+          : each follows the one before, hashes to its recorded hash and still lists the episodes it recorded. Checked {formatDateTime(status.checkedAt)}.{" "}
+          <LastFullVerification at={status.lastFull?.verifiedAt ?? null} />
         </Alert>
       ) : (
         <Alert kind="error" title={`Hash chain broken at entry ${status.report.firstBadSeq}`} className="mb-4">
-          {status.report.reason}. The {formatNumber(status.report.count)} entries before it verify. Checked {formatDateTime(status.checkedAt!)}; investigate before relying on later entries.
+          {status.report.reason}. The {formatNumber(status.report.count)} entries before it verify. Checked {formatDateTime(status.checkedAt)}; investigate before relying on later entries.{" "}
+          <LastFullVerification at={status.lastFull?.verifiedAt ?? null} />
         </Alert>
       )}
       <div className="mb-4">
@@ -124,6 +128,17 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           </LinkButton>
         ) : null}
       </nav>
+    </>
+  );
+}
+
+/** The banner checks only what was appended since the last checkpoint; the periodic full walk covers the rest. */
+function LastFullVerification({ at }: { at: Date | null }) {
+  return at ? (
+    <>Whole log last verified from its first entry {formatDateTime(at)}.</>
+  ) : (
+    <>
+      The whole log has not been verified from its first entry yet: run <code>das-admin disclosures verify --full</code>.
     </>
   );
 }
