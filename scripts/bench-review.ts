@@ -1,4 +1,4 @@
-// npm run bench:review -- --entries 10000000 [--reuse] [--database-url URL] [--samples 40] [--export-rows 1000000]
+// npm run bench:review -- --entries 10000000 [--reuse] [--database-url URL] [--samples 40] [--export-rows 1000000] [--workers N]
 // A disclosure log of N entries (scripts/bench/disclosure-log.ts: a valid chain, a realistic mix),
 // then, over HTTP against the production build with a signed-in reviewer: p50/p99 of every
 // reviewer query with parameters drawn from the data (popular and rare values), the contributor
@@ -32,6 +32,8 @@ const { values } = parseArgs({
     "database-url": { type: "string" },
     samples: { type: "string", default: "40" },
     "export-rows": { type: "string", default: "1000000" },
+    // Threads drawing entries beside the one that chains them and feeds COPY.
+    workers: { type: "string", default: String(Math.max(1, (await import("node:os")).cpus().length - 1)) },
   },
 });
 const entries = Number(values.entries);
@@ -61,7 +63,7 @@ if (existing > 0 && values.reuse) {
   const needed = entries * BYTES_PER_ENTRY_ESTIMATE;
   progress(`about ${gib(needed)} GiB needed, ${gib(free)} GiB free`);
   if (needed > free * 0.9) throw new Error(`not enough disk for ${entries} entries: about ${gib(needed)} GiB needed, ${gib(free)} GiB free`);
-  generated = await generateDisclosureLog(sql, { ...BENCH_SHAPE, entries }, progress);
+  generated = await generateDisclosureLog(sql, { ...BENCH_SHAPE, entries }, progress, Number(values.workers));
   await markComplete();
 }
 const [sizes] = await sql<{ entries: number; episode_rows: number; disclosures_bytes: number; episodes_bytes: number; whole: number }[]>`

@@ -7,8 +7,9 @@ import type { Writable } from "node:stream";
 import type { Sql } from "@/lib/db/client";
 import { hashKey } from "@/lib/auth/api-keys";
 import { base62 } from "@/lib/ids";
-import { entryHash, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
-import type { DisclosureChannel, RequestedScope } from "@/lib/db/schema";
+import { Worker } from "node:worker_threads";
+import { canonicalEntry, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
+import { DISCLOSURE_CHANNELS, type DisclosureChannel, type RequestedScope } from "@/lib/db/schema";
 
 export type LogShape = {
   entries: number;
@@ -139,8 +140,8 @@ async function copyStream(sql: Sql, table: string, columns: string[]) {
   };
 }
 
-type Version = { id: number; datasetId: string; version: string; episodeCount: number; datasetIndex: number };
-type Organization = { id: string; licences: { id: string; version: Version }[]; keys: string[]; users: string[] };
+export type Version = { id: number; datasetId: string; version: string; episodeCount: number; datasetIndex: number };
+export type Organization = { id: string; licences: { id: string; version: Version }[]; keys: string[]; users: string[] };
 
 const episodeId = (v: Version, index: number) => `${v.datasetId}-${String(index).padStart(7, "0")}`;
 const episodeKey = (v: Version, index: number) => v.datasetIndex * 10_000_000 + index;
@@ -327,11 +328,195 @@ const DISCLOSURE_COLUMNS = [
   "idempotency_scope", "idempotency_key", "request_sha256", "prev_hash", "hash",
 ];
 
+/** What every batch of entries is drawn from; plain data, so worker threads receive a copy. */
+export type Plan = {
+  shape: LogShape;
+  versions: Version[];
+  organizations: Organization[];
+  reviewers: string[];
+  startSeconds: number;
+  spanSeconds: number;
+};
+
+type Counters = Pick<GeneratedLog, "disclosedEpisodes" | "byChannel" | "reviewerPreviews" | "wholeVersionEntries" | "smallEntries">;
+
+/**
+ * A batch of entries with everything but the chain: each `disclosures` row up to its last two
+ * columns (prev_hash, hash), its canonical serialisation around where the previous hash goes, and
+ * the `disclosure_episodes` rows. Batches are independent (each its own random sequence), so
+ * worker threads draw them in parallel; only the chain itself is serial.
+ */
+export type PlannedBatch = { rows: string[]; before: string[]; after: string[]; episodes: string; counters: Counters };
+
+export const BATCH = 2_000;
+// Not hexadecimal, so it cannot occur in a serialised entry other than where the previous hash goes.
+const PREV_HASH_SLOT = "~".repeat(64);
+const wholeDigests = new Map<number, { digest: string; rows: string }>();
+
+export function planBatch(plan: Plan, batch: number): PlannedBatch {
+  const { shape, versions, organizations, reviewers } = plan;
+  const next = random(shape.seed ^ Math.imul(batch + 1, 0x9e3779b1));
+  const planned: PlannedBatch = {
+    rows: [], before: [], after: [], episodes: "",
+    counters: { disclosedEpisodes: 0, byChannel: { api: 0, portal: 0, preview: 0 }, reviewerPreviews: 0, wholeVersionEntries: 0, smallEntries: 0 },
+  };
+  const counters = planned.counters;
+  const episodeRows: string[] = [];
+  for (let i = batch * BATCH; i < Math.min(shape.entries, (batch + 1) * BATCH); i++) {
+    const seq = i + 1;
+    const occurredAt = new Date((plan.startSeconds + Math.floor((i * plan.spanSeconds) / shape.entries)) * 1000);
+    const u = next();
+    let channel: DisclosureChannel;
+    let organization = null as Organization | null;
+    let version: Version;
+    let licenceId: string | null = null;
+    let apiKeyId: string | null = null;
+    let userId: string | null = null;
+    let reviewerRole: "reviewer" | null = null;
+    let indices: number[] | null;
+    let requestedScope: RequestedScope;
+    const byLicence = (): [Organization, Version] => {
+      const org = organizations[Math.floor(organizations.length * next() ** 2)]!;
+      const licence = org.licences[Math.floor(org.licences.length * next() ** 1.5)]!;
+      organization = org;
+      licenceId = licence.id;
+      return [org, licence.version];
+    };
+    if (u < 0.01) {
+      // A reviewer's preview: no organisation, no licence, the role it was made under.
+      channel = "preview";
+      version = versions[Math.floor(next() * versions.length)]!;
+      userId = reviewers[Math.floor(next() * reviewers.length)]!;
+      reviewerRole = "reviewer";
+      indices = pickEpisodes(version.episodeCount, 1, next);
+      requestedScope = { episode_ids: [episodeId(version, indices[0]!)], streams: [...STREAMS] };
+      counters.reviewerPreviews++;
+    } else if (u < 0.03) {
+      channel = "preview";
+      const [org, licensed] = byLicence();
+      version = licensed;
+      userId = org.users[Math.floor(next() * org.users.length)]!;
+      indices = pickEpisodes(version.episodeCount, 1, next);
+      requestedScope = { episode_ids: [episodeId(version, indices[0]!)], streams: [...STREAMS] };
+    } else {
+      channel = next() < 0.72 ? "api" : "portal";
+      const [org, licensed] = byLicence();
+      version = licensed;
+      if (channel === "api") apiKeyId = org.keys[Math.floor(next() * org.keys.length)]!;
+      else userId = org.users[Math.floor(next() * org.users.length)]!;
+      if (next() * shape.wholeVersionEvery < 1) {
+        indices = null;
+        requestedScope = { include_version_files: true };
+      } else {
+        indices = pickEpisodes(version.episodeCount, downloadSize(next), next);
+        const ids = indices.map((x) => episodeId(version, x)).sort();
+        requestedScope = next() < 0.3 ? { episode_ids: ids, streams: [STREAMS[0]!] } : { episode_ids: ids };
+      }
+    }
+    const id = randomId(channel === "preview" ? "pv" : "dl", next);
+    let digest: string;
+    let episodeCount: number;
+    if (indices === null) {
+      let whole = wholeDigests.get(version.id);
+      if (!whole) {
+        const ids = Array.from({ length: version.episodeCount }, (_, x) => episodeId(version, x));
+        whole = { digest: episodesDigest(ids), rows: ids.map((e) => `\t${version.id}\t${e}\n`).join("") };
+        wholeDigests.set(version.id, whole);
+      }
+      digest = whole.digest;
+      episodeCount = version.episodeCount;
+      // Each row is "<disclosure id>\t<version id>\t<episode id>\n": the id goes before every tab-led row.
+      episodeRows.push(id + whole.rows.slice(0, -1).replace(/\n/g, `\n${id}`) + "\n");
+      counters.wholeVersionEntries++;
+    } else {
+      const ids = indices.map((x) => episodeId(version, x));
+      digest = episodesDigest(ids);
+      episodeCount = ids.length;
+      for (const e of ids) episodeRows.push(`${id}\t${version.id}\t${e}\n`);
+      counters.smallEntries++;
+    }
+    counters.byChannel[channel]++;
+    counters.disclosedEpisodes += episodeCount;
+    const fileCount = indices === null ? version.episodeCount * STREAMS.length : episodeCount * (requestedScope.streams?.length ?? STREAMS.length);
+    const entry: ChainedEntry = {
+      id, seq, occurredAt, organizationId: organization?.id ?? null, apiKeyId, userId, reviewerRole, channel,
+      datasetId: version.datasetId, version: version.version, licenceId, requestedScope, episodeCount, fileCount,
+      totalBytes: fileCount * 40_000_000 + Math.floor(next() * 1_000_000), episodesSha256: digest,
+      expiresAt: new Date(occurredAt.getTime() + URL_TTL_SECONDS * 1000), requestId: `req_${randomHex(next, 16)}`, prevHash: PREV_HASH_SLOT,
+    };
+    // The product's own serialisation, cut where the previous entry's hash goes: the serial part
+    // of the chain is then one SHA-256 per entry (see chainBatch).
+    const parts = canonicalEntry(entry).split(PREV_HASH_SLOT);
+    if (parts.length !== 2) throw new Error("the previous hash's place in a serialised entry is not unique");
+    planned.before.push(parts[0]!);
+    planned.after.push(parts[1]!);
+    const row = line([
+      id, seq, occurredAt.toISOString(), entry.organizationId, apiKeyId, userId, reviewerRole, channel, version.datasetId, version.version, version.id,
+      licenceId, JSON.stringify(requestedScope), episodeCount, fileCount, entry.totalBytes, digest, entry.expiresAt.toISOString(), entry.requestId,
+      null, null, randomHex(next, 64),
+    ]);
+    planned.rows.push(row.slice(0, -1));
+  }
+  planned.episodes = episodeRows.join("");
+  return planned;
+}
+
+/** Links a planned batch to the chain: each entry's hash is SHA-256 of its serialisation with the previous hash in place (entryHash). */
+export function chainBatch(planned: PlannedBatch, prevHash: string): { text: string; head: string } {
+  let text = "";
+  for (let i = 0; i < planned.rows.length; i++) {
+    const hash = sha256Hex(planned.before[i]! + prevHash + planned.after[i]!);
+    text += `${planned.rows[i]}\t${prevHash}\t${hash}\n`;
+    prevHash = hash;
+  }
+  return { text, head: prevHash };
+}
+
+/** Batches drawn by `workers` threads (none: in this thread), handed out in order. */
+function batchSource(plan: Plan, workers: number) {
+  if (workers === 0) return { get: async (batch: number) => planBatch(plan, batch), close: async () => {} };
+  const threads = Array.from({ length: workers }, () => new Worker(new URL("./disclosure-log-worker.ts", import.meta.url), { workerData: plan }));
+  const waiting = new Map<number, { resolve: (b: PlannedBatch) => void; reject: (e: Error) => void }>();
+  for (const thread of threads) {
+    thread.on("message", ({ batch, planned }: { batch: number; planned: PlannedBatch }) => {
+      waiting.get(batch)?.resolve(planned);
+      waiting.delete(batch);
+    });
+    thread.on("error", (error) => {
+      for (const w of waiting.values()) w.reject(error);
+      waiting.clear();
+    });
+  }
+  const promises = new Map<number, Promise<PlannedBatch>>();
+  const total = Math.ceil(plan.shape.entries / BATCH);
+  let dispatched = 0;
+  const dispatch = () => {
+    while (dispatched < total && promises.size < workers * 3) {
+      const batch = dispatched++;
+      promises.set(batch, new Promise((resolve, reject) => waiting.set(batch, { resolve, reject })));
+      threads[batch % workers]!.postMessage(batch);
+    }
+  };
+  return {
+    get: async (batch: number) => {
+      dispatch();
+      const planned = await promises.get(batch)!;
+      promises.delete(batch);
+      dispatch();
+      return planned;
+    },
+    close: async () => {
+      await Promise.all(threads.map((t) => t.terminate()));
+    },
+  };
+}
+
 /**
  * Generates the catalog and a log of `shape.entries` entries into an empty log. `sql` needs a pool
  * of at least 3 connections (two COPY streams at once). Refuses a database whose log is not empty.
+ * `workers`: threads drawing entries besides this one (0 in tests, which run TypeScript through Vite).
  */
-export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Progress = () => {}): Promise<GeneratedLog> {
+export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Progress = () => {}, workers = 0): Promise<GeneratedLog> {
   const [log0] = await sql<{ present: boolean }[]>`select exists (select 1 from disclosures) as present`;
   if (log0!.present) throw new Error("the disclosure log of this database is not empty: generate into a fresh database");
   const next = random(shape.seed);
@@ -348,118 +533,34 @@ export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Prog
     entries: shape.entries, disclosedEpisodes: 0, byChannel: { api: 0, portal: 0, preview: 0 }, reviewerPreviews: 0, wholeVersionEntries: 0,
     smallEntries: 0, headHash: GENESIS_HASH, catalogSeconds, logSeconds: 0, indexSeconds: 0,
   };
-  const wholeDigests = new Map<number, { digest: string; rows: string }>();
+  const spanSeconds = shape.years * 365 * 86_400;
+  const plan: Plan = { shape, versions, organizations, reviewers, spanSeconds, startSeconds: Math.floor(Date.now() / 1000) - spanSeconds - 86_400 };
+  const source = batchSource(plan, workers);
   const disclosuresCopy = await copyStream(sql, "disclosures", DISCLOSURE_COLUMNS);
   const episodesCopy = await copyStream(sql, "disclosure_episodes", ["disclosure_id", "version_id", "episode_id"]);
   try {
-    const spanSeconds = shape.years * 365 * 86_400;
-    const startSeconds = Math.floor(Date.now() / 1000) - spanSeconds - 86_400;
     let prevHash = GENESIS_HASH;
-    let entryChunk = "";
-    let episodeChunk = "";
-    const BATCH = 2_000;
-    for (let i = 0; i < shape.entries; i++) {
-      const seq = i + 1;
-      const occurredAt = new Date((startSeconds + Math.floor((i * spanSeconds) / shape.entries)) * 1000);
-      const u = next();
-      let channel: DisclosureChannel;
-      let organization = null as Organization | null;
-      let version: Version;
-      let licenceId: string | null = null;
-      let apiKeyId: string | null = null;
-      let userId: string | null = null;
-      let reviewerRole: "reviewer" | null = null;
-      let indices: number[] | null;
-      let requestedScope: RequestedScope;
-      const byLicence = (): [Organization, Version] => {
-        const org = organizations[Math.floor(organizations.length * next() ** 2)]!;
-        const licence = org.licences[Math.floor(org.licences.length * next() ** 1.5)]!;
-        organization = org;
-        licenceId = licence.id;
-        return [org, licence.version];
-      };
-      if (u < 0.01) {
-        // A reviewer's preview: no organisation, no licence, the role it was made under.
-        channel = "preview";
-        version = versions[Math.floor(next() * versions.length)]!;
-        userId = reviewers[Math.floor(next() * reviewers.length)]!;
-        reviewerRole = "reviewer";
-        indices = pickEpisodes(version.episodeCount, 1, next);
-        requestedScope = { episode_ids: [episodeId(version, indices[0]!)], streams: [...STREAMS] };
-        result.reviewerPreviews++;
-      } else if (u < 0.03) {
-        channel = "preview";
-        const [org, licensed] = byLicence();
-        version = licensed;
-        userId = org.users[Math.floor(next() * org.users.length)]!;
-        indices = pickEpisodes(version.episodeCount, 1, next);
-        requestedScope = { episode_ids: [episodeId(version, indices[0]!)], streams: [...STREAMS] };
-      } else {
-        channel = next() < 0.72 ? "api" : "portal";
-        const [org, licensed] = byLicence();
-        version = licensed;
-        if (channel === "api") apiKeyId = org.keys[Math.floor(next() * org.keys.length)]!;
-        else userId = org.users[Math.floor(next() * org.users.length)]!;
-        if (next() * shape.wholeVersionEvery < 1) {
-          indices = null;
-          requestedScope = { include_version_files: true };
-        } else {
-          indices = pickEpisodes(version.episodeCount, downloadSize(next), next);
-          const ids = indices.map((x) => episodeId(version, x)).sort();
-          requestedScope = next() < 0.3 ? { episode_ids: ids, streams: [STREAMS[0]!] } : { episode_ids: ids };
-        }
-      }
-      const id = randomId(channel === "preview" ? "pv" : "dl", next);
-      let digest: string;
-      let episodeCount: number;
-      if (indices === null) {
-        let whole = wholeDigests.get(version.id);
-        if (!whole) {
-          const ids = Array.from({ length: version.episodeCount }, (_, x) => episodeId(version, x));
-          whole = { digest: episodesDigest(ids), rows: ids.map((e) => `\t${version.id}\t${e}\n`).join("") };
-          wholeDigests.set(version.id, whole);
-        }
-        digest = whole.digest;
-        episodeCount = version.episodeCount;
-        // Each row is "<disclosure id>\t<version id>\t<episode id>\n": the id goes before every tab-led row.
-        episodeChunk += id + whole.rows.slice(0, -1).replace(/\n/g, `\n${id}`) + "\n";
-        result.wholeVersionEntries++;
-      } else {
-        const ids = indices.map((x) => episodeId(version, x));
-        digest = episodesDigest(ids);
-        episodeCount = ids.length;
-        for (const e of ids) episodeChunk += `${id}\t${version.id}\t${e}\n`;
-        result.smallEntries++;
-      }
-      result.byChannel[channel]++;
-      result.disclosedEpisodes += episodeCount;
-      const fileCount = indices === null ? version.episodeCount * STREAMS.length : episodeCount * (requestedScope.streams?.length ?? STREAMS.length);
-      const entry: ChainedEntry = {
-        id, seq, occurredAt, organizationId: organization?.id ?? null, apiKeyId, userId, reviewerRole, channel,
-        datasetId: version.datasetId, version: version.version, licenceId, requestedScope, episodeCount, fileCount,
-        totalBytes: fileCount * 40_000_000 + Math.floor(next() * 1_000_000), episodesSha256: digest,
-        expiresAt: new Date(occurredAt.getTime() + URL_TTL_SECONDS * 1000), requestId: `req_${randomHex(next, 16)}`, prevHash,
-      };
-      const hash = entryHash(entry);
-      entryChunk += line([
-        id, seq, occurredAt.toISOString(), entry.organizationId, apiKeyId, userId, reviewerRole, channel, version.datasetId, version.version, version.id,
-        licenceId, JSON.stringify(requestedScope), episodeCount, fileCount, entry.totalBytes, digest, entry.expiresAt.toISOString(), entry.requestId,
-        null, null, sha256Hex(`${id}`), prevHash, hash,
-      ]);
-      prevHash = hash;
-      if (seq % BATCH === 0 || seq === shape.entries) {
-        await Promise.all([disclosuresCopy.write(entryChunk), episodesCopy.write(episodeChunk)]);
-        entryChunk = "";
-        episodeChunk = "";
-        if (seq % 100_000 === 0) {
-          const seconds = (Date.now() - started) / 1000;
-          log(`log: ${seq}/${shape.entries} entries, ${result.disclosedEpisodes} episodes, ${Math.round(seq / seconds)} entries/s`);
-        }
+    const total = Math.ceil(shape.entries / BATCH);
+    for (let batch = 0; batch < total; batch++) {
+      const planned = await source.get(batch);
+      const chained = chainBatch(planned, prevHash);
+      prevHash = chained.head;
+      const c = planned.counters;
+      result.disclosedEpisodes += c.disclosedEpisodes;
+      result.reviewerPreviews += c.reviewerPreviews;
+      result.wholeVersionEntries += c.wholeVersionEntries;
+      result.smallEntries += c.smallEntries;
+      for (const channel of DISCLOSURE_CHANNELS) result.byChannel[channel] += c.byChannel[channel];
+      await Promise.all([disclosuresCopy.write(chained.text), episodesCopy.write(planned.episodes)]);
+      const done = Math.min(shape.entries, (batch + 1) * BATCH);
+      if (done % 100_000 === 0) {
+        log(`log: ${done}/${shape.entries} entries, ${result.disclosedEpisodes} episodes, ${Math.round(done / ((Date.now() - started) / 1000))} entries/s`);
       }
     }
     await Promise.all([disclosuresCopy.end(), episodesCopy.end()]);
     result.headHash = prevHash;
   } finally {
+    await source.close();
     result.logSeconds = (Date.now() - started) / 1000;
     started = Date.now();
     await restoreAfterLoad(sql, definitions, log);
