@@ -132,6 +132,11 @@ async function copyStream(sql: Sql, table: string, columns: string[]) {
       if (failure) throw failure;
       if (!writable.write(chunk)) await new Promise<void>((resolve) => writable.once("drain", resolve));
     },
+    /** Ends the COPY with an error (CopyFail): nothing of it is kept, and its connection is free again. */
+    async abort(error: Error) {
+      writable.destroy(error);
+      await finished.catch(() => undefined);
+    },
     async end() {
       writable.end();
       await finished;
@@ -475,14 +480,20 @@ export function chainBatch(planned: PlannedBatch, prevHash: string): { text: str
 /** Batches drawn by `workers` threads (none: in this thread), handed out in order. */
 function batchSource(plan: Plan, workers: number) {
   if (workers === 0) return { get: async (batch: number) => planBatch(plan, batch), close: async () => {} };
-  const threads = Array.from({ length: workers }, () => new Worker(new URL("./disclosure-log-worker.ts", import.meta.url), { workerData: plan }));
+  // A worker starts as plain Node (tsx's --import does not reach it): it registers tsx, then loads the TypeScript.
+  // Messages sent meanwhile wait in its port until it listens.
+  const url = new URL("./disclosure-log-worker.ts", import.meta.url).href;
+  const bootstrap = `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(url)}); })`;
+  const threads = Array.from({ length: workers }, () => new Worker(bootstrap, { eval: true, workerData: plan }));
   const waiting = new Map<number, { resolve: (b: PlannedBatch) => void; reject: (e: Error) => void }>();
+  let failure: Error | null = null;
   for (const thread of threads) {
     thread.on("message", ({ batch, planned }: { batch: number; planned: PlannedBatch }) => {
       waiting.get(batch)?.resolve(planned);
       waiting.delete(batch);
     });
     thread.on("error", (error) => {
+      failure = error;
       for (const w of waiting.values()) w.reject(error);
       waiting.clear();
     });
@@ -493,7 +504,9 @@ function batchSource(plan: Plan, workers: number) {
   const dispatch = () => {
     while (dispatched < total && promises.size < workers * 3) {
       const batch = dispatched++;
-      promises.set(batch, new Promise((resolve, reject) => waiting.set(batch, { resolve, reject })));
+      const promise = new Promise<PlannedBatch>((resolve, reject) => (failure ? reject(failure) : waiting.set(batch, { resolve, reject })));
+      promise.catch(() => {}); // awaited in order by get(); a failure is reported there
+      promises.set(batch, promise);
       threads[batch % workers]!.postMessage(batch);
     }
   };
@@ -559,6 +572,10 @@ export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Prog
     }
     await Promise.all([disclosuresCopy.end(), episodesCopy.end()]);
     result.headHash = prevHash;
+  } catch (error) {
+    // Both COPYs fail as a whole, releasing their locks, so that the keys can be put back.
+    await Promise.all([disclosuresCopy.abort(error as Error), episodesCopy.abort(error as Error)]);
+    throw error;
   } finally {
     await source.close();
     result.logSeconds = (Date.now() - started) / 1000;
