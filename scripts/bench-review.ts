@@ -66,12 +66,13 @@ if (existing > 0 && values.reuse) {
   generated = await generateDisclosureLog(sql, { ...BENCH_SHAPE, entries }, progress, Number(values.workers));
   await markComplete();
 }
-const [sizes] = await sql<{ entries: number; episode_rows: number; disclosures_bytes: number; episodes_bytes: number; whole: number }[]>`
+const [sizes] = await sql<{ entries: number; episode_rows: number; disclosures_bytes: number; episodes_bytes: number; whole: number; database_bytes: number }[]>`
   select (select max(seq) from disclosures)::float8 as entries,
          (select reltuples from pg_class where oid = 'disclosure_episodes'::regclass)::float8 as episode_rows,
          pg_total_relation_size('disclosures')::float8 as disclosures_bytes,
          pg_total_relation_size('disclosure_episodes')::float8 as episodes_bytes,
-         (select count(*) from disclosures where requested_scope ? 'include_version_files')::float8 as whole`;
+         (select count(*) from disclosures where requested_scope ? 'include_version_files')::float8 as whole,
+         pg_database_size(current_database())::float8 as database_bytes`;
 const logEntries = sizes!.entries;
 
 // --- parameters drawn from the data: the most frequent values and rare ones -----------------
@@ -306,6 +307,7 @@ console.log(
     full_verify_entries_per_s: Math.round(full.count / fullSeconds),
     not_measured: results.filter((r) => r.count === 0).map((r) => `${r.name} (${r.status})`),
     bytes_per_entry: Math.round(sizes!.disclosures_bytes / logEntries),
+    database_bytes: sizes!.database_bytes,
     bytes_per_disclosed_episode: Math.round(sizes!.episodes_bytes / sizes!.episode_rows),
     generation_entries_per_s: generated ? Math.round(generated.entries / generated.logSeconds) : null,
     reused: generated === null,
