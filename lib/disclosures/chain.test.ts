@@ -1,32 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@/lib/canonical-json";
-import { canonicalEntry, sha256Hex, type ChainedEntry } from "./chain";
+import { canonicalEntryAsObject } from "@/lib/testing/chain-oracle";
+import { canonicalEntry, type ChainedEntry } from "./chain";
 
-// canonicalEntry writes its JSON key by key for speed. What it must produce is the canonical JSON of
-// the entry's fields as an object, the form every stored hash was first made with: that form is
-// kept here as the reference, and the two must give the same bytes for every kind of entry.
-function canonicalEntryAsObject(e: ChainedEntry): string {
-  const recipient =
-    e.reviewerRole === null
-      ? { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId }
-      : { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId, reviewer_role: e.reviewerRole };
-  return canonicalJson({
-    v: e.reviewerRole === null ? 1 : 2,
-    id: e.id,
-    seq: e.seq,
-    occurred_at: e.occurredAt.toISOString(),
-    recipient,
-    channel: e.channel,
-    dataset_id: e.datasetId,
-    version: e.version,
-    licence_id: e.licenceId,
-    requested_scope_sha256: sha256Hex(canonicalJson(e.requestedScope)),
-    resolved: { episode_count: e.episodeCount, episodes_sha256: e.episodesSha256, file_count: e.fileCount, total_bytes: e.totalBytes },
-    expires_at: e.expiresAt.toISOString(),
-    request_id: e.requestId,
-    prev_hash: e.prevHash,
-  });
-}
+// canonicalEntry writes its JSON key by key for speed: for every kind of entry, the bytes must be
+// those of the entry's canonical JSON built as an object (lib/testing/chain-oracle.ts).
 
 const base: ChainedEntry = {
   id: "dl_0123456789",

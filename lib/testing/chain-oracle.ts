@@ -1,0 +1,31 @@
+import { canonicalJson } from "@/lib/canonical-json";
+import { sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
+
+/**
+ * The oracle for canonicalEntry: the canonical JSON of an entry's fields built as an object, the
+ * form every stored hash was first made with (version 1 for entries under a licence, version 2 for
+ * a reviewer's preview, which names its role). canonicalEntry writes the same bytes key by key for
+ * speed; the tests hold it to this.
+ */
+export function canonicalEntryAsObject(e: ChainedEntry): string {
+  const recipient =
+    e.reviewerRole === null
+      ? { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId }
+      : { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId, reviewer_role: e.reviewerRole };
+  return canonicalJson({
+    v: e.reviewerRole === null ? 1 : 2,
+    id: e.id,
+    seq: e.seq,
+    occurred_at: e.occurredAt.toISOString(),
+    recipient,
+    channel: e.channel,
+    dataset_id: e.datasetId,
+    version: e.version,
+    licence_id: e.licenceId,
+    requested_scope_sha256: sha256Hex(canonicalJson(e.requestedScope)),
+    resolved: { episode_count: e.episodeCount, episodes_sha256: e.episodesSha256, file_count: e.fileCount, total_bytes: e.totalBytes },
+    expires_at: e.expiresAt.toISOString(),
+    request_id: e.requestId,
+    prev_hash: e.prevHash,
+  });
+}
