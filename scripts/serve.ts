@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { userInfo } from "node:os";
 import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/dev/embedded-default";
-import { hasProductionBuild, NEXT_BIN } from "@/lib/dev/next-server";
+import { NEXT_BIN, productionBuildIsCurrent } from "@/lib/dev/next-server";
 import { createDb } from "@/lib/db/client";
 import { datasets } from "@/lib/db/schema";
 import { seedDemo, printAccounts } from "@/lib/dev/demo/seed";
@@ -28,8 +28,8 @@ if (runtime.env.DIGEST_SIGNING_KEY) {
   log(`Disclosure digests are signed with ${runtime.env.DIGEST_SIGNING_KEY}; public key (sha256 ${publicKeySha256(key)}):\n${publicKeyPem(key).trim()}`);
 }
 
-if (mode === "start" && !hasProductionBuild()) {
-  log("No production build yet: running `next build` first.");
+if (mode === "start" && !productionBuildIsCurrent()) {
+  log("No production build of this code yet: running `next build` first.");
   await run([NEXT_BIN, "build"]);
 }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { freePort } from "./embedded-postgres";
 import { PROJECT_ROOT } from "./embedded-default";
@@ -8,6 +8,27 @@ import { PROJECT_ROOT } from "./embedded-default";
 export const NEXT_BIN = path.join(PROJECT_ROOT, "node_modules/next/dist/bin/next");
 
 export const hasProductionBuild = () => existsSync(path.join(PROJECT_ROOT, ".next/BUILD_ID"));
+
+// What the production bundle is built from: a change to any of these makes a build stale.
+const BUILD_SOURCES = ["app", "components", "lib", "proxy.ts", "instrumentation.ts", "next.config.ts", "package.json"];
+
+/**
+ * Whether a production build exists and is newer than every source it is built from. `npm start`
+ * and the benchmarks serve the build as it is; after a pull or an edit an old one would serve the
+ * old code (and a benchmark would measure it), so they build again when this is false.
+ */
+export function productionBuildIsCurrent(root = PROJECT_ROOT): boolean {
+  const buildId = path.join(root, ".next/BUILD_ID");
+  if (!existsSync(buildId)) return false;
+  const builtAt = statSync(buildId).mtimeMs;
+  const newerThanBuild = (file: string): boolean => {
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat) return false;
+    if (!stat.isDirectory()) return stat.mtimeMs > builtAt;
+    return readdirSync(file).some((name) => newerThanBuild(path.join(file, name)));
+  };
+  return !BUILD_SOURCES.some((source) => newerThanBuild(path.join(root, source)));
+}
 
 /** `pid` is the server's process (`next start` serves in the process it starts in), for benchmarks that read its CPU time. */
 export type NextServer = { url: string; pid: number; output: () => string; stop(): Promise<void> };

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
-import { hasProductionBuild, NEXT_BIN, startNextServer, type NextServer } from "@/lib/dev/next-server";
+import { NEXT_BIN, productionBuildIsCurrent, startNextServer, type NextServer } from "@/lib/dev/next-server";
 
 /** Benchmarks print progress on stderr and reserve stdout for the table and the final JSON line. */
 export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -116,9 +116,9 @@ export function httpPost(url: string, headers: Record<string, string>, body: str
   });
 }
 
-/** The production build under `next start` (built first if needed), as in deployment. */
+/** The production build of this code under `next start` (built first if missing or stale), as in deployment. */
 export async function startProductionServer(env: Record<string, string>, nodeFlags: string[] = []): Promise<NextServer> {
-  if (!hasProductionBuild()) {
+  if (!productionBuildIsCurrent()) {
     progress("building the production bundle (next build)");
     await new Promise<void>((resolve, reject) =>
       spawn(process.execPath, [NEXT_BIN, "build"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] }).on("exit", (code) =>

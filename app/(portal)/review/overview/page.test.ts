@@ -17,12 +17,10 @@ const PASSWORD = "correct horse battery";
 
 let server: AppServer;
 const cookies: Record<Role, string> = { signedOut: "", licensee: "", reviewer: "", admin: "" };
-let orgSlug: string;
 let datasetId: string;
 
 beforeAll(async () => {
   const org = await createTestOrg();
-  orgSlug = org.slug;
   const episodes = randomEpisodes(4, 61);
   datasetId = await importTestDataset([
     { version: "1.0.0", episodes, files: episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "a".repeat(64) })) },
@@ -59,10 +57,13 @@ describe("/review/overview", () => {
       expect(String(res.headers["content-type"])).toMatch(/^text\/html/);
       expect(res.text).toContain("Disclosures per day");
       expect(res.text).toContain("Episodes disclosed per day");
-      // Today's bar, the organisation's row and the version's row, each a search of the log.
+      // Today's bar, the organisations' rows and the versions' rows, each a search of the log. Other
+      // suites share this database and download today too, so which organisations and versions make
+      // the top ten is theirs to decide: the link's form is checked, on whichever rows are shown
+      // (lib/disclosures/overview.test.ts checks the figures and rows on a database of its own).
       expect(res.text).toContain(`href="/review/disclosures?from=${today()}&amp;to=${today()}"`);
-      expect(res.text).toMatch(new RegExp(`href="/review/disclosures\\?org=${orgSlug}&amp;from=\\d{4}-\\d{2}-\\d{2}&amp;to=${today()}"`));
-      expect(res.text).toMatch(new RegExp(`href="/review/disclosures\\?dataset=${datasetId}&amp;version=1.0.0&amp;from=`));
+      expect(res.text).toMatch(new RegExp(`href="/review/disclosures\\?org=[a-z0-9-]+&amp;from=\\d{4}-\\d{2}-\\d{2}&amp;to=${today()}"`));
+      expect(res.text).toMatch(new RegExp(`href="/review/disclosures\\?dataset=[a-z0-9._-]+&amp;version=\\d+\\.\\d+\\.\\d+&amp;from=`));
     }
   });
 
