@@ -21,6 +21,13 @@ export type ContributorRecipient = Recipient & {
   episode_count: number;
 };
 
+/**
+ * What all of a contributor's entries add up to: downloads and previews apart, the organisations
+ * that received them, and the episodes downloaded (counted once per download). Only while they
+ * are no more than the count's cap; past it the page says how many there are at least.
+ */
+export type ContributorSummary = { downloads: number; previews: number; organizations: number; episodes_downloaded: number };
+
 const CSV_COLUMNS: (keyof ContributorRecipient)[] = [
   "contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id",
   "episode_count", "download_id",
@@ -38,15 +45,26 @@ const BATCH = 2_000;
 export async function recipientsOfContributor(
   ctx: Ctx,
   input: { contributor: string; before?: number; limit: number; countCap?: number },
-): Promise<{ rows: ContributorRecipient[]; nextBefore: number | null; total: CappedCount }> {
+): Promise<{ rows: ContributorRecipient[]; nextBefore: number | null; total: CappedCount; summary: ContributorSummary | null }> {
   const sql = checkedSql(ctx, input.contributor);
   const cap = input.countCap ?? COUNT_CAP;
   const [rows, [counted]] = await Promise.all([
     recipientsQuery(sql, input.contributor, input.before, input.limit + 1),
-    sql<{ n: number }[]>`select count(*)::int as n from (select 1 from disclosure_contributors where contributor = ${input.contributor} limit ${cap + 1}) c`,
+    // One more than the cap is read, so that past it the answer is only that there are more.
+    sql<(ContributorSummary & { entries: number })[]>`
+      select count(*)::int as entries,
+             count(*) filter (where d.channel <> 'preview')::int as downloads,
+             count(*) filter (where d.channel = 'preview')::int as previews,
+             count(distinct d.organization_id)::int as organizations,
+             coalesce(sum(c.episode_count) filter (where d.channel <> 'preview'), 0)::int as episodes_downloaded
+      from (select disclosure_id, episode_count from disclosure_contributors where contributor = ${input.contributor}
+            order by seq desc limit ${cap + 1}) c
+      join disclosures d on d.id = c.disclosure_id`,
   ]);
   const page = rows.slice(0, input.limit).map(presented);
-  return { rows: page, nextBefore: rows.length > input.limit ? page.at(-1)!.seq : null, total: cappedCount(counted!.n, cap) };
+  const total = cappedCount(counted!.entries, cap);
+  const { entries: _entries, ...summary } = counted!;
+  return { rows: page, nextBefore: rows.length > input.limit ? page.at(-1)!.seq : null, total, summary: total.more ? null : summary };
 }
 
 /** Every such entry, newest first, as CSV or JSON Lines, read in keyset batches as the lines are asked for. */

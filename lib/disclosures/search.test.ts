@@ -224,12 +224,29 @@ describe("recipientsOfContributor: pages and a capped total", () => {
       for (const limit of [1, 2, 3]) expect(await allRecipientsOfContributor(w.iso.operator, contributor, limit), `by ${limit}`).toEqual(whole);
       const first = await recipientsOfContributor(w.iso.operator, { contributor, limit: 1 });
       expect(first.total).toEqual({ count: want.length, more: false });
-      expect((await recipientsOfContributor(w.iso.operator, { contributor, limit: 1, countCap: want.length - 1 })).total).toEqual({ count: want.length - 1, more: true });
+      // The summary adds up every entry, not the page's one.
+      const downloads = whole.filter((r) => r.channel !== "preview");
+      expect(first.summary).toEqual({
+        downloads: downloads.length,
+        previews: whole.length - downloads.length,
+        organizations: new Set(whole.flatMap((r) => (r.organization ? [r.organization] : []))).size,
+        episodes_downloaded: downloads.reduce((sum, r) => sum + r.episode_count, 0),
+      });
+      expect(first.summary!.downloads).toBeGreaterThan(0);
+      const capped = await recipientsOfContributor(w.iso.operator, { contributor, limit: 1, countCap: want.length - 1 });
+      expect(capped.total).toEqual({ count: want.length - 1, more: true });
+      // Past the cap the sums would cover only the newest entries: none is given rather than a wrong one.
+      expect(capped.summary).toBeNull();
     }
   });
 
   it("pages a contributor nobody received as empty, with a total of none", async () => {
-    expect(await recipientsOfContributor(w.iso.operator, { contributor: "nobody-at-all", limit: 5 })).toEqual({ rows: [], nextBefore: null, total: { count: 0, more: false } });
+    expect(await recipientsOfContributor(w.iso.operator, { contributor: "nobody-at-all", limit: 5 })).toEqual({
+      rows: [],
+      nextBefore: null,
+      total: { count: 0, more: false },
+      summary: { downloads: 0, previews: 0, organizations: 0, episodes_downloaded: 0 },
+    });
   });
 });
 

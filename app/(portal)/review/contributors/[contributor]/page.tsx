@@ -2,7 +2,9 @@ import type { Metadata } from "next";
 import { ContributorRecipientsTable } from "@/components/review/disclosure-tables";
 import { buttonClass, LinkButton } from "@/components/ui/button";
 import { EmptyState } from "@/components/ui/empty-state";
+import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
+import { Stat } from "@/components/ui/stat";
 import { z } from "zod";
 import { cappedCountText } from "@/components/review/recipient";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
@@ -24,7 +26,7 @@ export default async function ContributorPage({ params, searchParams }: Props) {
   const { before } = await pageSearch(searchParams, Search);
   const path = `/review/contributors/${encodeURIComponent(contributor)}`;
   const ctx = await pageContext("review", path);
-  const { rows, nextBefore, total } = await pageData(recipientsOfContributor(ctx, { contributor, before, limit: PAGE }));
+  const { rows, nextBefore, total, summary } = await pageData(recipientsOfContributor(ctx, { contributor, before, limit: PAGE }));
   const exportHref = (format: string) => `${path}/export?format=${format}`;
   return (
     <>
@@ -47,6 +49,14 @@ export default async function ContributorPage({ params, searchParams }: Props) {
         <EmptyState title="Nobody has received this contributor's episodes">No download or preview in the log includes an episode recorded by {contributor}.</EmptyState>
       ) : (
         <>
+          {summary ? (
+            <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
+              <Stat label="Downloads" value={formatNumber(summary.downloads)} />
+              <Stat label="Previews" value={formatNumber(summary.previews)} hint="watched in the portal or through the API" />
+              <Stat label="Organisations" value={formatNumber(summary.organizations)} />
+              <Stat label="Episodes downloaded" value={formatNumber(summary.episodes_downloaded)} hint="counted once per download" />
+            </dl>
+          ) : null}
           <p className="mb-2 text-sm text-slate-600">{cappedCountText(total, "entry includes", "entries include")} this contributor&apos;s episodes.</p>
           <ContributorRecipientsTable rows={rows} />
         </>
