@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { isSupportedVersion } from "../lerobot/format";
-import { needsRenumbering, RENUMBERED_COLUMNS, writeSubsetMeta, type SubsetResult } from "../lerobot/subset";
+import { needsRenumbering, RENUMBERED_COLUMNS, writeAtomically, writeSubsetMeta, type SubsetResult } from "../lerobot/subset";
 import type { ManifestDocument, ManifestFile } from "./api";
 import { sha256File } from "./transfer";
 
@@ -299,17 +299,5 @@ async function copyTree(from: string, to: string): Promise<void> {
       await copyFile(source, temporary);
       await rename(temporary, target);
     }
-  }
-}
-
-async function writeAtomically(target: string, content: string): Promise<void> {
-  await mkdir(path.dirname(target), { recursive: true });
-  const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    await writeFile(temporary, content);
-    await rename(temporary, target);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
   }
 }

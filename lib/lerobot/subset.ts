@@ -504,7 +504,8 @@ async function readSource(root: string, relative: string): Promise<string> {
   }
 }
 
-async function writeAtomically(target: string, content: string | Buffer): Promise<void> {
+/** Writes a file whole or not at all: into a temporary name beside it, then renamed over it. */
+export async function writeAtomically(target: string, content: string | Buffer): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
   const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
   try {

@@ -5,19 +5,13 @@ import type postgres from "postgres";
 import type { z } from "zod";
 import { canonicalJson } from "../../canonical-json";
 import { parseJsonDocument } from "./json-document";
-import { runImport, type ImportSource, type RecordStream, type SourceItem } from "./pipeline";
+import { runImport, type ImportSource, type PipelineResult, type RecordStream, type SourceItem } from "./pipeline";
 import type { ProblemList } from "./problems";
 import { readLines } from "./read-lines";
 import { DatasetFile, VersionFile } from "./records";
 
-export type ImportResult = {
-  status: "imported" | "unchanged";
-  datasetId: string;
-  version: string;
-  episodes: number;
-  annotations: number;
-  files: number;
-};
+/** What an import directory's import reports: the pipeline's result without the LeRobot-only skipped episodes. */
+export type ImportResult = Pick<PipelineResult, "status" | "datasetId" | "version" | "episodes" | "annotations" | "files">;
 
 /**
  * Imports one dataset version from an import directory (docs/import-format.md) in one transaction,
