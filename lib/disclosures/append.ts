@@ -50,8 +50,8 @@ export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: num
       ${requestSha256}, ${chained.prevHash}, ${entryHash(chained)})`;
   if (contributions.length) {
     await tx`
-      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count)
-      select ${chained.id}, ${chained.seq}, c.contributor, c.episode_count
+      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count, organization_id, channel)
+      select ${chained.id}, ${chained.seq}, c.contributor, c.episode_count, ${chained.organizationId}, ${chained.channel}
       from unnest(${contributions.map((c) => c.contributor)}::text[], ${contributions.map((c) => c.episode_count)}::int[]) as c(contributor, episode_count)`;
   }
   return chained;
@@ -59,7 +59,7 @@ export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: num
 
 /**
  * Whose episodes an entry holds, and how many of each contributor's, for `disclosure_contributors`
- * (migration 0009): the reviewer's "who received contributor C's episodes" reads that instead of
+ * (migrations 0009 and 0011): the reviewer's "who received contributor C's episodes" reads that instead of
  * joining every disclosed episode with the catalog. Counted from the entry's `disclosure_episodes`,
  * which its caller has written already, before the chain's lock is taken, so that the serialised
  * section only adds one insert of as many rows as the entry has contributors.

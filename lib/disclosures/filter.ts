@@ -160,13 +160,20 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter) {
   if (f.contributor) {
     return {
       from: sql`disclosure_contributors c join disclosures d on d.id = c.disclosure_id`,
-      // The seq range bounds the summary's own seq, which is the entry's: the walk of (contributor, seq) starts and ends there.
-      where: sql`c.contributor = ${f.contributor} and ${entryConditions(sql, f, sql`c.seq`)}`,
+      // The seq range bounds the summary's own seq, which is the entry's: the walk of (contributor, seq)
+      // starts and ends there. The organisation and channel are compared on the summary's copies
+      // (migration 0011), inside its indexes, before any entry is read.
+      where: sql`c.contributor = ${f.contributor}
+        ${f.organization ? sql`and c.organization_id = (${organizationIdOf(sql, f.organization)})` : sql``}
+        ${f.channel ? sql`and c.channel = ${f.channel}` : sql``}
+        and ${entryConditions(sql, f, sql`c.seq`)}`,
       seq: sql`c.seq`,
     };
   }
   return { from: sql`disclosures d`, where: own, seq: sql`d.seq` };
 }
+
+const organizationIdOf = (sql: Sql, slug: string) => sql`select id from organizations where slug = ${slug}`;
 
 const entriesOfEpisode = (sql: Sql, episodeId: string) => sql`select distinct disclosure_id from disclosure_episodes where episode_id = ${episodeId}`;
 
@@ -182,7 +189,7 @@ function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
   return sql`true
     ${f.from ? sql`${bounded(sql`${seq} >= (${firstSeqFrom(sql, f.from)})`)} and d.occurred_at >= ${f.from}` : sql``}
     ${f.to ? sql`${bounded(sql`${seq} <= (${lastSeqUpTo(sql, f.to)})`)} and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
-    ${f.organization ? sql`and d.organization_id = (select id from organizations where slug = ${f.organization})` : sql``}
+    ${f.organization ? sql`and d.organization_id = (${organizationIdOf(sql, f.organization)})` : sql``}
     ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
     ${f.version ? sql`and d.version = ${f.version}` : sql``}
     ${f.apiKeyPrefix ? sql`and d.api_key_id = any(array(select id from api_keys where prefix = ${f.apiKeyPrefix}))` : sql``}

@@ -50,16 +50,17 @@ export async function recipientsOfContributor(
   const cap = input.countCap ?? COUNT_CAP;
   const [rows, [counted]] = await Promise.all([
     recipientsQuery(sql, input.contributor, input.before, input.limit + 1),
-    // One more than the cap is read, so that past it the answer is only that there are more.
+    // One more than the cap is read, so that past it the answer is only that there are more. The
+    // summary holds each entry's channel and organisation (migration 0011): the count reads one
+    // index, not the entries.
     sql<(ContributorSummary & { entries: number })[]>`
       select count(*)::int as entries,
-             count(*) filter (where d.channel <> 'preview')::int as downloads,
-             count(*) filter (where d.channel = 'preview')::int as previews,
-             count(distinct d.organization_id)::int as organizations,
-             coalesce(sum(c.episode_count) filter (where d.channel <> 'preview'), 0)::int as episodes_downloaded
-      from (select disclosure_id, episode_count from disclosure_contributors where contributor = ${input.contributor}
-            order by seq desc limit ${cap + 1}) c
-      join disclosures d on d.id = c.disclosure_id`,
+             count(*) filter (where c.channel <> 'preview')::int as downloads,
+             count(*) filter (where c.channel = 'preview')::int as previews,
+             count(distinct c.organization_id)::int as organizations,
+             coalesce(sum(c.episode_count) filter (where c.channel <> 'preview'), 0)::int as episodes_downloaded
+      from (select organization_id, channel, episode_count from disclosure_contributors where contributor = ${input.contributor}
+            order by seq desc limit ${cap + 1}) c`,
   ]);
   const page = rows.slice(0, input.limit).map(presented);
   const total = cappedCount(counted!.entries, cap);

@@ -148,6 +148,8 @@ describe("searchDisclosures: every filter and combinations, each paged by keyset
       [{ user: w.user2.email, channel: "portal", from: second }, (o) => o.user === w.user2.email && (o.occurred_at as string) >= second],
       [{ contributor: w.contributors.y, channel: "api" }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.channel === "api"],
       [{ contributor: w.contributors.y, org: w.org2.slug, to: second }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.organization === w.org2.slug && (o.occurred_at as string) <= second],
+      [{ contributor: w.contributors.y, org: w.org1.slug, channel: "portal" }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.organization === w.org1.slug && o.channel === "portal"],
+      [{ contributor: w.contributors.x, org: "no-such-org" }, () => false],
       [{ contributor: w.contributors.x, from: second }, (o, i) => contributorsOf(i).has(w.contributors.x) && (o.occurred_at as string) >= second],
       [{ episode: episode, org: w.org1.slug }, (o) => holds(episode)(o) && o.organization === w.org1.slug],
       [{ episode: episode, contributor: w.contributors.x }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.x)],
@@ -191,6 +193,33 @@ describe("disclosure_contributors, filled at append", () => {
       return [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([contributor, n]) => ({ disclosure_id: o.id, seq: String(o.seq), contributor, episode_count: n }));
     });
     expect(summary.map((r) => ({ ...r }))).toEqual(want);
+  });
+
+  it("carries each entry's organisation and channel, as the entry holds them (migration 0011)", async () => {
+    const [counted] = await w.iso.sql<{ rows: number; differing: number }[]>`
+      select count(*)::int as rows,
+             count(*) filter (where c.organization_id is distinct from d.organization_id or c.channel <> d.channel)::int as differing
+      from disclosure_contributors c join disclosures d on d.id = c.disclosure_id`;
+    expect(counted!.rows).toBeGreaterThan(oracle.length);
+    expect(counted!.differing).toBe(0);
+  });
+
+  it("is what das_count_disclosure_contributors() counts from the episodes, as migration 0011 and a bulk load do", async () => {
+    const rows = (sql: typeof w.iso.sql) =>
+      sql<Record<string, unknown>[]>`select * from disclosure_contributors order by disclosure_id, contributor`.then((r) => r.map((row) => ({ ...row })));
+    const appended = await rows(w.iso.sql);
+    const recounted = await withTriggersDisabled(w.iso.db, async (tx) => {
+      // The summary's own append-only triggers too: emptied, then counted again from scratch.
+      await tx`set local session_replication_role = replica`;
+      await tx`delete from disclosure_contributors`;
+      const [result] = await tx<{ counted: string }[]>`select das_count_disclosure_contributors() as counted`;
+      const [again] = await tx<{ counted: string }[]>`select das_count_disclosure_contributors() as counted`;
+      return { counted: Number(result!.counted), again: Number(again!.counted), rows: await rows(tx) };
+    });
+    expect(recounted.counted).toBe(appended.length);
+    // Entries already counted are left alone.
+    expect(recounted.again).toBe(0);
+    expect(recounted.rows).toEqual(appended);
   });
 });
 

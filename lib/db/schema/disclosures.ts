@@ -76,6 +76,7 @@ export const disclosures = pgTable(
     index("disclosures_api_key_idx").on(t.apiKeyId, t.seq),
     index("disclosures_user_idx").on(t.userId, t.seq),
     index("disclosures_channel_idx").on(t.channel, t.seq),
+    index("disclosures_organization_channel_idx").on(t.organizationId, t.channel, t.seq),
     // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
     index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
     check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
@@ -109,7 +110,9 @@ export const disclosureEpisodes = pgTable(
  * Whose episodes each entry disclosed, and how many of each contributor's: derived from
  * `disclosure_episodes` and the catalog when the entry is appended (lib/disclosures/append.ts), so
  * "who received contributor C's episodes" walks (contributor, seq) instead of joining tens of
- * millions of disclosed episodes with the catalog. Append-only like the log (migration 0009).
+ * millions of disclosed episodes with the catalog. Append-only like the log (migration 0009). It
+ * carries the entry's organisation and channel, so a contributor searched with either is answered
+ * from its indexes (migration 0011).
  */
 export const disclosureContributors = pgTable(
   "disclosure_contributors",
@@ -119,9 +122,15 @@ export const disclosureContributors = pgTable(
     seq: bigint({ mode: "number" }).notNull(),
     contributor: text().notNull(),
     episodeCount: integer("episode_count").notNull(),
+    /** The entry's: null for a reviewer's or admin's preview. */
+    organizationId: text("organization_id"),
+    channel: text().$type<DisclosureChannel>().notNull(),
   },
   (t) => [
     primaryKey({ name: "disclosure_contributors_pk", columns: [t.disclosureId, t.contributor] }),
+    // Migration 0011 also INCLUDEs (disclosure_id, organization_id, channel, episode_count), which
+    // this builder cannot say: a walk of a contributor's entries compares them without the table.
     index("disclosure_contributors_contributor_idx").on(t.contributor, t.seq),
+    index("disclosure_contributors_organization_idx").on(t.contributor, t.organizationId, t.seq),
   ],
 );
