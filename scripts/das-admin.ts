@@ -27,7 +27,8 @@ import { createUser } from "@/lib/admin/users";
 import { DISCLOSURE_CHANNELS, USER_ROLES, type UserRole } from "@/lib/db/schema";
 import { seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
-import { verifyChainDetailed, type VerifyProgress } from "@/lib/disclosures/verify";
+import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "@/lib/disclosures/verify";
+import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
 import { digestConfigFromEnv, digestPublicKeyFromEnv, publicKeyPem, publicKeySha256, verifyDigests, writeHeadDigest } from "@/lib/disclosures/digest";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import { disclosureFilter, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
@@ -313,40 +314,51 @@ disclosures
   )
   .option("--full", "walk every entry from the first, not only those after the last checkpoint")
   .option("--digests", "check every signed head digest and the log against each (includes --full)")
+  .option("--threads <n>", "threads of a full walk, each with a database connection (default: one per core)", positiveWholeNumber)
   .examples("das-admin disclosures verify", "das-admin disclosures verify --full", "DIGEST_PUBLIC_KEY=reviewers.pem das-admin disclosures verify --digests")
   .action(
-    onDatabase(async ({ ctx }, options: { full?: boolean; digests?: boolean }) => {
+    onDatabase(async ({ ctx, runtime }, options: { full?: boolean; digests?: boolean; threads?: number }) => {
       const progress = progressPrinter();
-      if (options.digests) {
-        const result = await verifyDigests(ctx, digestConfigFromEnv("verify"), { onProgress: progress });
-        if (result.findings.length) {
-          say(`Disclosure log does NOT agree with its digests (${result.findings.length} ${result.findings.length === 1 ? "finding" : "findings"}):`);
-          for (const finding of result.findings) say(`  - ${finding}`);
-          throw new Exit(1);
-        }
-        say(
-          `Disclosure log agrees with all ${result.digests} digests (newest ${result.newest!.key}, seq ${result.newest!.digest.seq}); ` +
-            `the chain verifies from the first entry to seq ${result.head!.count}, head hash ${result.head!.headHash}.`,
-        );
-        return;
-      }
-      const verification = await verifyChainDetailed(ctx, { mode: options.full ? "full" : "incremental", onProgress: options.full ? progress : undefined });
-      const report = verification.report;
-      if (!report.intact) {
-        say(`Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`);
-        throw new Exit(1);
-      }
-      const from = verification.from;
-      if (!from) {
-        say(`Disclosure log intact: ${report.count} entries verified, head hash ${report.headHash}.`);
-      } else {
-        say(
-          `Disclosure log intact: ${report.count} entries, head hash ${report.headHash}; ${verification.entriesChecked} new entries verified after seq ${from.seq}, ` +
-            `whose hash still matches its verification of ${from.verifiedAt.toISOString()}. --full walks every entry.`,
-        );
+      // A full walk is spread over threads, each with a connection of its own; an incremental one is short.
+      const ranges = options.full || options.digests ? parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads }) : undefined;
+      try {
+        await verify(ctx, options, progress, ranges);
+      } finally {
+        await ranges?.close();
       }
     }),
   );
+
+async function verify(ctx: Ctx, options: { full?: boolean; digests?: boolean }, progress: (p: VerifyProgress) => void, ranges: RangeChecker | undefined) {
+  if (options.digests) {
+    const result = await verifyDigests(ctx, digestConfigFromEnv("verify"), { onProgress: progress, ranges });
+    if (result.findings.length) {
+      say(`Disclosure log does NOT agree with its digests (${result.findings.length} ${result.findings.length === 1 ? "finding" : "findings"}):`);
+      for (const finding of result.findings) say(`  - ${finding}`);
+      throw new Exit(1);
+    }
+    say(
+      `Disclosure log agrees with all ${result.digests} digests (newest ${result.newest!.key}, seq ${result.newest!.digest.seq}); ` +
+        `the chain verifies from the first entry to seq ${result.head!.count}, head hash ${result.head!.headHash}.`,
+    );
+    return;
+  }
+  const verification = await verifyChainDetailed(ctx, { mode: options.full ? "full" : "incremental", onProgress: options.full ? progress : undefined, ranges });
+  const report = verification.report;
+  if (!report.intact) {
+    say(`Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`);
+    throw new Exit(1);
+  }
+  const from = verification.from;
+  if (!from) {
+    say(`Disclosure log intact: ${report.count} entries verified, head hash ${report.headHash}.`);
+  } else {
+    say(
+      `Disclosure log intact: ${report.count} entries, head hash ${report.headHash}; ${verification.entriesChecked} new entries verified after seq ${from.seq}, ` +
+        `whose hash still matches its verification of ${from.verifiedAt.toISOString()}. --full walks every entry.`,
+    );
+  }
+}
 
 disclosures
   .command("digest")

@@ -68,7 +68,7 @@ export function localStoreCredentials(dataDir: string): StoreCredentials {
  * APP_SECRET, the installation's own; on the embedded database with no DIGEST_SIGNING_KEY, the
  * installation's digest signing key. Configured values are left alone (production).
  */
-export async function startEmbeddedDefault(options: { log?: (line: string) => void } = {}): Promise<Runtime> {
+export async function startEmbeddedDefault(options: { log?: (line: string) => void; sharedBuffers?: string } = {}): Promise<Runtime> {
   const dataDir = dataDirectory();
   const env: Record<string, string> = {};
   const stops: (() => Promise<void>)[] = [];
@@ -77,7 +77,7 @@ export async function startEmbeddedDefault(options: { log?: (line: string) => vo
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;
   } else {
-    const pg = await startEmbeddedPostgres(dataDir, options.log);
+    const pg = await startEmbeddedPostgres(dataDir, options.log, { sharedBuffers: options.sharedBuffers });
     stops.push(pg.stop);
     await migrateDatabase(pg.url);
     env.DATABASE_URL = pg.url;

@@ -20,7 +20,11 @@ const urlFor = (port: number, database = DATABASE) => `postgres://${USER}:${PASS
  * in `<dataDir>/pg`. If a server is already running on that directory (say `npm run dev` is up and
  * an operator runs `das-admin`), it is reused instead of started twice.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (line: string) => void = () => {},
+  options: { sharedBuffers?: string } = {},
+): Promise<EmbeddedPostgres> {
   const pgDir = path.resolve(dataDir, "pg");
   const running = runningPort(pgDir);
   if (running && (await canConnect(urlFor(running, "postgres")))) {
@@ -39,7 +43,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
       // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
       createPostgresUser: userInfo().uid === 0,
       initdbFlags: ["--encoding=UTF8", "--locale=C"],
-      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", "shared_buffers=256MB"],
+      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", `shared_buffers=${options.sharedBuffers ?? "256MB"}`],
       onLog: log,
       onError: (error) => log(String(error)),
     });

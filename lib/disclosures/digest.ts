@@ -9,7 +9,7 @@ import { AppError } from "../errors";
 import { getObjectBytes, listObjectKeys, s3Client } from "../storage/client";
 import { storeLocation } from "../storage/config";
 import { requireAdmin, requireReviewer } from "../auth/authorize";
-import { verifyChainDetailed, type VerifyProgress } from "./verify";
+import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "./verify";
 
 /**
  * Signed head digests of the disclosure log, kept outside the database (the idea of CloudTrail's
@@ -227,7 +227,11 @@ export type DigestVerification = {
  * or history was rewritten); and the whole chain, from the genesis to the head and so past the
  * newest digest, verifies (a full walk, which writes a checkpoint only when nothing was found).
  */
-export async function verifyDigests(ctx: Ctx, config: DigestConfig, options: { onProgress?: (p: VerifyProgress) => void } = {}): Promise<DigestVerification> {
+export async function verifyDigests(
+  ctx: Ctx,
+  config: DigestConfig,
+  options: { onProgress?: (p: VerifyProgress) => void; ranges?: RangeChecker } = {},
+): Promise<DigestVerification> {
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const { client, bucket, prefix } = config.store;
@@ -277,7 +281,7 @@ export async function verifyDigests(ctx: Ctx, config: DigestConfig, options: { o
   }
 
   // The chain itself, from the genesis: the digests vouch for the heads, the walk for every link.
-  const walk = await verifyChainDetailed(ctx, { mode: "full", onProgress: options.onProgress, writeCheckpoint: findings.length === 0 });
+  const walk = await verifyChainDetailed(ctx, { mode: "full", onProgress: options.onProgress, ranges: options.ranges, writeCheckpoint: findings.length === 0 });
   if (!walk.report.intact) findings.push(`the log does not verify: broken at seq ${walk.report.firstBadSeq}: ${walk.report.reason}`);
   return {
     findings,

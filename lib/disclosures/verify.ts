@@ -2,7 +2,8 @@ import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import type { VerificationMode } from "../db/schema";
 import { requireReviewer } from "../auth/authorize";
-import { entryHash, entryOfRow, GENESIS_HASH, sha256Hex, type DisclosureRow } from "./chain";
+import { GENESIS_HASH } from "./chain";
+import { checkRange, DEFAULT_BATCH, type BatchSize, type RangeCheck } from "./verify-range";
 
 export type ChainReport =
   | { intact: true; count: number; headHash: string }
@@ -25,7 +26,12 @@ export type VerifyOptions = {
   /** False: record no checkpoint even when intact (the caller found something the walk cannot see). Default true. */
   writeCheckpoint?: boolean;
   /** Batch sizes (entries, resolved episodes); the defaults suit any log, tests make them small to cross many batches. */
-  batch?: { entries: number; episodes: number };
+  batch?: BatchSize;
+  /**
+   * Who checks the ranges up to the head seen at the start; default this process. A long full walk
+   * passes `parallelRangeChecker` (verify-parallel.ts), which spreads them over threads.
+   */
+  ranges?: RangeChecker;
 };
 
 export type Verification = {
@@ -40,28 +46,8 @@ export type Verification = {
   durationMs: number;
 };
 
-type Row = DisclosureRow & {
-  seq: string;
-  hash: string;
-  actual_episode_count: number;
-  actual_episodes_sha256: string;
-  version_consistent: boolean;
-};
-
-/**
- * Entries per read. Large enough that a round trip and the batch's grouped episode query are cheap
- * per entry; small enough that a batch of whole-version downloads (tens of thousands of episode ids
- * in their requested scopes) stays a few MiB.
- */
-const BATCH = 5000;
-/**
- * At most this many resolved episodes per batch (a whole version's download counts its episodes;
- * one of listed ids holds them in its requested scope too): memory stays bounded whatever the mix.
- */
-const MAX_EPISODES_PER_BATCH = 400_000;
 /** Batches being read while one is checked: the database's work on them overlaps this process's hashing. */
 const READS_IN_FLIGHT = 3;
-const EMPTY_DIGEST = sha256Hex("");
 
 /**
  * Verifies the disclosure log: every seq follows the one before, links to its hash, and hashes to
@@ -108,123 +94,86 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
 type Walked = { intact: true; report: ChainReport & { intact: true }; checked: number } | { intact: false; report: ChainReport; checked: number };
 
 /**
- * Walks the chain in `seq` order from `start` (an entry already trusted, or the genesis), a batch
- * at a time: memory stays flat however long the log is. Each batch is one query: the entries, and
- * one grouped read of their resolved episodes over the primary key (count, digest recomputed by the
- * database, the versions they point at). Up to the head seen at the start, batches are seq ranges
- * and several are read at once (each on a connection of its own when the pool has them), so the
- * database works on the next while this process hashes one; entries appended meanwhile are read
- * after it. A range that comes back short is a missing seq, found like any other.
+ * Checks ranges of the log for a walk: in this process (the default), or spread over threads by
+ * `verify-parallel.ts` for a long full walk. `rangeEntries` is how many seqs each range spans,
+ * `inFlight` how many ranges are checked at once.
+ */
+export type RangeChecker = {
+  rangeEntries: number;
+  inFlight: number;
+  /** Checks afterSeq < seq <= upTo. */
+  check(afterSeq: number, upTo: number): Promise<RangeCheck>;
+};
+
+/** Ranges of one batch each, three at a time in this process: the database reads the next while this process hashes one. */
+const inProcess = (sql: Sql, size: BatchSize): RangeChecker => ({
+  rangeEntries: size.entries,
+  inFlight: READS_IN_FLIGHT,
+  check: (afterSeq, upTo) => checkRange(sql, size, afterSeq, upTo),
+});
+
+/**
+ * Walks the chain in `seq` order from `start` (an entry already trusted, or the genesis): memory
+ * stays flat however long the log is. Up to the head seen at the start, the log is cut into ranges
+ * checked several at a time by the range checker (each read is one query: the entries, and one
+ * grouped read of their resolved episodes over the primary key); each result is then linked to the
+ * range before it, in order, so the first break is the one reported. Entries appended meanwhile are
+ * read after it. A range that comes back short is a missing seq, found like any other.
  */
 async function walkChain(sql: Sql, start: { seq: number; hash: string }, options: VerifyOptions): Promise<Walked> {
   const { onProgress } = options;
-  const size = options.batch ?? { entries: BATCH, episodes: MAX_EPISODES_PER_BATCH };
+  const size = options.batch ?? DEFAULT_BATCH;
+  const checker = options.ranges ?? inProcess(sql, size);
   let previous = start;
   let checked = 0;
   const began = performance.now();
-  const [top] = await sql<{ seq: string | null }[]>`select max(seq) as seq from disclosures`;
-  const head = top!.seq === null ? 0 : Number(top!.seq);
+  const head = await headSeq(sql);
 
-  const inFlight: { read: Promise<Batch>; upTo: number }[] = [];
-  let nextFrom = start.seq;
-  const issue = (afterSeq: number, upTo: number) => {
-    const read = readBatch(sql, size, afterSeq, upTo);
-    // A break makes later reads unneeded: their failure must not go unhandled.
-    read.catch(() => undefined);
-    return { read, upTo };
-  };
-  const readAhead = () => {
-    while (inFlight.length < READS_IN_FLIGHT && nextFrom < head) {
-      inFlight.push(issue(nextFrom, Math.min(nextFrom + size.entries, head)));
-      nextFrom += size.entries;
+  /** Links a range's result to the walk so far; a report when it breaks the chain. */
+  const link = (range: RangeCheck): Walked | null => {
+    const fail = (at: number, reason: string): Walked => ({ intact: false, report: { intact: false, count: at - 1, firstBadSeq: at, reason }, checked });
+    if (range.first) {
+      if (range.first.seq !== previous.seq + 1) return fail(previous.seq + 1, `seq ${previous.seq + 1} is missing`);
+      if (range.first.prevHash !== previous.hash) return fail(range.first.seq, "prev_hash does not match the previous entry's hash");
     }
-  };
-
-  /** Checks one batch; a report when it breaks the chain. */
-  const check = (rows: Row[]): Walked | null => {
-    for (const row of rows) {
-      const seq = Number(row.seq);
-      const fail = (reason: string, at = seq): Walked => ({ intact: false, report: { intact: false, count: previous.seq, firstBadSeq: at, reason }, checked });
-      if (seq !== previous.seq + 1) return fail(`seq ${previous.seq + 1} is missing`, previous.seq + 1);
-      if (row.prev_hash !== previous.hash) return fail("prev_hash does not match the previous entry's hash");
-      if (row.actual_episode_count !== row.episode_count || row.actual_episodes_sha256 !== row.episodes_sha256) {
-        return fail("the resolved episodes differ from those recorded");
-      }
-      const recomputed = entryHash(entryOfRow(row));
-      if (recomputed !== row.hash) return fail("the entry does not hash to its recorded hash (altered)");
-      // version_id is not in the hash, but the contributor query and replays rely on it: it must
-      // be the hashed dataset_id@version, for the entry and for each of its resolved episodes.
-      if (!row.version_consistent) return fail("the entry's or its resolved episodes' version_id is not its dataset version");
-      previous = { seq, hash: row.hash };
-      checked++;
-    }
-    if (onProgress && rows.length > 0) {
+    checked += range.checked;
+    if (range.last) previous = range.last;
+    if (range.failure) return fail(range.failure.seq, range.failure.reason);
+    if (onProgress && range.checked > 0) {
       const seconds = (performance.now() - began) / 1000;
       onProgress({ entriesDone: checked, entriesPerSecond: seconds > 0 ? Math.round(checked / seconds) : checked, seq: previous.seq });
     }
     return null;
   };
 
+  const inFlight: Promise<RangeCheck>[] = [];
+  let nextFrom = start.seq;
+  const readAhead = () => {
+    while (inFlight.length < checker.inFlight && nextFrom < head) {
+      const check = checker.check(nextFrom, Math.min(nextFrom + checker.rangeEntries, head));
+      // A break makes later ranges unneeded: their failure must not go unhandled.
+      check.catch(() => undefined);
+      inFlight.push(check);
+      nextFrom += checker.rangeEntries;
+    }
+  };
   readAhead();
   while (inFlight.length > 0) {
-    const { read, upTo } = inFlight.shift()!;
-    const { rows, cut } = await read;
-    // A range cut short by its episodes is read on from where it stopped, before the ranges after it.
-    if (cut) inFlight.unshift(issue(Number(rows.at(-1)!.seq), upTo));
+    const range = await inFlight.shift()!;
     readAhead();
-    const broken = check(rows);
+    const broken = link(range);
     if (broken) return broken;
   }
   // Entries appended since the walk began (and, in a log cut short in the meantime, the gap).
   for (;;) {
-    const { rows, cut } = await readBatch(sql, size, previous.seq, null);
-    const broken = check(rows);
+    const range = await checkRange(sql, size, previous.seq, null);
+    const broken = link(range);
     if (broken) return broken;
-    if (previous.seq < head) return { intact: false, report: { intact: false, count: previous.seq, firstBadSeq: previous.seq + 1, reason: `seq ${previous.seq + 1} is missing` }, checked };
-    if (rows.length < size.entries && !cut) return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
+    if (range.first === null) {
+      if (previous.seq < head) return { intact: false, report: { intact: false, count: previous.seq, firstBadSeq: previous.seq + 1, reason: `seq ${previous.seq + 1} is missing` }, checked };
+      return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
+    }
   }
-}
-
-/** A batch's rows in seq order; `cut` when it stopped early at MAX_EPISODES_PER_BATCH, with more of its range to read. */
-type Batch = { rows: Row[]; cut: boolean };
-
-/**
- * Entries with afterSeq < seq <= upTo (or the next BATCH after afterSeq when upTo is null), with
- * their resolved episodes' count, digest and versions; cut short once the entries hold
- * MAX_EPISODES_PER_BATCH episodes (always at least one entry), so that a run of downloads of
- * thousands of listed episodes each still reads as a batch of bounded size.
- */
-async function readBatch(sql: Sql, size: { entries: number; episodes: number }, afterSeq: number, upTo: number | null): Promise<Batch> {
-  // The episodes' digest is SHA-256 over the ids in byte order (the column's collation is "C"),
-  // one per line, as episodesDigest computes it; an entry without episodes digests the empty text.
-  const range = upTo === null ? sql`seq > ${afterSeq} order by seq limit ${size.entries}` : sql`seq > ${afterSeq} and seq <= ${upTo} order by seq`;
-  const rows = await sql<(Row & { episodes_so_far: string })[]>`
-    with batch as materialized (
-      select * from (
-        select id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
-          licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at, request_id, prev_hash, hash,
-          sum(episode_count) over (order by seq) as episodes_so_far
-        from disclosures where ${range}
-      ) ranged
-      where episodes_so_far - episode_count < ${size.episodes}
-    ), resolved as (
-      select de.disclosure_id, count(*)::int as n,
-        encode(sha256(convert_to(string_agg(de.episode_id, E'\\n' order by de.episode_id), 'UTF8')), 'hex') as digest,
-        min(de.version_id) as lowest_version_id, max(de.version_id) as highest_version_id
-      from disclosure_episodes de
-      where de.disclosure_id = any (array(select id from batch))
-      group by de.disclosure_id
-    )
-    select b.*, coalesce(r.n, 0) as actual_episode_count, coalesce(r.digest, ${EMPTY_DIGEST}) as actual_episodes_sha256,
-      (v.id is not null and (r.n is null or (r.lowest_version_id = b.version_id and r.highest_version_id = b.version_id))) as version_consistent
-    from batch b
-    left join resolved r on r.disclosure_id = b.id
-    left join dataset_versions v on v.id = b.version_id and v.dataset_id = b.dataset_id and v.version = b.version`;
-  // Put in seq order here: sorting a batch of wide rows in the database spills to disk past work_mem.
-  rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-  const last = rows.at(-1);
-  const cut = last !== undefined && Number(last.episodes_so_far) >= size.episodes && (upTo === null || Number(last.seq) < upTo);
-  return { rows, cut };
 }
 
 type CheckpointRow = { seq: string; hash: string; verified_at: Date; mode: VerificationMode; entries_checked: string };
