@@ -36,7 +36,7 @@ async function whileTampered(tamper: (tx: Sql) => Promise<unknown>, undo: (tx: S
     w.iso.sql.begin(async (tx) => {
       // No trigger fires for this transaction, the append-only ones included, as for a superuser's.
       await tx`set local session_replication_role = replica`;
-      await change(tx);
+      await change(tx as unknown as Sql);
     });
   await asSuperuser(tamper);
   try {
