@@ -419,11 +419,10 @@ disclosures
       const { filter, problems } = disclosureFilter(search);
       if (problems.length) throw new Error(problems.join(" "));
       let rows = 0;
-      for await (const line of exportDisclosures(ctx, filter, options.format)) {
-        if (!process.stdout.write(line)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
-        rows++;
+      for await (const text of exportDisclosures(ctx, filter, options.format, { onRows: (n) => (rows += n) })) {
+        if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
       }
-      say(`Exported ${options.format === "csv" ? rows - 1 : rows} entries.`);
+      say(`Exported ${rows} entries.`);
     }),
   );
 

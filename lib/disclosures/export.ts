@@ -49,10 +49,10 @@ export function exportDisclosures(
   ctx: Ctx,
   filter: DisclosureFilter,
   format: ExportFormat,
-  options: { batchSize?: number; episodesPerRead?: number } = {},
+  options: { batchSize?: number; episodesPerRead?: number; onRows?: (rows: number) => void } = {},
 ): AsyncGenerator<string> {
   requireReviewer(ctx);
-  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format, options.batchSize ?? BATCH, options.episodesPerRead ?? EPISODE_BATCH), CSV_COLUMNS, format);
+  return exportLines(rowsInBatches(sqlOf(ctx.db), filter, format, options.batchSize ?? BATCH, options.episodesPerRead ?? EPISODE_BATCH), CSV_COLUMNS, format, options.onRows);
 }
 
 type Raw = ExportRow;
@@ -60,7 +60,7 @@ type Raw = ExportRow;
 /** An instant as JSON writes it (toISOString), formatted by the database rather than parsed into a Date and back for every row. */
 const isoText = (sql: Sql, column: PendingQuery<Row[]>) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number, episodesPerRead: number): AsyncGenerator<ExportRow & { episode_ids?: string[] }> {
+async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number, episodesPerRead: number): AsyncGenerator<(ExportRow & { episode_ids?: string[] })[]> {
   const { from, where, seq } = filteredEntries(sql, filter);
   // Two reads overlap the writing of a batch: the next batch's entries, and (for JSON Lines) the
   // episode ids of this batch's first run (usually all of it), on another connection of the pool.
@@ -84,12 +84,12 @@ async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: Export
     const rows = await current.rows;
     const more = rows.length === size;
     const next = more ? read(rows.at(-1)!.seq) : null;
-    if (format === "csv") yield* rows;
+    if (format === "csv") yield rows;
     else {
       const [runs, firstEpisodes] = await Promise.all([current.runs, current.firstEpisodes]);
       for (const [i, run] of runs.entries()) {
         const episodes = i === 0 ? firstEpisodes! : await episodeIdsOf(sql, run.map((r) => r.id));
-        for (const raw of run) yield { ...raw, episode_ids: episodes.get(raw.id) ?? [] };
+        yield run.map((raw) => ({ ...raw, episode_ids: episodes.get(raw.id) ?? [] }));
       }
     }
     if (!next) return;
@@ -120,8 +120,23 @@ async function episodeIdsOf(sql: Sql, ids: string[]): Promise<Map<string, string
   return new Map(rows.map((r) => [r.disclosure_id, r.episode_ids]));
 }
 
-/** Rows as CSV (a header, then the columns of each row) or as JSON Lines (each row whole), line by line. */
-export async function* exportLines<R>(rows: AsyncIterable<R>, columns: readonly (keyof R & string)[], format: ExportFormat): AsyncGenerator<string> {
+/**
+ * Batches of rows as CSV (a header, then the columns of each row) or as JSON Lines (each row
+ * whole), one piece of text per batch: a step of an async generator costs about as much as
+ * writing a line, so a million rows handed on one at a time spent a fifth of the export there.
+ */
+export async function* exportLines<R>(
+  batches: AsyncIterable<readonly R[]>,
+  columns: readonly (keyof R & string)[],
+  format: ExportFormat,
+  /** Told how many rows each piece holds (the header is not a row). */
+  onRows?: (rows: number) => void,
+): AsyncGenerator<string> {
   if (format === "csv") yield csvLine(columns);
-  for await (const row of rows) yield format === "csv" ? csvLine(columns.map((c) => row[c])) : `${JSON.stringify(row)}\n`;
+  for await (const batch of batches) {
+    let text = "";
+    for (const row of batch) text += format === "csv" ? csvLine(columns.map((c) => row[c])) : `${JSON.stringify(row)}\n`;
+    onRows?.(batch.length);
+    if (text) yield text;
+  }
 }

@@ -94,11 +94,11 @@ function recipientsQuery(sql: Sql, contributor: string, before: number | undefin
     order by c.seq desc limit ${limit}`;
 }
 
-async function* rowsInBatches(sql: Sql, contributor: string): AsyncGenerator<ContributorRecipient> {
+async function* rowsInBatches(sql: Sql, contributor: string): AsyncGenerator<ContributorRecipient[]> {
   let before: number | undefined;
   for (;;) {
     const rows = await recipientsQuery(sql, contributor, before, BATCH);
-    yield* rows.map(presented);
+    yield rows.map(presented);
     if (rows.length < BATCH) return;
     before = rows.at(-1)!.seq;
   }

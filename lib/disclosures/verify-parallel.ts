@@ -31,7 +31,9 @@ export function parallelRangeChecker(
     for (const p of pending.values()) p.reject(error);
     pending.clear();
   };
-  const workers = Array.from({ length: threads }, () => {
+  // Started at the first range asked for: a walk too short to use them starts none.
+  let started: Worker[] | null = null;
+  const start = () => Array.from({ length: threads }, () => {
     const worker = new Worker(bootstrap, { eval: true, workerData: { databaseUrl, size } });
     worker.on("message", (m: { id: number; result?: RangeCheck; error?: string }) => {
       const p = pending.get(m.id);
@@ -53,11 +55,12 @@ export function parallelRangeChecker(
       const id = next++;
       return new Promise<RangeCheck>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        workers[id % threads]!.postMessage({ id, afterSeq, upTo });
+        started ??= start();
+        started[id % threads]!.postMessage({ id, afterSeq, upTo });
       });
     },
     async close() {
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all((started ?? []).map((w) => w.terminate()));
     },
   };
 }

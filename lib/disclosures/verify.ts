@@ -123,11 +123,12 @@ const inProcess = (sql: Sql, size: BatchSize): RangeChecker => ({
 async function walkChain(sql: Sql, start: { seq: number; hash: string }, options: VerifyOptions): Promise<Walked> {
   const { onProgress } = options;
   const size = options.batch ?? DEFAULT_BATCH;
-  const checker = options.ranges ?? inProcess(sql, size);
   let previous = start;
   let checked = 0;
   const began = performance.now();
   const head = await headSeq(sql);
+  // Threads pay for themselves only over several of their ranges; a short walk stays here.
+  const checker = options.ranges && head - start.seq > 2 * options.ranges.rangeEntries ? options.ranges : inProcess(sql, size);
 
   /** Links a range's result to the walk so far; a report when it breaks the chain. */
   const link = (range: RangeCheck): Walked | null => {
