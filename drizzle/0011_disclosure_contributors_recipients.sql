@@ -52,3 +52,16 @@ CREATE INDEX "disclosure_contributors_organization_idx" ON "disclosure_contribut
 -- An organisation's entries of one channel: a rare organisation with the common channel, or the
 -- reverse, no longer walks one index checking the other column entry by entry.
 CREATE INDEX "disclosures_organization_channel_idx" ON "disclosures" USING btree ("organization_id","channel","seq");
+--> statement-breakpoint
+-- An organisation's entries from one dataset, the reviewer's "what did Acme receive of this
+-- dataset": the same reason.
+CREATE INDEX "disclosures_organization_dataset_idx" ON "disclosures" USING btree ("organization_id","dataset_id","seq");--> statement-breakpoint
+-- "Who received episode E": an episode id recurs in every version that kept it and in every
+-- download of a whole version, tens of thousands of entries at ten million. Its index now holds
+-- each entry's id, and a second index maps an id to its seq (and organisation and channel, the
+-- filters that most often come with an episode), so that all of them are put in order and
+-- filtered from two indexes alone and only the entries a page shows are read
+-- (lib/disclosures/filter.ts).
+DROP INDEX "disclosure_episodes_episode_idx";--> statement-breakpoint
+CREATE INDEX "disclosure_episodes_episode_idx" ON "disclosure_episodes" USING btree ("episode_id","version_id") INCLUDE ("disclosure_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "disclosures_id_seq" ON "disclosures" USING btree ("id") INCLUDE ("seq","organization_id","channel");

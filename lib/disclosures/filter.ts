@@ -143,18 +143,34 @@ export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
  * of them turn up could read all of it. Those start from the episodes instead:
  * - a contributor from `disclosure_contributors` (filled at append), whose (contributor, seq)
  *   index is itself in the log's order, so a page stops after as many entries as it shows;
- * - an episode from `disclosure_episodes`' episode index: every entry that holds it (hundreds,
- *   a few thousand for an episode of a version often downloaded whole), each read by its id. The `offset 0` keeps the planner from
- *   turning that back into a walk along seq probing each entry, which its estimate of a LIMIT
- *   would sometimes prefer.
+ * - an episode from `disclosure_episodes`' episode index: every entry that holds it (thousands,
+ *   tens of thousands for an episode of a version often downloaded whole), each with its seq read
+ *   from an index, so that only the entries a page shows are read whole, newest first. The
+ *   `offset 0` keeps the planner from turning that back into a walk along seq probing each
+ *   entry, which its estimate of a LIMIT would sometimes prefer.
  */
 export function filteredEntries(sql: Sql, f: DisclosureFilter) {
   const own = entryConditions(sql, f, sql`d.seq`);
   if (f.episodeId) {
     return {
-      from: sql`(${entriesOfEpisode(sql, f.episodeId)}) m cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`,
-      where: sql`${own} ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`,
-      seq: sql`d.seq`,
+      // Two steps: every entry holding the episode with its seq, from two index-only reads
+      // (migration 0011: the episode index includes the entry's id, `disclosures_id_seq` maps an
+      // id to its seq, organisation and channel); then, newest first, each entry read whole, until
+      // the page is full.
+      // Sorted newest first inside, so that a page (newest first) reads entries in that order and
+      // stops once it is full; an export, oldest first, sorts again and reads them all anyway. The
+      // `offset 0` keeps the filters below out of it: pushed in, the planner would rather read
+      // every entry of the organisation than probe the episode's entries.
+      from: sql`(select m.disclosure_id, s.seq, s.organization_id, s.channel from (${entriesOfEpisode(sql, f.episodeId)}) m
+          cross join lateral (select s.seq, s.organization_id, s.channel from disclosures s where s.id = m.disclosure_id) s
+          order by s.seq desc offset 0) m
+        cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`,
+      // The organisation and channel are in that index too, compared before any entry is read.
+      where: sql`${entryConditions(sql, f, sql`m.seq`)}
+        ${f.organization ? sql`and m.organization_id = (${organizationIdOf(sql, f.organization)})` : sql``}
+        ${f.channel ? sql`and m.channel = ${f.channel}` : sql``}
+        ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`,
+      seq: sql`m.seq`,
     };
   }
   if (f.contributor) {

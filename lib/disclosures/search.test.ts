@@ -152,6 +152,7 @@ describe("searchDisclosures: every filter and combinations, each paged by keyset
       [{ contributor: w.contributors.x, org: "no-such-org" }, () => false],
       [{ contributor: w.contributors.x, from: second }, (o, i) => contributorsOf(i).has(w.contributors.x) && (o.occurred_at as string) >= second],
       [{ episode: episode, org: w.org1.slug }, (o) => holds(episode)(o) && o.organization === w.org1.slug],
+      [{ episode: episode, org: w.org2.slug, channel: "portal" }, (o) => holds(episode)(o) && o.organization === w.org2.slug && o.channel === "portal"],
       [{ episode: episode, contributor: w.contributors.x }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.x)],
       [{ episode: episode, contributor: w.contributors.z }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.z)],
       [{ episode: episode, from: second, channel: "api" }, (o) => holds(episode)(o) && (o.occurred_at as string) >= second && o.channel === "api"],

@@ -77,6 +77,10 @@ export const disclosures = pgTable(
     index("disclosures_user_idx").on(t.userId, t.seq),
     index("disclosures_channel_idx").on(t.channel, t.seq),
     index("disclosures_organization_channel_idx").on(t.organizationId, t.channel, t.seq),
+    index("disclosures_organization_dataset_idx").on(t.organizationId, t.datasetId, t.seq),
+    // Migration 0011 INCLUDEs (seq, organization_id, channel), which this builder cannot say: an
+    // id's seq, organisation and channel read from the index alone.
+    uniqueIndex("disclosures_id_seq").on(t.id),
     // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
     index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
     check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
@@ -103,7 +107,11 @@ export const disclosureEpisodes = pgTable(
     versionId: integer("version_id").notNull(),
     episodeId: byteOrderText("episode_id").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.disclosureId, t.episodeId] }), index("disclosure_episodes_episode_idx").on(t.episodeId, t.versionId)],
+  (t) => [
+    primaryKey({ columns: [t.disclosureId, t.episodeId] }),
+    // Migration 0011 INCLUDEs disclosure_id: the entries holding an episode, read from the index alone.
+    index("disclosure_episodes_episode_idx").on(t.episodeId, t.versionId),
+  ],
 );
 
 /**
