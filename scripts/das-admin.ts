@@ -31,7 +31,7 @@ import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "@/l
 import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
 import { digestConfigFromEnv, digestPublicKeyFromEnv, publicKeyPem, publicKeySha256, verifyDigests, writeHeadDigest } from "@/lib/disclosures/digest";
 import { exportDisclosures } from "@/lib/disclosures/export";
-import { disclosureFilter, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
+import { disclosureFilter, NO_ORGANIZATION, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, readPassword, say, UsageError } from "./cli/terminal";
 import { datasetVersion, duration, positiveWholeNumber, repeatable, target, wholeNumberFrom, type Target } from "./cli/values";
@@ -402,7 +402,7 @@ disclosures
   .needs("--format <format>", "CSV or JSON Lines", ["csv", "jsonl"])
   .option("--from <time>", "entries at or after this date (UTC) or ISO 8601 instant", timeBound)
   .option("--to <time>", "entries up to and including this date (the whole UTC day) or ISO 8601 instant", timeBound)
-  .option("--org <slug>", "entries of this organisation")
+  .option("--org <slug>", "entries of this organisation ('-': none, that is reviewers' and admins' previews)")
   .option("--key <prefix>", "entries made with the API key of this prefix")
   .option("--user <email>", "entries made by this portal user")
   .option("--dataset <id>", "entries of this dataset")
@@ -414,7 +414,7 @@ disclosures
   .action(
     onDatabase(async ({ ctx }, options: ExportOptions) => {
       // An operator's typo names no organisation: said so, rather than exporting nothing.
-      if (options.org) await organizationBySlug(ctx, options.org);
+      if (options.org && options.org !== NO_ORGANIZATION) await organizationBySlug(ctx, options.org);
       const { format: _format, ...search } = options;
       const { filter, problems } = disclosureFilter(search);
       if (problems.length) throw new Error(problems.join(" "));

@@ -70,6 +70,8 @@ describe("OverviewView", () => {
 
   it("leads each organisation, version and recipient into the log for the period, escaped", () => {
     expect(html).toContain('href="/review/disclosures?org=acme&amp;from=2026-12-30&amp;to=2027-01-12"');
+    // Reviewers' previews, which no organisation holds, lead to the search for no organisation.
+    expect(html).toContain('href="/review/disclosures?org=-&amp;from=2026-12-30&amp;to=2027-01-12"');
     expect(html).toContain('href="/review/disclosures?dataset=kitchen&amp;version=1.1.0&amp;from=2026-12-30&amp;to=2027-01-12"');
     expect(html).toContain('href="/review/disclosures?key=das_AbCdEfGh&amp;org=acme&amp;from=2026-12-30&amp;to=2027-01-12"');
     expect(html).toContain('href="/review/disclosures?user=rev%40example.com&amp;from=2026-12-30&amp;to=2027-01-12"');

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { Bucket, DisclosureOverview, OrganizationFigures, RecipientFigures, VersionFigures } from "@/lib/disclosures/overview";
+import { NO_ORGANIZATION } from "@/lib/disclosures/filter";
 import { BarChart, type ChartBar } from "../charts/bar-chart";
 import { RankedTable, type RankedRow } from "../charts/ranked-table";
 import { Badge } from "../ui/badge";
@@ -51,7 +52,7 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
   const organizationRows: RankedRow[] = overview.organizations.top.map((o: OrganizationFigures) => ({
     key: o.organization ?? "(previews)",
     title: o.organization_name ?? REVIEWER_PREVIEWS,
-    name: o.organization ? link(logHref({ org: o.organization, ...within }), o.organization_name ?? o.organization) : REVIEWER_PREVIEWS,
+    name: link(logHref({ org: o.organization ?? NO_ORGANIZATION, ...within }), o.organization_name ?? o.organization ?? REVIEWER_PREVIEWS),
     detail: o.organization ?? "each reviewer under Top recipients",
     entries: o.entries,
     episodes: o.episodes,

@@ -18,7 +18,10 @@ export type DisclosureFilter = {
   from?: Date;
   /** Entries up to this end, inclusive. */
   to?: RangeEnd;
-  /** The organisation's slug; an unknown one matches nothing. */
+  /**
+   * The organisation's slug; an unknown one matches nothing. `NO_ORGANIZATION` selects the entries
+   * made without one: reviewers' and admins' previews.
+   */
   organization?: string;
   datasetId?: string;
   version?: string;
@@ -29,6 +32,9 @@ export type DisclosureFilter = {
   /** How the episodes left: an API download, a portal download, or a preview. */
   channel?: DisclosureChannel;
 };
+
+/** The organisation filter's value for entries without one (no slug can be it). */
+export const NO_ORGANIZATION = "-";
 
 /** Where a range ends: before the next day begins (a date), or at an instant, inclusive. */
 export type RangeEnd = { beforeDay: Date } | { through: Date };
@@ -167,7 +173,7 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter) {
         cross join lateral (select * from disclosures e where e.id = m.disclosure_id offset 0) d`,
       // The organisation and channel are in that index too, compared before any entry is read.
       where: sql`${entryConditions(sql, f, sql`m.seq`)}
-        ${f.organization ? sql`and m.organization_id = (${organizationIdOf(sql, f.organization)})` : sql``}
+        ${f.organization ? sql`and ${organizationIs(sql, sql`m.organization_id`, f.organization)}` : sql``}
         ${f.channel ? sql`and m.channel = ${f.channel}` : sql``}
         ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`,
       seq: sql`m.seq`,
@@ -180,7 +186,7 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter) {
       // starts and ends there. The organisation and channel are compared on the summary's copies
       // (migration 0011), inside its indexes, before any entry is read.
       where: sql`c.contributor = ${f.contributor}
-        ${f.organization ? sql`and c.organization_id = (${organizationIdOf(sql, f.organization)})` : sql``}
+        ${f.organization ? sql`and ${organizationIs(sql, sql`c.organization_id`, f.organization)}` : sql``}
         ${f.channel ? sql`and c.channel = ${f.channel}` : sql``}
         and ${entryConditions(sql, f, sql`c.seq`)}`,
       seq: sql`c.seq`,
@@ -189,7 +195,8 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter) {
   return { from: sql`disclosures d`, where: own, seq: sql`d.seq` };
 }
 
-const organizationIdOf = (sql: Sql, slug: string) => sql`select id from organizations where slug = ${slug}`;
+const organizationIs = (sql: Sql, column: Fragment, slug: string) =>
+  slug === NO_ORGANIZATION ? sql`${column} is null` : sql`${column} = (select id from organizations where slug = ${slug})`;
 
 const entriesOfEpisode = (sql: Sql, episodeId: string) => sql`select distinct disclosure_id from disclosure_episodes where episode_id = ${episodeId}`;
 
@@ -205,7 +212,7 @@ function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
   return sql`true
     ${f.from ? sql`${bounded(sql`${seq} >= (${firstSeqFrom(sql, f.from)})`)} and d.occurred_at >= ${f.from}` : sql``}
     ${f.to ? sql`${bounded(sql`${seq} <= (${lastSeqUpTo(sql, f.to)})`)} and ${"beforeDay" in f.to ? sql`d.occurred_at < ${f.to.beforeDay}` : sql`d.occurred_at <= ${f.to.through}`}` : sql``}
-    ${f.organization ? sql`and d.organization_id = (${organizationIdOf(sql, f.organization)})` : sql``}
+    ${f.organization ? sql`and ${organizationIs(sql, sql`d.organization_id`, f.organization)}` : sql``}
     ${f.datasetId ? sql`and d.dataset_id = ${f.datasetId}` : sql``}
     ${f.version ? sql`and d.version = ${f.version}` : sql``}
     ${f.apiKeyPrefix ? sql`and d.api_key_id = any(array(select id from api_keys where prefix = ${f.apiKeyPrefix}))` : sql``}

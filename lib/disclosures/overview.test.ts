@@ -10,6 +10,8 @@ import { grantLicence } from "@/lib/admin/licences";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
 import { disclosureOverview, isoWeek, overviewPeriod, weekStart, wholeMonths, type OverviewPeriod } from "./overview";
+import { disclosureFilter, NO_ORGANIZATION } from "./filter";
+import { countDisclosures, searchDisclosures } from "./search";
 
 // The overview's figures against direct counts over the log, on a database of its own (the whole
 // log is this suite's). Entries are made on fixed UTC days around a new year, whatever day the
@@ -150,6 +152,25 @@ describe("disclosureOverview", () => {
     expect(overview.recipients.top.find((r) => r.label === reviewer.email)).toMatchObject({ kind: "user", organization: null, entries: 1, detail: "reviewer" });
     expect(overview.recipients.top.find((r) => r.label === w.keys1[0].keyPrefix)).toMatchObject({ kind: "api_key", organization: w.org1.slug, entries: 3 });
     expect(overview.channels.map((c) => c.channel).sort()).toEqual(["api", "portal", "preview"]);
+  });
+
+  it("leads the reviewers' previews, which have no organisation, into the log: the search for no organisation finds exactly them", async () => {
+    const withoutOrganization = await w.iso.sql<{ id: string }[]>`select id from disclosures where organization_id is null order by seq desc`;
+    expect(withoutOrganization.length).toBe(1);
+    for (const search of [
+      { org: NO_ORGANIZATION, from: WHOLE.from, to: WHOLE.to },
+      { org: NO_ORGANIZATION, episode: watched[0]! },
+      { org: NO_ORGANIZATION, channel: "preview" },
+    ]) {
+      const { filter, problems } = disclosureFilter(search);
+      expect(problems).toEqual([]);
+      const page = await searchDisclosures(reviewerCtx, { filter, limit: 50 });
+      expect(page.entries.map((e) => e.id), JSON.stringify(search)).toEqual(withoutOrganization.map((r) => r.id));
+      expect(await countDisclosures(reviewerCtx, filter)).toEqual({ count: 1, more: false });
+    }
+    // The licensee's preview of the other watched episode has an organisation: not among them.
+    const { filter } = disclosureFilter({ org: NO_ORGANIZATION, episode: watched[1]! });
+    expect((await searchDisclosures(reviewerCtx, { filter, limit: 50 })).entries).toEqual([]);
   });
 
   it("counts only the period's days, and each part of it", async () => {

@@ -9,7 +9,7 @@ import { FilterBar } from "@/components/ui/filter-bar";
 import { formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { chainStatus } from "@/lib/disclosures/chain-status";
-import { DisclosureSearch, disclosureFilter, searchQuery } from "@/lib/disclosures/filter";
+import { DisclosureSearch, disclosureFilter, NO_ORGANIZATION, searchQuery } from "@/lib/disclosures/filter";
 import { countDisclosures, reviewFacets, searchDisclosures } from "@/lib/disclosures/search";
 import { cappedCountText } from "@/components/review/recipient";
 import { DISCLOSURE_CHANNELS } from "@/lib/db/schema";
@@ -77,7 +77,7 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           active={searching}
           clearHref="/review/disclosures"
           fields={[
-            { kind: "select", name: "org", label: "Organisation", any: "Any", value: params.org ?? "", options: facets.organizations.map((o) => ({ value: o.slug, label: o.name })) },
+            { kind: "select", name: "org", label: "Organisation", any: "Any", value: params.org ?? "", options: [...facets.organizations.map((o) => ({ value: o.slug, label: o.name })), { value: NO_ORGANIZATION, label: "None (reviewers' previews)" }] },
             { kind: "input", name: "key", label: "API key prefix", placeholder: "das_AbCdEfGh", value: params.key ?? "" },
             { kind: "input", name: "user", label: "User email", type: "email", value: params.user ?? "" },
             { kind: "select", name: "dataset", label: "Dataset", any: "Any", value: params.dataset ?? "", options: facets.datasets.map((d) => ({ value: d, label: d })) },
