@@ -36,6 +36,21 @@ describe("csvLine", () => {
     expect(csvLine(["a=b", "x-y", "mail@example.com", "1+1"])).toBe("a=b,x-y,mail@example.com,1+1\r\n");
   });
 
+  it("treats every text as the rule says, built from the characters that matter at any place", () => {
+    // The rule written out plainly: neutralised if a formula's start, else quoted if it holds a
+    // quote, comma or line break or has a space at an end, else as it is.
+    const byRule = (text: string) =>
+      /^(?:[\t\r]|\s*[=+\-@])/.test(text) ? `"'${text.replaceAll('"', '""')}"` : /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+    const parts = ["", "a", " ", "\t", "\r", "\n", '"', ",", "=", "+", "-", "@", "\u00a0", "x=1"];
+    let checked = 0;
+    for (const a of parts) for (const b of parts) for (const c of parts) {
+      const text = a + b + c;
+      expect(csvLine([text]), JSON.stringify(text)).toBe(`${byRule(text)}\r\n`);
+      checked++;
+    }
+    expect(checked).toBe(parts.length ** 3);
+  });
+
   it("writes numbers as numbers, negative ones included: a number cell is never a formula", () => {
     expect(csvLine([-1.5, 0, 2.25, -0])).toBe("-1.5,0,2.25,0\r\n");
   });

@@ -22,10 +22,18 @@ export function csvLine(values: readonly unknown[]): string {
  */
 const FORMULA_START = /^(?:[\t\r]|\s*[=+\-@])/;
 
+/**
+ * Whatever needs either treatment: a formula's start, or a character or edge a field is quoted
+ * for. Most fields need neither, and one test tells, where an export of a million rows of twenty
+ * fields would otherwise run three on each.
+ */
+const NEEDS_CARE = /^[\s=+\-@]|[",\r\n]|\s$/;
+
 function csvField(value: unknown): string {
   if (typeof value === "number" || typeof value === "bigint") return String(value);
   const text =
     value === null || value === undefined ? "" : Array.isArray(value) ? value.join(";") : typeof value === "object" ? JSON.stringify(value) : String(value);
-  if (FORMULA_START.test(text)) return `"'${text.replace(/"/g, '""')}"`;
-  return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (!NEEDS_CARE.test(text)) return text;
+  // Not a formula, so it is here for a quote, a line break, or a space at either end: quoted.
+  return FORMULA_START.test(text) ? `"'${text.replace(/"/g, '""')}"` : `"${text.replace(/"/g, '""')}"`;
 }
