@@ -124,8 +124,11 @@ describe("das pull", () => {
     // Slowed down so that it is surely mid-way when killed.
     const { child, done } = spawnDas(["pull", `${big.datasetId}@1.0.0`, "--dir", dir, "--concurrency", "2", "--limit-rate", "400k"], envOf(big));
     const finished = () => big.files.filter((f) => existsSync(path.join(dir, f.path)));
+    const inProgress = () => big.files.some((f) => existsSync(path.join(dir, `${f.path}.das-partial`)));
     const deadline = Date.now() + 30_000;
-    while (finished().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    // Killed mid-file: after three files, while another is being written (on a loaded machine the
+    // gap between one file's end and the next one's start can outlast a poll).
+    while (!(finished().length >= 3 && inProgress()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     child.kill("SIGKILL");
     const killed = await done;
     expect(killed.signal).toBe("SIGKILL");
