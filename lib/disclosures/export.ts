@@ -61,7 +61,7 @@ type Raw = ExportRow;
 const isoText = (sql: Sql, column: PendingQuery<Row[]>) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, format: ExportFormat, size: number, episodesPerRead: number): AsyncGenerator<(ExportRow & { episode_ids?: string[] })[]> {
-  const { from, where, seq } = filteredEntries(sql, filter);
+  const { from, where, seq } = filteredEntries(sql, filter, "oldest");
   // Two reads overlap the writing of a batch: the next batch's entries, and (for JSON Lines) the
   // episode ids of this batch's first run (usually all of it), on another connection of the pool.
   // The batch after next is asked for only when its turn comes, so at most two are in memory.
