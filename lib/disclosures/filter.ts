@@ -174,7 +174,9 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter, order: "newest" |
       // Sorted inside in the reader's order, so that a page reads entries in it and stops once it
       // is full. The `offset 0` keeps the filters below out of it: pushed in, the planner would
       // rather read every entry of the organisation than probe the episode's entries.
-      from: sql`(select m.disclosure_id, s.seq, s.organization_id, s.channel from (${entriesOfEpisode(sql, f.episodeId)}) m
+      // The ids are probed in their own order, so that consecutive probes share the index's pages:
+      // at 10M entries, an episode held by 40,000 entries took 160–180 ms instead of 200–780.
+      from: sql`(select m.disclosure_id, s.seq, s.organization_id, s.channel from (${entriesOfEpisode(sql, f.episodeId)} order by disclosure_id) m
           cross join lateral (select s.seq, s.organization_id, s.channel from disclosures s where s.id = m.disclosure_id) s
           order by s.seq ${direction} offset 0) m
         ${entryOf(sql`m.disclosure_id`)}`,
