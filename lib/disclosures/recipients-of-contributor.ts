@@ -6,6 +6,7 @@ import { CONTROL_CHARACTERS } from "../characters";
 import { exportLines, type ExportFormat } from "./export";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 import { cappedCount, COUNT_CAP, type CappedCount } from "./search";
+import { filteredEntries } from "./filter";
 
 export type ContributorRecipient = Recipient & {
   /** Whose episodes: repeated on every row so that an exported file says it by itself. */
@@ -83,15 +84,16 @@ function checkedSql(ctx: Ctx, contributor: string): Sql {
 
 type Row = Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date };
 
+/** The search's own walk of a contributor's entries (filteredEntries), with how many of their episodes each held. */
 function recipientsQuery(sql: Sql, contributor: string, before: number | undefined, limit: number) {
+  const { from, where, seq } = filteredEntries(sql, { contributor });
   return sql<Row[]>`
     select c.contributor, d.id as download_id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
            d.dataset_id, d.version, d.licence_id, c.episode_count
-    from disclosure_contributors c
-    join disclosures d on d.id = c.disclosure_id
+    from ${from}
     ${recipientJoins(sql)}
-    where c.contributor = ${contributor} ${before === undefined ? sql`` : sql`and c.seq < ${before}`}
-    order by c.seq desc limit ${limit}`;
+    where ${where} ${before === undefined ? sql`` : sql`and ${seq} < ${before}`}
+    order by ${seq} desc limit ${limit}`;
 }
 
 async function* rowsInBatches(sql: Sql, contributor: string): AsyncGenerator<ContributorRecipient[]> {

@@ -130,9 +130,9 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
   // Threads pay for themselves only over several of their ranges; a short walk stays here.
   const checker = options.ranges && head - start.seq > 2 * options.ranges.rangeEntries ? options.ranges : inProcess(sql, size);
 
+  const fail = (at: number, reason: string): Walked => ({ intact: false, report: { intact: false, count: at - 1, firstBadSeq: at, reason }, checked });
   /** Links a range's result to the walk so far; a report when it breaks the chain. */
   const link = (range: RangeCheck): Walked | null => {
-    const fail = (at: number, reason: string): Walked => ({ intact: false, report: { intact: false, count: at - 1, firstBadSeq: at, reason }, checked });
     if (range.first) {
       if (range.first.seq !== previous.seq + 1) return fail(previous.seq + 1, `seq ${previous.seq + 1} is missing`);
       if (range.first.prevHash !== previous.hash) return fail(range.first.seq, "prev_hash does not match the previous entry's hash");
@@ -171,7 +171,7 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
     const broken = link(range);
     if (broken) return broken;
     if (range.first === null) {
-      if (previous.seq < head) return { intact: false, report: { intact: false, count: previous.seq, firstBadSeq: previous.seq + 1, reason: `seq ${previous.seq + 1} is missing` }, checked };
+      if (previous.seq < head) return fail(previous.seq + 1, `seq ${previous.seq + 1} is missing`);
       return { intact: true, report: { intact: true, count: previous.seq, headHash: previous.hash }, checked };
     }
   }
@@ -225,9 +225,7 @@ async function contradictedCheckpoint(sql: Sql, end: number): Promise<ChainRepor
     order by c.seq, c.verified_at limit 1`;
   if (!first) return null;
   if (first.present) return rewritten(sql, checkpointOf(first));
-  const [furthest] = await sql<CheckpointRow[]>`
-    select seq, hash, verified_at, mode, entries_checked from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
-  return truncated(end, checkpointOf(furthest!));
+  return truncated(end, (await latestCheckpoint(sql))!);
 }
 
 function truncated(end: number, c: Checkpoint): ChainReport {
