@@ -10,7 +10,12 @@ export type Schema = typeof schema;
 export type Db = PgDatabase<PostgresJsQueryResultHKT, Schema>;
 export type RootDb = PostgresJsDatabase<Schema> & { $client: postgres.Sql };
 
-export function createDb(url: string, options: { max?: number } = {}): RootDb {
+/**
+ * `settings`: session settings (time zone, planner switches) sent when each connection starts,
+ * for a client with a single purpose such as a thread of the full walk; the service's own pool
+ * takes the server's defaults.
+ */
+export function createDb(url: string, options: { max?: number; settings?: Record<string, string> } = {}): RootDb {
   const e = env();
   const client = postgres(url, {
     max: options.max ?? e.DB_POOL_MAX,
@@ -22,7 +27,7 @@ export function createDb(url: string, options: { max?: number } = {}): RootDb {
     max_lifetime: (() => e.DB_MAX_LIFETIME_S * (1 + Math.random())) as unknown as number,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
-    connection: { application_name: "dataset-access-service" },
+    connection: { application_name: "dataset-access-service", ...options.settings },
     // A documented option that the package's type definitions omit.
     ...({ socket: connectWithoutDelay } as object),
   });

@@ -3,6 +3,7 @@ import type { Sql } from "@/lib/db/client";
 import { buildWorld, downloadPlan, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
 import { verifyChainDetailed, type ChainReport } from "./verify";
 import { parallelRangeChecker, type ParallelRangeChecker } from "./verify-parallel";
+import { isoOfTimestamp } from "./verify-range";
 
 // A full walk spread over threads (das-admin disclosures verify --full) must find exactly what the
 // walk in one process finds: the same head, and for every kind of tampering the same first bad
@@ -65,6 +66,22 @@ describe("a full walk over threads", () => {
         undo: (tx) => tx`update disclosures set request_id = left(request_id, -7) where seq = ${seq}`,
       });
     }
+    // Instants: the threads read them as UTC text and the walk in one process in the server's own
+    // zone, each through isoOfTimestamp; a millisecond off, or an instant no Date can hold, is an alteration.
+    cases.push({
+      name: "entry 2 a millisecond later",
+      at: 2,
+      reason: /does not hash/,
+      tamper: (tx) => tx`update disclosures set occurred_at = occurred_at + interval '1 millisecond' where seq = 2`,
+      undo: (tx) => tx`update disclosures set occurred_at = occurred_at - interval '1 millisecond' where seq = 2`,
+    });
+    cases.push({
+      name: "entry 3 expiring before Christ",
+      at: 3,
+      reason: /does not hash/,
+      tamper: (tx) => tx`update disclosures set expires_at = expires_at - interval '2100 years' where seq = 3`,
+      undo: (tx) => tx`update disclosures set expires_at = expires_at + interval '2100 years' where seq = 3`,
+    });
     const unlinked = await w.iso.sql<{ prev_hash: string }[]>`select prev_hash from disclosures where seq = 5`;
     cases.push({
       name: "a broken link at 5",
@@ -105,5 +122,30 @@ describe("a full walk over threads", () => {
       expect(parallel, c.name).toEqual(one);
     }
     expect(await inThreads()).toMatchObject({ intact: true, count: HEAD });
+  });
+});
+
+describe("isoOfTimestamp", () => {
+  it("writes every instant as the Date the driver parses from the same text would, in any session's time zone", async () => {
+    const instants = [
+      "2026-11-23 00:24:21+00", "2026-11-23 00:24:21.5+00", "2026-11-23 00:24:21.123+00", "2026-11-23 00:24:21.123456+00",
+      "1999-12-31 23:59:59.999+00", "0999-01-01 00:00:00+00", "9999-12-31 23:59:59+00", "2026-06-30 12:00:00.01+00",
+    ];
+    for (const zone of ["UTC", "Asia/Kolkata", "America/St_Johns", "Pacific/Chatham"]) {
+      const rows = await w.iso.sql.begin(async (tx) => {
+        await tx`select set_config('TimeZone', ${zone}, true)`;
+        return tx<{ text: string; parsed: Date }[]>`select t::text as text, t as parsed from unnest(${instants}::text[]) as s, cast(s as timestamptz) as t`;
+      });
+      expect(rows).toHaveLength(instants.length);
+      // A Date cannot read an offset with seconds, which zones had before standard time (year 999).
+      for (const { text, parsed } of rows) {
+        expect(isoOfTimestamp(text), `${zone}: ${text}`).toBe(Number.isNaN(parsed.getTime()) ? `unreadable: ${text}` : parsed.toISOString());
+      }
+    }
+  });
+
+  it("writes an instant no Date can hold as text that no entry hashes with", () => {
+    expect(isoOfTimestamp("0044-03-15 12:00:00+00 BC")).toBe("unreadable: 0044-03-15 12:00:00+00 BC");
+    expect(isoOfTimestamp("infinity")).toMatch(/^unreadable/);
   });
 });

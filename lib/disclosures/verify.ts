@@ -115,8 +115,8 @@ const inProcess = (sql: Sql, size: BatchSize): RangeChecker => ({
 /**
  * Walks the chain in `seq` order from `start` (an entry already trusted, or the genesis): memory
  * stays flat however long the log is. Up to the head seen at the start, the log is cut into ranges
- * checked several at a time by the range checker (each read is one query: the entries, and one
- * grouped read of their resolved episodes over the primary key); each result is then linked to the
+ * checked several at a time by the range checker (each batch is where it ends, one grouped read of
+ * its resolved episodes over the primary key, and its entries); each result is then linked to the
  * range before it, in order, so the first break is the one reported. Entries appended meanwhile are
  * read after it. A range that comes back short is a missing seq, found like any other.
  */
