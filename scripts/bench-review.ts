@@ -208,7 +208,7 @@ try {
     results.push(result);
   }
 
-  // The export of a large search (the whole log, newest first) as CSV, read as a client would,
+  // The export of a large search (the whole log, oldest first) as CSV, read as a client would,
   // stopped after --export-rows lines; the server's resident memory sampled meanwhile.
   progress(`export: up to ${exportRowsLimit} rows as CSV`);
   const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))![1]) / 1024;
