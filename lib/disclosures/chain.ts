@@ -29,11 +29,14 @@ export type ChainedEntry = {
   prevHash: string;
 };
 
-/** A `disclosures` row as the database returns it (bigint columns may come back as strings). */
-export type DisclosureRow = {
+/**
+ * A `disclosures` row as the database returns it (bigint columns may come back as strings); its
+ * instants as the driver parses them (Dates), or as the database writes them (text, in a full walk).
+ */
+export type DisclosureRow<Instant = Date> = {
   id: string;
   seq: number | string;
-  occurred_at: Date;
+  occurred_at: Instant;
   organization_id: string | null;
   api_key_id: string | null;
   user_id: string | null;
@@ -47,41 +50,45 @@ export type DisclosureRow = {
   file_count: number;
   total_bytes: number | string;
   episodes_sha256: string;
-  expires_at: Date;
+  expires_at: Instant;
   request_id: string;
   prev_hash: string;
 };
 
-/** The entry a stored row asserts, for recomputing its hash. */
-export function entryOfRow(row: DisclosureRow): ChainedEntry {
-  return {
-    id: row.id,
-    seq: Number(row.seq),
-    occurredAt: row.occurred_at,
-    organizationId: row.organization_id,
-    apiKeyId: row.api_key_id,
-    userId: row.user_id,
-    reviewerRole: row.reviewer_role,
-    channel: row.channel,
-    datasetId: row.dataset_id,
-    version: row.version,
-    licenceId: row.licence_id,
-    requestedScope: row.requested_scope,
-    episodeCount: row.episode_count,
-    fileCount: row.file_count,
-    totalBytes: Number(row.total_bytes),
-    episodesSha256: row.episodes_sha256,
-    expiresAt: row.expires_at,
-    requestId: row.request_id,
-    prevHash: row.prev_hash,
-  };
+/** The hash a stored row's fields make, its instants written by `iso` as toISOString writes them: what the row's `hash` must be. */
+export function hashOfRow<Instant>(row: DisclosureRow<Instant>, iso: (instant: Instant) => string): string {
+  return sha256Hex(
+    canonicalText({
+      id: row.id,
+      seq: Number(row.seq),
+      occurredAt: iso(row.occurred_at),
+      organizationId: row.organization_id,
+      apiKeyId: row.api_key_id,
+      userId: row.user_id,
+      reviewerRole: row.reviewer_role,
+      channel: row.channel,
+      datasetId: row.dataset_id,
+      version: row.version,
+      licenceId: row.licence_id,
+      requestedScopeSha256: scopeDigest(row.requested_scope),
+      episodeCount: row.episode_count,
+      fileCount: row.file_count,
+      totalBytes: Number(row.total_bytes),
+      episodesSha256: row.episodes_sha256,
+      expiresAt: iso(row.expires_at),
+      requestId: row.request_id,
+      prevHash: row.prev_hash,
+    }),
+  );
 }
+
+export const isoOfDate = (date: Date): string => date.toISOString();
 
 /**
  * What the canonical serialisation writes of an entry: its fields, with its instants as ISO text
- * (toISOString's form, milliseconds and Z) and its requested scope by digest. A full walk builds
- * these straight from the rows it reads (instants as the database writes them, never a Date in
- * between); appends and single entries build them from a `ChainedEntry` with `hashedFields`.
+ * (toISOString's form, milliseconds and Z) and its requested scope by digest: built from a
+ * `ChainedEntry` by `hashedFields`, from a stored row by `hashOfRow` (in a full walk, from
+ * instants as the database writes them, never a Date in between).
  */
 export type HashedFields = Omit<ChainedEntry, "occurredAt" | "expiresAt" | "requestedScope"> & {
   occurredAt: string;
@@ -89,7 +96,7 @@ export type HashedFields = Omit<ChainedEntry, "occurredAt" | "expiresAt" | "requ
   requestedScopeSha256: string;
 };
 
-export function hashedFields(e: ChainedEntry): HashedFields {
+function hashedFields(e: ChainedEntry): HashedFields {
   const { occurredAt, expiresAt, requestedScope, ...rest } = e;
   return { ...rest, occurredAt: occurredAt.toISOString(), expiresAt: expiresAt.toISOString(), requestedScopeSha256: scopeDigest(requestedScope) };
 }

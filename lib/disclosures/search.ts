@@ -4,7 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { requireReviewer } from "../auth/authorize";
 import { filteredEntries, type DisclosureFilter } from "./filter";
-import { entryHash, entryOfRow } from "./chain";
+import { hashOfRow, isoOfDate } from "./chain";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
 export type DisclosureSummary = Recipient & {
@@ -92,7 +92,7 @@ export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDet
         where d.id = ${id}`
     : [];
   if (!row) throw new AppError("not_found", "No disclosure with this id.");
-  const recomputed = entryHash(entryOfRow(row));
+  const recomputed = hashOfRow(row, isoOfDate);
   return { ...row, hash_matches: recomputed === row.hash };
 }
 

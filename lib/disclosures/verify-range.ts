@@ -1,5 +1,5 @@
 import type { Sql } from "../db/client";
-import { canonicalText, scopeDigest, sha256Hex, type DisclosureRow, type HashedFields } from "./chain";
+import { hashOfRow, sha256Hex, type DisclosureRow } from "./chain";
 
 /*
  * One range of the log, checked on its own: the building block of a walk (verify.ts), in this
@@ -9,10 +9,8 @@ import { canonicalText, scopeDigest, sha256Hex, type DisclosureRow, type HashedF
  */
 
 /** An entry as the walk reads it: instants as the database's text, and what its episodes resolve to. */
-type Row = Omit<DisclosureRow, "seq" | "occurred_at" | "expires_at" | "total_bytes"> & {
+type Row = Omit<DisclosureRow<string>, "seq" | "total_bytes"> & {
   seq: number;
-  occurred_at: string;
-  expires_at: string;
   total_bytes: number;
   version_id: number;
   hash: string;
@@ -109,7 +107,7 @@ function entryProblem(row: Row): { seq: number; reason: string } | null {
   if ((resolved?.n ?? 0) !== row.episode_count || (resolved?.digest ?? EMPTY_DIGEST) !== row.episodes_sha256) {
     return { seq, reason: "the resolved episodes differ from those recorded" };
   }
-  if (sha256Hex(canonicalText(fieldsOfRow(row))) !== row.hash) return { seq, reason: "the entry does not hash to its recorded hash (altered)" };
+  if (hashOfRow(row, isoOfTimestamp) !== row.hash) return { seq, reason: "the entry does not hash to its recorded hash (altered)" };
   // version_id is not in the hash, but the contributor query and replays rely on it: it must be the
   // hashed dataset_id@version, for the entry and for each of its resolved episodes.
   if (!row.version_known || (resolved && (resolved.lowest_version_id !== row.version_id || resolved.highest_version_id !== row.version_id))) {
@@ -118,29 +116,6 @@ function entryProblem(row: Row): { seq: number; reason: string } | null {
   return null;
 }
 
-function fieldsOfRow(row: Row): HashedFields {
-  return {
-    id: row.id,
-    seq: row.seq,
-    occurredAt: isoOfTimestamp(row.occurred_at),
-    organizationId: row.organization_id,
-    apiKeyId: row.api_key_id,
-    userId: row.user_id,
-    reviewerRole: row.reviewer_role,
-    channel: row.channel,
-    datasetId: row.dataset_id,
-    version: row.version,
-    licenceId: row.licence_id,
-    requestedScopeSha256: scopeDigest(row.requested_scope),
-    episodeCount: row.episode_count,
-    fileCount: row.file_count,
-    totalBytes: row.total_bytes,
-    episodesSha256: row.episodes_sha256,
-    expiresAt: isoOfTimestamp(row.expires_at),
-    requestId: row.request_id,
-    prevHash: row.prev_hash,
-  };
-}
 
 /**
  * A timestamptz as the database writes it, as `toISOString` writes the same instant. A session in
