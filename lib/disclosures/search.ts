@@ -3,7 +3,7 @@ import { sqlOf } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { requireReviewer } from "../auth/authorize";
-import { filteredEntries, type DisclosureFilter } from "./filter";
+import { countedEntries, filteredEntries, type DisclosureFilter } from "./filter";
 import { hashOfRow, isoOfDate } from "./chain";
 import { recipientColumns, recipientJoins, type Recipient } from "./recipient";
 
@@ -58,7 +58,7 @@ export const COUNT_CAP = 10_000;
 export async function countDisclosures(ctx: Ctx, filter: DisclosureFilter, cap = COUNT_CAP): Promise<CappedCount> {
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
-  const { from, where } = filteredEntries(sql, filter);
+  const { from, where } = countedEntries(sql, filter);
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from (select 1 from ${from} where ${where} limit ${cap + 1}) matched`;
   return cappedCount(row!.n, cap);
 }
