@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { disclosureConditions, disclosureFilter, parseTimeBound, searchQuery, type DisclosureFilter } from "./filter";
+import { disclosureFilter, entryConditions, parseTimeBound, searchQuery, type DisclosureFilter } from "./filter";
 
 // The one filter of the log: what the portal's search, its exports and `das-admin disclosures
 // export` mean by each field. The time range is closed: `from` and `to` both include their ends.
@@ -114,7 +114,7 @@ describe("disclosureFilter: the channel", () => {
   });
 });
 
-describe("disclosureConditions: the range as the database applies it", () => {
+describe("entryConditions: the range as the database applies it", () => {
   // Entries on either side of every edge, to the microsecond (the column's precision).
   const TIMES = [
     "2026-11-20T23:59:59.999999Z",
@@ -137,7 +137,7 @@ describe("disclosureConditions: the range as the database applies it", () => {
     const rows = await sql<{ t: string }[]>`
       select to_char(d.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as t
       from unnest(string_to_array(${TIMES.join(",")}, ',')::timestamptz[]) as d(occurred_at)
-      where ${disclosureConditions(sql, filter)}
+      where ${entryConditions(sql, filter, null)}
       order by d.occurred_at`;
     return rows.map((r) => `${r.t.replace(/\.000000$/, "")}Z`);
   }

@@ -127,18 +127,6 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
 }
 
 /**
- * The WHERE clause of a filter on `disclosures d`, every field included: for a caller that only
- * needs a condition. The reviewer's search, the count and the exports read through
- * `filteredEntries` instead, which means the same and drives episode and contributor filters from
- * the episodes rather than probing them for each entry.
- */
-export function disclosureConditions(sql: Sql, f: DisclosureFilter) {
-  return sql`${entryConditions(sql, f, null)}
-    ${f.episodeId ? sql`and d.id in (${entriesOfEpisode(sql, f.episodeId)})` : sql``}
-    ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`;
-}
-
-/**
  * The entries a filter matches, as `d`:
  * `select … from ${from} where ${where} order by ${seq} desc` (the log's order; `seq` is d.seq),
  * or `asc` with `order` "oldest" (an export): the order the reader will ask for, so that the
@@ -238,9 +226,10 @@ const holdsContributor = (sql: Sql, contributor: string) =>
 
 /**
  * The conditions on an entry's own columns. With `seq` (d.seq, or a column equal to it), a time
- * range also bounds it; without, the range is on the time alone (for `disclosureConditions`).
+ * range also bounds it; without, the range is on the time alone (for a relation of instants alone, as
+ * the tests of the range's edges use).
  */
-function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
+export function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | null) {
   const bounded = (bound: Fragment) => (seq ? sql`and ${bound}` : sql``);
   return sql`true
     ${f.from ? sql`${bounded(sql`${seq} >= (${firstSeqFrom(sql, f.from)})`)} and d.occurred_at >= ${f.from}` : sql``}
