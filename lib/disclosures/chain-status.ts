@@ -1,6 +1,6 @@
 import type { Ctx } from "../context";
 import { requireReviewer } from "../auth/authorize";
-import { checkpointSummary, verifyChainDetailed, type ChainReport, type Checkpoint } from "./verify";
+import { lastFullCheckpoint, verifyChainDetailed, type ChainReport, type Checkpoint } from "./verify";
 
 export type ChainStatus =
   | {
@@ -51,6 +51,11 @@ export async function chainStatus(ctx: Ctx, waitMs = 3000): Promise<ChainStatus>
 
 async function check(ctx: Ctx): Promise<ChainStatus> {
   const verification = await verifyChainDetailed(ctx, { mode: "incremental" });
-  const { lastFull } = await checkpointSummary(ctx);
-  return { report: verification.report, checkedAt: new Date(), from: verification.from, entriesChecked: verification.entriesChecked, lastFull };
+  return {
+    report: verification.report,
+    checkedAt: new Date(),
+    from: verification.from,
+    entriesChecked: verification.entriesChecked,
+    lastFull: await lastFullCheckpoint(ctx),
+  };
 }

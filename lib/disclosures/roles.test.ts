@@ -41,7 +41,7 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
   exportDisclosures: async (ctx, w) => drain(exportModule.exportDisclosures(ctx, { contributor: w.contributor }, "jsonl")),
   verifyChain: (ctx) => verifyModule.verifyChain(ctx),
   verifyChainDetailed: (ctx) => verifyModule.verifyChainDetailed(ctx, { mode: "incremental" }),
-  checkpointSummary: (ctx) => verifyModule.checkpointSummary(ctx),
+  lastFullCheckpoint: (ctx) => verifyModule.lastFullCheckpoint(ctx),
   chainStatus: (ctx) => chainStatusModule.chainStatus(ctx),
   disclosureOverview: (ctx) => overviewModule.disclosureOverview(ctx, { from: "2026-01-01", to: "2026-03-31", granularity: "week" }),
 };

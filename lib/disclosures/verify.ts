@@ -251,14 +251,10 @@ async function rewritten(sql: Sql, c: Checkpoint): Promise<ChainReport> {
   };
 }
 
-/** The newest checkpoint, and when the log was last verified in full: for the reviewer's banner. */
-export async function checkpointSummary(ctx: Ctx): Promise<{ latest: Checkpoint | null; lastFull: Checkpoint | null }> {
+/** When the log was last verified in full, or null if never: for the reviewer's banner. */
+export async function lastFullCheckpoint(ctx: Ctx): Promise<Checkpoint | null> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
-  const [latest, full] = await Promise.all([
-    latestCheckpoint(sql),
-    sql<CheckpointRow[]>`
-      select seq, hash, verified_at, mode, entries_checked from disclosure_checkpoints where mode = 'full' order by verified_at desc limit 1`,
-  ]);
-  return { latest, lastFull: full[0] ? checkpointOf(full[0]) : null };
+  const [row] = await sqlOf(ctx.db)<CheckpointRow[]>`
+    select seq, hash, verified_at, mode, entries_checked from disclosure_checkpoints where mode = 'full' order by verified_at desc limit 1`;
+  return row ? checkpointOf(row) : null;
 }
