@@ -136,8 +136,8 @@ export const disclosureContributors = pgTable(
   },
   (t) => [
     primaryKey({ name: "disclosure_contributors_pk", columns: [t.disclosureId, t.contributor] }),
-    // Migration 0011 also INCLUDEs (disclosure_id, organization_id, channel, episode_count), which
-    // this builder cannot say: a walk of a contributor's entries compares them without the table.
+    // Migrations 0011 and 0012 also INCLUDE the rest of the row in both, which this builder cannot
+    // say: a walk of a contributor's entries, with or without an organisation, reads no table row.
     index("disclosure_contributors_contributor_idx").on(t.contributor, t.seq),
     index("disclosure_contributors_organization_idx").on(t.contributor, t.organizationId, t.seq),
   ],
