@@ -196,10 +196,10 @@ describe("disclosure_contributors, filled at append", () => {
     expect(summary.map((r) => ({ ...r }))).toEqual(want);
   });
 
-  it("is covered by both of its walks' indexes (migrations 0011, 0012): a page of a contributor, with or without an organisation, reads no row of it", async () => {
+  it("is covered by each of its walks' indexes (migrations 0011–0013): a page of a contributor, alone or with an organisation or a channel, reads no row of it", async () => {
     const indexes = await w.iso.sql<{ name: string; def: string }[]>`
       select indexname as name, indexdef as def from pg_indexes where tablename = 'disclosure_contributors' and indexname <> 'disclosure_contributors_pk' order by 1`;
-    expect(indexes.map((i) => i.name)).toEqual(["disclosure_contributors_contributor_idx", "disclosure_contributors_organization_idx"]);
+    expect(indexes.map((i) => i.name)).toEqual(["disclosure_contributors_channel_idx", "disclosure_contributors_contributor_idx", "disclosure_contributors_organization_idx"]);
     const columns = ["disclosure_id", "seq", "contributor", "episode_count", "organization_id", "channel"];
     for (const { name, def } of indexes) {
       const [, key, included] = /\(([^)]*)\) INCLUDE \(([^)]*)\)$/.exec(def) ?? [];

@@ -136,9 +136,10 @@ export const disclosureContributors = pgTable(
   },
   (t) => [
     primaryKey({ name: "disclosure_contributors_pk", columns: [t.disclosureId, t.contributor] }),
-    // Migrations 0011 and 0012 also INCLUDE the rest of the row in both, which this builder cannot
-    // say: a walk of a contributor's entries, with or without an organisation, reads no table row.
+    // Migrations 0011–0013 also INCLUDE the rest of the row in each, which this builder cannot
+    // say: a walk of a contributor's entries, alone or with an organisation or a channel, reads no table row.
     index("disclosure_contributors_contributor_idx").on(t.contributor, t.seq),
     index("disclosure_contributors_organization_idx").on(t.contributor, t.organizationId, t.seq),
+    index("disclosure_contributors_channel_idx").on(t.contributor, t.channel, t.seq),
   ],
 );
