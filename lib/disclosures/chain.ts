@@ -90,7 +90,7 @@ export const isoOfDate = (date: Date): string => date.toISOString();
  * `ChainedEntry` by `hashedFields`, from a stored row by `hashOfRow` (in a full walk, from
  * instants as the database writes them, never a Date in between).
  */
-export type HashedFields = Omit<ChainedEntry, "occurredAt" | "expiresAt" | "requestedScope"> & {
+type HashedFields = Omit<ChainedEntry, "occurredAt" | "expiresAt" | "requestedScope"> & {
   occurredAt: string;
   expiresAt: string;
   requestedScopeSha256: string;
@@ -102,7 +102,7 @@ function hashedFields(e: ChainedEntry): HashedFields {
 }
 
 /** The scope by digest: an entry of 10,000 episode ids hashes as fast as one of none. */
-export const scopeDigest = (scope: RequestedScope): string => sha256Hex(canonicalJson(scope));
+const scopeDigest = (scope: RequestedScope): string => sha256Hex(canonicalJson(scope));
 
 /**
  * The canonical serialisation: canonical JSON (keys sorted at every level, ISO times with
@@ -122,7 +122,7 @@ export function canonicalEntry(e: ChainedEntry): string {
  * time here, and this is about three times as fast. The tests hold it to the object form
  * (lib/testing/chain-oracle.ts), byte for byte.
  */
-export function canonicalText(f: HashedFields): string {
+function canonicalText(f: HashedFields): string {
   const s = JSON.stringify;
   const recipient =
     `{"api_key_id":${s(f.apiKeyId)},"organization_id":${s(f.organizationId)}` +
