@@ -81,63 +81,42 @@ function entriesAfter(sql: Sql, filter: DisclosureFilter, after: number, size: n
 /**
  * CSV: each batch written out as its rows arrive (`forEach`), so that no row outlives its line:
  * held as a batch, thousands of rows were copied and collected again by the garbage collector,
- * a third of the export's time. The next batch is read while this one goes out.
+ * a third of the export's time.
  */
 async function* csvInBatches(sql: Sql, filter: DisclosureFilter, size: number, onRows?: (rows: number) => void): AsyncGenerator<string> {
   yield csvLine(CSV_COLUMNS);
-  const read = (after: number) => {
+  const read = async (after: number) => {
     const batch = { text: "", rows: 0, last: after };
-    const done = entriesAfter(sql, filter, after, size, "text")
-      .forEach((row) => {
-        batch.text += csvLine(CSV_COLUMNS.map((c) => row[c]));
-        batch.rows++;
-        batch.last = row.seq;
-      })
-      .then(() => batch);
-    // Awaited in turn; until then (or if the reader stops early), a failure must not count as unhandled.
-    done.catch(() => {});
-    return done;
+    await entriesAfter(sql, filter, after, size, "text").forEach((row) => {
+      batch.text += csvLine(CSV_COLUMNS.map((c) => row[c]));
+      batch.rows++;
+      batch.last = row.seq;
+    });
+    return batch;
   };
-  let current = read(0);
-  for (;;) {
-    const { text, rows, last } = await current;
-    const next = rows === size ? read(last) : null;
+  for await (const { text, rows } of readingAhead(read, (batch) => (batch.rows === size ? batch.last : null))) {
     onRows?.(rows);
     if (text) yield text;
-    if (!next) return;
-    current = next;
   }
 }
 
 /**
  * JSON Lines: rows in batches, each entry with its episode ids, read for a run of the batch's
  * entries at once (the primary key of `disclosure_episodes` in order) rather than by a query per
- * entry.
+ * entry. The episode ids of a batch's first run (usually all of it) are read with the batch, ahead.
  */
 async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, size: number, episodesPerRead: number): AsyncGenerator<(ExportRow & { episode_ids?: string[] })[]> {
-  // Two reads overlap the writing of a batch: the next batch's entries, and the episode ids of
-  // this batch's first run (usually all of it), on another connection of the pool. The batch
-  // after next is asked for only when its turn comes, so at most two are in memory.
-  const read = (after: number) => {
-    const rows = entriesAfter(sql, filter, after, size, "json").execute();
-    const runs = rows.then((batch) => [...runsOfEpisodes(batch, episodesPerRead)]);
-    const firstEpisodes = runs.then((list) => (list.length ? episodeIdsOf(sql, list[0]!.map((r) => r.id)) : null));
-    // Awaited in turn; until then (or if the reader stops early), a failure must not count as unhandled.
-    for (const pending of [rows, runs, firstEpisodes]) pending.catch(() => {});
+  const read = async (after: number) => {
+    const rows = await entriesAfter(sql, filter, after, size, "json").execute();
+    const runs = [...runsOfEpisodes(rows, episodesPerRead)];
+    const firstEpisodes = runs.length ? await episodeIdsOf(sql, runs[0]!.map((r) => r.id)) : null;
     return { rows, runs, firstEpisodes };
   };
-  let current = read(0);
-  for (;;) {
-    const rows = await current.rows;
-    const more = rows.length === size;
-    const next = more ? read(rows.at(-1)!.seq) : null;
-    const [runs, firstEpisodes] = await Promise.all([current.runs, current.firstEpisodes]);
+  for await (const { runs, firstEpisodes } of readingAhead(read, ({ rows }) => (rows.length === size ? rows.at(-1)!.seq : null))) {
     for (const [i, run] of runs.entries()) {
       const episodes = i === 0 ? firstEpisodes! : await episodeIdsOf(sql, run.map((r) => r.id));
       yield run.map((raw) => ({ ...raw, episode_ids: episodes.get(raw.id) ?? [] }));
     }
-    if (!next) return;
-    current = next;
   }
 }
 
@@ -162,6 +141,29 @@ async function episodeIdsOf(sql: Sql, ids: string[]): Promise<Map<string, string
     select disclosure_id, array_agg(episode_id order by episode_id) as episode_ids
     from disclosure_episodes where disclosure_id = any(${ids}::text[]) group by disclosure_id`;
   return new Map(rows.map((r) => [r.disclosure_id, r.episode_ids]));
+}
+
+/**
+ * Batches in keyset order, each asked for as soon as the one before it has arrived: the database
+ * reads the next while this one is written out, and at most two are in memory. `after` says where
+ * the batch after one starts, or null after the last.
+ */
+async function* readingAhead<B>(read: (after: number) => Promise<B>, after: (batch: B) => number | null): AsyncGenerator<B> {
+  const start = (from: number) => {
+    const pending = read(from);
+    // Awaited in turn; until then (or if the reader stops early), a failure must not count as unhandled.
+    pending.catch(() => {});
+    return pending;
+  };
+  let current = start(0);
+  for (;;) {
+    const batch = await current;
+    const from = after(batch);
+    const next = from === null ? null : start(from);
+    yield batch;
+    if (!next) return;
+    current = next;
+  }
 }
 
 /**
