@@ -66,7 +66,11 @@ if (existing > 0 && values.reuse) {
   const free = diskFree();
   const needed = entries * BYTES_PER_ENTRY_ESTIMATE;
   progress(`about ${gib(needed)} GiB needed, ${gib(free)} GiB free`);
-  if (needed > free * 0.9) throw new Error(`not enough disk for ${entries} entries: about ${gib(needed)} GiB needed, ${gib(free)} GiB free`);
+  if (needed > free * 0.9) {
+    // The server was started for this run (a running one would have been reused and stays up).
+    await runtime.stop();
+    throw new Error(`not enough disk for ${entries} entries: about ${gib(needed)} GiB needed, ${gib(free)} GiB free`);
+  }
   generated = await generateDisclosureLog(sql, { ...BENCH_SHAPE, entries }, progress, Number(values.workers));
   await markComplete();
 }
