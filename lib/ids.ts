@@ -21,3 +21,15 @@ export type IdPrefix = "org" | "usr" | "key" | "lic" | "dl" | "pv" | "aud";
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${base62(randomBytes(16))}`;
 }
+
+/**
+ * An id of the disclosure log (a download's or a preview's): when it was made, in milliseconds as
+ * twelve hex digits, then 80 random bits. Ids made one after another sort one after another, in
+ * bytes and under any ordinary collation (digits and a–f compare in that order in every locale), so
+ * that entries and their episodes, keyed by this id, lie in the primary keys in about the order of
+ * seq: a walk along seq reads those keys' pages in turn instead of a leaf at random per entry, and
+ * appends land at the indexes' right edge. Guessing one is still a matter of 80 random bits.
+ */
+export function newLogId(prefix: Extract<IdPrefix, "dl" | "pv">, madeAt: number = Date.now(), random: Uint8Array = randomBytes(10)): string {
+  return `${prefix}_${madeAt.toString(16).padStart(12, "0")}${base62(random)}`;
+}

@@ -104,7 +104,7 @@ const url = (path: string) =>
   `https://store.example.com/das/kitchen-pick-place/1.1.0/${path}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE%2F20260301%2Feu-west-1%2Fs3%2Faws4_request&X-Amz-Date=20260301T090000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=${"0".repeat(64)}`;
 
 const download: DownloadBodyResponse = {
-  download_id: "dl_4fQ8zT1bC9xY2wV7uK3mN0",
+  download_id: "dl_01a1fd70f23b4fQ8zT1bC9xY2w",
   dataset_id: "kitchen-pick-place",
   version: "1.1.0",
   expires_at: "2026-03-01T09:15:00.000Z",
@@ -121,7 +121,7 @@ const downloadRequests: Record<string, { summary: string; value: DownloadBody }>
 };
 
 const preview: PreviewBodyResponse = {
-  preview_id: "pv_2hJ9kQ4mN7pR1sT5vW8xY0",
+  preview_id: "pv_01a1fd70f23b2hJ9kQ4mN7pR1s",
   episode_id: "kpp-000042",
   dataset_id: "kitchen-pick-place",
   version: "1.1.0",

@@ -156,7 +156,7 @@ export const DownloadFile = ManifestFile.omit({ media_type: true })
 
 export const Download = z
   .object({
-    download_id: z.string().regex(/^dl_[0-9A-Za-z]+$/).meta({ description: "Identifier of the download, as recorded in the disclosure log.", example: "dl_4fQ8zT1bC9xY2wV7uK3mN0" }),
+    download_id: z.string().regex(/^dl_[0-9A-Za-z]+$/).meta({ description: "Identifier of the download, as recorded in the disclosure log.", example: "dl_01a1fd70f23b4fQ8zT1bC9xY2w" }),
     dataset_id: DatasetId,
     version: VersionNumber,
     expires_at: Timestamp.meta({ description: "When every URL of this download stops working: 900 s after issue." }),
@@ -185,7 +185,7 @@ export const PreviewStream = z
 
 export const Preview = z
   .object({
-    preview_id: z.string().regex(/^pv_[0-9A-Za-z]+$/).meta({ description: "Identifier of the preview, as recorded in the disclosure log.", example: "pv_2hJ9kQ4mN7pR1sT5vW8xY0" }),
+    preview_id: z.string().regex(/^pv_[0-9A-Za-z]+$/).meta({ description: "Identifier of the preview, as recorded in the disclosure log.", example: "pv_01a1fd70f23b2hJ9kQ4mN7pR1s" }),
     episode_id: EpisodeId,
     dataset_id: DatasetId,
     version: VersionNumber.meta({ description: "The version previewed: the newest licensed one that contains the episode, or the pinned `version`." }),

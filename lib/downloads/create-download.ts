@@ -3,7 +3,7 @@ import { sqlOf } from "../db/client";
 import { withTx } from "../db/tx";
 import type { DisclosureChannel, RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
-import { newId } from "../ids";
+import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
 import { appendDisclosure } from "../disclosures/append";
@@ -38,7 +38,7 @@ export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Prom
       const sql = sqlOf(tx.db);
       const licensed = await requireLicensedVersion(tx, input.body.dataset_id, input.body.version);
       const resolved = await resolveScope(sql, { ...licensed, datasetId: input.body.dataset_id }, requestedScope);
-      const id = newId("dl");
+      const id = newLogId("dl");
       // Written before the entry (the foreign key is checked at commit) to keep the serialised append short.
       await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
         select ${id}, ${licensed.versionId}, unnest(${resolved.episodeIds}::text[])`;

@@ -3,7 +3,7 @@ import { sqlOf, type Sql } from "../db/client";
 import { withTx } from "../db/tx";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
-import { newId } from "../ids";
+import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { appendDisclosure, lockChain, logClock } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
@@ -61,7 +61,7 @@ export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<
       await lockChain(sql);
       const earlier = await validPreview(sql, requestSha256);
       if (earlier) return { id: earlier.id, occurredAt: earlier.occurred_at, expiresAt: earlier.expires_at, version, files, replayed: true };
-      const id = newId("pv");
+      const id = newLogId("pv");
       // A file that holds several episodes (LeRobot v3.0) shows all of them to whoever has its URL:
       // every episode of every file signed is disclosed, as for a download.
       const delivered = [...new Set([request.episode_id, ...files.flatMap((f) => f.episode_ids)])].sort(byteOrder);

@@ -61,6 +61,15 @@ describe("the bench:review log generator", () => {
     expect(mix!.days).toBeGreaterThan(SHAPE.years * 365 - 2);
   });
 
+  it("makes ids as the service does, beginning with the millisecond of their entry, so that they sort along seq", async () => {
+    const [ids] = await iso.sql<{ malformed: number; not_their_time: number; backwards: number }[]>`
+      select count(*) filter (where id !~ '^(dl|pv)_[0-9a-f]{12}[0-9A-Za-z]{14}$')::int as malformed,
+             count(*) filter (where ('x' || lpad(substr(id, 4, 12), 16, '0'))::bit(64)::bigint <> (extract(epoch from occurred_at) * 1000)::bigint)::int as not_their_time,
+             (select count(*)::int from (select substr(id, 4, 12) < lag(substr(id, 4, 12)) over (order by seq) as back from disclosures) x where back) as backwards
+      from disclosures`;
+    expect(ids).toEqual({ malformed: 0, not_their_time: 0, backwards: 0 });
+  });
+
   it("rebuilt every key and index it dropped for the load", async () => {
     const indexes = await iso.sql<{ name: string }[]>`select indexname as name from pg_indexes where tablename in ('disclosures', 'disclosure_episodes')`;
     expect(indexes.map((i) => i.name)).toEqual(

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { Writable } from "node:stream";
 import type { Sql } from "@/lib/db/client";
 import { hashKey } from "@/lib/auth/api-keys";
-import { base62 } from "@/lib/ids";
+import { base62, newLogId } from "@/lib/ids";
 import { Worker } from "node:worker_threads";
 import { canonicalEntry, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
 import { DISCLOSURE_CHANNELS, type DisclosureChannel, type RequestedScope } from "@/lib/db/schema";
@@ -102,6 +102,10 @@ function randomId(prefix: string, next: () => number): string {
   let id = `${prefix}_`;
   for (let i = 0; i < 22; i++) id += BASE62[Math.floor(next() * 62)];
   return id;
+}
+/** The log's ids as the service makes them (newLogId), from the batch's own random sequence. */
+function logId(prefix: "dl" | "pv", madeAt: Date, next: () => number): string {
+  return newLogId(prefix, madeAt.getTime(), Uint8Array.from({ length: 10 }, () => Math.floor(next() * 256)));
 }
 function randomHex(next: () => number, length: number): string {
   let out = "";
@@ -418,7 +422,7 @@ export function planBatch(plan: Plan, batch: number): PlannedBatch {
         requestedScope = next() < 0.3 ? { episode_ids: ids, streams: [STREAMS[0]!] } : { episode_ids: ids };
       }
     }
-    const id = randomId(channel === "preview" ? "pv" : "dl", next);
+    const id = logId(channel === "preview" ? "pv" : "dl", occurredAt, next);
     let digest: string;
     let episodeCount: number;
     if (indices === null) {

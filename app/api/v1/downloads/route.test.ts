@@ -89,7 +89,9 @@ async function expectDownload(res: CallResult, sent: DownloadRequest, status = 2
   const { dataset_id, version, ...scope } = sent;
   const expected = expectedScope(episodes, FILES, scope);
   expect(Object.keys(res.json).sort()).toEqual(["co_delivered_episode_ids", "dataset_id", "download_id", "expires_at", "file_count", "files", "total_bytes", "version"]);
-  expect(res.json.download_id).toMatch(/^dl_[0-9A-Za-z]{20,}$/);
+  // The log's ids begin with the millisecond they were made (lib/ids.ts, newLogId).
+  expect(res.json.download_id).toMatch(/^dl_[0-9a-f]{12}[0-9A-Za-z]{14}$/);
+  expect(Math.abs(Number.parseInt(res.json.download_id.slice(3, 15), 16) - Date.now())).toBeLessThan(60_000);
   expect(res.json).toMatchObject({ dataset_id, version, file_count: expected.files.length, total_bytes: expected.totalBytes });
   for (const file of res.json.files) expect(Object.keys(file).sort()).toEqual(["episode_id", "episode_ids", "path", "sha256", "size_bytes", "stream", "url"]);
   expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expected.files);

@@ -77,7 +77,9 @@ describe("POST /api/v1/previews", () => {
     expectOk(res, 201);
     expect(Object.keys(res.json).sort()).toEqual(["dataset_id", "episode_id", "expires_at", "preview_id", "streams", "version"]);
     expect(res.json).toMatchObject({ episode_id: withVideo, dataset_id: datasetId, version: "1.0.0" });
-    expect(res.json.preview_id).toMatch(/^pv_[0-9A-Za-z]{20,}$/);
+    // The log's ids begin with the millisecond they were made (lib/ids.ts, newLogId).
+    expect(res.json.preview_id).toMatch(/^pv_[0-9a-f]{12}[0-9A-Za-z]{14}$/);
+    expect(Math.abs(Number.parseInt(res.json.preview_id.slice(3, 15), 16) - Date.now())).toBeLessThan(60_000);
     // In the episode's order of streams, each the whole episode of a file of its own.
     const duration = episodes[0]!.duration_s;
     expect(res.json.streams.map(({ url: _, ...s }: { url: string }) => s)).toEqual([
