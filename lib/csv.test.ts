@@ -7,7 +7,7 @@ describe("csvLine", () => {
     expect(csvLine(["plain", "a,b", 'say "hi"', "two\nlines", " padded", null, undefined, 42, true])).toBe(
       'plain,"a,b","say ""hi""","two\nlines"," padded",,,42,true\r\n',
     );
-    expect(csvLine([["a", "b"], { k: "v" }])).toBe('a;b,"{""k"":""v""}"\r\n');
+    expect(csvLine([["a", "b"], { k: "v" }, "one; two"])).toBe('"a;b","{""k"":""v""}","one; two"\r\n');
   });
 
   // OWASP's CSV injection rule: a cell a spreadsheet would run as a formula gets a leading quote
@@ -33,15 +33,34 @@ describe("csvLine", () => {
 
   it("neutralises the text of arrays and objects too, and leaves cells that merely contain a sign", () => {
     expect(csvLine([["=cmd", "b"]])).toBe(`"'=cmd;b"\r\n`);
+    expect(csvLine([["b", "=cmd", "+1"]])).toBe(`"b;'=cmd;'+1"\r\n`);
     expect(csvLine(["a=b", "x-y", "mail@example.com", "1+1"])).toBe("a=b,x-y,mail@example.com,1+1\r\n");
   });
 
+  // A spreadsheet in a locale that separates lists with ";" splits a comma-separated file on
+  // semicolons when it opens it: every text after a semicolon is the start of a cell there.
+  it.each([
+    ["acme;=HYPERLINK(\"http://evil\",\"x\")", `"acme;'=HYPERLINK(""http://evil"",""x"")"`],
+    ["a; @SUM(A1)", `"a;' @SUM(A1)"`],
+    ["a;\tb", `"a;'\tb"`],
+    ["=1;-2", `"'=1;'-2"`],
+    ["a;b", `"a;b"`],
+  ])("neutralises %j at every cell a semicolon would start", (cell, field) => {
+    expect(csvLine([cell])).toBe(`${field}\r\n`);
+    // Split as such a spreadsheet splits it, no piece starts a formula.
+    for (const piece of parseCsv(csvLine([cell]))[0][0].split(";")) expect(piece).not.toMatch(/^(?:[\t\r]|\s*[=+\-@])/);
+  });
+
   it("treats every text as the rule says, built from the characters that matter at any place", () => {
-    // The rule written out plainly: neutralised if a formula's start, else quoted if it holds a
-    // quote, comma or line break or has a space at an end, else as it is.
-    const byRule = (text: string) =>
-      /^(?:[\t\r]|\s*[=+\-@])/.test(text) ? `"'${text.replaceAll('"', '""')}"` : /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-    const parts = ["", "a", " ", "\t", "\r", "\n", '"', ",", "=", "+", "-", "@", "\u00a0", "x=1"];
+    // The rule written out plainly: each cell a spreadsheet may see (the field, and each piece after
+    // a semicolon) gets a quote in front if it starts a formula; the field is quoted if anything
+    // was neutralised or it holds a quote, comma, semicolon or line break or has a space at an end.
+    const byRule = (text: string) => {
+      const cells = text.split(";").map((cell) => (/^(?:[\t\r]|\s*[=+\-@])/.test(cell) ? `'${cell}` : cell));
+      const quoted = cells.join(";") !== text || /[",;\r\n]|^\s|\s$/.test(text);
+      return quoted ? `"${cells.join(";").replaceAll('"', '""')}"` : text;
+    };
+    const parts = ["", "a", " ", "\t", "\r", "\n", '"', ",", ";", "=", "+", "-", "@", "\u00a0", "x=1"];
     let checked = 0;
     for (const a of parts) for (const b of parts) for (const c of parts) {
       const text = a + b + c;
