@@ -1,8 +1,8 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedPostgres } from "./embedded-postgres";
+import { installationFile } from "./installation-file";
 import { migrateDatabase } from "../db/migrate";
 import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./local-store";
 
@@ -18,21 +18,6 @@ export type Runtime = {
 
 export function dataDirectory(): string {
   return path.resolve(PROJECT_ROOT, process.env.DAS_DATA_DIR ?? ".data");
-}
-
-/** A secret of this installation: made on first use, then read from `<dataDir>/<name>` (mode 0600). */
-function installationFile(dataDir: string, name: string, make: () => string): string {
-  const file = path.join(dataDir, name);
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
-    try {
-      writeFileSync(file, make(), { mode: 0o600, flag: "wx" });
-    } catch (error) {
-      // Another process (das-admin beside npm run dev) made it first: read theirs.
-      if ((error as { code?: string }).code !== "EEXIST") throw error;
-    }
-  }
-  return readFileSync(file, "utf8").trim();
 }
 
 /** The installation's secret for cursors and sessions, created once under the data directory. */

