@@ -24,6 +24,14 @@ const EnvSchema = z.object({
   /** Seconds (up to twice as many, spread) before a connection is replaced, so none lives on a stale server for ever. */
   DB_MAX_LIFETIME_S: positiveInt(1800),
   /**
+   * Seconds a statement of the service may run (PostgreSQL's statement_timeout, lock waits
+   * included) and a transaction may sit idle (idle_in_transaction_session_timeout) before the
+   * server ends it. A connection that has said nothing for this long and a few seconds more while
+   * a statement was due is dead (a cut network path): it is closed and the request answers 503.
+   * Only the service's own pool has these limits; das-admin's imports and walks run as long as they need.
+   */
+  DB_STATEMENT_TIMEOUT_S: positiveInt(20),
+  /**
    * MiB of immutable API response bodies each instance keeps in memory (lib/cache). 0 turns every
    * cache of the API off (keys, licences, catalog, bodies): each request then reads the database.
    */

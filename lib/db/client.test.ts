@@ -73,3 +73,107 @@ describe("the database client", () => {
     }
   });
 });
+
+/**
+ * A TCP relay to the run's PostgreSQL that can be made to swallow everything in both directions
+ * while keeping every connection open: a network path cut without a reset (a failover, a partition).
+ */
+async function cuttableRelay(target: URL): Promise<{ url: URL; cut(on: boolean): void; close(): Promise<void> }> {
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on("data", (chunk) => void (cut || to.write(chunk)));
+      from.on("error", () => to.destroy());
+      from.on("close", () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target);
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url,
+    cut: (on) => void (cut = on),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe("the service pool's limits (DB_STATEMENT_TIMEOUT_S)", () => {
+  it("closes a connection that owes an answer and stays silent past the limit, answers 503, then reconnects", { timeout: 60_000 }, async () => {
+    const relay = await cuttableRelay(new URL(inject("databaseUrl")));
+    const db = createDb(relay.url.toString(), { max: 1, statementTimeoutS: 1 });
+    try {
+      expect(await db.$client`select 1 as n`).toEqual([{ n: 1 }]);
+      // Idle past the limit is not silence: the connection owes nothing and is kept.
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      expect(await db.$client`select 2 as n`).toEqual([{ n: 2 }]);
+
+      relay.cut(true);
+      const started = Date.now();
+      const error = await db.$client`select 3 as n`.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const waited = Date.now() - started;
+      // The limit is the statement timeout and 5 s of grace, checked every quarter of it.
+      expect(waited).toBeGreaterThanOrEqual(5_900);
+      expect(waited).toBeLessThan(9_000);
+      expect(error).toMatchObject({ code: "CONNECTION_CLOSED" });
+      expect(toAppError(error, "req_test")).toMatchObject({ code: "unavailable", status: 503 });
+
+      relay.cut(false);
+      expect(await db.$client`select 4 as n`).toEqual([{ n: 4 }]);
+    } finally {
+      await db.$client.end({ timeout: 0 });
+      await relay.close();
+    }
+  });
+
+  it("ends a statement past the limit at the server, which is a 503", { timeout: 30_000 }, async () => {
+    const db = createDb(inject("databaseUrl"), { max: 1, statementTimeoutS: 1 });
+    try {
+      const error = await db.$client`select pg_sleep(3)`.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: "57014" }); // query_canceled
+      expect(toAppError(error, "req_test")).toMatchObject({ code: "unavailable", status: 503 });
+    } finally {
+      await db.$client.end({ timeout: 1 });
+    }
+  });
+
+  it("releases the locks of a transaction whose client went silent, such as the disclosure chain's", { timeout: 30_000 }, async () => {
+    const relay = await cuttableRelay(new URL(inject("databaseUrl")));
+    const silent = createDb(relay.url.toString(), { max: 1, statementTimeoutS: 1 });
+    const other = createDb(inject("databaseUrl"), { max: 1 });
+    const key = 7_000_000_000 + Math.floor(Math.random() * 1_000_000);
+    try {
+      let locked!: () => void;
+      const holding = new Promise<void>((resolve) => (locked = resolve));
+      const transaction = silent
+        .transaction(async (tx) => {
+          await sqlOf(tx)`select pg_advisory_xact_lock(${key})`;
+          relay.cut(true);
+          locked();
+          await new Promise((resolve) => setTimeout(resolve, 20_000));
+        })
+        .catch(() => undefined);
+      await holding;
+      const started = Date.now();
+      await other.$client`select pg_advisory_xact_lock(${key})`;
+      // The server ended the idle transaction after 1 s; without the limit this waits for TCP.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      void transaction;
+    } finally {
+      await other.$client.end({ timeout: 1 });
+      await silent.$client.end({ timeout: 0 });
+      await relay.close();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import postgres from "postgres";
 import { drizzle, type PostgresJsDatabase, type PostgresJsQueryResultHKT } from "drizzle-orm/postgres-js";
 import type { PgDatabase } from "drizzle-orm/pg-core";
 import { env, requireEnv } from "../env";
+import { log } from "../log";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -12,11 +13,21 @@ export type RootDb = PostgresJsDatabase<Schema> & { $client: postgres.Sql };
 
 /**
  * `settings`: session settings (time zone, planner switches) sent when each connection starts,
- * for a client with a single purpose such as a thread of the full walk; the service's own pool
- * takes the server's defaults.
+ * for a client with a single purpose such as a thread of the full walk. `statementTimeoutS`: the
+ * service's limits (see DB_STATEMENT_TIMEOUT_S), for its own pool; other clients have none.
  */
-export function createDb(url: string, options: { max?: number; settings?: Record<string, string> } = {}): RootDb {
+export function createDb(url: string, options: { max?: number; settings?: Record<string, string>; statementTimeoutS?: number } = {}): RootDb {
   const e = env();
+  const limit = options.statementTimeoutS;
+  const limits: Record<string, string> = limit
+    ? {
+        statement_timeout: `${limit}s`,
+        lock_timeout: `${limit}s`,
+        // A client gone silent inside a transaction (a cut network path) would otherwise hold its
+        // locks, the disclosure chain's among them, until the server's TCP keepalive notices: hours.
+        idle_in_transaction_session_timeout: `${limit}s`,
+      }
+    : {};
   const client = postgres(url, {
     max: options.max ?? e.DB_POOL_MAX,
     // A lost server must cost a request seconds, not the driver's default 30 s per connection attempt.
@@ -27,9 +38,9 @@ export function createDb(url: string, options: { max?: number; settings?: Record
     max_lifetime: (() => e.DB_MAX_LIFETIME_S * (1 + Math.random())) as unknown as number,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
-    connection: { application_name: "dataset-access-service", ...options.settings },
+    connection: { application_name: "dataset-access-service", ...limits, ...options.settings },
     // A documented option that the package's type definitions omit.
-    ...({ socket: connectWithoutDelay } as object),
+    ...({ socket: (target: SocketTarget) => connectWithoutDelay(target, limit ? (limit + SILENCE_GRACE_S) * 1000 : undefined) } as object),
   });
   const db = drizzle(client, { schema }) as RootDb;
   // drizzle switches timestamptz parsing and serialising off so that it can map strings itself;
@@ -49,12 +60,66 @@ export function createDb(url: string, options: { max?: number; settings?: Record
  * postgres.js then sees connection errors on the socket itself and recovers, whereas a rejected
  * promise would leave that pooled connection stuck for good.
  */
-function connectWithoutDelay(options: { host: string[]; port: number[]; path?: string | false }): net.Socket {
-  if (options.path) return net.connect({ path: options.path });
-  const socket = net.connect({ host: options.host[0], port: options.port[0]!, noDelay: true });
+type SocketTarget = { host: string[]; port: number[]; path?: string | false };
+
+function connectWithoutDelay(options: SocketTarget, silenceLimitMs?: number): net.Socket {
+  const socket = options.path ? net.connect({ path: options.path }) : net.connect({ host: options.host[0], port: options.port[0]!, noDelay: true });
+  if (silenceLimitMs) watchForSilence(socket, silenceLimitMs);
   // The driver names the server in connection errors from these (its own sockets carry them).
-  return Object.assign(socket, { host: options.host[0], port: options.port[0] });
+  return options.path ? socket : Object.assign(socket, { host: options.host[0], port: options.port[0] });
 }
+
+/** Seconds past the statement timeout before a connection that owes an answer counts as dead. */
+const SILENCE_GRACE_S = 5;
+
+/**
+ * Closes a connection that owes an answer and has been silent for `limitMs`. The server answers
+ * every statement within the statement timeout, if only with its cancellation, so silence past it
+ * means the path is cut: a failover or a partition that resets nothing, where the driver would
+ * wait for ever and TCP for hours. The connection owes nothing once what it last received ends
+ * with ReadyForQuery ('Z', length 5, status): the server is then waiting for us, and an idle
+ * pooled connection is left alone however long it idles.
+ */
+function watchForSilence(socket: net.Socket, limitMs: number): void {
+  let owes = false;
+  let lastHeard = Date.now();
+  let tail = Buffer.alloc(0);
+  let first = true;
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((...args: unknown[]) => {
+    // TLS takes the socket over after an SSLRequest: its bytes are then out of sight here, and
+    // only the server-side limits hold.
+    if (first && isSslRequest(args[0])) {
+      clearInterval(timer);
+      socket.write = write as typeof socket.write;
+      return write(...args);
+    }
+    first = false;
+    if (!owes) lastHeard = Date.now();
+    owes = true;
+    return write(...args);
+  }) as typeof socket.write;
+  socket.on("data", (chunk: Buffer) => {
+    lastHeard = Date.now();
+    tail = Buffer.concat([tail, chunk.subarray(-READY_FOR_QUERY_BYTES)]).subarray(-READY_FOR_QUERY_BYTES);
+    owes = !(tail.length === READY_FOR_QUERY_BYTES && tail[0] === 0x5a && tail.readInt32BE(1) === 4 + 1);
+  });
+  const timer = setInterval(() => {
+    if (owes && Date.now() - lastHeard > limitMs) {
+      log.warn("database connection closed: silent while owing an answer", { silent_s: Math.round((Date.now() - lastHeard) / 1000) });
+      // Closed without an error of ours: the driver then fails what it had sent on this
+      // connection as CONNECTION_CLOSED (a 503) and opens a new one, in one step.
+      socket.destroy();
+    }
+  }, Math.min(1000, limitMs / 4));
+  timer.unref();
+  socket.once("close", () => clearInterval(timer));
+}
+
+const READY_FOR_QUERY_BYTES = 6;
+const SSL_REQUEST_CODE = 80877103;
+
+const isSslRequest = (data: unknown) => Buffer.isBuffer(data) && data.length === 8 && data.readInt32BE(0) === 8 && data.readInt32BE(4) === SSL_REQUEST_CODE;
 
 /**
  * Seconds before a closed connection reconnects, after `failures` connections closed on an error
@@ -83,6 +148,6 @@ export function sqlOf(db: Db): Sql {
 const globalForDb = globalThis as unknown as { dasDb?: RootDb };
 
 export function getDb(): RootDb {
-  globalForDb.dasDb ??= createDb(requireEnv("DATABASE_URL"));
+  globalForDb.dasDb ??= createDb(requireEnv("DATABASE_URL"), { statementTimeoutS: env().DB_STATEMENT_TIMEOUT_S });
   return globalForDb.dasDb;
 }

@@ -24,6 +24,11 @@ const UNAVAILABLE_CODES = new Set([
   // A serialisation failure or deadlock is transient too: the client should simply retry.
   "40001",
   "40P01",
+  // The service's own limits (DB_STATEMENT_TIMEOUT_S): a statement or lock wait that ran out of
+  // time, or a transaction ended for idling, means an overloaded or stuck database.
+  "57014",
+  "55P03",
+  "25P03",
 ]);
 
 const RETRY_AFTER_UNAVAILABLE_S = 5;
