@@ -377,6 +377,28 @@ describe("a renumbered v3.0 subset", () => {
   });
 });
 
+describe("a v3.0 dataset whose data and each camera's videos group episodes differently", () => {
+  // As LeRobot rolls files over by size: data files of 5 episodes, front videos of 2, wrist videos of 3.
+  const grouping = { data: 5, "observation.images.front": 2, "observation.images.wrist": 3 };
+  const source = buildLeRobotFixture(tempDir(), { ...options("v3.0"), episodes: 12, chunksSize: 1000, task: (e) => (e % 2 ? LONG_300 : "Stack the cups."), episodesPerFileOf: grouping });
+  const groups = (n: number) => Array.from({ length: Math.ceil(12 / n) }, (_, k) => Array.from({ length: 12 }, (_, e) => e).slice(k * n, (k + 1) * n));
+
+  it("is written with each stream's own grouping and loads as LeRobot would load it", async () => {
+    const f = await source;
+    for (const [stream, n] of Object.entries(grouping)) expect(f.files.filter((file) => file.stream === stream).map((file) => file.episodes), stream).toEqual(groups(n));
+    expect(await simulateLeRobotLoad(f.root)).toEqual({ ok: true, frames: f.episodes.reduce((n, e) => n + e.length, 0) });
+  });
+
+  it("does not load, in the replay, when an episode's range runs past the end of its video", async () => {
+    const f = await source;
+    const broken = tempDir();
+    cpSync(f.root, broken, { recursive: true });
+    // The wrist file of episodes 9-11 (7.5 s) replaced by the front file of 10-11 (5.5 s): the file is there, episode 11's seconds are not.
+    cpSync(path.join(f.root, "videos/observation.images.front/chunk-000/file-005.mp4"), path.join(broken, "videos/observation.images.wrist/chunk-000/file-003.mp4"));
+    expect(await simulateLeRobotLoad(broken)).toEqual({ ok: false, reason: expect.stringMatching(/^episode 11's videos\/observation.images.wrist\/to_timestamp is past the end of videos\/observation.images.wrist\/chunk-000\/file-003.mp4/) });
+  });
+});
+
 describe("a v2.1 subset", () => {
   it("leaves out meta files LeRobot does not read, and reports them", async () => {
     const f = await buildLeRobotFixture(tempDir(), { ...options("v2.1"), extraFiles: { "README.md": "# x\n", "meta/modality.json": "{}" } });
