@@ -80,8 +80,14 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   const format = manifest.format ?? null;
   const scope: Scope = format ? { ...options, includeVersionFiles: true } : options;
   const episodes = await episodeSet(options, manifest);
+  if (format && options.streams && !options.streams.includes("data")) {
+    // A LeRobot dataset without its frames does not open, and adding them unasked would disclose more than asked for.
+    throw new PullError(
+      `${options.datasetId}@${options.version} is a LeRobot dataset, which das pull writes as one: LeRobot reads every frame from the data files, so --streams must include data (e.g. --streams data,${options.streams.join(",")}).`,
+    );
+  }
   const inScope = filesInScope(manifest, scope, episodes);
-  const layout = format ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices }) : null;
+  const layout = format ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices, streams: options.streams }) : null;
   const placeOf = layout?.placeOf ?? ((file: ManifestFile) => file.path);
   const summary: PullSummary = {
     dataset_id: options.datasetId,
@@ -381,9 +387,14 @@ export function describeSummary(s: PullSummary): string {
     const l = s.lerobot;
     lines.push(
       `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/)${
-        l.renumbered ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}` : ""
+        l.renumbered ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}` : l.data_rewritten ? ", data files written with only their frames" : ""
       }, provenance in ${l.provenance}.`,
     );
+    if (l.left_out.length) {
+      lines.push(
+        `  ${l.left_out.length} episode(s) that came along are not in it, because not every file of theirs was delivered (${l.left_out.slice(0, 5).join(", ")}${l.left_out.length > 5 ? ", ..." : ""}); name them with --episodes to pull them whole.`,
+      );
+    }
     if (l.open_with) lines.push(`  Open it with: ${l.open_with}`);
     if (l.note) lines.push(`  Note: ${l.note}`);
   }
