@@ -25,7 +25,7 @@ export type PullOptions = Scope & {
   /** Files per download request; the server's limit unless a test asks for smaller requests. */
   maxFilesPerRequest?: number;
   stderr?: { write(text: string): unknown; isTTY?: boolean; columns?: number };
-  /** A LeRobot v3.0 subset that is not episodes 0..k-1: keep the delivered data files in place and the indices as they are, rather than renumber (--keep-original-indices). */
+  /** A LeRobot v3.0 subset: keep the delivered data files in place and the indices as they are, rather than write them renumbered 0..k-1 and without the frames of episodes meta/ leaves out (--keep-original-indices). */
   keepOriginalIndices?: boolean;
 };
 
@@ -215,7 +215,7 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
 
 /**
  * A verified copy of the file where an earlier pull into the directory kept it (a LeRobot data file
- * it did or did not renumber) is moved into place: fetching it again would be another disclosure.
+ * it did or did not rewrite) is moved into place: fetching it again would be another disclosure.
  */
 async function adoptVerifiedCopy(dir: string, file: ManifestFile, dest: string, alternatives: string[]): Promise<boolean> {
   for (const alternative of alternatives) {

@@ -4,8 +4,8 @@
  *
  *   const result = await writeSubsetMeta({ sourceRoot, targetRoot, episodes: [0, 1, 5] });
  *
- * `sourceRoot` holds the version's original `meta/` (and, to renumber, its data files); `targetRoot`
- * receives the subset's `meta/` (the same directory is fine unless renumbering). What is rewritten,
+ * `sourceRoot` holds the version's original `meta/` (and, to rewrite them, its data files); `targetRoot`
+ * receives the subset's `meta/` (the same directory is fine unless the data files are rewritten). What is rewritten,
  * and why, is in docs/lerobot.md:
  *
  * - info.json: total_episodes, total_frames, total_tasks, splits (and total_videos / total_chunks
