@@ -135,12 +135,12 @@ program
   .option("--outcome <outcome>", "only episodes with this outcome, e.g. failure")
   .option("--environment <environment>", "only episodes recorded in this environment")
   .option("--episodes <ids>", "only these episodes (comma-separated ids)", commaList)
-  .option("--streams <streams>", "only these streams (comma-separated), e.g. wrist_cam,joints", commaList)
+  .option("--streams <streams>", "only these streams (comma-separated), e.g. wrist_cam,joints; a LeRobot version needs data among them", commaList)
   .option("--concurrency <n>", "files transferred at once, 1 to 64", wholeNumberFrom(1, 64), 4)
   .option("--limit-rate <rate>", "bytes per second over all transfers, e.g. 500k, 2M, 1.5G", byteRate)
   .option(
     "--keep-original-indices",
-    "LeRobot v3.0: keep a subset's data files byte for byte where LeRobot reads them, with the version's episode indices, rather than renumber the episodes 0..k-1 (LeRobot then opens only a subset of episodes 0..k-1)",
+    "LeRobot v3.0: keep a subset's data files byte for byte where LeRobot reads them, with the version's episode indices, rather than renumber the episodes 0..k-1 and drop the frames of episodes left out of meta/ (LeRobot then opens only a subset of episodes 0..k-1, with its episode list if the data files hold others)",
   )
   .option("--json", "print the summary as JSON on stdout")
   .examples(

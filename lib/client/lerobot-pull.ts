@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { copyFile, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { isSupportedVersion } from "../lerobot/format";
-import { needsRenumbering, RENUMBERED_COLUMNS, writeAtomically, writeSubsetMeta, type SubsetResult } from "../lerobot/subset";
+import { listedEpisodes, needsRenumbering, RENUMBERED_COLUMNS, writeAtomically, writeSubsetMeta, type SubsetResult } from "../lerobot/subset";
 import type { ManifestDocument, ManifestFile } from "./api";
 import { sha256File } from "./transfer";
 
@@ -11,13 +11,17 @@ import { sha256File } from "./transfer";
  * directory as a dataset of the episodes delivered:
  *
  * - the version's `meta/` is kept as delivered under `.das/original/` (where LeRobot does not
- *   look, and where a resumed pull finds it verified), and `meta/` is written for the delivered
- *   episodes;
- * - video files stay byte-identical at their original paths, and so do data files, except for a
- *   v3.0 subset that is not episodes 0..k-1: LeRobot looks v3.0 episodes up by position, so such a
- *   subset is renumbered 0..k-1. Its data files are then kept as delivered under `.das/original/`
- *   too, and written renumbered at their original paths (`--keep-original-indices` keeps the
- *   delivered data files in place instead, and the indices as they are);
+ *   look, and where a resumed pull finds it verified), and `meta/` is written for the complete
+ *   episodes: those whose every file (the data and each camera pulled) was delivered. In v3.0 a
+ *   file holds several episodes, and the data and each camera group them differently, so some
+ *   episodes that came along in a delivered file lack another of their files; LeRobot would fail
+ *   on them, so meta/ leaves them out (they stay disclosed, and in the provenance);
+ * - video files stay byte-identical at their original paths, and so do data files, except in v3.0
+ *   where LeRobot could not open them as delivered: a subset that is not episodes 0..k-1 (LeRobot
+ *   looks v3.0 episodes up by position) is renumbered 0..k-1, and the frames of episodes meta/
+ *   leaves out are dropped. The data files are then kept as delivered under `.das/original/` too,
+ *   and written again at their original paths (`--keep-original-indices` keeps the delivered data
+ *   files in place instead, and the indices as they are);
  * - `das-provenance.json` ties the directory to the disclosure log: the download behind every
  *   file, every delivered file's sha256 and where it is kept, every file written and what changed,
  *   and the mapping of the episode indices.
@@ -34,29 +38,68 @@ const original = (relative: string) => `${ORIGINALS_DIR}/${relative}`;
 
 /** Where the files of a LeRobot pull go, decided from the manifest before anything is fetched. */
 export type LeRobotLayout = {
-  /** The delivered v3.0 subset is renumbered 0..k-1: its data files as delivered go to .das/original/. */
-  renumber: boolean;
+  /** v3.0 data files written again for LeRobot (renumbered 0..k-1, frames of episodes meta/ leaves out dropped): as delivered they go to .das/original/. */
+  rewrite: boolean;
   keepOriginalIndices: boolean;
+  /** The cameras (video features) meta/ keeps when --streams leaves some out; undefined: every one. */
+  videoKeys: string[] | undefined;
+  episodes: DeliveredEpisodes;
   /** Where a delivered file is kept, relative to the directory. */
   placeOf: (file: ManifestFile) => string;
   /**
    * Where an earlier pull into the directory may have kept the same file: a data file sits at its
-   * own path or under .das/original/ depending on whether that pull renumbered. A verified copy
+   * own path or under .das/original/ depending on whether that pull rewrote it. A verified copy
    * there is moved into place instead of being fetched again (a new disclosure).
    */
   alternativesOf: (file: ManifestFile) => string[];
 };
 
-export function leRobotLayout(manifest: ManifestDocument, inScope: ManifestFile[], options: { keepOriginalIndices?: boolean } = {}): LeRobotLayout {
+export type DeliveredEpisodes = {
+  /** Every episode of the delivered files (byte order). */
+  delivered: string[];
+  /** Delivered episodes with every file of the streams pulled delivered too: those meta/ lists. */
+  complete: string[];
+  /** Delivered episodes lacking a file (one shared with episodes not chosen, in v3.0): left out of meta/. */
+  incomplete: string[];
+  /** The complete episodes' LeRobot indices, ascending. */
+  indices: number[];
+  idOf: Map<number, string>;
+};
+
+/**
+ * The delivered episodes, and which of them are complete: an episode is complete when every file
+ * of the manifest that holds it, in a stream meta/ describes (the data, each camera pulled), is
+ * in scope. The chosen episodes always are (every file holding them is in scope).
+ */
+function deliveredEpisodes(manifest: ManifestDocument, inScope: ManifestFile[], streams: string[]): DeliveredEpisodes {
+  const delivered = [...new Set(inScope.flatMap((f) => f.episode_ids))].sort(byteOrder);
+  const inScopePaths = new Set(inScope.map((f) => f.path));
+  const lacking = new Set<string>();
+  for (const file of manifest.files) {
+    if (file.stream !== null && streams.includes(file.stream) && !inScopePaths.has(file.path)) for (const id of file.episode_ids) lacking.add(id);
+  }
+  const complete = delivered.filter((id) => !lacking.has(id));
+  const idOf = new Map(complete.map((id) => [episodeIndexOf(manifest.dataset_id, id), id]));
+  return { delivered, complete, incomplete: delivered.filter((id) => lacking.has(id)), indices: [...idOf.keys()].sort((a, b) => a - b), idOf };
+}
+
+export function leRobotLayout(manifest: ManifestDocument, inScope: ManifestFile[], options: { keepOriginalIndices?: boolean; streams?: string[] } = {}): LeRobotLayout {
   const keepOriginalIndices = options.keepOriginalIndices ?? false;
   const version = manifest.format?.codebase_version;
-  const indices = deliveredEpisodes(manifest.dataset_id, inScope).indices;
-  const renumber = !keepOriginalIndices && isSupportedVersion(version) && needsRenumbering(version, indices) && inScope.some(isDataFile);
+  const cameras = (manifest.format?.cameras ?? []).filter((c) => c.storage === "video").map((c) => c.key);
+  const videoKeys = options.streams && cameras.some((key) => !options.streams!.includes(key)) ? cameras.filter((key) => options.streams!.includes(key)) : undefined;
+  const episodes = deliveredEpisodes(manifest, inScope, options.streams ?? manifest.streams);
+  const complete = new Set(episodes.complete);
+  // LeRobot reads every frame under data/ (with no episode list), and looks v3.0 episodes up by position.
+  const holdsOthers = inScope.some((f) => isDataFile(f) && f.episode_ids.some((id) => !complete.has(id)));
+  const rewrite = !keepOriginalIndices && version === "v3.0" && inScope.some(isDataFile) && (needsRenumbering(version, episodes.indices) || holdsOthers);
   return {
-    renumber,
+    rewrite,
     keepOriginalIndices,
-    placeOf: (file) => (file.episode_ids.length === 0 && file.path.startsWith("meta/")) || (renumber && isDataFile(file)) ? original(file.path) : file.path,
-    alternativesOf: (file) => (version === "v3.0" && isDataFile(file) ? [renumber ? file.path : original(file.path)] : []),
+    videoKeys,
+    episodes,
+    placeOf: (file) => (file.episode_ids.length === 0 && file.path.startsWith("meta/")) || (rewrite && isDataFile(file)) ? original(file.path) : file.path,
+    alternativesOf: (file) => (version === "v3.0" && isDataFile(file) ? [rewrite ? file.path : original(file.path)] : []),
   };
 }
 
@@ -64,13 +107,25 @@ export type DownloadRecord = { download_id: string; co_delivered_episode_ids: st
 
 export type LeRobotPullResult = {
   codebase_version: string;
-  /** Every episode in the delivered files, as the version's LeRobot episode indices: the subset `meta/` describes. */
+  /** The episodes `meta/` lists, as the version's LeRobot episode indices: the delivered episodes whose every file was delivered. */
   episode_indices: number[];
   /** Delivered episodes that were chosen, and those that came along in shared files. */
   requested: string[];
   co_delivered: string[];
+  /** Co-delivered episodes left out of `meta/` (and of the data files LeRobot reads), because not every file of theirs was delivered. */
+  left_out: string[];
   /** `meta/` as delivered (the whole version) or rewritten for the subset. */
   meta: "as delivered" | "rewritten";
+  /** The cameras `meta/info.json` declares, when --streams left some out (null: every camera of the version). */
+  cameras: string[] | null;
+  /** v3.0 data files written again for LeRobot (renumbered, or without the frames of episodes left out), or null: as delivered. */
+  data_rewritten: {
+    /** Written in this run, and those an earlier run had written that were kept. */
+    written: number;
+    kept: number;
+    /** Episodes whose frames the written data files leave out. */
+    dropped_episodes: string[];
+  } | null;
   /** A v3.0 subset renumbered 0..k-1 for LeRobot, or null (indices as in the version). */
   renumbered: {
     episodes: { episode_id: string; original_episode_index: number; episode_index: number }[];
@@ -78,6 +133,8 @@ export type LeRobotPullResult = {
     data_files_written: number;
     data_files_kept: number;
   } | null;
+  /** Data and video files meta/ points at that are not in the directory (none, unless the version's meta/ and its manifest disagree). */
+  missing_files: string[];
   loads_as_is: boolean;
   loads_with_episode_list: boolean;
   note: string | null;
@@ -95,18 +152,12 @@ export function episodeIndexOf(datasetId: string, episodeId: string): number {
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** Every episode of the files in scope (byte order), and their LeRobot indices (ascending). */
-function deliveredEpisodes(datasetId: string, inScope: ManifestFile[]) {
-  const ids = [...new Set(inScope.flatMap((f) => f.episode_ids))].sort(byteOrder);
-  const idOf = new Map(ids.map((id) => [episodeIndexOf(datasetId, id), id]));
-  return { ids, idOf, indices: [...idOf.keys()].sort((a, b) => a - b) };
-}
-
 /**
- * Writes `meta/` (and, for a renumbered subset, the data files) and the provenance file once every
- * file of the pull is verified on disk. The delivered episodes are every episode of every
- * delivered episode file: the ones chosen and the ones that came along in files they share (v3.0),
- * which the metadata must then list too.
+ * Writes `meta/` (and, for a rewritten v3.0 subset, the data files) and the provenance file once
+ * every file of the pull is verified on disk. The delivered episodes are every episode of every
+ * delivered episode file: the ones chosen and the ones that came along in files they share
+ * (v3.0). meta/ lists those of them whose every file is on disk, and nothing else: the metadata
+ * must describe exactly what LeRobot will find.
  */
 export async function finishLeRobotPull(input: {
   dir: string;
@@ -121,18 +172,18 @@ export async function finishLeRobotPull(input: {
 }): Promise<LeRobotPullResult> {
   const { dir, manifest, layout } = input;
   const datasetId = manifest.dataset_id;
-  const { ids: delivered, idOf, indices } = deliveredEpisodes(datasetId, input.inScope);
+  const { delivered, incomplete, idOf, indices } = layout.episodes;
   const requested = delivered.filter((id) => input.chosen === null || input.chosen.has(id));
   const coDelivered = delivered.filter((id) => input.chosen !== null && !input.chosen.has(id));
   const provenanceFile = path.join(dir, PROVENANCE_FILE);
   const earlier = await earlierProvenance(provenanceFile, manifest);
 
-  // A resumed pull of the same episodes keeps a renumbered data file it finds as it wrote it.
+  // A resumed pull of the same episodes keeps a data file it finds as it wrote it.
   const written = new Map<string, string>();
-  const sameSubset = earlier?.renumbering && JSON.stringify(earlier.episodes?.episode_indices) === JSON.stringify(indices);
+  const sameSubset = JSON.stringify(earlier?.episodes?.episode_indices) === JSON.stringify(indices);
   const byPath = new Map(input.inScope.map((f) => [f.path, f]));
   const unchanged = async (relative: string) => {
-    const before = sameSubset ? earlier.written?.find((w) => w.path === relative) : undefined;
+    const before = sameSubset ? earlier?.written?.find((w) => w.path === relative) : undefined;
     if (!before || before.from?.sha256 !== byPath.get(relative)?.sha256) return false;
     const now = await sha256File(path.join(dir, relative)).catch(() => null);
     if (now !== before.sha256) return false;
@@ -141,16 +192,26 @@ export async function finishLeRobotPull(input: {
   };
 
   let subset: SubsetResult | null = null;
-  const whole = delivered.length === manifest.episode_count;
-  if (whole) await copyTree(path.join(dir, ORIGINALS_DIR, "meta"), path.join(dir, "meta"));
-  else if (indices.length) subset = await writeSubsetMeta({ sourceRoot: path.join(dir, ORIGINALS_DIR), targetRoot: dir, episodes: indices, renumber: layout.renumber && { unchanged } });
+  const originals = path.join(dir, ORIGINALS_DIR);
+  // The version's own meta/ serves as it is only if it lists exactly these episodes (after an import
+  // with --skip-incomplete-episodes it also lists those the version left out) and every camera.
+  const asDelivered = indices.length ? await listedEpisodes(originals) : null;
+  const whole = asDelivered !== null && !layout.rewrite && !layout.videoKeys && JSON.stringify(asDelivered.episodes) === JSON.stringify(indices);
+  if (whole) await copyTree(path.join(originals, "meta"), path.join(dir, "meta"));
+  else if (indices.length) subset = await writeSubsetMeta({ sourceRoot: originals, targetRoot: dir, episodes: indices, videoKeys: layout.videoKeys, rewriteData: layout.rewrite && { unchanged } });
   for (const relative of subset?.written ?? []) written.set(relative, await sha256File(path.join(dir, relative)));
-  // Not renumbered: each data file is verified in place, so a copy an earlier, renumbering pull kept under .das/original/ is one too many.
-  if (!layout.renumber) for (const file of input.inScope.filter(isDataFile)) await rm(path.join(dir, original(file.path)), { force: true });
+  // Not rewritten: each data file is verified in place, so a copy an earlier, rewriting pull kept under .das/original/ is one too many.
+  if (!layout.rewrite) for (const file of input.inScope.filter(isDataFile)) await rm(path.join(dir, original(file.path)), { force: true });
 
-  const renumbering = subset?.renumbering ?? null;
-  const loadsAsIs = whole || (subset?.loader.loadsAsIs ?? false);
-  const loadsWithList = whole || (subset?.loader.loadsWithEpisodeList ?? false);
+  // What LeRobot opens is what meta/ points at: checked on disk, not assumed.
+  const missingFiles: string[] = [];
+  for (const relative of whole ? asDelivered.referencedFiles : (subset?.referencedFiles ?? [])) {
+    if (!(await stat(path.join(dir, relative)).catch(() => null))) missingFiles.push(relative);
+  }
+  const rewrite = subset?.rewrite ?? null;
+  const renumbering = rewrite?.renumbered ? rewrite : null;
+  const loadsAsIs = !missingFiles.length && (whole || (subset?.loader.loadsAsIs ?? false));
+  const loadsWithList = !missingFiles.length && (whole || (subset?.loader.loadsWithEpisodeList ?? false));
   const v2 = input.format.codebase_version !== "v3.0";
   const root = JSON.stringify(path.resolve(dir));
   const repo = JSON.stringify(datasetId);
@@ -161,27 +222,41 @@ export async function finishLeRobotPull(input: {
       : loadsWithList
         ? `LeRobotDataset(${repo}, root=${root}, episodes=[${indices.join(", ")}])`
         : null;
+  const droppedEpisodes = [...new Set(rewrite?.dataFiles.flatMap((f) => f.droppedEpisodes) ?? [])].sort((a, b) => a - b).map((e) => `${datasetId}-${String(e).padStart(6, "0")}`);
   const notes = [
     v2 ? "LeRobot reads v2.x datasets up to its 0.3 releases (or converts them to v3.0 with its converter)." : null,
+    missingFiles.length
+      ? `meta/ points at ${missingFiles.length} file(s) that are not in the directory (${missingFiles.slice(0, 5).join(", ")}${missingFiles.length > 5 ? ", ..." : ""}): LeRobot would try to fetch them from the Hub.`
+      : null,
     renumbering
       ? `Episodes renumbered 0..${indices.length - 1} for LeRobot (episode_index and index in the data files, the episode rows in meta/episodes); the data files as delivered are in ${ORIGINALS_DIR}/, the original indices in ${PROVENANCE_FILE}.`
       : null,
+    rewrite && droppedEpisodes.length ? `The data files LeRobot reads leave out the frames of the episodes meta/ does not list; as delivered they are in ${ORIGINALS_DIR}/.` : null,
+    layout.videoKeys ? `meta/info.json declares only the cameras pulled (${layout.videoKeys.join(", ") || "none"}); the others are left out of it and of meta/stats.json, as LeRobot's remove_feature does.` : null,
     subset?.loader.note ? `${subset.loader.note}${layout.keepOriginalIndices ? "; das pull does that without --keep-original-indices." : "."}` : null,
   ];
 
   const mapping = renumbering?.episodes.map((e) => ({ episode_id: idOf.get(e.originalEpisodeIndex)!, original_episode_index: e.originalEpisodeIndex, episode_index: e.episodeIndex })) ?? null;
-  await writeProvenance(provenanceFile, input, earlier, { requested, coDelivered, indices, idOf, subset, written });
+  await writeProvenance(provenanceFile, input, earlier, { requested, coDelivered, leftOut: incomplete, indices, idOf, subset, written });
   return {
     codebase_version: input.format.codebase_version,
     episode_indices: indices,
     requested,
     co_delivered: coDelivered,
+    left_out: incomplete,
     meta: whole ? "as delivered" : "rewritten",
+    cameras: layout.videoKeys ?? null,
+    data_rewritten: rewrite && {
+      written: rewrite.dataFiles.filter((f) => f.written).length,
+      kept: rewrite.dataFiles.filter((f) => !f.written).length,
+      dropped_episodes: droppedEpisodes,
+    },
     renumbered: renumbering && {
       episodes: mapping!,
       data_files_written: renumbering.dataFiles.filter((f) => f.written).length,
       data_files_kept: renumbering.dataFiles.filter((f) => !f.written).length,
     },
+    missing_files: missingFiles,
     loads_as_is: loadsAsIs,
     loads_with_episode_list: loadsWithList,
     note: notes.filter(Boolean).join(" ") || null,
@@ -196,7 +271,8 @@ type Provenance = {
   source_format: "lerobot";
   codebase_version: string;
   written_at: string;
-  episodes: { requested: string[]; co_delivered: string[]; episode_indices: number[] };
+  /** `left_out`: co-delivered episodes meta/ does not list (not every file of theirs was delivered); `episode_indices`: those it lists, by their indices in the version. */
+  episodes: { requested: string[]; co_delivered: string[]; left_out: string[]; episode_indices: number[] };
   /** Every download (disclosure-log entry) of this directory, over all runs, oldest first. */
   downloads: DownloadRecord[];
   /**
@@ -236,22 +312,24 @@ async function writeProvenance(
   file: string,
   input: Parameters<typeof finishLeRobotPull>[0],
   earlier: Partial<Provenance> | null,
-  result: { requested: string[]; coDelivered: string[]; indices: number[]; idOf: Map<number, string>; subset: SubsetResult | null; written: Map<string, string> },
+  result: { requested: string[]; coDelivered: string[]; leftOut: string[]; indices: number[]; idOf: Map<number, string>; subset: SubsetResult | null; written: Map<string, string> },
 ): Promise<void> {
   // A resumed pull keeps what earlier runs recorded for the files it did not fetch again.
   const before = new Map((earlier?.files ?? []).map((f) => [`${f.path}\0${f.sha256}`, f.download_id]));
   const downloads = [...(earlier?.downloads ?? [])];
   for (const d of input.downloads) if (!downloads.some((e) => e.download_id === d.download_id)) downloads.push(d);
   const byPath = new Map(input.inScope.map((f) => [f.path, f]));
-  const renumbering = result.subset?.renumbering ?? null;
-  const dataFiles = new Set(renumbering?.dataFiles.map((f) => f.path));
+  const rewrite = result.subset?.rewrite ?? null;
+  const renumbering = rewrite?.renumbered ? rewrite : null;
+  const dataFiles = new Map(rewrite?.dataFiles.map((f) => [f.path, f]));
+  const idOf = (e: number) => `${input.manifest.dataset_id}-${String(e).padStart(6, "0")}`;
   const document: Provenance = {
     dataset_id: input.manifest.dataset_id,
     version: input.manifest.version,
     source_format: "lerobot",
     codebase_version: input.format.codebase_version,
     written_at: new Date().toISOString(),
-    episodes: { requested: result.requested, co_delivered: result.coDelivered, episode_indices: result.indices },
+    episodes: { requested: result.requested, co_delivered: result.coDelivered, left_out: result.leftOut, episode_indices: result.indices },
     downloads,
     files: input.inScope.map((f) => ({
       path: f.path,
@@ -273,15 +351,19 @@ async function writeProvenance(
       })),
     },
     written: [...result.written].sort(([a], [b]) => byteOrder(a, b)).map(([relative, sha256]) => {
-      const delivered = dataFiles.has(relative) ? byPath.get(relative) : undefined;
-      return delivered
-        ? {
-            path: relative,
-            sha256,
-            from: { path: input.layout.placeOf(delivered), sha256: delivered.sha256 },
-            change: `${RENUMBERED_COLUMNS.join(" and ")} renumbered as in renumbering.episodes; every other column, the schema, the key/value metadata and the row groups as delivered`,
-          }
-        : { path: relative, sha256, from: null, change: `written for the delivered episodes from the version's meta/ in ${ORIGINALS_DIR}/meta` };
+      const rewritten = dataFiles.get(relative);
+      const delivered = rewritten ? byPath.get(relative) : undefined;
+      if (!rewritten || !delivered) return { path: relative, sha256, from: null, change: `written for the delivered episodes from the version's meta/ in ${ORIGINALS_DIR}/meta` };
+      const changes = [
+        rewritten.droppedEpisodes.length ? `the frames of ${rewritten.droppedEpisodes.map(idOf).join(", ")} (not in meta/: not every file of theirs was delivered) left out` : null,
+        renumbering ? `${RENUMBERED_COLUMNS.join(" and ")} renumbered as in renumbering.episodes` : null,
+      ].filter(Boolean);
+      return {
+        path: relative,
+        sha256,
+        from: { path: input.layout.placeOf(delivered), sha256: delivered.sha256 },
+        change: `${changes.join("; ")}; every other column, the schema, the key/value metadata and the row groups as delivered${rewritten.droppedEpisodes.length ? " (less the rows left out)" : ""}`,
+      };
     }),
     meta_originals: ORIGINALS_DIR,
   };

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../db/client";
 import { importLeRobotVersion } from "../catalog/import/lerobot/source";
+import { openLeRobotDataset } from "../catalog/import/lerobot/reader";
 import { openParquet, parquetBatches } from "../lerobot/parquet";
 import { plainValue } from "../lerobot/format";
 import { s3Client } from "../storage/client";
@@ -17,10 +18,10 @@ import { userOfRole } from "../testing/admin";
 import { allRecipientsOfContributor } from "../testing/disclosure-fixtures";
 import { buildLeRobotFixture, simulateLeRobotLoad, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { disclosureEpisodes } from "../testing/downloads";
-import { das } from "../testing/pull-fixtures";
+import { das, disclosuresOf } from "../testing/pull-fixtures";
 import { ApiClient } from "./api";
 import { ORIGINALS_DIR, PROVENANCE_FILE } from "./lerobot-pull";
-import { pull, type PullSummary } from "./pull";
+import { describeSummary, pull, type PullSummary } from "./pull";
 
 // `das pull` of a version imported from a LeRobot dataset writes a LeRobot dataset of what it
 // delivered: the data and video files as they are, meta/ for exactly those episodes.
@@ -88,6 +89,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
   let api: ApiClient;
   let env: Record<string, string>;
   let orgId: string;
+  let keyId: string;
   const datasetId = uniqueId("lrp");
   const id = (e: number) => `${datasetId}-${String(e).padStart(6, "0")}`;
   // Failures are episodes 1 and 4; a v3.0 file holds two episodes: (0,1), (2,3), (4,5).
@@ -110,7 +112,9 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     const org = await createTestOrg();
     orgId = org.id;
     await grant(org.id, datasetId, "1.0.0");
-    const key = (await createTestKey(org.id)).secret;
+    const issued = await createTestKey(org.id);
+    const key = issued.secret;
+    keyId = issued.id;
     api = new ApiClient({ baseUrl: server.url, key });
     env = { DAS_API_URL: server.url, DAS_API_KEY: key };
   }, 180_000);
@@ -170,7 +174,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     // The provenance names the downloads behind every file; the log disclosed the co-delivered episodes.
     const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
     expect(provenance).toMatchObject({ dataset_id: datasetId, version: "1.0.0", source_format: "lerobot", codebase_version: version });
-    expect(provenance.episodes).toEqual({ requested: failures.map(id), co_delivered: coDelivered, episode_indices: delivered });
+    expect(provenance.episodes).toEqual({ requested: failures.map(id), co_delivered: coDelivered, left_out: [], episode_indices: delivered });
     expect(provenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual(summary.downloads);
     const versionFiles = filesUnder(f.root).filter((p) => !p.startsWith("data/") && !p.startsWith("videos/"));
     expect(versionFiles).toContain("README.md");
@@ -293,6 +297,33 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     expect(provenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual(kept.downloads);
   });
 
+  it("with --streams, writes meta/ for the cameras pulled only, and refuses to leave out the data files", async () => {
+    const [front, wrist] = ["observation.images.front", "observation.images.wrist"];
+    const dir = newDir("das-lerobot-pull-");
+    const summary = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, streams: ["data", front], stderr: sink });
+    expect(summary.failed).toEqual([]);
+    const delivered = version === "v3.0" ? [0, 1, 4, 5] : failures;
+    expect(summary.lerobot).toMatchObject({ episode_indices: delivered, cameras: [front], left_out: [], meta: "rewritten" });
+    expect(summary.lerobot!.note).toContain(`declares only the cameras pulled (${front})`);
+    const videos = filesUnder(dir).filter((p) => p.startsWith("videos/"));
+    expect(videos.length).toBeGreaterThan(0);
+    for (const p of videos) expect(p).toContain(front);
+    // LeRobot needs the videos of every camera info.json declares, so the wrist camera is not declared, nor in stats.json.
+    const info = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8"));
+    expect(Object.keys(info.features)).toContain(front);
+    expect(Object.keys(info.features)).not.toContain(wrist);
+    expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "meta/stats.json"), "utf8")))).not.toContain(wrist);
+    expect(await expectConsistent(dir)).toEqual(version === "v3.0" ? [0, 1, 2, 3] : failures);
+    expect(await simulateLeRobotLoad(dir, version === "v3.0" ? undefined : failures)).toEqual({ ok: true, frames: info.total_frames });
+
+    // Without the data files there is no LeRobot dataset: refused before anything is requested or disclosed.
+    const before = (await disclosuresOf(keyId)).length;
+    const refused = newDir("das-lerobot-pull-");
+    await expect(pull({ api, datasetId, version: "1.0.0", dir: refused, filter: { outcome: "failure" }, streams: [front], stderr: sink })).rejects.toThrow(/--streams must include data \(e\.g\. --streams data,observation\.images\.front\)/);
+    expect((await disclosuresOf(keyId)).length).toBe(before);
+    expect(readdirSync(refused)).toEqual([]);
+  });
+
   it("shows the version's robot type, frame rate and cameras on the portal's dataset page", async () => {
     const email = `${uniqueId("licensee")}@example.com`;
     await createUser(operatorCtx(), { email, role: "licensee", organizationId: orgId, password: "a long test password" });
@@ -323,5 +354,154 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     for (const p of filesUnder(f.root)) expect(sha256(path.join(whole, p)), p).toBe(sha256(path.join(f.root, p)));
     expect(await simulateLeRobotLoad(whole)).toMatchObject({ ok: true });
     expect(statSync(path.join(whole, PROVENANCE_FILE)).isFile()).toBe(true);
+  });
+});
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/**
+ * meta/ describes exactly what is on disk, as the importer's own reader sees the directory: every
+ * episode it lists has every file (data and each camera info.json declares), no file it names holds
+ * an episode it does not list, the totals agree with the episodes, and data/ holds the listed
+ * episodes' frames and no others. Returns the listed episodes.
+ */
+async function expectConsistent(dir: string): Promise<number[]> {
+  const dataset = await openLeRobotDataset(dir);
+  expect(dataset.problems).toEqual([]);
+  expect(await dataset.missingFiles()).toEqual([]);
+  const listed = (await all(dataset.episodes())).map((e) => e.episode_index);
+  for (const file of await all(dataset.files())) for (const range of file.episodes) expect(listed, file.path).toContain(range.episode_index);
+  const info = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8"));
+  const rows = await frames(dir);
+  expect(rows.length).toBe(info.total_frames);
+  expect([...new Set(rows.map((r) => r.episode_index as number))].sort((a, b) => a - b)).toEqual(listed);
+  return listed;
+}
+
+describe("das pull of a LeRobot v3.0 version whose data and videos group episodes differently", () => {
+  // As LeRobot rolls files over by size: data files of 5 episodes (0-4, 5-9, 10-11), the front
+  // camera's videos of 2 (0-1, 2-3, ...), the wrist camera's of 3 (0-2, 3-5, 6-8, 9-11).
+  const cameras = ["observation.images.front", "observation.images.wrist"];
+  const datasetId = uniqueId("lrg");
+  const id = (e: number) => `${datasetId}-${String(e).padStart(6, "0")}`;
+  let f: LeRobotFixture;
+  let api: ApiClient;
+
+  beforeAll(async () => {
+    f = await buildLeRobotFixture(newDir("das-lerobot-src-"), {
+      version: "v3.0",
+      episodes: 12,
+      cameras,
+      episodesPerFileOf: { data: 5, [cameras[0]!]: 2, [cameras[1]!]: 3 },
+      extra: (e) => ({ outcome: e === 6 ? "failure" : "success" }),
+    });
+    const location = storeLocation();
+    const client = s3Client(location);
+    await importLeRobotVersion(getDb().$client, { dir: f.root, datasetId, version: "1.0.0", upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
+    client.destroy();
+    const org = await createTestOrg();
+    await grant(org.id, datasetId, "1.0.0");
+    api = new ApiClient({ baseUrl: server.url, key: (await createTestKey(org.id)).secret });
+  }, 180_000);
+
+  it("lists in meta/ only the episodes whose every file was delivered, drops the others' frames, and LeRobot opens it", async () => {
+    const dir = newDir("das-lerobot-pull-");
+    const summary = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, stderr: sink });
+    expect(summary.failed).toEqual([]);
+    // Episode 6's files: data file-001 (5-9), front file-003 (6-7), wrist file-002 (6-8). Every
+    // episode in them was delivered and disclosed; only 6 and 7 have all three of their files.
+    expect(summary.co_delivered_episode_ids).toEqual([5, 7, 8, 9].map(id));
+    const disclosed = (await Promise.all(summary.downloads.map(disclosureEpisodes))).flat();
+    for (const e of [5, 6, 7, 8, 9]) expect(disclosed).toContain(id(e));
+    expect(summary.lerobot).toMatchObject({ episode_indices: [6, 7], requested: [id(6)], co_delivered: [5, 7, 8, 9].map(id), loads_as_is: true });
+    expect(summary.lerobot!.left_out).toEqual([5, 8, 9].map(id));
+    expect(summary.lerobot!.renumbered!.episodes).toEqual([6, 7].map((e, i) => ({ episode_id: id(e), original_episode_index: e, episode_index: i })));
+    expect(summary.lerobot!.data_rewritten).toEqual({ written: 1, kept: 0, dropped_episodes: [5, 8, 9].map(id) });
+    expect(await expectConsistent(dir)).toEqual([0, 1]);
+    const frameCount = f.episodes[6]!.length + f.episodes[7]!.length;
+    expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: frameCount });
+    // No video of an episode meta/ leaves out is needed: the wrist file of 3-5 and the front file of 8-9 were never fetched.
+    expect(existsSync(path.join(dir, "videos/observation.images.wrist/chunk-000/file-001.mp4"))).toBe(false);
+    expect(existsSync(path.join(dir, "videos/observation.images.front/chunk-000/file-004.mp4"))).toBe(false);
+    // The data file as delivered is kept, with the frames of 5 to 9, and the provenance says what was left out of the one LeRobot reads.
+    expect(sha256(path.join(dir, ORIGINALS_DIR, "data/chunk-000/file-001.parquet"))).toBe(sha256(path.join(f.root, "data/chunk-000/file-001.parquet")));
+    const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
+    expect(provenance.episodes).toEqual({ requested: [id(6)], co_delivered: [5, 7, 8, 9].map(id), left_out: [5, 8, 9].map(id), episode_indices: [6, 7] });
+    expect(provenance.written.find((w: { path: string }) => w.path === "data/chunk-000/file-001.parquet").change).toMatch(/^the frames of .*000005, .*000008, .*000009 \(not in meta\/: not every file of theirs was delivered\) left out; episode_index and index renumbered/);
+    expect(describeSummary(summary)).toContain("3 episode(s) that came along are not in it, because not every file of theirs was delivered");
+  });
+
+  it("writes a subset of episodes 0..k-1 without the frames of the others in its data file; --keep-original-indices keeps the file as delivered and opens with the episode list", async () => {
+    // Episode 0's files: data file-000 (0-4), front file-000 (0-1), wrist file-000 (0-2): 0 and 1 are complete.
+    const dir = newDir("das-lerobot-pull-");
+    const summary = await pull({ api, datasetId, version: "1.0.0", dir, episodeIds: [id(0)], stderr: sink });
+    expect(summary.failed).toEqual([]);
+    expect(summary.lerobot).toMatchObject({
+      episode_indices: [0, 1],
+      co_delivered: [1, 2, 3, 4].map(id),
+      left_out: [2, 3, 4].map(id),
+      renumbered: null,
+      data_rewritten: { written: 1, kept: 0, dropped_episodes: [2, 3, 4].map(id) },
+      loads_as_is: true,
+      missing_files: [],
+    });
+    expect(await expectConsistent(dir)).toEqual([0, 1]);
+    const frameCount = f.episodes[0]!.length + f.episodes[1]!.length;
+    expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: frameCount });
+    // Again: nothing is fetched, and the data file written for the same episodes is kept as it is.
+    const again = await pull({ api, datasetId, version: "1.0.0", dir, episodeIds: [id(0)], stderr: sink });
+    expect(again).toMatchObject({ failed: [], downloaded: 0, downloads: [] });
+    expect(again.lerobot!.data_rewritten).toMatchObject({ written: 0, kept: 1 });
+    expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: frameCount });
+
+    const kept = newDir("das-lerobot-pull-");
+    const asDelivered = await pull({ api, datasetId, version: "1.0.0", dir: kept, episodeIds: [id(0)], keepOriginalIndices: true, stderr: sink });
+    expect(asDelivered.lerobot).toMatchObject({ episode_indices: [0, 1], data_rewritten: null, loads_as_is: false, loads_with_episode_list: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(kept)}, episodes=[0, 1])` });
+    expect(asDelivered.lerobot!.note).toMatch(/data files also hold frames of episodes the metadata does not list/);
+    expect(sha256(path.join(kept, "data/chunk-000/file-000.parquet"))).toBe(sha256(path.join(f.root, "data/chunk-000/file-000.parquet")));
+    expect(await simulateLeRobotLoad(kept, [0, 1])).toEqual({ ok: true, frames: frameCount });
+  });
+});
+
+describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version imported with --skip-incomplete-episodes", (version) => {
+  // The wrist video of episode 4 is missing: v2.1 skips episode 4; v3.0 episodes 4 and 5, which share it (and their other files).
+  const wrist = "observation.images.wrist";
+  const datasetId = uniqueId("lrs");
+  const kept = version === "v3.0" ? [0, 1, 2, 3] : [0, 1, 2, 3, 5];
+  let api: ApiClient;
+
+  beforeAll(async () => {
+    const f = await buildLeRobotFixture(newDir("das-lerobot-src-"), { version, episodes: 6, cameras: ["observation.images.front", wrist], episodesPerFile: 2 });
+    rmSync(path.join(f.root, f.files.find((file) => file.stream === wrist && file.episodes.includes(4))!.path));
+    const location = storeLocation();
+    const client = s3Client(location);
+    const result = await importLeRobotVersion(getDb().$client, { dir: f.root, datasetId, version: "1.0.0", skipIncompleteEpisodes: true, upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
+    client.destroy();
+    expect(result.episodes).toBe(kept.length);
+    const org = await createTestOrg();
+    await grant(org.id, datasetId, "1.0.0");
+    api = new ApiClient({ baseUrl: server.url, key: (await createTestKey(org.id)).secret });
+  }, 180_000);
+
+  it("writes meta/ for the episodes the version holds, not the original's list of them all", async () => {
+    const dir = newDir("das-lerobot-pull-");
+    const summary = await pull({ api, datasetId, version: "1.0.0", dir, stderr: sink });
+    expect(summary.failed).toEqual([]);
+    // Every file of the version was delivered, but the version's meta/ still lists the 6 episodes of the original.
+    expect(JSON.parse(readFileSync(path.join(dir, ORIGINALS_DIR, "meta/info.json"), "utf8")).total_episodes).toBe(6);
+    expect(summary.lerobot).toMatchObject({ episode_indices: kept, meta: "rewritten", left_out: [], missing_files: [] });
+    expect(await expectConsistent(dir)).toEqual(kept);
+    const frames = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8")).total_frames;
+    if (version === "v3.0") {
+      expect(summary.lerobot).toMatchObject({ loads_as_is: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)})` });
+      expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames });
+    } else {
+      expect(summary.lerobot).toMatchObject({ loads_as_is: false, loads_with_episode_list: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)}, episodes=[${kept.join(", ")}])` });
+      expect(await simulateLeRobotLoad(dir, kept)).toEqual({ ok: true, frames });
+    }
   });
 });

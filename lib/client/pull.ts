@@ -25,7 +25,7 @@ export type PullOptions = Scope & {
   /** Files per download request; the server's limit unless a test asks for smaller requests. */
   maxFilesPerRequest?: number;
   stderr?: { write(text: string): unknown; isTTY?: boolean; columns?: number };
-  /** A LeRobot v3.0 subset that is not episodes 0..k-1: keep the delivered data files in place and the indices as they are, rather than renumber (--keep-original-indices). */
+  /** A LeRobot v3.0 subset: keep the delivered data files in place and the indices as they are, rather than write them renumbered 0..k-1 and without the frames of episodes meta/ leaves out (--keep-original-indices). */
   keepOriginalIndices?: boolean;
 };
 
@@ -80,8 +80,14 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   const format = manifest.format ?? null;
   const scope: Scope = format ? { ...options, includeVersionFiles: true } : options;
   const episodes = await episodeSet(options, manifest);
+  if (format && options.streams && !options.streams.includes("data")) {
+    // A LeRobot dataset without its frames does not open, and adding them unasked would disclose more than asked for.
+    throw new PullError(
+      `${options.datasetId}@${options.version} is a LeRobot dataset, which das pull writes as one: LeRobot reads every frame from the data files, so --streams must include data (e.g. --streams data,${options.streams.join(",")}).`,
+    );
+  }
   const inScope = filesInScope(manifest, scope, episodes);
-  const layout = format ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices }) : null;
+  const layout = format ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices, streams: options.streams }) : null;
   const placeOf = layout?.placeOf ?? ((file: ManifestFile) => file.path);
   const summary: PullSummary = {
     dataset_id: options.datasetId,
@@ -209,7 +215,7 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
 
 /**
  * A verified copy of the file where an earlier pull into the directory kept it (a LeRobot data file
- * it did or did not renumber) is moved into place: fetching it again would be another disclosure.
+ * it did or did not rewrite) is moved into place: fetching it again would be another disclosure.
  */
 async function adoptVerifiedCopy(dir: string, file: ManifestFile, dest: string, alternatives: string[]): Promise<boolean> {
   for (const alternative of alternatives) {
@@ -381,9 +387,14 @@ export function describeSummary(s: PullSummary): string {
     const l = s.lerobot;
     lines.push(
       `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/)${
-        l.renumbered ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}` : ""
+        l.renumbered ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}` : l.data_rewritten ? ", data files written with only their frames" : ""
       }, provenance in ${l.provenance}.`,
     );
+    if (l.left_out.length) {
+      lines.push(
+        `  ${l.left_out.length} episode(s) that came along are not in it, because not every file of theirs was delivered (${l.left_out.slice(0, 5).join(", ")}${l.left_out.length > 5 ? ", ..." : ""}); name them with --episodes to pull them whole.`,
+      );
+    }
     if (l.open_with) lines.push(`  Open it with: ${l.open_with}`);
     if (l.note) lines.push(`  Note: ${l.note}`);
   }

@@ -63,12 +63,13 @@ export async function writeParquet(path: string, rows: Record<string, unknown>[]
 
 /**
  * Copies a parquet file to `target` one batch of row groups at a time (never the whole file in
- * memory), with `transform` applied to each batch's rows: the schema, the key/value metadata and
- * the row groups (LeRobot's one per episode) stay as they were. The copy is written whole before
- * this returns; it is the caller's to rename into place, so that a set of files can be swapped in
- * together once every one of them is written.
+ * memory), with `transform` applied to each batch's rows: it returns one entry per row, the row to
+ * write or null to leave it out. The schema, the key/value metadata and the row groups (LeRobot's
+ * one per episode) stay as they were, each group with the rows it keeps (a group left without rows
+ * is not written). The copy is written whole before this returns; it is the caller's to rename
+ * into place, so that a set of files can be swapped in together once every one of them is written.
  */
-export async function rewriteParquet(source: ParquetFile, target: string, transform: (rows: Record<string, unknown>[], first: number) => Record<string, unknown>[]): Promise<void> {
+export async function rewriteParquet(source: ParquetFile, target: string, transform: (rows: Record<string, unknown>[], first: number) => (Record<string, unknown> | null)[]): Promise<void> {
   const { schema, key_value_metadata: kvMetadata, row_groups } = source.metadata;
   const top = topLevelNames(schema);
   const groups = row_groups.map((group) => Number(group.num_rows));
@@ -76,16 +77,18 @@ export async function rewriteParquet(source: ParquetFile, target: string, transf
   try {
     const writer = new ParquetWriter({ writer: fileWriter(target), schema, kvMetadata });
     for await (const { first, rows } of parquetBatches(source)) {
-      // The batch is whole row groups: write it back as the same groups.
+      const out = transform(rows, first);
+      if (out.length !== rows.length) throw new Error(`${source.path}: a rewrite gives each row or null in its place`);
+      // The batch is whole row groups: write it back as the same groups, less the rows left out.
       const sizes: number[] = [];
       for (let covered = 0; covered < rows.length; group++) {
         const size = groups[group]!;
-        if (size > 0) sizes.push(size);
+        const kept = out.slice(covered, covered + size).filter((row) => row !== null).length;
+        if (kept > 0) sizes.push(kept);
         covered += size;
       }
-      const out = transform(rows, first);
-      if (out.length !== rows.length) throw new Error(`${source.path}: a rewrite must keep every row`);
-      await writer.write({ columnData: top.map((name) => ({ name, data: out.map((row) => row[name] ?? null) })), rowGroupSize: sizes });
+      const kept = out.filter((row) => row !== null);
+      if (kept.length) await writer.write({ columnData: top.map((name) => ({ name, data: kept.map((row) => row[name] ?? null) })), rowGroupSize: sizes });
     }
     await writer.finish();
   } catch (error) {

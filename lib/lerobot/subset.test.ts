@@ -39,12 +39,12 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/** What `das pull` delivers for a subset: every data and video file holding one of its episodes, byte for byte. */
-async function deliver(source: string, episodes: number[]): Promise<{ target: string; delivered: Map<string, string> }> {
+/** What `das pull` delivers for a subset: every data and video file (of the streams asked for) holding one of its episodes, byte for byte. */
+async function deliver(source: string, episodes: number[], streams?: string[]): Promise<{ target: string; delivered: Map<string, string> }> {
   const target = tempDir();
   const delivered = new Map<string, string>();
   for await (const file of (await openLeRobotDataset(source)).files()) {
-    if (file.stream === null || !file.episodes.some((e) => episodes.includes(e.episode_index))) continue;
+    if (file.stream === null || !file.episodes.some((e) => episodes.includes(e.episode_index)) || (streams && !streams.includes(file.stream))) continue;
     mkdirSync(path.dirname(path.join(target, file.path)), { recursive: true });
     cpSync(path.join(source, file.path), path.join(target, file.path));
     delivered.set(file.path, sha(path.join(target, file.path)));
@@ -154,11 +154,49 @@ describe.each(["v2.0", "v2.1", "v3.0"] as const)("a %s subset", (version) => {
   it("a subset of episodes 0..k-1 opens in LeRobot as it is", async () => {
     const f = await source;
     const prefix = [0, 1, 2];
+    const frames = prefix.reduce((n, e) => n + f.episodes[e]!.length, 0);
     const { target } = await deliver(f.root, prefix);
     const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: prefix });
+    if (version === "v3.0") {
+      // Episode 2's data file also holds episode 3: as delivered, data/ holds frames meta/ does not list, so it opens with the list.
+      expect(result).toMatchObject({ sharedDataFiles: [{ path: "data/chunk-000/file-001.parquet", otherEpisodes: [3] }], loader: { loadsAsIs: false, loadsWithEpisodeList: true } });
+      expect(await simulateLeRobotLoad(target, prefix)).toEqual({ ok: true, frames });
+      // With those frames dropped, as das pull does, it opens as it is.
+      const { target: rewritten } = await deliver(f.root, prefix);
+      const again = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: rewritten, episodes: prefix, rewriteData: true });
+      expect(again).toMatchObject({ sharedDataFiles: [], rewrite: { renumbered: false }, loader: { loadsAsIs: true, loadsWithEpisodeList: true, note: null } });
+      expect(await simulateLeRobotLoad(rewritten)).toEqual({ ok: true, frames });
+      return;
+    }
     expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
-    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: prefix.reduce((n, e) => n + f.episodes[e]!.length, 0) });
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames });
     expect(await simulateLeRobotLoad(target, prefix)).toMatchObject({ ok: true });
+  });
+
+  it("leaves out the cameras not kept, as LeRobot's remove_feature does: info.json's features, stats.json, the files meta/ points at", async () => {
+    const f = await source;
+    const [front, wrist] = ["observation.images.front", "observation.images.wrist"];
+    const { target, delivered } = await deliver(f.root, subset, ["data", front]);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, videoKeys: [front], rewriteData: version === "v3.0" });
+    expect(result.droppedVideoKeys).toEqual([wrist]);
+    expect(result.referencedFiles).toEqual([...delivered.keys()].sort());
+    const info = JSON.parse(readFileSync(path.join(target, "meta/info.json"), "utf8")) as { features: Record<string, unknown>; total_videos?: number };
+    expect(Object.keys(info.features)).toContain(front);
+    expect(Object.keys(info.features)).not.toContain(wrist);
+    if (version !== "v3.0") expect(info.total_videos).toBe(3);
+    const stats = JSON.parse(readFileSync(path.join(target, "meta/stats.json"), "utf8")) as StatsTree;
+    expect(Object.keys(stats)).toContain(front);
+    expect(Object.keys(stats)).not.toContain(wrist);
+    if (version !== "v2.0") {
+      const kept = (await episodeStats(f, subset)).map(({ [wrist]: _, ...rest }) => rest);
+      expect(stats).toEqual(aggregateStats(kept));
+    }
+    if (version === "v2.1") for (const line of readFileSync(path.join(target, "meta/episodes_stats.jsonl"), "utf8").split("\n").filter(Boolean)) expect(Object.keys(JSON.parse(line).stats)).not.toContain(wrist);
+    const dataset = await openLeRobotDataset(target);
+    expect(dataset.problems).toEqual([]);
+    expect(await dataset.missingFiles()).toEqual([]);
+    expect(await simulateLeRobotLoad(target, version === "v3.0" ? undefined : subset)).toEqual({ ok: true, frames: subset.reduce((n, e) => n + f.episodes[e]!.length, 0) });
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: tempDir(), episodes: subset, videoKeys: ["observation.images.top"] })).rejects.toThrow(/no video feature observation.images.top/);
   });
 
   it("refuses episodes the version does not have, and writes nothing", async () => {
@@ -250,15 +288,16 @@ describe("a renumbered v3.0 subset", () => {
   it("opens in LeRobot with no episode list: episodes 0..k-1, frames with their values but episode_index and index, files' schemas kept", async () => {
     const f = await source;
     const { target, delivered } = await deliver(f.root, subset);
-    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: true });
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, rewriteData: true });
     // Lengths 30, 20, 25; originally frames 45..75, 75..95, 95..120.
-    expect(result.renumbering).toEqual({
+    expect(result.rewrite).toEqual({
       episodes: [
         { originalEpisodeIndex: 2, episodeIndex: 0, originalFrom: 45, originalTo: 75, from: 0, to: 30 },
         { originalEpisodeIndex: 3, episodeIndex: 1, originalFrom: 75, originalTo: 95, from: 30, to: 50 },
         { originalEpisodeIndex: 4, episodeIndex: 2, originalFrom: 95, originalTo: 120, from: 50, to: 75 },
       ],
-      dataFiles: renumberedData.map((p, i) => ({ path: p, rows: [50, 25][i], written: true })),
+      renumbered: true,
+      dataFiles: renumberedData.map((p, i) => ({ path: p, rows: [50, 25][i], written: true, droppedEpisodes: [], droppedFrames: 0 })),
     });
     expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
@@ -281,7 +320,7 @@ describe("a renumbered v3.0 subset", () => {
     const originalRows = new Map((await rowsUnder(f.root, "meta/episodes")).map((r) => [r.episode_index as number, r]));
     const rows = (await rowsUnder(target, "meta/episodes")).sort((a, b) => (a.episode_index as number) - (b.episode_index as number));
     expect(rows).toEqual(
-      result.renumbering!.episodes.map((e) => ({ ...originalRows.get(e.originalEpisodeIndex), episode_index: e.episodeIndex, dataset_from_index: e.from, dataset_to_index: e.to })),
+      result.rewrite!.episodes.map((e) => ({ ...originalRows.get(e.originalEpisodeIndex), episode_index: e.episodeIndex, dataset_from_index: e.from, dataset_to_index: e.to })),
     );
     for (const file of ["meta/episodes/chunk-000/file-001.parquet", "meta/episodes/chunk-000/file-002.parquet"]) {
       expect((await openParquet(path.join(target, file))).metadata.schema).toEqual((await openParquet(path.join(f.root, file))).metadata.schema);
@@ -305,8 +344,8 @@ describe("a renumbered v3.0 subset", () => {
   it("renumbers nothing for a subset of episodes 0..k-1", async () => {
     const f = await source;
     const { target, delivered } = await deliver(f.root, [0, 1]);
-    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [0, 1], renumber: true });
-    expect(result.renumbering).toBeNull();
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [0, 1], rewriteData: true });
+    expect(result.rewrite).toBeNull();
     expect(result.written.filter((w) => w.startsWith("data/"))).toEqual([]);
     for (const [relative, hash] of delivered) expect(sha(path.join(target, relative))).toBe(hash);
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 45 });
@@ -315,23 +354,57 @@ describe("a renumbered v3.0 subset", () => {
   it("leaves a data file the caller says is already renumbered as it is", async () => {
     const f = await source;
     const { target } = await deliver(f.root, subset);
-    await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: true });
+    await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, rewriteData: true });
     const before = renumberedData.map((p) => statSync(path.join(target, p)).mtimeMs);
     const asked: string[] = [];
-    const again = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: { unchanged: async (p) => (asked.push(p), true) } });
+    const again = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, rewriteData: { unchanged: async (p) => (asked.push(p), true) } });
     expect(asked).toEqual(renumberedData);
-    expect(again.renumbering!.dataFiles.map((d) => d.written)).toEqual([false, false]);
+    expect(again.rewrite!.dataFiles.map((d) => d.written)).toEqual([false, false]);
     expect(renumberedData.map((p) => statSync(path.join(target, p)).mtimeMs)).toEqual(before);
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
   });
 
-  it("refuses a subset that leaves out an episode of a data file, or source and target in one directory, and writes nothing", async () => {
+  it("drops from the data files the frames of episodes outside the subset, as LeRobot's delete_episodes does", async () => {
+    const f = await source;
+    // Episodes 1, 3 and 4 of files (0, 1), (2, 3), (4): the frames of 0 and 2 come along in the files and are left out.
+    const kept = [1, 3, 4];
+    const { target, delivered } = await deliver(f.root, kept);
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: kept, rewriteData: true });
+    const files = ["data/chunk-000/file-000.parquet", ...renumberedData];
+    expect(result.rewrite).toMatchObject({
+      renumbered: true,
+      dataFiles: files.map((p, i) => ({ path: p, written: true, droppedEpisodes: [[0], [2], []][i], droppedFrames: [20, 30, 0][i], rows: [25, 20, 25][i] })),
+    });
+    expect(result.sharedDataFiles).toEqual([]);
+    expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
+    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 70 });
+    const original = (await rowsUnder(f.root, "data")).filter((r) => kept.includes(r.episode_index as number));
+    expect(await rowsUnder(target, "data")).toEqual(original.map((row, i) => ({ ...row, episode_index: kept.indexOf(row.episode_index as number), index: i })));
+    // Each row group (one per episode) keeps its rows; the groups of dropped episodes are gone.
+    for (const [i, file] of files.entries()) expect((await openParquet(path.join(target, file))).metadata.row_groups.map((g) => Number(g.num_rows)), file).toEqual([[25], [20], [25]][i]);
+    for (const [relative, hash] of delivered) if (relative.startsWith("videos/")) expect(sha(path.join(target, relative)), relative).toBe(hash);
+
+    // Episodes 0..k-1 need no renumbering, but a shared data file is still rewritten: without it
+    // the frames of episode 1 would sit in data/ with no episode row.
+    const { target: prefix } = await deliver(f.root, [0]);
+    const pruned = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: prefix, episodes: [0], rewriteData: true });
+    expect(pruned.rewrite).toMatchObject({ renumbered: false, dataFiles: [{ path: "data/chunk-000/file-000.parquet", droppedEpisodes: [1], droppedFrames: 25, rows: 20 }] });
+    expect((await rowsUnder(prefix, "data")).map((r) => r.episode_index)).toEqual(Array(20).fill(0));
+    expect(await simulateLeRobotLoad(prefix)).toEqual({ ok: true, frames: 20 });
+    // Without rewriteData the data file stays as delivered, and the result says LeRobot needs the episode list.
+    const { target: asIs } = await deliver(f.root, [0]);
+    const shared = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: asIs, episodes: [0] });
+    expect(shared).toMatchObject({ rewrite: null, sharedDataFiles: [{ path: "data/chunk-000/file-000.parquet", otherEpisodes: [1] }], loader: { loadsAsIs: false, loadsWithEpisodeList: true } });
+    expect(shared.loader.note).toMatch(/data files also hold frames of episodes the metadata does not list/);
+    expect(await simulateLeRobotLoad(asIs, [0])).toEqual({ ok: true, frames: 20 });
+  });
+
+  it("refuses source and target in one directory, or a v2.x subset, and writes nothing", async () => {
     const f = await source;
     const { target, delivered } = await deliver(f.root, [1, 3, 4]);
-    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: [1, 3, 4], renumber: true })).rejects.toThrow(/data\/chunk-000\/file-000.parquet also holds episode 0/);
-    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: f.root, episodes: subset, renumber: true })).rejects.toThrow(/another directory/);
+    await expect(writeSubsetMeta({ sourceRoot: f.root, targetRoot: f.root, episodes: subset, rewriteData: true })).rejects.toThrow(/another directory/);
     const v2 = await buildLeRobotFixture(tempDir(), { ...options("v2.1"), episodes: 3 });
-    await expect(writeSubsetMeta({ sourceRoot: v2.root, targetRoot: tempDir(), episodes: [2], renumber: true })).rejects.toThrow(SubsetError);
+    await expect(writeSubsetMeta({ sourceRoot: v2.root, targetRoot: tempDir(), episodes: [2], rewriteData: true })).rejects.toThrow(SubsetError);
     expect(existsSync(path.join(target, "meta"))).toBe(false);
     for (const [relative, hash] of delivered) expect(sha(path.join(target, relative))).toBe(hash);
   });
@@ -347,7 +420,7 @@ describe("a renumbered v3.0 subset", () => {
     for await (const batch of parquetBatches(parquet)) rows.push(...batch.rows);
     await writeParquet(file, rows.slice(0, -1), parquet.metadata.schema, parquet.metadata.key_value_metadata);
     const { target, delivered } = await deliver(f.root, subset);
-    await expect(writeSubsetMeta({ sourceRoot: broken, targetRoot: target, episodes: subset, renumber: true })).rejects.toThrow(/episode 4 has 24 frames, its metadata says 25/);
+    await expect(writeSubsetMeta({ sourceRoot: broken, targetRoot: target, episodes: subset, rewriteData: true })).rejects.toThrow(/episode 4 has 24 frames, its metadata says 25/);
     // The first data file was written before the second failed: it is not swapped in, and no temporary file is left.
     for (const [relative, hash] of delivered) expect(sha(path.join(target, relative)), relative).toBe(hash);
     expect(readdirSync(path.join(target, "data/chunk-000"))).toEqual(["file-001.parquet"]);
@@ -357,7 +430,7 @@ describe("a renumbered v3.0 subset", () => {
   it("is what LeRobot needs: episode_index renumbered alone, with each frame's index kept, does not open", async () => {
     const f = await source;
     const { target } = await deliver(f.root, subset);
-    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, renumber: true });
+    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, rewriteData: true });
     // Undo the index half: frames keep their original index, and the episode rows their original ranges.
     for (const relative of renumberedData) {
       const temporary = path.join(target, `${relative}.undo`);
@@ -365,7 +438,7 @@ describe("a renumbered v3.0 subset", () => {
       cpSync(temporary, path.join(target, relative));
       rmSync(temporary);
     }
-    const byNew = new Map(result.renumbering!.episodes.map((e) => [e.episodeIndex, e]));
+    const byNew = new Map(result.rewrite!.episodes.map((e) => [e.episodeIndex, e]));
     for (const relative of ["meta/episodes/chunk-000/file-001.parquet", "meta/episodes/chunk-000/file-002.parquet"]) {
       const parquet = await openParquet(path.join(target, relative));
       const rows: Record<string, unknown>[] = [];
@@ -374,6 +447,28 @@ describe("a renumbered v3.0 subset", () => {
       parquetWriteFile({ filename: path.join(target, relative), schema: parquet.metadata.schema, kvMetadata: parquet.metadata.key_value_metadata, columnData: Object.keys(undone[0]!).map((name) => ({ name, data: undone.map((r) => r[name] ?? null) })) });
     }
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: false, reason: expect.stringMatching(/^row 0 of data\/ holds frame index 45/) });
+  });
+});
+
+describe("a v3.0 dataset whose data and each camera's videos group episodes differently", () => {
+  // As LeRobot rolls files over by size: data files of 5 episodes, front videos of 2, wrist videos of 3.
+  const grouping = { data: 5, "observation.images.front": 2, "observation.images.wrist": 3 };
+  const source = buildLeRobotFixture(tempDir(), { ...options("v3.0"), episodes: 12, chunksSize: 1000, task: (e) => (e % 2 ? LONG_300 : "Stack the cups."), episodesPerFileOf: grouping });
+  const groups = (n: number) => Array.from({ length: Math.ceil(12 / n) }, (_, k) => Array.from({ length: 12 }, (_, e) => e).slice(k * n, (k + 1) * n));
+
+  it("is written with each stream's own grouping and loads as LeRobot would load it", async () => {
+    const f = await source;
+    for (const [stream, n] of Object.entries(grouping)) expect(f.files.filter((file) => file.stream === stream).map((file) => file.episodes), stream).toEqual(groups(n));
+    expect(await simulateLeRobotLoad(f.root)).toEqual({ ok: true, frames: f.episodes.reduce((n, e) => n + e.length, 0) });
+  });
+
+  it("does not load, in the replay, when an episode's range runs past the end of its video", async () => {
+    const f = await source;
+    const broken = tempDir();
+    cpSync(f.root, broken, { recursive: true });
+    // The wrist file of episodes 9-11 (7.5 s) replaced by the front file of 10-11 (5.5 s): the file is there, episode 11's seconds are not.
+    cpSync(path.join(f.root, "videos/observation.images.front/chunk-000/file-005.mp4"), path.join(broken, "videos/observation.images.wrist/chunk-000/file-003.mp4"));
+    expect(await simulateLeRobotLoad(broken)).toEqual({ ok: false, reason: expect.stringMatching(/^episode 11's videos\/observation.images.wrist\/to_timestamp is past the end of videos\/observation.images.wrist\/chunk-000\/file-003.mp4/) });
   });
 });
 

@@ -1,11 +1,11 @@
 /**
  * Rewrites a LeRobot dataset's `meta/` for a subset of its episodes, for `das pull`. The video
- * files are never touched; the data files neither, unless the subset is renumbered (below).
+ * files are never touched; the data files neither, unless they are rewritten (below).
  *
  *   const result = await writeSubsetMeta({ sourceRoot, targetRoot, episodes: [0, 1, 5] });
  *
- * `sourceRoot` holds the version's original `meta/` (and, to renumber, its data files); `targetRoot`
- * receives the subset's `meta/` (the same directory is fine unless renumbering). What is rewritten,
+ * `sourceRoot` holds the version's original `meta/` (and, to rewrite them, its data files); `targetRoot`
+ * receives the subset's `meta/` (the same directory is fine unless the data files are rewritten). What is rewritten,
  * and why, is in docs/lerobot.md:
  *
  * - info.json: total_episodes, total_frames, total_tasks, splits (and total_videos / total_chunks
@@ -16,13 +16,18 @@
  * - v3.0: each meta/episodes file with the selected rows only, same columns and types; tasks.parquet
  *   unchanged (LeRobot looks tasks up by position); stats.json aggregated from the selected rows.
  * - subtasks.parquet, where present, unchanged (labels are looked up by position too).
+ * - `videoKeys`: the cameras kept; the others leave info.json's features and stats.json, as
+ *   LeRobot's own remove_feature does (which also keeps their columns in meta/episodes).
  *
  * LeRobot looks v3.0 episodes up by position, so a v3.0 subset other than episodes 0..k-1 opens
- * only renumbered. With `renumber`, such a subset's episodes become 0..k-1 (in ascending original
- * index) the way LeRobot's dataset_tools.py does it: the data files are written again under
- * targetRoot with `episode_index` and `index` renumbered and everything else as it was, and the
- * episode rows get the new indices and frame ranges. Without it (and for v2.x, whose loader takes
- * an episode list) episode indices are kept. `result.loader` says how LeRobot can open the result.
+ * only renumbered; and its data files, which hold several episodes each, may hold episodes the
+ * subset leaves out. With `rewriteData`, the data files are written again under targetRoot the way
+ * LeRobot's dataset_tools.py (delete_episodes) does it: the frames of episodes outside the subset
+ * dropped, the episodes renumbered 0..k-1 (in ascending original index) where they are not
+ * already, `episode_index` and `index` changed and everything else as it was; the episode rows get
+ * the new indices and frame ranges. Without it (and for v2.x, whose loader takes an episode list
+ * and whose files hold one episode each) the data files and indices are kept. `result.loader`
+ * says how LeRobot can open the result.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -65,8 +70,12 @@ export type SubsetResult = {
   leftOut: string[];
   /** The data and video files the written metadata points at. */
   referencedFiles: string[];
-  /** The subset renumbered 0..k-1 (v3.0 with `renumber`, when it was not 0..k-1 already), or null. */
-  renumbering: Renumbering | null;
+  /** Video features (cameras) of the version left out of info.json and stats.json (`videoKeys`). */
+  droppedVideoKeys: string[];
+  /** v3.0 with `rewriteData`: the data files written again under targetRoot, or null when none needed it. */
+  rewrite: DataRewrite | null;
+  /** Data files the metadata points at that were left as they are although they also hold frames of episodes outside the subset (no `rewriteData`). */
+  sharedDataFiles: { path: string; otherEpisodes: number[] }[];
   loader: {
     /** `LeRobotDataset(repo_id, root=D)` opens the directory. */
     loadsAsIs: boolean;
@@ -79,7 +88,7 @@ export type SubsetResult = {
 /** The columns of a data file that renumbering changes; every other column stays as it was. */
 export const RENUMBERED_COLUMNS = ["episode_index", "index"] as const;
 
-/** One episode of a renumbered subset: its index and frame range (LeRobot's global `index`) before and after. */
+/** One episode of a rewritten subset: its index and frame range (LeRobot's global `index`) before and after. */
 export type RenumberedEpisode = {
   originalEpisodeIndex: number;
   episodeIndex: number;
@@ -89,24 +98,35 @@ export type RenumberedEpisode = {
   to: number;
 };
 
-export type Renumbering = {
+export type DataRewrite = {
   /** Ascending, original and new alike. */
   episodes: RenumberedEpisode[];
-  /** The data files written under targetRoot with RENUMBERED_COLUMNS changed (`written: false`: the target already held them, see `unchanged`). */
-  dataFiles: { path: string; rows: number; written: boolean }[];
+  /** Whether an episode's index or frame range changed, so that RENUMBERED_COLUMNS differ from the delivered files. */
+  renumbered: boolean;
+  /**
+   * The data files written under targetRoot (`written: false`: the target already held them, see
+   * `unchanged`): their rows, and the episodes whose frames were dropped from them.
+   */
+  dataFiles: RewrittenDataFile[];
 };
+
+export type RewrittenDataFile = { path: string; rows: number; written: boolean; droppedEpisodes: number[]; droppedFrames: number };
 
 export type SubsetOptions = {
   sourceRoot: string;
   targetRoot: string;
   episodes: Iterable<number>;
+  /** The video features (cameras) to keep; default every one. */
+  videoKeys?: string[];
   /**
-   * v3.0: renumber a subset that is not episodes 0..k-1 (see the module comment). The original data
-   * files are read from sourceRoot, so targetRoot must be another directory. `unchanged` may say
-   * that the target already holds a data file renumbered for this same subset (a resumed pull that
-   * checked its checksum), which is then not written again.
+   * v3.0: write the data files again where LeRobot could not open them as they are: a subset that
+   * is not episodes 0..k-1 is renumbered, and frames of episodes outside the subset are dropped
+   * (see the module comment). The original data files are read from sourceRoot, so targetRoot must
+   * then be another directory. `unchanged` may say that the target already holds a data file
+   * written for this same subset (a resumed pull that checked its checksum), which is then not
+   * written again.
    */
-  renumber?: boolean | { unchanged?: (relative: string) => Promise<boolean> };
+  rewriteData?: boolean | { unchanged?: (relative: string) => Promise<boolean> };
 };
 
 /** Whether LeRobot needs a subset of these episodes renumbered to open it without an episode list. */
@@ -133,32 +153,31 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   if (bad !== undefined) throw new SubsetError(`episode indices are whole numbers from 0; got ${bad}`);
   if (!selected.length) throw new SubsetError("a subset needs at least one episode");
 
-  const infoText = await readSource(sourceRoot, INFO_PATH);
-  let json: unknown;
-  try {
-    json = JSON.parse(infoText);
-  } catch (error) {
-    throw new SubsetError(`${INFO_PATH}: invalid JSON (${(error as Error).message})`);
-  }
-  const parsed = Info.safeParse(json);
-  if (!parsed.success) throw new SubsetError(`${INFO_PATH}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(document)"}: ${i.message}`).join("; ")}`);
+  const { json, parsed } = await readInfo(sourceRoot);
   // Write back the document as it was, with only the totals changed (unknown keys included).
   const info = json as Record<string, unknown>;
 
   const v3 = isV3(parsed.data.codebase_version);
-  const renumber = options.renumber ? needsRenumbering(parsed.data.codebase_version, selected) : false;
-  if (options.renumber && !v3) throw new SubsetError(`renumbering is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`);
-  if (renumber && path.resolve(sourceRoot) === path.resolve(targetRoot)) throw new SubsetError("renumbering reads the original data files from sourceRoot, so targetRoot must be another directory");
-  const unchanged = typeof options.renumber === "object" ? options.renumber.unchanged : undefined;
-  const plan = v3 ? await planV3(sourceRoot, parsed.data, selected, renumber) : await planV2(sourceRoot, parsed.data, selected);
+  if (options.rewriteData && !v3) throw new SubsetError(`rewriting data files is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`);
+  const unchanged = typeof options.rewriteData === "object" ? options.rewriteData.unchanged : undefined;
+  const allVideoKeys = videoKeysOf(parsed.data);
+  const unknown = (options.videoKeys ?? []).filter((key) => !allVideoKeys.includes(key));
+  if (unknown.length) throw new SubsetError(`${INFO_PATH} has no video feature ${unknown.join(", ")}`);
+  const dropped = options.videoKeys ? allVideoKeys.filter((key) => !options.videoKeys!.includes(key)) : [];
+  const plan = v3 ? await planV3(sourceRoot, parsed.data, selected, Boolean(options.rewriteData), dropped) : await planV2(sourceRoot, parsed.data, selected, dropped);
+  if (plan.rewrite && path.resolve(sourceRoot) === path.resolve(targetRoot)) throw new SubsetError("rewriting data files reads the original ones from sourceRoot, so targetRoot must be another directory");
 
   info.total_episodes = selected.length;
   info.total_frames = plan.totalFrames;
   info.total_tasks = plan.totalTasks;
-  const renumbered = plan.renumbering ? new Map(plan.renumbering.episodes.map((e) => [e.originalEpisodeIndex, e.episodeIndex])) : null;
+  const renumbered = plan.rewrite?.renumbered ? new Map(plan.rewrite.episodes.map((e) => [e.originalEpisodeIndex, e.episodeIndex])) : null;
   info.splits = splitsFor(parsed.data.splits, selected, renumbered ? (e) => renumbered.get(e)! : undefined);
   if ("total_videos" in info) info.total_videos = plan.videoFiles.length;
   if ("total_chunks" in info) info.total_chunks = plan.maxChunk + 1;
+  // LeRobot's remove_feature: the feature leaves info.json (and stats.json, below), so the loader neither needs nor reads its videos.
+  const features = { ...(info.features as Record<string, unknown>) };
+  for (const key of dropped) delete features[key];
+  info.features = features;
 
   // Subtask labels, like v3 tasks, are looked up by position (subtasks.iloc[subtask_index]): kept whole.
   const subtasks = await readFile(path.join(sourceRoot, SUBTASKS_PATH)).catch(() => undefined);
@@ -166,7 +185,7 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
 
   const written: string[] = [];
   // The data files first, all of them swapped in together, then the metadata that describes them.
-  const dataFiles = plan.renumbering ? await renumberDataFiles(sourceRoot, targetRoot, plan.renumbering, unchanged) : [];
+  const dataFiles = plan.rewrite ? await rewriteDataFiles(sourceRoot, targetRoot, plan.rewrite, unchanged) : [];
   written.push(...dataFiles.filter((f) => f.written).map((f) => f.path));
   for (const [relative, write] of plan.writes) {
     await write(path.join(targetRoot, relative));
@@ -187,7 +206,11 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   const handled = new Set([INFO_PATH, STATS_PATH, V2_EPISODES_PATH, V2_TASKS_PATH, V2_EPISODES_STATS_PATH, V3_TASKS_PATH, SUBTASKS_PATH]);
   const leftOut = (await filesUnder(sourceRoot, "meta")).filter((relative) => !handled.has(relative) && !relative.startsWith(`${V3_EPISODES_DIR}/`));
 
-  const opensAsIs = isPrefix(selected) || Boolean(plan.renumbering);
+  // v3.0: positions are episodes 0..k-1 (as selected, or rewritten so); with no episode list the
+  // frames LeRobot serves are the first total_frames rows of data/, which must be the subset's.
+  const inPlace = isPrefix(selected) || Boolean(plan.rewrite);
+  const shared = plan.rewrite ? [] : plan.sharedDataFiles;
+  const opensAsIs = inPlace && !shared.length;
   return {
     codebaseVersion: parsed.data.codebase_version,
     episodes: selected,
@@ -197,17 +220,71 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
     removed,
     leftOut,
     referencedFiles: [...plan.dataFiles, ...plan.videoFiles].sort(),
-    renumbering: plan.renumbering ? { episodes: plan.renumbering.episodes, dataFiles } : null,
+    droppedVideoKeys: dropped,
+    rewrite: plan.rewrite ? { episodes: plan.rewrite.episodes, renumbered: plan.rewrite.renumbered, dataFiles } : null,
+    sharedDataFiles: shared,
     loader: {
       loadsAsIs: opensAsIs,
-      loadsWithEpisodeList: opensAsIs || !v3,
+      // With a list, LeRobot reads only the listed episodes' frames (a filter on episode_index).
+      loadsWithEpisodeList: inPlace || !v3,
       note: opensAsIs
         ? null
-        : v3
-          ? "LeRobot looks v3.0 episodes up by position (meta.episodes[episode_index]), so a subset other than episodes 0..k-1 opens only with its episodes renumbered 0..k-1 in the data files and the episode metadata"
-          : "LeRobot expects episodes 0..total_episodes-1 unless it is given the list: LeRobotDataset(repo_id, root=D, episodes=[...])",
+        : !v3
+          ? "LeRobot expects episodes 0..total_episodes-1 unless it is given the list: LeRobotDataset(repo_id, root=D, episodes=[...])"
+          : !inPlace
+            ? "LeRobot looks v3.0 episodes up by position (meta.episodes[episode_index]), so a subset other than episodes 0..k-1 opens only with its episodes renumbered 0..k-1 in the data files and the episode metadata"
+            : `data files also hold frames of episodes the metadata does not list (${shared.map((f) => f.path).join(", ")}), which LeRobot would serve without an episode list; it opens with the list, or with those frames dropped from the data files`,
     },
   };
+}
+
+async function readInfo(root: string): Promise<{ json: unknown; parsed: { data: Info } }> {
+  const infoText = await readSource(root, INFO_PATH);
+  let json: unknown;
+  try {
+    json = JSON.parse(infoText);
+  } catch (error) {
+    throw new SubsetError(`${INFO_PATH}: invalid JSON (${(error as Error).message})`);
+  }
+  const parsed = Info.safeParse(json);
+  if (!parsed.success) throw new SubsetError(`${INFO_PATH}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(document)"}: ${i.message}`).join("; ")}`);
+  return { json, parsed };
+}
+
+/**
+ * The episodes a dataset's `meta/` lists (ascending), and the data and video files (of every camera
+ * info.json declares) it places them in: what LeRobot needs on disk to open the directory as it is.
+ */
+export async function listedEpisodes(root: string): Promise<{ episodes: number[]; referencedFiles: string[] }> {
+  const { data: info } = (await readInfo(root)).parsed;
+  const template = videoTemplateOf(info);
+  const videoKeys = template ? videoKeysOf(info) : [];
+  const episodes: number[] = [];
+  const files = new Set<string>();
+  if (!isV3(info.codebase_version)) {
+    for (const [number, line] of (await readSource(root, V2_EPISODES_PATH)).split(/\r?\n/).entries()) {
+      if (!line.trim()) continue;
+      const episode = parseLine(V2_EPISODES_PATH, number + 1, line).episode_index;
+      if (typeof episode !== "number") throw new SubsetError(`${V2_EPISODES_PATH}:${number + 1}: no episode_index`);
+      episodes.push(episode);
+      const values = { episode_chunk: Math.floor(episode / chunksSizeOf(info)), episode_index: episode };
+      files.add(formatPathTemplate(info.data_path, values));
+      for (const key of videoKeys) files.add(formatPathTemplate(template!, { ...values, video_key: key }));
+    }
+  } else {
+    const columns = ["episode_index", "data/chunk_index", "data/file_index", ...videoKeys.flatMap((key) => [`videos/${key}/chunk_index`, `videos/${key}/file_index`])];
+    for (const relative of await parquetFilesUnder(root, V3_EPISODES_DIR)) {
+      for await (const { rows } of parquetBatches(await openParquet(path.join(root, relative)), columns)) {
+        for (const row of rows) {
+          const plain = plainValue(row) as Record<string, number>;
+          episodes.push(plain.episode_index!);
+          files.add(dataFileOf(info, row));
+          for (const key of videoKeys) files.add(formatPathTemplate(template!, { video_key: key, chunk_index: plain[`videos/${key}/chunk_index`]!, file_index: plain[`videos/${key}/file_index`]! }));
+        }
+      }
+    }
+  }
+  return { episodes: episodes.sort((a, b) => a - b), referencedFiles: [...files].sort() };
 }
 
 type Plan = {
@@ -217,13 +294,22 @@ type Plan = {
   videoFiles: string[];
   maxChunk: number;
   writes: [string, (target: string) => Promise<void>][];
-  /** v3.0 renumbered: the episodes and, for each data file (in the order LeRobot reads them), its episodes in file order. */
-  renumbering?: RenumberPlan | null;
+  /** v3.0 data files rewritten: the episodes and, for each data file (in the order LeRobot reads them), its kept episodes in file order and the others it holds. */
+  rewrite?: RewritePlan | null;
+  /** v3.0: data files of the subset that also hold other episodes. */
+  sharedDataFiles: { path: string; otherEpisodes: number[] }[];
 };
 
-type RenumberPlan = { episodes: RenumberedEpisode[]; dataFiles: { path: string; episodes: (RenumberedEpisode & { length: number })[] }[] };
+type RewritePlan = {
+  episodes: RenumberedEpisode[];
+  renumbered: boolean;
+  dataFiles: { path: string; episodes: (RenumberedEpisode & { length: number })[]; others: number[] }[];
+};
 
-async function planV2(root: string, info: Info, selected: number[]): Promise<Plan> {
+/** A statistics tree without the features left out. */
+const withoutFeatures = (stats: StatsTree, dropped: string[]): StatsTree => Object.fromEntries(Object.entries(stats).filter(([feature]) => !dropped.includes(feature)));
+
+async function planV2(root: string, info: Info, selected: number[], dropped: string[]): Promise<Plan> {
   const wanted = new Set(selected);
   const episodeLines = await selectLines(root, V2_EPISODES_PATH, wanted);
   const missing = selected.filter((e) => !episodeLines.found.has(e));
@@ -246,18 +332,22 @@ async function planV2(root: string, info: Info, selected: number[]): Promise<Pla
     const statsLines = await selectLines(root, V2_EPISODES_STATS_PATH, wanted);
     const noStats = selected.filter((e) => !statsLines.found.has(e));
     if (noStats.length) throw new SubsetError(`${V2_EPISODES_STATS_PATH} has no stats for episode ${noStats.slice(0, 20).join(", ")}`);
-    const stats = aggregateStats(statsLines.records.map((r) => r.stats as StatsTree));
-    writes.push([V2_EPISODES_STATS_PATH, (target) => writeAtomically(target, statsLines.lines.join("\n") + "\n")]);
+    const episodeStats = statsLines.records.map((r) => withoutFeatures(r.stats as StatsTree, dropped));
+    const stats = aggregateStats(episodeStats);
+    // Verbatim, unless cameras are left out: then each line without their statistics.
+    const lines = dropped.length ? statsLines.records.map((r, i) => JSON.stringify({ ...r, stats: episodeStats[i] })) : statsLines.lines;
+    writes.push([V2_EPISODES_STATS_PATH, (target) => writeAtomically(target, lines.join("\n") + "\n")]);
     writes.push([STATS_PATH, (target) => writeAtomically(target, JSON.stringify(stats, null, 4))]);
   } else {
-    // v2.0 has no per-episode stats to aggregate; LeRobot reads stats.json as it is.
+    // v2.0 has no per-episode stats to aggregate; LeRobot reads stats.json as it is (less the cameras left out).
     const stats = await readSource(root, STATS_PATH).catch(() => undefined);
-    if (stats !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, stats)]);
+    const kept = stats !== undefined && dropped.length ? JSON.stringify(withoutFeatures(JSON.parse(stats) as StatsTree, dropped), null, 4) : stats;
+    if (kept !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, kept)]);
   }
 
   const chunksSize = chunksSizeOf(info);
   const template = videoTemplateOf(info);
-  const videoKeys = template ? videoKeysOf(info) : [];
+  const videoKeys = template ? videoKeysOf(info).filter((key) => !dropped.includes(key)) : [];
   const dataFiles: string[] = [];
   const videoFiles: string[] = [];
   for (const episode of selected) {
@@ -265,16 +355,16 @@ async function planV2(root: string, info: Info, selected: number[]): Promise<Pla
     dataFiles.push(formatPathTemplate(info.data_path, values));
     for (const key of videoKeys) videoFiles.push(formatPathTemplate(template!, { ...values, video_key: key }));
   }
-  return { totalFrames, totalTasks: taskLines.length, dataFiles, videoFiles, maxChunk: Math.floor(selected.at(-1)! / chunksSize), writes };
+  return { totalFrames, totalTasks: taskLines.length, dataFiles, videoFiles, maxChunk: Math.floor(selected.at(-1)! / chunksSize), writes, sharedDataFiles: [] };
 }
 
-async function planV3(root: string, info: Info, selected: number[], renumber: boolean): Promise<Plan> {
+async function planV3(root: string, info: Info, selected: number[], rewrite: boolean, dropped: string[]): Promise<Plan> {
   const wanted = new Set(selected);
   const found = new Set<number>();
   const writes: Plan["writes"] = [];
-  // To renumber: where each selected episode's frames are, and which data files hold episodes left out.
-  const located = new Map<number, { dataFile: string; from: number; to: number; length: number }>();
-  const holdingOthers = new Map<string, number>();
+  // Where each selected episode's frames are, and every episode the metadata places in each data file.
+  const located = new Map<number, { dataFile: string; from?: number; to?: number; length: number }>();
+  const placedIn = new Map<string, number[]>();
   const keptByFile: [string, ParquetFile, Record<string, unknown>[]][] = [];
   const stats: StatsTree[] = [];
   const dataFiles = new Set<string>();
@@ -282,7 +372,7 @@ async function planV3(root: string, info: Info, selected: number[], renumber: bo
   let totalFrames = 0;
   let maxChunk = 0;
   const template = videoTemplateOf(info);
-  const videoKeys = template ? videoKeysOf(info) : [];
+  const videoKeys = template ? videoKeysOf(info).filter((key) => !dropped.includes(key)) : [];
   const episodeFiles = await parquetFilesUnder(root, V3_EPISODES_DIR);
   if (!episodeFiles.length) throw new SubsetError(`no episode metadata under ${V3_EPISODES_DIR}`);
   for (const relative of episodeFiles) {
@@ -291,21 +381,17 @@ async function planV3(root: string, info: Info, selected: number[], renumber: bo
     for await (const { rows } of parquetBatches(parquet)) {
       for (const row of rows) {
         const episode = Number(row.episode_index);
-        if (!wanted.has(episode)) {
-          if (renumber) holdingOthers.set(dataFileOf(info, row), episode);
-          continue;
-        }
+        const dataFile = dataFileOf(info, row);
+        placedIn.set(dataFile, [...(placedIn.get(dataFile) ?? []), episode]);
+        if (!wanted.has(episode)) continue;
         if (found.has(episode)) throw new SubsetError(`${relative}: episode ${episode} appears twice in the episode metadata`);
         found.add(episode);
         kept.push(row);
         const plain = plainValue(row) as Record<string, number>;
         totalFrames += plain.length!;
-        stats.push(statsFromColumns(row));
-        dataFiles.add(dataFileOf(info, row));
-        if (renumber) {
-          if (typeof plain.dataset_from_index !== "number" || typeof plain.dataset_to_index !== "number") throw new SubsetError(`${relative}: episode ${episode} has no dataset_from_index / dataset_to_index, which renumbering needs`);
-          located.set(episode, { dataFile: dataFileOf(info, row), from: plain.dataset_from_index, to: plain.dataset_to_index, length: plain.length! });
-        }
+        stats.push(withoutFeatures(statsFromColumns(row), dropped));
+        dataFiles.add(dataFile);
+        located.set(episode, { dataFile, from: plain.dataset_from_index, to: plain.dataset_to_index, length: plain.length! });
         maxChunk = Math.max(maxChunk, plain["data/chunk_index"]!);
         for (const key of videoKeys) {
           videoFiles.add(formatPathTemplate(template!, { video_key: key, chunk_index: plain[`videos/${key}/chunk_index`]!, file_index: plain[`videos/${key}/file_index`]! }));
@@ -317,17 +403,24 @@ async function planV3(root: string, info: Info, selected: number[], renumber: bo
   const missing = selected.filter((e) => !found.has(e));
   if (missing.length) throw new SubsetError(`${V3_EPISODES_DIR} has no episode ${missing.slice(0, 20).join(", ")}`);
 
-  const renumbering = renumber ? planRenumbering(selected, located, holdingOthers) : null;
-  const byOriginal = new Map(renumbering?.episodes.map((e) => [e.originalEpisodeIndex, e]));
+  const sharedDataFiles = [...dataFiles]
+    .sort(pathOrder)
+    .map((file) => ({ path: file, otherEpisodes: placedIn.get(file)!.filter((e) => !wanted.has(e)).sort((a, b) => a - b) }))
+    .filter((file) => file.otherEpisodes.length);
+  // Rewritten only where LeRobot could not open the files as they are.
+  const rewriting = rewrite && (!isPrefix(selected) || sharedDataFiles.length > 0) ? planRewrite(selected, located, placedIn) : null;
+  const byOriginal = new Map(rewriting?.episodes.map((e) => [e.originalEpisodeIndex, e]));
   for (const [relative, parquet, kept] of keptByFile) {
     // The new index and frame range, in the type the column has (int64 arrives as bigint).
-    const rows = renumbering
+    const rows = rewriting
       ? kept.map((row) => {
           const e = byOriginal.get(Number(row.episode_index))!;
           return { ...row, episode_index: like(row.episode_index, e.episodeIndex), dataset_from_index: like(row.dataset_from_index, e.from), dataset_to_index: like(row.dataset_to_index, e.to) };
         })
       : kept;
-    // Same path, same schema and key/value metadata (pyarrow's ARROW:schema, HF's features): only rows change.
+    // Same path, same schema and key/value metadata (pyarrow's ARROW:schema, HF's features): only
+    // rows change. A camera left out keeps its columns, as after LeRobot's remove_feature: the
+    // loader reads the columns of info.json's cameras only.
     writes.push([relative, (target) => mkdir(path.dirname(target), { recursive: true }).then(() => writeParquet(target, rows, parquet.metadata.schema, parquet.metadata.key_value_metadata))]);
   }
 
@@ -343,9 +436,10 @@ async function planV3(root: string, info: Info, selected: number[], renumber: bo
     writes.push([STATS_PATH, (target) => writeAtomically(target, JSON.stringify(aggregated, null, 4))]);
   } else {
     const original = await readSource(root, STATS_PATH).catch(() => undefined);
-    if (original !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, original)]);
+    const kept = original !== undefined && dropped.length ? JSON.stringify(withoutFeatures(JSON.parse(original) as StatsTree, dropped), null, 4) : original;
+    if (kept !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, kept)]);
   }
-  return { totalFrames, totalTasks, dataFiles: [...dataFiles], videoFiles: [...videoFiles], maxChunk, writes, renumbering };
+  return { totalFrames, totalTasks, dataFiles: [...dataFiles], videoFiles: [...videoFiles], maxChunk, writes, rewrite: rewriting, sharedDataFiles };
 }
 
 const dataFileOf = (info: Info, row: Record<string, unknown>) => formatPathTemplate(info.data_path, { chunk_index: Number(row["data/chunk_index"]), file_index: Number(row["data/file_index"]) });
@@ -355,27 +449,29 @@ const like = (original: unknown, value: number) => (typeof original === "bigint"
 
 /**
  * Episodes 0..k-1 in ascending original index, and `index` 0..N-1 in the order LeRobot reads the
- * frames (data files in path order, each in its stored order, which is by `index`): with no
- * episode list LeRobot takes a frame's `index` for its row in that concatenation.
+ * frames (data files in path order, each in its stored order, which is by `index`), counting only
+ * the subset's frames: with no episode list LeRobot takes a frame's `index` for its row in that
+ * concatenation. Each data file keeps the subset's episodes it holds; the others it holds are
+ * dropped from it.
  */
-function planRenumbering(selected: number[], located: Map<number, { dataFile: string; from: number; to: number; length: number }>, holdingOthers: Map<string, number>): RenumberPlan {
+function planRewrite(selected: number[], located: Map<number, { dataFile: string; from?: number; to?: number; length: number }>, placedIn: Map<string, number[]>): RewritePlan {
+  const wanted = new Set(selected);
   const files = new Map<string, number[]>();
   for (const e of selected) {
-    const { dataFile } = located.get(e)!;
-    const other = holdingOthers.get(dataFile);
-    // The data file would keep frames of an episode the subset does not list; das pull delivers whole files with every episode in them.
-    if (other !== undefined) throw new SubsetError(`${dataFile} also holds episode ${other}, which is not in the subset: a renumbered subset takes every episode of its data files`);
+    const { dataFile, from, to } = located.get(e)!;
+    if (typeof from !== "number" || typeof to !== "number") throw new SubsetError(`episode ${e} has no dataset_from_index / dataset_to_index, which rewriting the data files needs`);
     files.set(dataFile, [...(files.get(dataFile) ?? []), e]);
   }
   const newIndex = new Map(selected.map((e, i) => [e, i]));
-  const dataFiles: RenumberPlan["dataFiles"] = [];
+  const dataFiles: RewritePlan["dataFiles"] = [];
   let next = 0;
   for (const dataFile of [...files.keys()].sort(pathOrder)) {
-    const episodes = files.get(dataFile)!.sort((a, b) => located.get(a)!.from - located.get(b)!.from);
+    const episodes = files.get(dataFile)!.sort((a, b) => located.get(a)!.from! - located.get(b)!.from!);
     dataFiles.push({
       path: dataFile,
+      others: placedIn.get(dataFile)!.filter((e) => !wanted.has(e)),
       episodes: episodes.map((e) => {
-        const { from, to, length } = located.get(e)!;
+        const { from, to, length } = located.get(e)! as { from: number; to: number; length: number };
         if (to - from !== length) throw new SubsetError(`episode ${e}: dataset_from_index..dataset_to_index (${from}..${to}) is not its length (${length})`);
         const renumbered = { originalEpisodeIndex: e, episodeIndex: newIndex.get(e)!, originalFrom: from, originalTo: to, from: next, to: next + length, length };
         next += length;
@@ -384,30 +480,31 @@ function planRenumbering(selected: number[], located: Map<number, { dataFile: st
     });
   }
   const episodes = dataFiles.flatMap((f) => f.episodes.map(({ length: _, ...e }) => e)).sort((a, b) => a.episodeIndex - b.episodeIndex);
-  return { episodes, dataFiles };
+  const renumbered = episodes.some((e) => e.episodeIndex !== e.originalEpisodeIndex || e.from !== e.originalFrom);
+  return { episodes, renumbered, dataFiles };
 }
 
 /**
- * Writes every data file of a renumbered subset beside its place under targetRoot, checking each
+ * Writes every data file of a rewritten subset beside its place under targetRoot, checking each
  * frame on the way, and renames them into place only once all are written: a refused subset
  * leaves the target's data files as they were.
  */
-async function renumberDataFiles(sourceRoot: string, targetRoot: string, plan: RenumberPlan, unchanged?: (relative: string) => Promise<boolean>): Promise<Renumbering["dataFiles"]> {
-  const done: Renumbering["dataFiles"] = [];
+async function rewriteDataFiles(sourceRoot: string, targetRoot: string, plan: RewritePlan, unchanged?: (relative: string) => Promise<boolean>): Promise<RewrittenDataFile[]> {
+  const done: RewrittenDataFile[] = [];
   const staged: [string, string][] = [];
   try {
-    for (const { path: relative, episodes } of plan.dataFiles) {
+    for (const { path: relative, episodes, others } of plan.dataFiles) {
       const rows = episodes.reduce((n, e) => n + e.length, 0);
       if (unchanged && (await unchanged(relative))) {
-        done.push({ path: relative, rows, written: false });
+        done.push({ path: relative, rows, written: false, droppedEpisodes: [...others].sort((a, b) => a - b), droppedFrames: 0 });
         continue;
       }
       const target = path.join(targetRoot, relative);
       await mkdir(path.dirname(target), { recursive: true });
       const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
       staged.push([temporary, target]);
-      await renumberDataFile(sourceRoot, relative, temporary, episodes);
-      done.push({ path: relative, rows, written: true });
+      const droppedFrames = await rewriteDataFile(sourceRoot, relative, temporary, episodes, new Set(others));
+      done.push({ path: relative, rows, written: true, droppedEpisodes: [...others].sort((a, b) => a - b), droppedFrames });
     }
   } catch (error) {
     await Promise.all(staged.map(([temporary]) => rm(temporary, { force: true })));
@@ -417,7 +514,8 @@ async function renumberDataFiles(sourceRoot: string, targetRoot: string, plan: R
   return done;
 }
 
-async function renumberDataFile(sourceRoot: string, relative: string, temporary: string, episodes: (RenumberedEpisode & { length: number })[]): Promise<void> {
+/** One data file: the subset's frames renumbered, the frames of `others` (episodes the metadata places in it outside the subset) dropped. Returns how many were dropped. */
+async function rewriteDataFile(sourceRoot: string, relative: string, temporary: string, episodes: (RenumberedEpisode & { length: number })[], others: Set<number>): Promise<number> {
   let parquet: ParquetFile;
   try {
     parquet = await openParquet(path.join(sourceRoot, relative));
@@ -429,11 +527,16 @@ async function renumberDataFile(sourceRoot: string, relative: string, temporary:
   const byOriginal = new Map(episodes.map((e) => [e.originalEpisodeIndex, e]));
   const counts = new Map<number, number>();
   let expected = episodes[0]?.from ?? 0;
+  let dropped = 0;
   await rewriteParquet(parquet, temporary, (rows) =>
     rows.map((row) => {
       const original = Number(row.episode_index);
       const e = byOriginal.get(original);
-      if (!e) throw new SubsetError(`${relative}: holds frames of episode ${original}, which its episode metadata does not place there`);
+      if (!e) {
+        if (!others.has(original)) throw new SubsetError(`${relative}: holds frames of episode ${original}, which its episode metadata does not place there`);
+        dropped++;
+        return null;
+      }
       const index = Number(row.index);
       if (index < e.originalFrom || index >= e.originalTo) throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is outside its dataset_from_index..dataset_to_index (${e.originalFrom}..${e.originalTo})`);
       const renumbered = e.from + (index - e.originalFrom);
@@ -447,6 +550,7 @@ async function renumberDataFile(sourceRoot: string, relative: string, temporary:
     const n = counts.get(e.originalEpisodeIndex) ?? 0;
     if (n !== e.length) throw new SubsetError(`${relative}: episode ${e.originalEpisodeIndex} has ${n} frames, its metadata says ${e.length}`);
   }
+  return dropped;
 }
 
 /** Python's order of paths (`sorted(glob(...))`, which LeRobot's loader reads in): segment by segment, by code point. */

@@ -54,6 +54,12 @@ export type LeRobotFixtureOptions = {
   chunksSize?: number;
   /** v3: episodes per data/video file, default 2. */
   episodesPerFile?: number;
+  /**
+   * v3: episodes per file of one stream (`data` or a camera key), where it differs from
+   * episodesPerFile. LeRobot rolls the data files and each camera's videos over at sizes of their
+   * own (100 MB and 500 MB by default), so on real data they group episodes differently.
+   */
+  episodesPerFileOf?: Record<string, number>;
   /** v3: episodes per meta/episodes file, default all in one. */
   episodesPerMetaFile?: number;
   /** Frames of an episode, default 20, 25, 30, 20, ... */
@@ -88,7 +94,7 @@ export type LeRobotFixture = {
   episodes: FixtureEpisode[];
   /** Data and video files with the episodes each holds. */
   files: FixtureFile[];
-  /** v3: each episode's [from, to) seconds in its video file, by camera. */
+  /** v3: each episode's [from, to) seconds in its video file of the first camera (every camera's, unless episodesPerFileOf groups them differently). */
   videoRanges: Map<number, { from: number; to: number }>;
 };
 
@@ -230,45 +236,65 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
     const videoPath = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4";
     const locate = (k: number) => ({ chunk_index: Math.floor(k / chunksSize), file_index: k % chunksSize });
     const metaRows: Record<string, unknown>[] = [];
-    for (let k = 0; k * perFile < count; k++) {
-      const group = episodes.slice(k * perFile, (k + 1) * perFile);
+    // Each stream (the data, every camera) groups the episodes into files of its own size; where
+    // each episode lies: its file's chunk and index, and for a camera its seconds in the video.
+    const placed = new Map<string, Map<number, { chunk_index: number; file_index: number; from: number; to: number }>>();
+    const groupsOf = (stream: string) => {
+      const n = options.episodesPerFileOf?.[stream] ?? perFile;
+      return Array.from({ length: Math.ceil(count / n) }, (_, k) => episodes.slice(k * n, (k + 1) * n));
+    };
+    const streams = ["data", ...cameras];
+    const grouped = new Map(streams.map((stream) => [stream, groupsOf(stream)]));
+    // Files listed group by group, the data before the cameras, as with one grouping for all.
+    for (let k = 0; streams.some((stream) => k < grouped.get(stream)!.length); k++) {
       const where = locate(k);
-      const data = formatPathTemplate(dataPath, where);
-      writeFrames(path.join(root, data), group.flatMap((e) => frameRows.get(e.episode_index)!), frameSchema, group.map((e) => e.length));
-      files.push({ path: data, stream: "data", episodes: group.map((e) => e.episode_index) });
-      const totalFrames = group.reduce((n, e) => n + e.length, 0);
+      for (const stream of streams) {
+        const group = grouped.get(stream)![k];
+        if (!group) continue;
+        const places = placed.get(stream) ?? new Map();
+        placed.set(stream, places);
+        let seconds = 0;
+        for (const episode of group) {
+          places.set(episode.episode_index, { ...where, from: seconds, to: seconds + episode.length / fps });
+          seconds += episode.length / fps;
+        }
+        if (stream === "data") {
+          const data = formatPathTemplate(dataPath, where);
+          writeFrames(path.join(root, data), group.flatMap((e) => frameRows.get(e.episode_index)!), frameSchema, group.map((e) => e.length));
+          files.push({ path: data, stream: "data", episodes: group.map((e) => e.episode_index) });
+        } else {
+          const video = formatPathTemplate(videoPath, { ...where, video_key: stream });
+          await placeVideo(path.join(root, video), group.reduce((n, e) => n + e.length, 0), fps);
+          files.push({ path: video, stream, episodes: group.map((e) => e.episode_index) });
+        }
+      }
+    }
+    for (const episode of episodes) {
+      const from = frames[episode.episode_index]!.from;
+      const data = placed.get("data")!.get(episode.episode_index)!;
+      const { from: start, to } = placed.get(cameras[0] ?? "data")!.get(episode.episode_index)!;
+      videoRanges.set(episode.episode_index, { from: start, to });
+      const row: Record<string, unknown> = {
+        episode_index: BigInt(episode.episode_index),
+        tasks: episode.tasks,
+        length: BigInt(episode.length),
+        "data/chunk_index": BigInt(data.chunk_index),
+        "data/file_index": BigInt(data.file_index),
+        dataset_from_index: BigInt(from),
+        dataset_to_index: BigInt(from + episode.length),
+      };
       for (const key of cameras) {
-        const video = formatPathTemplate(videoPath, { ...where, video_key: key });
-        await placeVideo(path.join(root, video), totalFrames, fps);
-        files.push({ path: video, stream: key, episodes: group.map((e) => e.episode_index) });
+        const video = placed.get(key)!.get(episode.episode_index)!;
+        row[`videos/${key}/chunk_index`] = BigInt(video.chunk_index);
+        row[`videos/${key}/file_index`] = BigInt(video.file_index);
+        row[`videos/${key}/from_timestamp`] = video.from;
+        row[`videos/${key}/to_timestamp`] = video.to;
       }
-      let seconds = 0;
-      for (const episode of group) {
-        const from = frames[episode.episode_index]!.from;
-        const range = { from: seconds, to: seconds + episode.length / fps };
-        videoRanges.set(episode.episode_index, range);
-        seconds = range.to;
-        const row: Record<string, unknown> = {
-          episode_index: BigInt(episode.episode_index),
-          tasks: episode.tasks,
-          length: BigInt(episode.length),
-          "data/chunk_index": BigInt(where.chunk_index),
-          "data/file_index": BigInt(where.file_index),
-          dataset_from_index: BigInt(from),
-          dataset_to_index: BigInt(from + episode.length),
-        };
-        for (const key of cameras) {
-          row[`videos/${key}/chunk_index`] = BigInt(where.chunk_index);
-          row[`videos/${key}/file_index`] = BigInt(where.file_index);
-          row[`videos/${key}/from_timestamp`] = range.from;
-          row[`videos/${key}/to_timestamp`] = range.to;
-        }
-        for (const [feature, stats] of Object.entries(episodeStats.get(episode.episode_index)!)) {
-          for (const [name, value] of Object.entries(stats)) row[`stats/${feature}/${name}`] = name === "count" ? (value as number[]).map(BigInt) : value;
-        }
-        Object.assign(row, episode.extra);
-        metaRows.push(row);
+      for (const [feature, stats] of Object.entries(episodeStats.get(episode.episode_index)!)) {
+        for (const [name, value] of Object.entries(stats)) row[`stats/${feature}/${name}`] = name === "count" ? (value as number[]).map(BigInt) : value;
       }
+      Object.assign(row, episode.extra);
+      metaRows.push(row);
     }
     const perMeta = options.episodesPerMetaFile ?? count;
     for (let m = 0; m * perMeta < count; m++) {
@@ -480,6 +506,19 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
   const exists = async (relative: string) => !!(await stat(path.join(root, relative)).catch(() => null));
   const requested = episodes ?? Array.from({ length: info.total_episodes }, (_, i) => i);
   const videoKeys = videoKeysOf(info);
+  // A video frame is decoded at its time in the file; one past the end of the file is not there.
+  const durations = new Map<string, Promise<number>>();
+  const secondsOf = (relative: string) => {
+    if (!durations.has(relative)) durations.set(relative, videoDuration(path.join(root, relative)));
+    return durations.get(relative)!;
+  };
+  // HF datasets reads the frame files cast to info.json's features (all but the videos): a column
+  // on one side only fails the cast.
+  const declared = Object.keys(info.features).filter((key) => info.features[key]!.dtype !== "video").sort();
+  for (const file of (await walkFiles(root, "data")).filter((f) => f.endsWith(".parquet"))) {
+    const columns = [...(await openParquet(path.join(root, file))).columns].sort();
+    if (JSON.stringify(columns) !== JSON.stringify(declared)) return fail(`${file} has the columns ${columns.join(", ")}, info.json's features declare ${declared.join(", ")}: the cast to the features fails`);
+  }
   if (info.codebase_version !== "v3.0") {
     const lines = async (relative: string) =>
       (await readFile(path.join(root, relative), "utf8"))
@@ -494,8 +533,11 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
     }
     const values = (e: number) => ({ episode_chunk: Math.floor(e / chunksSizeOf(info)), episode_index: e });
     for (const e of requested) {
-      const paths = [formatPathTemplate(info.data_path, values(e)), ...videoKeys.map((key) => formatPathTemplate(info.video_path!, { ...values(e), video_key: key }))];
-      for (const p of paths) if (!(await exists(p))) return fail(`${p} is missing: LeRobot would try to download it from the Hub`);
+      const videos = videoKeys.map((key) => formatPathTemplate(info.video_path!, { ...values(e), video_key: key }));
+      for (const p of [formatPathTemplate(info.data_path, values(e)), ...videos]) if (!(await exists(p))) return fail(`${p} is missing: LeRobot would try to download it from the Hub`);
+      // Frame f of the episode is decoded at f / fps in its own video.
+      const length = metaEpisodes.get(e)?.length as number | undefined;
+      for (const p of videos) if (length !== undefined && (length - 1) / info.fps >= (await secondsOf(p)) - 1e-6) return fail(`${p} ends before frame ${length - 1} of episode ${e}`);
     }
     // hf_dataset: the requested episodes' files, or every parquet under data/ in name order.
     const files = episodes ? requested.map((e) => formatPathTemplate(info.data_path, values(e))) : (await walkFiles(root, "data")).filter((f) => f.endsWith(".parquet")).sort();
@@ -529,8 +571,12 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
     const row = meta[e]!;
     if (row.episode_index !== e) return fail(`meta.episodes[${e}] is episode ${row.episode_index}: LeRobot looks episodes up by position`);
     for (const key of videoKeys) {
-      const p = formatPathTemplate(info.video_path!, { video_key: key, chunk_index: row[`videos/${key}/chunk_index`] as number, file_index: row[`videos/${key}/file_index`] as number });
+      const columns = ["chunk_index", "file_index", "from_timestamp", "to_timestamp"].map((c) => `videos/${key}/${c}`);
+      const absent = columns.find((c) => typeof row[c] !== "number");
+      if (absent) return fail(`meta.episodes[${e}] has no ${absent}, which LeRobot reads for the camera ${key} (KeyError)`);
+      const p = formatPathTemplate(info.video_path!, { video_key: key, chunk_index: row[columns[0]!] as number, file_index: row[columns[1]!] as number });
       if (!(await exists(p))) return fail(`${p} is missing: LeRobot would try to download it from the Hub`);
+      if ((row[columns[3]!] as number) > (await secondsOf(p)) + 1e-4) return fail(`episode ${e}'s ${columns[3]} is past the end of ${p}`);
     }
   }
   const served = episodes ? rows : rows.slice(0, info.total_frames);
@@ -566,6 +612,8 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
     for (const key of videoKeys) {
       const at = (row[`videos/${key}/from_timestamp`] as number) + (frame.timestamp as number);
       if (at > (row[`videos/${key}/to_timestamp`] as number) + 1e-4) return fail(`frame ${frame.frame_index} of episode ${e} is past the episode's video range`);
+      const p = formatPathTemplate(info.video_path!, { video_key: key, chunk_index: row[`videos/${key}/chunk_index`] as number, file_index: row[`videos/${key}/file_index`] as number });
+      if (at >= (await secondsOf(p)) - 1e-6) return fail(`frame ${frame.frame_index} of episode ${e} would be decoded at ${at} s, past the end of ${p}`);
     }
   }
   return { ok: true, frames: served.length };
