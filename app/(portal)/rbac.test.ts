@@ -176,4 +176,26 @@ describe("the security headers of portal pages", () => {
     expect(res.status).toBe(401);
     expect(res.headers.get("content-security-policy")).toBeNull();
   });
+
+  // Auth.js's endpoints answer outside the proxy, and its sign-out page is a form another site
+  // could frame and get clicked.
+  it("are on Auth.js's endpoints too, its own sign-out page included: no framing, no script", async () => {
+    const signOutPage = await get("/api/auth/signout", cookies.licensee);
+    expect(signOutPage.status).toBe(200);
+    expect(signOutPage.headers.get("content-type")).toMatch(/text\/html/);
+    for (const [path, res] of [
+      ["/api/auth/signout", signOutPage],
+      ["/api/auth/session", await get("/api/auth/session", cookies.licensee)],
+      ["/api/auth/csrf", await get("/api/auth/csrf")],
+      ["/api/auth/signin", await get("/api/auth/signin")],
+      ["/api/auth/error?error=x", await get("/api/auth/error?error=x")],
+    ] as const) {
+      const policy = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
+      expect(policy, path).toContain("frame-ancestors 'none'");
+      expect(policy, path).toContain("default-src 'none'");
+      expect(policy.some((d) => d.startsWith("script-src")), path).toBe(false);
+      expect(res.headers.get("x-frame-options"), path).toBe("DENY");
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+    }
+  });
 });

@@ -55,3 +55,19 @@ export function pageSecurityHeaders(policy: string): Record<string, string> {
     "Strict-Transport-Security": "max-age=63072000; includeSubDomains",
   };
 }
+
+/**
+ * Auth.js's own endpoints (/api/auth/*) answer outside the proxy, and some answer HTML of their
+ * own: GET /api/auth/signout is a page whose one button signs the visitor out, which another site
+ * could frame and get clicked. Their policy allows no script and no framing; Auth.js's pages style
+ * themselves with an inline <style>, which is all they are allowed besides posting to this site.
+ */
+const AUTH_ENDPOINT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** A response of Auth.js's endpoints with the portal's protective headers added. */
+export function withAuthEndpointHeaders(response: Response): Response {
+  // A copy: a redirect's headers may be immutable.
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(pageSecurityHeaders(AUTH_ENDPOINT_POLICY))) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
