@@ -143,7 +143,7 @@ describe("the security headers of portal pages", () => {
     expect(policy, path).toContain("object-src 'none'");
     expect(policy, path).toContain("base-uri 'none'");
     // The player's video comes from the store's signed URLs: that origin, and nothing broader.
-    expect(policy.split(";").map((d) => d.trim()), path).toContain(`media-src 'self' ${presignedOrigin(storeLocation())}`);
+    expect(policy.split(";").map((d) => d.trim()), path).toContain(`media-src ${presignedOrigin(storeLocation())}`);
     expect(policy, path).not.toContain("unsafe-eval");
     expect(res.headers.get("x-frame-options"), path).toBe("DENY");
     expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");

@@ -34,14 +34,19 @@ export function EpisodeView({
     ["Streams", episode.streams.join(", ")],
   ];
   const videos = streams.filter((s) => s.video).length;
+  const length = formatSeconds(episode.duration_s);
+  // What the card holds, said truly for each case: spans or none, video or none.
+  const [title, description] = spans.length
+    ? [
+        videos ? "Playback and subtask timeline" : "Subtask timeline",
+        `${spans.length} ${spans.length === 1 ? "span" : "spans"} over ${length}. ${videos ? "Choose a span to play from its start." : "Hover or focus a span for its times."}`,
+      ]
+    : [videos ? "Playback" : "Subtask timeline", `${length}, with no subtask spans in this version.${videos ? " Press play to watch it." : ""}`];
   return (
     <>
       <div className="grid gap-4 lg:grid-cols-3">
         <Card className="min-w-0 lg:col-span-2">
-          <CardHeader
-            title={videos ? "Playback and subtask timeline" : "Subtask timeline"}
-            description={`${spans.length} spans over ${formatSeconds(episode.duration_s)}. ${videos ? "Choose a span to play from its start." : "Hover or focus a span for its times."}`}
-          />
+          <CardHeader title={title} description={description} />
           <CardBody>
             <EpisodePlayer
               episodeId={episode.episode_id}
@@ -51,7 +56,6 @@ export function EpisodeView({
               streams={streams}
               requestPreview={requestPreview}
             />
-            {spans.length || videos ? null : <p className="mt-4 text-sm text-slate-500">This episode has no annotations in this version.</p>}
           </CardBody>
         </Card>
         <Card className="min-w-0 lg:col-span-1">
@@ -61,7 +65,7 @@ export function EpisodeView({
               {fields.map(([label, value]) => (
                 <div key={label} className="flex justify-between gap-4 py-2">
                   <dt className="text-slate-500">{label}</dt>
-                  <dd className="text-right text-slate-900">{value}</dd>
+                  <dd className="min-w-0 text-right text-slate-900 wrap-anywhere">{value}</dd>
                 </div>
               ))}
             </dl>

@@ -1,4 +1,5 @@
 import type { AnnotationRecord } from "@/lib/catalog/list-annotations";
+import { clipText } from "../ui/format";
 
 const isRecovery = (span: AnnotationRecord) => span.label === "recovery" || span.attributes?.recovery === true;
 
@@ -30,34 +31,48 @@ export type TimelinePlayback = {
 
 /**
  * The subtask timeline: each span drawn proportionally on the episode's time axis, labelled,
- * with its start and end on hover and on keyboard focus; recoveries hatched in red. With a player
+ * with its start and end on hover and on keyboard focus (not after a click, which would leave it
+ * over the player's line naming the span); recoveries hatched in red. With a player
  * (`playback`) each span is a button that seeks to its start, the spans under the playhead are
  * highlighted, and the playhead is drawn across the lanes.
  */
 export function Timeline({ spans, duration, playback }: { spans: AnnotationRecord[]; duration: number; playback?: TimelinePlayback }) {
-  const scale = (t: number) => `${(Math.min(Math.max(t, 0), duration) / duration) * 100}%`;
+  const fraction = (t: number) => Math.min(Math.max(t, 0), duration) / duration;
+  const scale = (t: number) => `${fraction(t) * 100}%`;
   const current = new Set(playback ? spansAt(spans, playback.time).map((s) => s.annotation_id) : []);
   return (
     <div>
       <div className="relative space-y-1.5 rounded-md bg-slate-50 p-2 ring-1 ring-slate-200">
         {lanes(spans).map((row, i) => (
-          <div key={i} className="relative h-9">
+          // Each lane is a size container, so that a tooltip can be kept within it (cqw below).
+          <div key={i} className="@container relative h-9">
             {row.map((span) => {
               const recovery = isRecovery(span);
               const active = current.has(span.annotation_id);
-              const description = `${span.label}: ${span.start_s.toFixed(2)} s to ${span.end_s.toFixed(2)} s`;
+              // A label may hold 10,000 characters: names and tooltips get its start, the spans table all of it.
+              const label = clipText(span.label, 300);
+              const description = `${label}: ${span.start_s.toFixed(2)} s to ${span.end_s.toFixed(2)} s`;
               const className = `group absolute top-0 flex h-9 items-center overflow-visible rounded px-1.5 text-xs font-medium text-white outline-offset-1 focus-visible:outline focus-visible:outline-2 focus-visible:outline-slate-900 ${
                 recovery ? "bg-[repeating-linear-gradient(135deg,#dc2626_0_6px,#b91c1c_6px_12px)] ring-2 ring-red-300" : active ? "bg-brand-900" : "bg-brand-600"
               } ${active ? "ring-2 ring-amber-400 ring-offset-1" : ""} ${playback ? "cursor-pointer text-left hover:brightness-110" : ""}`;
               const style = { left: scale(span.start_s), width: `max(4px, calc(${scale(span.end_s)} - ${scale(span.start_s)}))` };
+              // The tooltip opens from the span's side with more room (its start, or its end near the
+              // lane's right edge) and is at most that room wide, so it never widens the page.
+              const [from, to] = [fraction(span.start_s), fraction(span.end_s)];
+              const fromStart = 1 - from >= to;
+              const tooltipStyle = { maxWidth: `min(20rem, ${((fromStart ? 1 - from : to) * 100).toFixed(2)}cqw)` };
               const content = (
                 <>
-                  <span className="truncate">{span.label}</span>
+                  <span className="truncate">{label}</span>
                   <span
                     role="tooltip"
-                    className="pointer-events-none absolute bottom-full left-0 z-10 mb-1 hidden whitespace-nowrap rounded bg-slate-900 px-2 py-1 text-xs font-normal text-white shadow group-hover:block group-focus:block"
+                    style={tooltipStyle}
+                    className={`pointer-events-none absolute bottom-full z-10 mb-1 hidden w-max rounded bg-slate-900 px-2 py-1 text-xs font-normal text-white shadow group-hover:block group-focus-visible:block ${fromStart ? "left-0" : "right-0"}`}
                   >
-                    {span.label} · {span.start_s.toFixed(2)}–{span.end_s.toFixed(2)} s
+                    <span className="line-clamp-3 wrap-anywhere">{label}</span>
+                    <span className="block whitespace-nowrap text-slate-300">
+                      {span.start_s.toFixed(2)}–{span.end_s.toFixed(2)} s
+                    </span>
                   </span>
                 </>
               );

@@ -28,3 +28,14 @@ export function formatSeconds(s: number): string {
   if (s < 60) return `${s.toFixed(1)} s`;
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
+
+/**
+ * Free text cut to `max` characters (code points, so an emoji is never split), with "…" when cut:
+ * for places that cannot show a 10,000-character label whole (an accessible name, a live region,
+ * a tooltip), where the full text is shown elsewhere on the page.
+ */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}

@@ -30,8 +30,9 @@ export function contentSecurityPolicy({ nonce, development, formTargets = [], me
     "style-src-attr": ["'unsafe-inline'"],
     "img-src": ["'self'", "data:", "blob:"],
     "font-src": ["'self'"],
-    // The player streams video straight from the store through signed URLs: that origin alone.
-    "media-src": ["'self'", ...mediaSources],
+    // The player streams video straight from the store through signed URLs: that origin alone. The
+    // portal serves no media of its own, so not 'self'; with no store configured, no media at all.
+    "media-src": mediaSources.length ? [...mediaSources] : ["'none'"],
     "connect-src": ["'self'"],
     "object-src": ["'none'"],
     "base-uri": ["'none'"],

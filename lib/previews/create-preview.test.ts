@@ -136,8 +136,8 @@ describe("createPreview", () => {
   it("lists an episode's streams, video to play and anything else with its size, disclosing nothing", async () => {
     const before = (await entries()).length;
     expect(await episodeStreams(as(licensee), { episodeId: first })).toEqual([
-      { stream: "cam", media_type: "video/mp4", size_bytes: 1234, video: true },
-      { stream: "joints", media_type: "application/vnd.apache.parquet", size_bytes: 99, video: false },
+      { stream: "cam", media_type: "video/mp4", size_bytes: 1234, video: true, codec: null },
+      { stream: "joints", media_type: "application/vnd.apache.parquet", size_bytes: 99, video: false, codec: null },
     ]);
     const reviewed = await reviewEpisode(as(reviewer), { episodeId: first });
     expect(reviewed).toMatchObject({ dataset_id: datasetId, version: "2.0.0", versions: ["2.0.0", "1.0.0"], episode: { episode_id: first } });

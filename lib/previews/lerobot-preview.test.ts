@@ -9,10 +9,12 @@ import { verifyChain } from "@/lib/disclosures/verify";
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
+import { userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { expectOk } from "@/lib/testing/expect-api";
 import { call } from "@/lib/testing/http";
 import { buildLeRobotFixture, type LeRobotFixture } from "@/lib/testing/lerobot-fixtures";
 import { POST } from "@/app/api/v1/previews/route";
+import { episodeStreams } from "./episode-streams";
 
 // A LeRobot v3.0 dataset, whose video files hold two episodes back to back: a preview of one
 // episode plays only its range of the file, and discloses every episode the file holds.
@@ -94,5 +96,11 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
     const refused = await preview({ episode_id: id(2), streams: ["data"] });
     expect(refused.status).toBe(400);
     expect(refused.json.error.message).toContain("data");
+  });
+
+  it("lists each camera with the codec info.json states, so that the player can name what it could not play", async () => {
+    const reviewer = await userPrincipal(operatorCtx(), null, "reviewer");
+    const streams = await episodeStreams({ db: getDb(), principal: reviewer, requestId: uniqueId("req") }, { episodeId: id(1) });
+    expect(streams.map((s) => [s.stream, s.video, s.codec])).toEqual([["data", false, null], ...[...cameras].sort().map((c) => [c, true, "h264"])]);
   });
 });

@@ -9,9 +9,9 @@ import type { EpisodeStream } from "@/lib/previews/episode-streams";
 import { Alert } from "../../ui/alert";
 import { Button } from "../../ui/button";
 import { cn } from "../../ui/cn";
-import { formatBytes } from "../../ui/format";
-import { spansAt, Timeline } from "../timeline";
-import { clamp, formatClock, nextSpan, previousSpan, SPEEDS, toEpisodeTime, toFileTime } from "./playback";
+import { clipText, formatBytes } from "../../ui/format";
+import { Timeline } from "../timeline";
+import { clamp, formatClock, nextSpan, positionText, previousSpan, spansNow, SPEEDS, toEpisodeTime, toFileTime } from "./playback";
 
 export type RequestPreview = (input: PreviewBody) => Promise<ActionResult<Preview>>;
 
@@ -30,6 +30,17 @@ const DRIFT_S = 0.15;
 /** Until a frame's length is measured, steps of a frame assume this rate. */
 const DEFAULT_FRAME_S = 1 / 30;
 
+/** Why a video element gave up, by its MediaError code. */
+const MEDIA_ERRORS: Record<number, string> = {
+  1: "Loading it was stopped.",
+  2: "The network failed while loading it.",
+  3: "Its video could not be decoded.",
+  4: "This browser could not read the file: it is damaged, or its format or codec is one the browser does not support.",
+};
+
+/** A stream set aside because this browser cannot play it: what it is, why, and what the player did instead. */
+type Failure = { what: string; reason: string; then: string };
+
 /**
  * An episode's video streams with its subtask timeline. Nothing is requested until the user
  * presses play (or picks a span): only then is the preview disclosed and its signed URLs fetched,
@@ -44,13 +55,17 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
   const [preview, setPreview] = useState<Preview | null>(null);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [failures, setFailures] = useState<Record<string, Failure>>({});
   const [main, setMain] = useState<string>(videoStreams[0]?.stream ?? "");
   const [time, setTime] = useState(0);
   const [playing, setPlaying] = useState(false);
   const [rate, setRate] = useState(1);
   const videos = useRef(new Map<string, HTMLVideoElement>());
-  // What the video elements need to know without waiting for a render.
-  const state = useRef({ time: 0, playing: false, wantsPlay: false, frame: DEFAULT_FRAME_S, main });
+  const player = useRef<HTMLDivElement>(null);
+  // What the video elements need to know without waiting for a render: `failed` holds the streams
+  // set aside (their elements are gone, so nothing plays, seeks or syncs them); `focusOnArrival`
+  // asks for the player to take the focus that the Play button had when the preview replaces it.
+  const state = useRef({ time: 0, playing: false, wantsPlay: false, frame: DEFAULT_FRAME_S, main, failed: new Set<string>(), renewing: false, focusOnArrival: false });
   state.current.main = main;
 
   const rangeOf = useCallback((stream: string): PreviewStream | undefined => preview?.streams.find((s) => s.stream === stream), [preview]);
@@ -133,15 +148,20 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
       }
       state.current.wantsPlay = true;
       if (preview && Date.parse(preview.expires_at) - Date.now() > 30_000) return startAll();
+      state.current.focusOnArrival = true;
       setLoading(true);
       setError(null);
       const result = await requestPreview({ episode_id: episodeId, version });
       setLoading(false);
+      state.current.renewing = false;
       if (!result.ok) {
         state.current.wantsPlay = false;
         setError(`${result.error.message} (${result.error.request_id})`);
         return;
       }
+      // New URLs: every stream is tried again.
+      state.current.failed = new Set();
+      setFailures({});
       setPreview(result.data);
     },
     [episodeId, version, preview, requestPreview, startAll],
@@ -161,6 +181,15 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     }
   };
 
+  // The Play button is gone once the preview arrives: its focus goes to the player, whose keys
+  // (space, arrows, [ and ]) then work at once, unless the user has put the focus somewhere else.
+  useEffect(() => {
+    if (!preview || !state.current.focusOnArrival) return;
+    state.current.focusOnArrival = false;
+    const active = document.activeElement;
+    if (!active || active === document.body) player.current?.focus();
+  }, [preview]);
+
   // The clock: the main video's time, read every frame while playing; the others follow it.
   useEffect(() => {
     if (!playing || !preview) return;
@@ -168,7 +197,8 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     const tick = () => {
       const video = videos.current.get(state.current.main);
       const range = preview.streams.find((s) => s.stream === state.current.main);
-      if (video && range) {
+      // A main video without its metadata yet (just made the large one) has no time to give.
+      if (video && range && video.readyState > 0) {
         const t = toEpisodeTime(range, video.currentTime);
         state.current.time = t;
         setTime(t);
@@ -176,7 +206,8 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
         for (const [stream, other] of videos.current) {
           const otherRange = preview.streams.find((s) => s.stream === stream);
           if (other === video || !otherRange) continue;
-          if (Math.abs(toEpisodeTime(otherRange, other.currentTime) - t) > DRIFT_S) other.currentTime = toFileTime(otherRange, t);
+          // A stream still seeking (a slow network) is left to arrive: moving it again every frame would restart its seek each time.
+          if (!other.seeking && Math.abs(toEpisodeTime(otherRange, other.currentTime) - t) > DRIFT_S) other.currentTime = toFileTime(otherRange, t);
           if (other.paused) other.play().catch(() => undefined);
         }
       }
@@ -210,9 +241,33 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     });
   }, [rate, each]);
 
-  /** A signed URL stops working after 15 minutes: a video that fails then asks for a new preview (a new disclosure) and goes on. */
-  const onVideoError = () => {
-    if (preview && Date.parse(preview.expires_at) - Date.now() < 60_000) {
+  /**
+   * Makes a stream the large one, whose clock the others follow. If playback was wanted and the
+   * stream is ready, it goes on from it (when the large one failed before it ever played).
+   */
+  const showLarge = (stream: string) => {
+    state.current.main = stream;
+    setMain(stream);
+    const video = videos.current.get(stream);
+    if (state.current.wantsPlay && !state.current.playing && video && video.readyState > 0) {
+      state.current.playing = true;
+      setPlaying(true);
+      video.play().catch(() => undefined);
+    }
+  };
+
+  /**
+   * A stream that fails. A signed URL stops working after 15 minutes: near then, the preview is
+   * asked for again (a new disclosure) and everything goes on. Otherwise this browser cannot play
+   * that stream's file: it alone is set aside, with an error naming it, and the others play on; if
+   * it was the large one, the next playable stream takes its place and the clock.
+   */
+  const onVideoError = (stream: string, video: HTMLVideoElement) => {
+    if (!preview || state.current.failed.has(stream)) return;
+    if (Date.parse(preview.expires_at) - Date.now() < 60_000) {
+      // Every stream fails at once when the URLs run out: one new preview for all of them.
+      if (state.current.renewing) return;
+      state.current.renewing = true;
       const wasPlaying = state.current.playing;
       pause();
       state.current.wantsPlay = wasPlaying;
@@ -220,8 +275,24 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
       void begin();
       return;
     }
-    pause();
-    setError("This stream could not be played in this browser.");
+    state.current.failed.add(stream);
+    const listed = streams.find((s) => s.stream === stream);
+    const what = [listed?.media_type ?? rangeOf(stream)?.media_type, listed?.codec ? `codec ${listed.codec}` : null].filter(Boolean).join(", ");
+    const reason = MEDIA_ERRORS[video.error?.code ?? 4] ?? MEDIA_ERRORS[4]!;
+    let then = "The other streams play on without it.";
+    if (stream === state.current.main) {
+      const next = preview.streams.find((s) => !state.current.failed.has(s.stream));
+      if (next) {
+        then = `${next.stream} is shown large instead.`;
+        showLarge(next.stream);
+      } else {
+        then = "No other stream of this episode can be played.";
+        pause();
+      }
+    } else if (preview.streams.every((s) => state.current.failed.has(s.stream))) {
+      then = "No other stream of this episode can be played.";
+    }
+    setFailures((current) => ({ ...current, [stream]: { what, reason, then } }));
   };
 
   const selectSpan = (span: AnnotationRecord) => {
@@ -265,8 +336,8 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     }
   };
 
-  const current = spansAt(spans, time);
-  const ordered = [...spans].sort((a, b) => a.start_s - b.start_s);
+  const current = spansNow(spans, time);
+  const currentLabels = current.map(({ span }) => span.label).join(" · ");
 
   return (
     <div onKeyDown={onKeyDown} data-episode-player>
@@ -277,6 +348,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
       ) : (
         <>
           <div
+            ref={player}
             tabIndex={0}
             role="group"
             aria-label="Video player. Space plays or pauses, the arrow keys step a second (with shift a frame), [ and ] go to the previous or next span."
@@ -286,32 +358,40 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
               <div className="grid grid-cols-3 gap-2" data-streams>
                 {preview.streams.map((s) => {
                   const isMain = s.stream === main;
+                  const failed = failures[s.stream];
                   return (
                     <figure key={s.stream} className={cn("relative min-w-0", isMain ? "order-first col-span-3" : "col-span-1")}>
-                      <video
-                        ref={(element) => {
-                          if (element) videos.current.set(s.stream, element);
-                          else videos.current.delete(s.stream);
-                        }}
-                        src={s.url}
-                        data-stream={s.stream}
-                        data-main={isMain || undefined}
-                        muted
-                        playsInline
-                        preload="auto"
-                        aria-label={`${s.stream} camera${isMain ? "" : " (small)"}`}
-                        className="aspect-video w-full rounded bg-black object-contain"
-                        onLoadedMetadata={() => onLoaded(s.stream)}
-                        onTimeUpdate={isMain ? () => atEnd() : undefined}
-                        onError={onVideoError}
-                      />
-                      <figcaption className="pointer-events-none absolute left-1.5 top-1.5 rounded bg-black/60 px-1.5 py-0.5 font-mono text-xs text-white">{s.stream}</figcaption>
-                      {isMain ? null : (
+                      {failed ? (
+                        // In place of the video: the stream is named in the caption, the reason below the player.
+                        <div data-failed-stream={s.stream} className="flex aspect-video w-full items-center justify-center rounded bg-slate-900 p-2 pt-7 text-center text-xs text-slate-300">
+                          Can&apos;t play this stream
+                        </div>
+                      ) : (
+                        <video
+                          ref={(element) => {
+                            if (element) videos.current.set(s.stream, element);
+                            else videos.current.delete(s.stream);
+                          }}
+                          src={s.url}
+                          data-stream={s.stream}
+                          data-main={isMain || undefined}
+                          muted
+                          playsInline
+                          preload="auto"
+                          aria-label={`${s.stream} camera${isMain ? "" : " (small)"}`}
+                          className="aspect-video w-full rounded bg-black object-contain"
+                          onLoadedMetadata={() => onLoaded(s.stream)}
+                          onTimeUpdate={isMain ? () => atEnd() : undefined}
+                          onError={(event) => onVideoError(s.stream, event.currentTarget)}
+                        />
+                      )}
+                      <figcaption className="pointer-events-none absolute left-1.5 top-1.5 max-w-[calc(100%-0.75rem)] truncate rounded bg-black/60 px-1.5 py-0.5 font-mono text-xs text-white">{s.stream}</figcaption>
+                      {isMain || failed ? null : (
                         <button
                           type="button"
                           className="absolute inset-0 rounded outline-offset-1 hover:ring-2 hover:ring-white/70 focus-visible:outline focus-visible:outline-2 focus-visible:outline-white"
                           aria-label={`Show ${s.stream} large`}
-                          onClick={() => setMain(s.stream)}
+                          onClick={() => showLarge(s.stream)}
                         />
                       )}
                     </figure>
@@ -320,7 +400,13 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
               </div>
             ) : (
               <div className="flex aspect-video w-full flex-col items-center justify-center gap-3 rounded bg-slate-900 p-4 text-center text-slate-200">
-                <Button onClick={() => void begin()} disabled={loading} aria-label="Play episode" className="px-5 py-3 text-base">
+                {/* aria-disabled, not disabled, while preparing: a disabled button would drop the keyboard's focus. */}
+                <Button
+                  onClick={() => (loading ? undefined : void begin())}
+                  aria-disabled={loading}
+                  aria-label="Play episode"
+                  className="px-5 py-3 text-base aria-disabled:cursor-wait aria-disabled:bg-brand-600/60"
+                >
                   {loading ? "Preparing…" : "▶ Play"}
                 </Button>
                 <p className="max-w-sm text-xs text-slate-400">
@@ -373,10 +459,13 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                   key={s.stream}
                   type="button"
                   aria-pressed={s.stream === main}
-                  onClick={() => setMain(s.stream)}
+                  disabled={Boolean(failures[s.stream])}
+                  title={failures[s.stream] ? "This browser cannot play this stream" : undefined}
+                  onClick={() => showLarge(s.stream)}
                   className={cn(
                     "rounded px-2 py-0.5 font-mono ring-1 ring-inset focus-visible:outline focus-visible:outline-2 focus-visible:outline-brand-600",
                     s.stream === main ? "bg-brand-600 text-white ring-brand-600" : "bg-white text-slate-700 ring-slate-300 hover:bg-slate-50",
+                    failures[s.stream] && "cursor-not-allowed text-slate-400 line-through hover:bg-white",
                   )}
                 >
                   {s.stream}
@@ -384,18 +473,28 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
               ))}
             </div>
           ) : null}
-          <p className="mt-2 text-sm text-slate-700" aria-live="polite" data-current-span>
+          {/* A label may be 10,000 characters, one word: two lines of it here (wrapping anywhere), all of it in the spans table. */}
+          <p className="mt-2 flex min-w-0 items-start gap-x-1.5 text-sm text-slate-700" aria-live="polite" data-current-span>
             {current.length ? (
               <>
-                Now: <span className="font-semibold">{current.map((s) => s.label).join(" · ")}</span>{" "}
-                <span className="text-slate-500">
-                  (span {ordered.indexOf(current[0]!) + 1} of {ordered.length})
+                {/* The spaces are for the text as read aloud; the flex gap spaces it on screen. */}
+                <span className="shrink-0">Now:</span>{" "}
+                <span className="line-clamp-2 min-w-0 font-semibold wrap-anywhere" title={currentLabels.length > 80 ? clipText(currentLabels, 1000) : undefined}>
+                  {clipText(currentLabels, 300)}
+                </span>{" "}
+                <span className="shrink-0 whitespace-nowrap text-slate-500">
+                  ({positionText(current.map((c) => c.position), spans.length)})
                 </span>
               </>
             ) : (
-              <span className="text-slate-500">{spans.length ? "Between spans" : "No subtask spans"}</span>
+              <span className="text-slate-500">{!spans.length ? "No subtask spans" : time >= episodeLength - 0.05 ? "End of the episode" : "Between spans"}</span>
             )}
           </p>
+          {Object.entries(failures).map(([stream, f]) => (
+            <Alert key={stream} kind="error" className="mt-2 wrap-anywhere" title={`Can't play ${stream}${f.what ? ` (${f.what})` : ""}`}>
+              {f.reason} {f.then}
+            </Alert>
+          ))}
           {error ? (
             <Alert kind="error" className="mt-2">
               {error}

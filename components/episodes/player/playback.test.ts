@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AnnotationRecord } from "@/lib/catalog/list-annotations";
-import { formatClock, nextSpan, previousSpan, toEpisodeTime, toFileTime } from "./playback";
+import { formatClock, nextSpan, positionText, previousSpan, spansNow, toEpisodeTime, toFileTime } from "./playback";
 
 const span = (id: number, start_s: number, end_s: number, label = `s${id}`): AnnotationRecord => ({ annotation_id: `ann_${id}`, label, start_s, end_s, attributes: {} });
 // Out of order on purpose, with a recovery inside the second phase.
@@ -29,6 +29,20 @@ describe("the player's time", () => {
     expect(previousSpan(spans, 7)?.annotation_id).toBe("ann_3");
     expect(previousSpan(spans, 6.2)?.annotation_id).toBe("ann_4");
     expect(previousSpan(spans, 0.2)).toBeUndefined();
+  });
+
+  it("names the spans under the playhead by their place in time, not in the order the import listed them", () => {
+    // ann_1 is listed second but starts first: it is span 1 of 4.
+    expect(spansNow(spans, 1).map((n) => [n.span.annotation_id, n.position])).toEqual([["ann_1", 1]]);
+    // Inside the recovery, both it and the phase around it, the phase first (it started first).
+    expect(spansNow(spans, 4.5).map((n) => [n.span.annotation_id, n.position])).toEqual([
+      ["ann_2", 2],
+      ["ann_4", 3],
+    ]);
+    expect(spansNow(spans, 9)).toEqual([]);
+    expect(positionText([1], 4)).toBe("span 1 of 4");
+    expect(positionText([2, 3], 4)).toBe("spans 2 and 3 of 4");
+    expect(positionText([2, 3, 4], 9)).toBe("spans 2, 3 and 4 of 9");
   });
 
   it("shows minutes and tenths", () => {

@@ -39,7 +39,7 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
     <>
       <PageHeader
         title="Disclosure log"
-        description="Every download ever made: who received which episodes of which version, when, under which licence. Entries are append-only and hash-chained."
+        description="Every download and every preview ever made: who received which episodes of which version, when, through which channel, under which licence (a reviewer's preview under their role). Entries are append-only and hash-chained."
         actions={
           <>
             <a className={buttonClass("secondary", "sm")} href={`/review/disclosures/export?${searchQuery(params, { format: "csv" })}`}>
@@ -101,8 +101,8 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           {problems.join(" ")}
         </Alert>
       ) : entries.length === 0 ? (
-        <EmptyState title={searching ? "No entry matches this search" : "No downloads yet"}>
-          {searching ? "Widen the search, or clear it to see the whole log." : "Entries appear here as soon as anyone requests a download."}
+        <EmptyState title={searching ? "No entry matches this search" : "Nothing disclosed yet"}>
+          {searching ? "Widen the search, or clear it to see the whole log." : "Entries appear here as soon as anyone requests a download or plays an episode."}
         </EmptyState>
       ) : (
         <>

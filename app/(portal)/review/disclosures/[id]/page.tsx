@@ -109,7 +109,7 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
                   <Link
                     href={`/review/disclosures?episode=${encodeURIComponent(episode)}`}
                     className="inline-block rounded bg-slate-100 px-2 py-0.5 font-mono text-xs text-slate-700 hover:bg-brand-50 hover:text-brand-700"
-                    title="Every download that included this episode"
+                    title="Every download and preview that included this episode"
                   >
                     {episode}
                   </Link>
