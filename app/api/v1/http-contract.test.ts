@@ -200,6 +200,24 @@ describe("every API response over HTTP", () => {
     expectContract(res);
     expect(res.status).toBe(400);
   });
+
+  // Auth.js's endpoints share /api: what it has no action for comes in the same envelope, and any
+  // method but GET and POST is the JSON 405. (Its browser flows answer with redirects to the
+  // sign-in page, as they must.)
+  it.each([
+    ["GET", "/api/auth", 404],
+    ["GET", "/api/auth/xyz", 404],
+    ["POST", "/api/auth/xyz", 404],
+    ["GET", "/api/auth/session/../../v1", 404],
+    ["PUT", "/api/auth/session", 405],
+    ["DELETE", "/api/auth/signout", 405],
+    ["GET", "/api/auth/verify-request", 404],
+    ["POST", "/api/auth/session", 400],
+  ])("answers %s %s in the envelope (%i)", async (method, path, status) => {
+    const res = await rawRequest(server.url, { method, path });
+    expectContract(res, method);
+    expect(res.status).toBe(status);
+  });
 });
 
 describe("POST /api/v1/downloads over HTTP", () => {
