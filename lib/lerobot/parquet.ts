@@ -1,11 +1,16 @@
 import { rename, rm } from "node:fs/promises";
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type FileMetaData, type KeyValue, type SchemaElement } from "hyparquet";
+import { compressors } from "hyparquet-compressors";
 import { fileWriter, ParquetWriter, parquetWriteFile } from "hyparquet-writer";
 
 /**
  * Parquet through hyparquet (pure JavaScript). Files are read one row group at a time, so a v3
  * data file of 100,000 frames never sits in memory whole; LeRobot writes one row group per
  * episode, which keeps each read small.
+ *
+ * hyparquet itself decodes only Snappy and uncompressed pages; pyarrow and HF `datasets` write
+ * Snappy by default, but a dataset saved with `compression="zstd"` (or gzip, brotli, lz4) is as
+ * valid, so every read passes hyparquet-compressors' decoders.
  */
 
 export type ParquetFile = { path: string; metadata: FileMetaData; columns: string[] };
@@ -33,7 +38,7 @@ export async function* parquetBatches(parquet: ParquetFile, columns?: string[]):
     end += rows;
     const last = i === groups.length - 1;
     if (!last && end - first + groups[i + 1]! <= BATCH_ROWS) continue;
-    if (end > first) yield { first, rows: await parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart: first, rowEnd: end }) };
+    if (end > first) yield { first, rows: await parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart: first, rowEnd: end, compressors }) };
     first = end;
   }
 }

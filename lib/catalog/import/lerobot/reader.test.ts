@@ -4,6 +4,7 @@ import path from "node:path";
 import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
+import { openParquet } from "../../../lerobot/parquet";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type LeRobotFile, type SubtaskSpan } from "./reader";
 import { UNSAFE_CHARACTERS_DESCRIPTION } from "@/lib/characters";
 
@@ -269,5 +270,23 @@ describe("the fixture builder", () => {
     const seconds = await videoDuration(path.join(f.root, "videos/observation.images.top/chunk-000/file-000.mp4"));
     expect(seconds).toBeCloseTo(f.episodes.reduce((n, e) => n + e.length, 0) / f.fps, 2);
     expect(f.videoRanges.get(2)!.to).toBeCloseTo(seconds, 2);
+  });
+});
+
+describe("compressed parquet", () => {
+  // pyarrow writes Snappy unless told otherwise; datasets saved with compression="zstd" (or gzip,
+  // brotli) are as valid, and hyparquet alone reads none of them.
+  it.each(["GZIP", "BROTLI", "ZSTD"] as const)("a v3.0 dataset written with %s is read whole: episodes, files and subtask spans", async (codec) => {
+    const f = await fixture({ version: "v3.0", episodes: 3, cameras: [], codec, subtasks: { source: "language_persistent" } });
+    for (const relative of ["data/chunk-000/file-000.parquet", "meta/episodes/chunk-000/file-000.parquet", "meta/tasks.parquet"]) {
+      const parquet = await openParquet(path.join(f.root, relative));
+      expect(parquet.metadata.row_groups.flatMap((g) => g.columns.map((c) => c.meta_data?.codec)), relative).toEqual(expect.arrayContaining([codec]));
+      expect(new Set(parquet.metadata.row_groups.flatMap((g) => g.columns.map((c) => c.meta_data?.codec)))).toEqual(new Set([codec]));
+    }
+    const dataset = await openLeRobotDataset(f.root);
+    expect((await all(dataset.episodes())).map((e) => [e.episode_index, e.tasks, e.length])).toEqual(f.episodes.map((e) => [e.episode_index, e.tasks, e.length]));
+    expect(await all(dataset.subtaskSpans())).toEqual(f.episodes.flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
+    expect(await dataset.missingFiles()).toEqual([]);
+    expect(dataset.problems).toEqual([]);
   });
 });
