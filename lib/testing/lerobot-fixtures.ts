@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { copyFile, mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFile, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import path from "node:path";
@@ -296,9 +296,9 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
       const rows = metaRows.slice(m * perMeta, (m + 1) * perMeta).map((row) => ({ ...row, "meta/episodes/chunk_index": 0n, "meta/episodes/file_index": BigInt(m) }));
       const target = path.join(root, v3EpisodesPath(0, m));
       await mkdir(path.dirname(target), { recursive: true });
-      parquetWriteFile({ filename: target, ...episodesColumns(rows, episodes, written), ...written.codec });
+      writeFixtureParquet({ filename: target, ...episodesColumns(rows, episodes, written), ...written.codec });
     }
-    parquetWriteFile({
+    writeFixtureParquet({
       filename: path.join(root, V3_TASKS_PATH),
       columnData: [
         { name: "task_index", data: tasks.map((_, i) => BigInt(i)), type: "INT64", nullable: true },
@@ -325,7 +325,7 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
   }
   if (source === "subtask_index") {
     // pandas keeps the label as the (unnamed) index, as LeRobot's subtasks.parquet does.
-    parquetWriteFile({
+    writeFixtureParquet({
       filename: path.join(root, SUBTASKS_PATH),
       columnData: [
         { name: "subtask_index", data: subtaskLabels.map((_, i) => BigInt(i)), type: "INT64", nullable: true },
@@ -397,7 +397,7 @@ function writeFrames(file: string, rows: Record<string, unknown>[], schema: Sche
   // Image columns (structs) follow the fixed ones, in the schema's order.
   const images = schema.filter((e) => e.num_children === 2 && !names.includes(e.name) && e.name !== "schema").map((e) => e.name);
   mkdirSyncFor(file);
-  parquetWriteFile({
+  writeFixtureParquet({
     filename: file,
     schema,
     rowGroupSize: rowGroups,
@@ -438,12 +438,45 @@ function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpiso
 type Compressors = Partial<Record<FixtureCodec, (bytes: Uint8Array) => Uint8Array>>;
 type WrittenAs = { codec: { codec?: FixtureCodec; compressors?: Compressors }; strings: { encoding?: "RLE_DICTIONARY" } };
 
-/** Compressors for hyparquet-writer: Node's zlib for GZIP and BROTLI, the zstd command for ZSTD (Node 20's zlib has none). */
+/** Compressors for hyparquet-writer: Node's zlib for GZIP and BROTLI (ZSTD: writeFixtureParquet). */
 const FIXTURE_COMPRESSORS: Compressors = {
   GZIP: (bytes) => new Uint8Array(gzipSync(bytes)),
   BROTLI: (bytes) => new Uint8Array(brotliCompressSync(bytes)),
-  ZSTD: (bytes) => new Uint8Array(execFileSync("zstd", ["-q", "-c", "-3"], { input: bytes })),
 };
+
+/**
+ * parquetWriteFile, with ZSTD pages compressed by Debian's zstd (Node 20's zlib has none). The
+ * writer wants each page compressed at once, and a zstd process per page costs seconds over a
+ * dataset, so the file is written twice: once to collect its pages, then with the pages zstd
+ * compressed in one run. The writer is deterministic, so the second run asks for the same pages.
+ */
+function writeFixtureParquet(options: Parameters<typeof parquetWriteFile>[0]): void {
+  if (options.codec !== "ZSTD") return parquetWriteFile(options);
+  const pages: Uint8Array[] = [];
+  parquetWriteFile({ ...options, compressors: { ZSTD: (bytes) => (pages.push(bytes.slice()), bytes) } });
+  const dir = mkdtempSync(path.join(os.tmpdir(), "das-fixture-zstd-"));
+  try {
+    const names = pages.map((page, i) => {
+      writeFileSync(path.join(dir, `${i}`), page);
+      return `${i}`;
+    });
+    execFileSync("zstd", ["-q", "-3", ...names], { cwd: dir });
+    const compressed = names.map((name) => new Uint8Array(readFileSync(path.join(dir, `${name}.zst`))));
+    let next = 0;
+    parquetWriteFile({
+      ...options,
+      compressors: {
+        ZSTD: (bytes) => {
+          const i = next++;
+          if (!Buffer.from(bytes).equals(Buffer.from(pages[i]!))) throw new Error("fixture: the second write asked for another page");
+          return compressed[i]!;
+        },
+      },
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 function parquetOptions(options: LeRobotFixtureOptions): WrittenAs {
   return {
@@ -644,4 +677,29 @@ async function walkFiles(root: string, relative: string): Promise<string[]> {
     else if (entry.isFile()) out.push(child);
   }
   return out;
+}
+
+/**
+ * A fixture laid out as `huggingface_hub.snapshot_download` leaves it in the hub cache:
+ * `<base>/hub/datasets--lerobot--fixture/snapshots/<revision>/<path>` is a relative symbolic link
+ * to `.../blobs/<sha256 of the file>`, the repository's .gitattributes among them. `root` is the
+ * snapshot directory, `linked` every file's path in it.
+ */
+export async function buildHuggingFaceSnapshot(base: string, options: LeRobotFixtureOptions): Promise<LeRobotFixture & { repo: string; linked: string[] }> {
+  const repo = path.join(base, "hub", "datasets--lerobot--fixture");
+  const root = path.join(repo, "snapshots", "0123456789abcdef0123456789abcdef01234567");
+  await mkdir(root, { recursive: true });
+  const fixture = await buildLeRobotFixture(root, {
+    ...options,
+    extraFiles: { "README.md": "# fixture\n", ".gitattributes": "*.parquet filter=lfs diff=lfs merge=lfs -text\n", ...options.extraFiles },
+  });
+  await mkdir(path.join(repo, "blobs"));
+  const linked = await walkFiles(root, "").then((files) => files.map((f) => f.replace(/^\//, "")));
+  for (const relative of linked) {
+    const file = path.join(root, relative);
+    const blob = path.join(repo, "blobs", createHash("sha256").update(await readFile(file)).digest("hex"));
+    await rename(file, blob);
+    await symlink(path.relative(path.dirname(file), blob), file);
+  }
+  return { ...fixture, repo, linked: linked.sort() };
 }
