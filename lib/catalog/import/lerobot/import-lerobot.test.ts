@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -12,7 +12,7 @@ import { GET as annotationsRoute } from "@/app/api/v1/episodes/[episodeId]/annot
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { checkVersionStore } from "@/lib/catalog/store-check";
-import { buildLeRobotFixture, type LeRobotFixture, type LeRobotFixtureOptions } from "@/lib/testing/lerobot-fixtures";
+import { buildHuggingFaceSnapshot, buildLeRobotFixture, type LeRobotFixture, type LeRobotFixtureOptions } from "@/lib/testing/lerobot-fixtures";
 import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";
 import { ImportError } from "../problems";
@@ -370,4 +370,26 @@ describe("importing a LeRobot dataset into the object store (--upload)", () => {
     expect(await checkVersionStore(operatorCtx(), { datasetId, version: "1.0.0" }, target)).toMatchObject({ missing: [], wrongSize: [] });
     client.destroy();
   }, 120_000);
+});
+
+describe("importing a Hugging Face cache snapshot", () => {
+  it("imports every file through its symbolic link, at the link's path, with the blob's size and sha256, and leaves out .gitattributes", async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-hf-"));
+    roots.push(base);
+    const f = await buildHuggingFaceSnapshot(base, { version: "v3.0", episodes: 3, cameras: ["observation.images.front"], episodesPerFile: 2 });
+    const datasetId = uniqueId("lr");
+    const result = await importLeRobotVersion(sql(), { dir: f.root, datasetId, version: "1.0.0" });
+    expect(result).toMatchObject({ status: "imported", episodes: 3, files: f.linked.length - 1 });
+    expect(result.notices).toEqual([{ message: expect.stringMatching(/^left out: hidden files/), count: 1, examples: [".gitattributes"] }]);
+    const files = await sql()<{ path: string; size_bytes: string; sha256: string }[]>`
+      select f.path, f.size_bytes::text, f.sha256 from files f join dataset_versions v on v.id = f.version_id where v.dataset_id = ${datasetId} order by f.path`;
+    expect(files.map((r) => r.path)).toEqual(f.linked.filter((p) => p !== ".gitattributes"));
+    for (const row of files) {
+      // The blob is named by its sha256, as the hub cache names it.
+      const blob = realpathSync(path.join(f.root, row.path));
+      expect(path.dirname(blob)).toBe(realpathSync(path.join(f.repo, "blobs")));
+      expect(row.sha256, row.path).toBe(path.basename(blob));
+      expect(Number(row.size_bytes)).toBe(statSync(blob).size);
+    }
+  });
 });

@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
+import { buildHuggingFaceSnapshot, buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
 import { openParquet } from "../../../lerobot/parquet";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type LeRobotFile, type SubtaskSpan } from "./reader";
 import { UNSAFE_CHARACTERS_DESCRIPTION } from "@/lib/characters";
@@ -259,7 +260,7 @@ describe("hostile input", () => {
     const files = await all(dataset.files());
     expect(files.map((file) => file.path).filter((p) => p.includes("outside") || p === "passwd" || p.includes("\u0007"))).toEqual([]);
     expect(dataset.problems).toContainEqual(expect.objectContaining({ file: "meta/episodes.jsonl", line: 1, message: expect.stringMatching(/not a safe relative path/) }));
-    expect(dataset.problems).toContainEqual({ file: "passwd", line: 0, message: "not imported: a symbolic link" });
+    expect(dataset.problems).toContainEqual({ file: "passwd", line: 0, message: expect.stringMatching(/^not imported: a symbolic link to a file outside the dataset directory/) });
     expect(dataset.problems).toContainEqual({ file: "bad\\u0007name.txt", line: 0, message: `not imported: it contains ${UNSAFE_CHARACTERS_DESCRIPTION}` });
   });
 });
@@ -288,5 +289,86 @@ describe("compressed parquet", () => {
     expect(await all(dataset.subtaskSpans())).toEqual(f.episodes.flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
     expect(await dataset.missingFiles()).toEqual([]);
     expect(dataset.problems).toEqual([]);
+  });
+});
+
+describe("a Hugging Face cache snapshot (every file a symbolic link into blobs/)", () => {
+  async function snapshotFixture(options: LeRobotFixtureOptions) {
+    const base = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-hf-"));
+    roots.push(base);
+    return buildHuggingFaceSnapshot(base, options);
+  }
+
+  it.each(["v2.1", "v3.0"] as const)("%s: is read through its links, each file at the link's path with its target's size", async (version) => {
+    const f = await snapshotFixture({ version, episodes: 3, cameras: ["observation.images.front"], subtasks: { source: "language_persistent" } });
+    const dataset = await openLeRobotDataset(f.root);
+    const files = await all(dataset.files());
+    expect(files.map((file) => file.path).sort()).toEqual(f.linked.filter((p) => p !== ".gitattributes").sort());
+    for (const file of files) {
+      expect(lstatSync(path.join(f.root, file.path)).isSymbolicLink(), file.path).toBe(true);
+      expect(file.size_bytes, file.path).toBe(statSync(path.join(f.root, file.path)).size);
+    }
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual([0, 1, 2]);
+    expect(await all(dataset.subtaskSpans())).toHaveLength(9);
+    expect(await dataset.missingFiles()).toEqual([]);
+    expect(dataset.problems).toEqual([]);
+    // The snapshot's .gitattributes is hidden metadata, left out with a notice.
+    expect(dataset.notices).toEqual([{ message: expect.stringMatching(/^left out: hidden files/), count: 1, examples: [".gitattributes"] }]);
+  });
+
+  it("refuses links it must not follow: outside the directory and the snapshot's blobs/, to a directory, dangling, looping, to a FIFO", async () => {
+    const f = await snapshotFixture({ version: "v2.1", episodes: 1, cameras: [] });
+    const outside = path.join(path.dirname(f.repo), "secret.txt");
+    writeFileSync(outside, "not the dataset's\n");
+    symlinkSync(outside, path.join(f.root, "notes.txt"));
+    symlinkSync("meta", path.join(f.root, "meta-again"));
+    symlinkSync("nowhere.txt", path.join(f.root, "dangling.txt"));
+    symlinkSync("loop-b", path.join(f.root, "loop-a"));
+    symlinkSync("loop-a", path.join(f.root, "loop-b"));
+    execFileSync("mkfifo", [path.join(f.root, "pipe-target")]);
+    symlinkSync("pipe-target", path.join(f.root, "pipe"));
+    const dataset = await openLeRobotDataset(f.root);
+    const listed = (await all(dataset.files())).map((file) => file.path);
+    expect(listed.filter((p) => !f.linked.includes(p))).toEqual([]);
+    expect(dataset.problems.sort((a, b) => (a.file < b.file ? -1 : 1))).toEqual([
+      { file: "dangling.txt", line: 0, message: "not imported: a symbolic link whose target does not exist" },
+      { file: "loop-a", line: 0, message: "not imported: a symbolic link that loops" },
+      { file: "loop-b", line: 0, message: "not imported: a symbolic link that loops" },
+      { file: "meta-again", line: 0, message: "not imported: a symbolic link to a directory (links are followed to files only)" },
+      { file: "notes.txt", line: 0, message: expect.stringMatching(/^not imported: a symbolic link to a file outside the dataset directory/) },
+      { file: "pipe", line: 0, message: "not imported: a symbolic link to something that is not a regular file" },
+      { file: "pipe-target", line: 0, message: "not imported: not a regular file" },
+    ]);
+  });
+});
+
+describe("files that are no part of the dataset", () => {
+  it("hidden files and directories and a leftover images/ are left out with notices, not problems", async () => {
+    const f = await fixture({
+      version: "v3.0",
+      episodes: 2,
+      cameras: [],
+      extraFiles: {
+        "README.md": "# readme\n",
+        ".gitattributes": "*.parquet filter=lfs diff=lfs merge=lfs -text\n",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".git/lfs/objects/ab/cd/abcd": "x".repeat(100),
+        ".cache/huggingface/download/meta/info.json.metadata": "abc\n",
+        ".DS_Store": "\0\0",
+        "data/.DS_Store": "\0\0",
+        "images/observation.images.front/episode_000000/frame_000000.png": "png",
+        "docs/images/figure.png": "png",
+      },
+    });
+    const dataset = await openLeRobotDataset(f.root);
+    const listed = (await all(dataset.files())).map((file) => file.path);
+    expect(listed.filter((p) => p.startsWith(".") || p.includes("/.") || p.startsWith("images/"))).toEqual([]);
+    // Only a top-level images/ is LeRobot's: an images folder elsewhere is the owner's.
+    expect(listed).toEqual(expect.arrayContaining(["README.md", "docs/images/figure.png"]));
+    expect(dataset.problems).toEqual([]);
+    expect(dataset.notices).toEqual([
+      { message: expect.stringMatching(/^left out: hidden files/), count: 5, examples: [".DS_Store", ".cache/", ".git/", ".gitattributes", "data/.DS_Store"] },
+      { message: expect.stringMatching(/^left out: images\//), count: 1, examples: ["images/"] },
+    ]);
   });
 });

@@ -11,7 +11,7 @@ import { runImport, type ImportSource, type PipelineResult, type SourceItem } fr
 import { ImportError } from "../problems";
 import { readLines } from "../read-lines";
 import { DatasetFile, EpisodeLine, VersionFile } from "../records";
-import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset } from "./reader";
+import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
 
 /**
  * A LeRobot dataset directory (codebase v2.0, v2.1 or v3.0) as a source of the import pipeline:
@@ -63,6 +63,8 @@ export type DefaultsTally = Record<Field, { metadata: number; record: number; op
 export type LeRobotImportResult = PipelineResult & {
   codebaseVersion: string;
   defaults: DefaultsTally;
+  /** What was left out or taken as it is with a warning (not refused): each with a count and the first places. */
+  notices: Notice[];
   /** What --upload did, or what hashing did without it. */
   transfer: UploadTally | null;
 };
@@ -107,12 +109,13 @@ export async function importLeRobotVersion(sql: postgres.Sql, options: LeRobotIm
   }
   const source = new LeRobotSource(sql, options, dataset, queue);
   const result = await runImport(sql, source.asImportSource());
-  return { ...result, codebaseVersion: dataset.facts.codebaseVersion, defaults: source.tally, transfer: source.transfer };
+  return { ...result, codebaseVersion: dataset.facts.codebaseVersion, defaults: source.tally, notices: [...dataset.notices, ...source.notices], transfer: source.transfer };
 }
 
 class LeRobotSource {
   readonly tally: DefaultsTally = Object.fromEntries(FIELDS.map((f) => [f, { metadata: 0, record: 0, option: 0, fallback: 0 }])) as DefaultsTally;
   transfer: UploadTally | null = null;
+  readonly notices: Notice[] = [];
   private readonly streams: string[];
 
   constructor(
