@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CHANGELOG_TYPES } from "../../db/schema";
 import { VERSION_PATTERN } from "../semver";
 import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, isRelativePath } from "../identifiers";
-import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter } from "../../characters";
+import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter, showUnsafe } from "../../characters";
 
 /** The record formats of an import directory (docs/import-format.md). Field names are the wire names. */
 
@@ -199,7 +199,7 @@ export function mediaTypeOf(file: { path: string; media_type?: string }): string
 /** Wording for operators reading a terminal ("missing field 'task'"); parse with `reportInput` so missing values show. */
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const field = issue.path.map(String).join(".");
-  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${showUnsafe(k)}'`).join(", ")}`;
   if (issue.code === "invalid_type" && issue.input === undefined) return `missing field '${field}'`;
   return issue.message;
 }

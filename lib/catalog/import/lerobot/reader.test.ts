@@ -213,6 +213,29 @@ describe("info.json", () => {
     expect((await refusal(root)).problems[0]!.message).toMatch(/data_path: .*unknown field 'episode_idx'/);
   });
 
+  it("with a feature name, robot_type or codec holding an unsafe character is refused at its line, the character escaped", async () => {
+    const root = await withInfo((t) => {
+      const info = JSON.parse(t) as Record<string, unknown> & { features: Record<string, unknown> };
+      info.robot_type = "so100\u202e";
+      info.features["observation.images.fro\u202ent"] = { dtype: "image", shape: [48, 64, 3], names: ["height", "width", "channels"] };
+      info.features["observation.bad\u0007state"] = { dtype: "float32", shape: [1] };
+      info.features["observation.images.top"] = { dtype: "video", shape: [48, 64, 3], info: { "video.codec": "h264\u2028" } };
+      info.features[""] = { dtype: "float32", shape: [1] };
+      return JSON.stringify(info, null, 4);
+    });
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
+    const problems = (await refusal(root)).problems;
+    expect(problems).toEqual([
+      { file: "meta/info.json", line: lineOf(text, '"robot_type"'), message: `robot_type: robot_type must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"observation.images.fro\u202ent"'), message: `features.observation.images.fro\\u202ent: a feature name must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"observation.bad\\u0007state"'), message: `features.observation.bad\\u0007state: a feature name must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"video.codec"'), message: `features.observation.images.top.info.video.codec: video.codec must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"": {'), message: "features.: a feature name must not be empty" },
+    ]);
+    // Nothing of the refused values reaches the problems unescaped.
+    for (const p of problems) expect(p.message).not.toMatch(/[\u0007\u2028\u202e]/);
+  });
+
   it("that is missing is refused", async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-reader-"));
     roots.push(root);
