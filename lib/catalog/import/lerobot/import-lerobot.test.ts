@@ -241,6 +241,22 @@ describe("importing a LeRobot dataset: what the owner adds", () => {
     expect(await rowsOf(datasetId)).toEqual(NOTHING);
   });
 
+  it("reads --changelog as version.json is read: invalid UTF-8 is refused at its line, and nothing is written", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 1, cameras: [] });
+    const changelog = path.join(os.tmpdir(), `${uniqueId("changelog")}.json`);
+    roots.push(changelog);
+    writeFileSync(changelog, Buffer.concat([Buffer.from('[\n  {"type": "added", "description": "caf'), Buffer.from([0xe9]), Buffer.from('"}\n]\n')]));
+    const datasetId = uniqueId("lr");
+    const error = await refused({ dir: f.root, datasetId, version: "1.0.0", changelogFile: changelog });
+    expect(error.problems).toEqual([{ file: path.basename(changelog), line: 2, message: "line is not valid UTF-8" }]);
+    expect(await rowsOf(datasetId)).toEqual(NOTHING);
+    // The same text in UTF-8 is taken byte for byte.
+    writeFileSync(changelog, '[\n  {"type": "added", "description": "café"}\n]\n');
+    await importLeRobotVersion(sql(), { dir: f.root, datasetId, version: "1.0.0", changelogFile: changelog });
+    const rows = await sql()`select c.type, c.description from changelog_entries c join dataset_versions v on v.id = c.version_id where v.dataset_id = ${datasetId}`;
+    expect([...rows]).toEqual([{ type: "added", description: "café" }]);
+  });
+
   it("adds spans from an annotations.jsonl keyed by episode_index or episode_id", async () => {
     const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
     const datasetId = uniqueId("lr");

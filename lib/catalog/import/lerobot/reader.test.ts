@@ -236,6 +236,22 @@ describe("info.json", () => {
     for (const p of problems) expect(p.message).not.toMatch(/[\u0007\u2028\u202e]/);
   });
 
+  it("that is not valid UTF-8 is refused at the line, never read with replacement characters", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
+    const file = path.join(f.root, "meta/info.json");
+    const text = readFileSync(file, "utf8").replace('"robot_type": "so100"', '"robot_type": "so100-XX"');
+    const at = Buffer.from(text).indexOf("XX");
+    const bytes = Buffer.from(text);
+    bytes[at] = 0xc3; // a lead byte followed by 'X': not UTF-8
+    writeFileSync(file, bytes);
+    expect((await refusal(f.root)).problems).toEqual([{ file: "meta/info.json", line: lineOf(text, '"robot_type"'), message: "line is not valid UTF-8" }]);
+  });
+
+  it("longer than 8 MiB is refused at the line that crosses the limit", async () => {
+    const root = await withInfo((t) => t.replace("{", `{\n${`${" ".repeat(1023)}\n`.repeat(8 * 1024)}`));
+    expect((await refusal(root)).problems).toEqual([{ file: "meta/info.json", line: 8 * 1024 + 1, message: "file is longer than 8,388,608 bytes, the limit for meta/info.json" }]);
+  });
+
   it("that is missing is refused", async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-reader-"));
     roots.push(root);

@@ -17,7 +17,7 @@
  * applies its own rules. docs/lerobot.md describes the mapping.
  */
 import type { Dirent } from "node:fs";
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import {
@@ -41,7 +41,8 @@ import {
   type Feature,
 } from "../../../lerobot/format";
 import { openParquet, parquetBatches, type ParquetFile } from "../../../lerobot/parquet";
-import { parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
+import { parseJsonLine, type Problem } from "../json-document";
+import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
 import { FileLine, describeIssue } from "../records";
 import { hasUnsafeCharacter, showUnsafe, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
@@ -153,21 +154,15 @@ export class LeRobotFormatError extends Error {
 }
 
 export async function openLeRobotDataset(dir: string, options: { onProblem?: (problem: Problem) => void } = {}): Promise<LeRobotDataset> {
-  let text: string;
-  try {
-    text = await readFile(path.join(dir, INFO_PATH), "utf8");
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-    throw new LeRobotFormatError([{ file: INFO_PATH, line: 0, message: missing ? "file is missing" : `cannot be read (${(error as Error).message})` }]);
+  // Read as the importer reads its own documents: a size limit, invalid UTF-8 refused at its line.
+  const problems: Problem[] = [];
+  const { value: info, text } = await readDocument(path.join(dir, INFO_PATH), INFO_PATH, Info, { add: (...found) => problems.push(...found) });
+  if (!info || text === undefined) {
+    // The version decides everything else, so an unsupported one is reported alone.
+    const versionProblem = problems.find((p) => p.message.includes("codebase_version"));
+    const version = text !== undefined && /"codebase_version"\s*:\s*("(?:[^"\\]|\\.)*")/.test(text);
+    throw new LeRobotFormatError(versionProblem && version ? [versionProblem] : problems);
   }
-  // The version decides everything else, so an unsupported one is reported alone.
-  const version = /"codebase_version"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(text);
-  const parsed = parseJsonDocument(INFO_PATH, text, Info);
-  if (!parsed.value) {
-    const versionProblem = parsed.problems.find((p) => p.message.includes("codebase_version"));
-    throw new LeRobotFormatError(versionProblem && version ? [versionProblem] : parsed.problems);
-  }
-  const info = parsed.value;
   const templateProblems = checkTemplates(info, text);
   if (templateProblems.length) throw new LeRobotFormatError(templateProblems);
   return new Directory(dir, info, text, await linkTargetRoots(dir), options.onProblem);

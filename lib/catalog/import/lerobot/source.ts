@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type postgres from "postgres";
 import { z } from "zod";
@@ -6,9 +5,10 @@ import { canonicalJson } from "../../../canonical-json";
 import type { LeRobotFormatInfo } from "../../../db/schema";
 import { videoKeysOf } from "../../../lerobot/format";
 import { fileUploader, type ProgressSink, type StoreTarget, type UploadTally } from "../upload";
-import { checkRecord, parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
+import { checkRecord, parseJsonLine, type Problem } from "../json-document";
 import { runImport, type ImportSource, type PipelineResult, type SourceItem } from "../pipeline";
 import { ImportError } from "../problems";
+import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
 import { DatasetFile, EpisodeLine, VersionFile } from "../records";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
@@ -187,14 +187,8 @@ class LeRobotSource {
 
     let changelog: unknown = [];
     if (o.changelogFile) {
-      const name = path.basename(o.changelogFile);
-      const text = await readFile(o.changelogFile, "utf8").catch((error: NodeJS.ErrnoException) => {
-        problems.add({ file: name, line: 0, message: error.code === "ENOENT" ? "file is missing" : `cannot be read (${error.message})` });
-        return undefined;
-      });
-      const parsed = text === undefined ? undefined : parseJsonDocument(name, text, VersionFile.shape.changelog);
-      problems.add(...(parsed?.problems ?? []));
-      changelog = parsed?.value ?? [];
+      // As version.json's own changelog is read: a size limit, invalid UTF-8 refused at its line.
+      changelog = (await readDocument(o.changelogFile, path.basename(o.changelogFile), VersionFile.shape.changelog, problems)).value ?? [];
     }
     // Whole seconds, as an operator would write it.
     const releasedAt = o.releasedAt ?? existing?.released_at?.toISOString() ?? new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
