@@ -91,6 +91,18 @@ export const EpisodeLine = z.strictObject({
     .refine((s) => new Set(s).size === s.length, "streams must not repeat a name"),
 });
 
+/**
+ * An episode of a LeRobot dataset: its task is its tasks joined with "; ", which may be empty
+ * (LeRobot records "" when a recording was given no task, and an episode can list none) and may
+ * hold several tasks of up to MAX_TEXT_CHARACTERS each (the source checks each one).
+ */
+export const LeRobotEpisodeLine = EpisodeLine.extend({
+  task: z
+    .string("task must be a string")
+    .refine((value) => value === "" || value.trim() !== "", "task must be empty or more than white space")
+    .refine(atMost(MAX_DESCRIPTION_CHARACTERS), `task (the episode's tasks joined) must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`),
+});
+
 export const AnnotationLine = z
   .strictObject({
     episode_id: episodeRef("episode_id"),

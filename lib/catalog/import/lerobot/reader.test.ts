@@ -142,6 +142,17 @@ describe("subtask annotations", () => {
     ]);
   });
 
+  it.each(["language_persistent", "language_events", "subtask_index"] as const)("%s: a subtask without a label makes no span, ends the one before, and is a notice", async (source) => {
+    const f = await fixture({ version: "v3.0", episodes: 2, cameras: [], subtasks: { source, labels: (e) => (e === 0 ? ["reach", "", "lift"] : ["reach", "grasp"]) } });
+    const dataset = await openLeRobotDataset(f.root);
+    const spans = await all(dataset.subtaskSpans());
+    expect(spans).toEqual(f.episodes.flatMap((e) => e.subtasks.filter((s) => s.label !== "").map((s) => ({ episode_index: e.episode_index, ...s }))));
+    // "reach" ends where the unlabelled subtask starts, not where "lift" does.
+    expect(spans[0]).toEqual({ episode_index: 0, label: "reach", start_s: 0, end_s: f.episodes[0]!.subtasks[1]!.start_s });
+    expect(dataset.problems).toEqual([]);
+    expect(dataset.notices).toEqual([{ message: expect.stringMatching(/^subtask rows without a label/), count: 1, examples: [`episode 0 at ${f.episodes[0]!.subtasks[1]!.start_s} s`] }]);
+  });
+
   it("is empty when the dataset declares none", async () => {
     const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
     const dataset = await openLeRobotDataset(f.root);
@@ -258,11 +269,19 @@ describe("info.json", () => {
     expect((await refusal(root)).problems).toEqual([{ file: "meta/info.json", line: 0, message: "file is missing" }]);
   });
 
-  it("whose totals disagree with the episodes is reported", async () => {
-    const root = await withInfo((t) => t.replace('"total_episodes": 2', '"total_episodes": 3'));
+  it("whose totals disagree with the episodes is a notice, not a problem: the episodes listed are what counts", async () => {
+    const root = await withInfo((t) => t.replace('"total_episodes": 2', '"total_episodes": 3').replace('"total_frames": 45', '"total_frames": 50'));
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
     const dataset = await openLeRobotDataset(root);
-    await all(dataset.episodes());
-    expect(dataset.problems).toEqual([{ file: "meta/info.json", line: expect.any(Number), message: "total_episodes is 3, but the episode metadata lists 2 episodes" }]);
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual([0, 1]);
+    await all(dataset.files());
+    expect(await dataset.totals()).toEqual({ episodes: 2, frames: 45 });
+    expect(dataset.problems).toEqual([]);
+    // Counted once, however many passes read the episodes.
+    expect(dataset.notices).toEqual([
+      { message: "info.json's total_episodes is 3, but the episode metadata lists 2 episodes: imported as listed", count: 1, examples: [`meta/info.json:${lineOf(text, '"total_episodes"')}`] },
+      { message: "info.json's total_frames is 50, but the episodes' lengths add up to 45: the version counts 45", count: 1, examples: [`meta/info.json:${lineOf(text, '"total_frames"')}`] },
+    ]);
   });
 });
 

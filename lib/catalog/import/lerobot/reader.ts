@@ -143,6 +143,8 @@ export interface LeRobotDataset {
   episodeFiles(): AsyncIterable<{ path: string; stream: string; range: EpisodeRange; file: string; line: number }>;
   subtaskSpans(): AsyncIterable<SubtaskSpan>;
   missingFiles(): Promise<string[]>;
+  /** The episodes the metadata lists and their frames (the sum of their lengths); notices stale totals in info.json. */
+  totals(): Promise<{ episodes: number; frames: number }>;
 }
 
 /** info.json is missing, unreadable, invalid or of an unsupported version: nothing else can be read. */
@@ -314,12 +316,22 @@ class Directory implements LeRobotDataset {
       frames += record.length;
       yield located;
     }
+    // Stale totals are common (an owner deletes episodes and leaves info.json): the episodes the
+    // metadata lists are what is imported, and what the version's facts count.
     if (episodes !== this.info.total_episodes) {
-      this.report({ file: INFO_PATH, line: this.infoLine("total_episodes"), message: `total_episodes is ${this.info.total_episodes}, but the episode metadata lists ${episodes} episodes` });
+      this.notice(`info.json's total_episodes is ${this.info.total_episodes}, but the episode metadata lists ${episodes} episodes: imported as listed`, `${INFO_PATH}:${this.infoLine("total_episodes")}`);
     }
     if (frames !== this.info.total_frames) {
-      this.report({ file: INFO_PATH, line: this.infoLine("total_frames"), message: `total_frames is ${this.info.total_frames}, but the episodes' lengths add up to ${frames}` });
+      this.notice(`info.json's total_frames is ${this.info.total_frames}, but the episodes' lengths add up to ${frames}: the version counts ${frames}`, `${INFO_PATH}:${this.infoLine("total_frames")}`);
     }
+    this.counted = { episodes, frames };
+  }
+
+  private counted?: { episodes: number; frames: number };
+
+  async totals(): Promise<{ episodes: number; frames: number }> {
+    if (!this.counted) for await (const _ of this.records());
+    return this.counted!;
   }
 
   private async *v2Records(): AsyncGenerator<Located> {
@@ -611,9 +623,8 @@ class Directory implements LeRobotDataset {
           const events = languageRows(row.language_events).map((entry) => ({ entry, at: t as unknown }));
           for (const { entry, at } of [...persistent, ...events]) {
             if (entry.style !== "subtask") continue;
-            if (typeof entry.content !== "string") this.report({ file: relative, line, message: "a subtask row without content" });
-            else if (typeof at !== "number") this.report({ file: relative, line, message: "a subtask row without a timestamp" });
-            else list.push({ t: at, label: entry.content });
+            if (typeof at !== "number") this.report({ file: relative, line, message: "a subtask row without a timestamp" });
+            else list.push({ t: at, label: typeof entry.content === "string" ? entry.content : "" });
           }
         }
       }
@@ -624,6 +635,12 @@ class Directory implements LeRobotDataset {
       const points = changes.get(episode)!.map((p) => ({ ...p, t: round(p.t) })).sort((a, b) => a.t - b.t);
       for (const [i, point] of points.entries()) {
         if (point.label === null) continue;
+        // A subtask with no label still ends the one before it (a persistent row holds until
+        // replaced); a span without a label says nothing, so none is made.
+        if (!point.label.trim()) {
+          this.notice("subtask rows without a label (empty content): no span, and the subtask before ends there", `episode ${episode} at ${point.t} s`);
+          continue;
+        }
         if (point.t > duration) {
           this.report({ file: INFO_PATH, line: 0, message: `episode ${episode}: subtask ${JSON.stringify(point.label.slice(0, 80))} starts at ${point.t} s, after the episode's end (${duration} s)` });
           continue;
@@ -652,7 +669,7 @@ class Directory implements LeRobotDataset {
       return undefined;
     }
     const labels: string[] = [];
-    for await (const { rows } of this.batches(SUBTASKS_PATH, parquet, [column])) for (const row of rows) labels.push(String(row[column]));
+    for await (const { rows } of this.batches(SUBTASKS_PATH, parquet, [column])) for (const row of rows) labels.push(row[column] === null || row[column] === undefined ? "" : String(row[column]));
     return labels;
   }
 }

@@ -10,7 +10,7 @@ import { runImport, type ImportSource, type PipelineResult, type SourceItem } fr
 import { ImportError } from "../problems";
 import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
-import { DatasetFile, EpisodeLine, VersionFile } from "../records";
+import { characterCount, DatasetFile, EpisodeLine, LeRobotEpisodeLine, MAX_TEXT_CHARACTERS, VersionFile } from "../records";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
 
 /**
@@ -116,6 +116,8 @@ class LeRobotSource {
   readonly tally: DefaultsTally = Object.fromEntries(FIELDS.map((f) => [f, { metadata: 0, record: 0, option: 0, fallback: 0 }])) as DefaultsTally;
   transfer: UploadTally | null = null;
   readonly notices: Notice[] = [];
+  /** Episodes without a task: how many, and where the first were read. */
+  private readonly withoutTask = { count: 0, examples: [] as string[] };
   private readonly streams: string[];
 
   constructor(
@@ -148,11 +150,15 @@ class LeRobotSource {
     };
     return {
       documents: async (problems, content) => {
+        // The version's frames are its episodes' (info.json's total may be stale); the same object
+        // is what the version's facts are written from.
+        info.total_frames = (await this.dataset.totals()).frames;
         const { dataset, release, hashed } = await this.documents(problems);
         content.update(`lerobot\n${canonicalJson({ ...hashed, format: info })}\n`);
         return { dataset, release };
       },
       episodes: { name: "episodes", items: () => this.episodes() },
+      episodeSchema: LeRobotEpisodeLine,
       annotations: { name: "annotations", items: () => this.annotations() },
       files: { name: "files", kind: "local", items: () => this.files() },
       fileEpisodes: { name: "file episodes", items: () => this.fileEpisodes() },
@@ -231,12 +237,23 @@ class LeRobotSource {
         tally.fallback++;
         return FALLBACK[field];
       };
+      // Each task is free text of up to MAX_TEXT_CHARACTERS; several may add up to more.
+      const long = episode.tasks.findIndex((task) => task.length > MAX_TEXT_CHARACTERS && characterCount(task) > MAX_TEXT_CHARACTERS);
+      // The episode is still staged, so that the files naming it are not reported as well.
+      if (long >= 0) yield { file, line, problem: `tasks[${long}] must be at most ${MAX_TEXT_CHARACTERS.toLocaleString("en")} characters` };
+      // An episode with no task (none listed, or only blank ones) is still an episode: its task is
+      // empty, and the summary counts them. Any other list is joined byte for byte.
+      let task = episode.tasks.join("; ");
+      if (!task.trim()) {
+        task = "";
+        if (this.withoutTask.count++ < 5) this.withoutTask.examples.push(`${file}:${line}`);
+      }
       yield {
         file,
         line,
         value: {
           episode_id: this.episodeId(episode.episode_index),
-          task: episode.tasks.join("; "),
+          task,
           environment: value("environment"),
           duration_s: episode.duration_s,
           outcome: value("outcome"),
@@ -247,6 +264,7 @@ class LeRobotSource {
       };
     }
     yield* this.drain();
+    if (this.withoutTask.count) this.notices.push({ message: "episodes without a task (their tasks are none or blank): imported with an empty task", ...this.withoutTask });
     yield* metadata.problems;
     for (const [index, where] of unmatched) yield { file: where.file, line: where.line, problem: `episode_index ${index} is not an episode of the dataset` };
   }
