@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -408,6 +408,18 @@ describe("importing a Hugging Face cache snapshot", () => {
       expect(row.sha256, row.path).toBe(path.basename(blob));
       expect(Number(row.size_bytes)).toBe(statSync(blob).size);
     }
+  });
+
+  it("refuses a link that leads out of the snapshot and its blobs/, naming it, and writes nothing", async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-hf-"));
+    roots.push(base);
+    const f = await buildHuggingFaceSnapshot(base, { version: "v2.1", episodes: 1, cameras: [] });
+    writeFileSync(path.join(base, "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    symlinkSync(path.join(base, "id_ed25519"), path.join(f.root, "notes.txt"));
+    const datasetId = uniqueId("lr");
+    const error = await refused({ dir: f.root, datasetId, version: "1.0.0" });
+    expect(error.problems).toEqual([{ file: "notes.txt", line: 0, message: expect.stringMatching(/^not imported: a symbolic link to a file outside the dataset directory/) }]);
+    expect(await rowsOf(datasetId)).toEqual(NOTHING);
   });
 });
 
