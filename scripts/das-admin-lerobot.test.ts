@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
@@ -76,6 +76,25 @@ describe("das-admin import of a LeRobot dataset", () => {
     expect(skipped.stderr).toContain(`  Skipped 1 incomplete episode(s) (--skip-incomplete-episodes):\n    ${datasetId}-000001: ${gone} is missing\n`);
     expect(skipped.stderr).toContain(`  1 file(s) the metadata names are missing from the directory:\n    ${gone}\n`);
     expect(skipped.stderr).toContain(`Without --upload they must be in the store already: check with das-admin store check ${datasetId}@1.0.0`);
+  });
+
+  it("imports a dataset with stray files, an episode without a task and stale totals, and says so in the summary", async () => {
+    const f = await buildLeRobotFixture(fixtureDir(), {
+      version: "v2.1",
+      episodes: 2,
+      cameras: [],
+      tasks: (e) => (e === 0 ? [""] : ["Pick."]),
+      extraFiles: { "README.md": "# readme\n", ".git/HEAD": "ref: refs/heads/main\n", ".DS_Store": "\0" },
+    });
+    const infoFile = path.join(f.root, "meta/info.json");
+    writeFileSync(infoFile, readFileSync(infoFile, "utf8").replace('"total_episodes": 2', '"total_episodes": 5'));
+    const datasetId = uniqueId("lr");
+    const run = await das(["import", f.root, "--dataset", datasetId, "--version", "1.0.0"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`Imported ${datasetId}@1.0.0 (LeRobot v2.1): 2 episodes,`);
+    expect(run.stderr).toMatch(/\n {2}Note: info.json's total_episodes is 5, but the episode metadata lists 2 episodes: imported as listed: 1 \(meta\/info.json:\d+\)\n/);
+    expect(run.stderr).toContain("\n  Note: left out: hidden files and directories (names starting with '.'), which are no part of a dataset: 2 (.DS_Store, .git/)\n");
+    expect(run.stderr).toContain("\n  Note: episodes without a task (their tasks are none or blank): imported with an empty task: 1 (meta/episodes.jsonl:1)\n");
   });
 
   it("says what is wrong with the command line (exit 2) before touching anything", async () => {

@@ -1,5 +1,6 @@
 // das – the API client's command line: list datasets, versions, manifests, episodes and annotations, and pull files.
 import { Option, type Command } from "commander";
+import { showUnsafe } from "@/lib/characters";
 import { ApiClient, ApiError, TransportError, type Wait } from "@/lib/client/api";
 import { bytes, csvLine, shorten, table } from "@/lib/client/format";
 import { describeSummary, pull, PullError } from "@/lib/client/pull";
@@ -65,7 +66,7 @@ program
       if (options.json) return void out(`${JSON.stringify(manifest)}\n`);
       out(
         `${manifest.dataset_id}@${manifest.version}, released ${manifest.released_at}: ${manifest.episode_count} episodes, ${manifest.files.length} files, ${bytes(manifest.total_bytes)}; streams: ${manifest.streams.join(", ") || "none"}${
-          manifest.format ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type ?? "robot type not given"}, ${manifest.format.fps} fps` : ""
+          manifest.format ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type === null ? "robot type not given" : showUnsafe(manifest.format.robot_type)}, ${manifest.format.fps} fps` : ""
         }\n\n`,
       );
       // A file shared by several episodes (a LeRobot v3.0 video) says how many; --json lists them.

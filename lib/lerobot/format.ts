@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { hasUnsafeCharacter, UNSAFE_CHARACTERS_DESCRIPTION } from "../characters";
 
 /**
  * The LeRobot dataset format as both the importer (lib/catalog/import/lerobot) and the `das pull`
@@ -58,7 +59,12 @@ export type Feature = z.infer<typeof Feature>;
  */
 export const Info = z.looseObject({
   codebase_version: z.enum(SUPPORTED_VERSIONS, { error: (issue) => `codebase_version ${JSON.stringify(issue.input)} is not supported; supported versions are ${SUPPORTED_VERSIONS.join(", ")}` }),
-  robot_type: z.string("robot_type must be a string or null").nullable().optional(),
+  // Shown by the API, the portal and `das manifest`, and stored in the version's facts.
+  robot_type: z
+    .string("robot_type must be a string or null")
+    .refine((value) => !hasUnsafeCharacter(value), `robot_type must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`)
+    .nullable()
+    .optional(),
   fps: z.number("fps must be a number").positive("fps must be greater than 0"),
   total_episodes: count("total_episodes"),
   total_frames: count("total_frames"),
@@ -71,9 +77,21 @@ export const Info = z.looseObject({
   video_path: z.string("video_path must be a string or null").nullable().optional(),
   // The earliest v2.0 datasets keep the video template here.
   videos: z.looseObject({ videos_path: z.string().optional() }).nullable().optional(),
-  features: z
-    .record(z.string(), Feature, "features must be an object")
-    .refine((features) => Object.keys(features).every((key) => !key.includes("/") && key.length > 0), "feature names must not be empty or contain '/'"),
+  features: z.record(z.string(), Feature, "features must be an object").superRefine((features, ctx) => {
+    // Feature keys name columns, video directories and streams ("observation.images.front"), and
+    // camera keys go into the version's facts: the identifier rule, each reported at its key.
+    for (const [key, feature] of Object.entries(features)) {
+      const problem =
+        key.length === 0 ? "must not be empty" : key.includes("/") ? "must not contain '/'" : hasUnsafeCharacter(key) ? `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` : null;
+      if (problem) ctx.addIssue({ code: "custom", path: [key], message: `a feature name ${problem}` });
+      for (const where of ["info", "video_info"] as const) {
+        const codec = feature[where]?.["video.codec"];
+        if (typeof codec === "string" && hasUnsafeCharacter(codec)) {
+          ctx.addIssue({ code: "custom", path: [key, where, "video.codec"], message: `video.codec must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` });
+        }
+      }
+    }
+  }),
 });
 export type Info = z.infer<typeof Info>;
 

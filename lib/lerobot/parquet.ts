@@ -1,14 +1,26 @@
 import { rename, rm } from "node:fs/promises";
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type FileMetaData, type KeyValue, type SchemaElement } from "hyparquet";
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData, type KeyValue, type SchemaElement } from "hyparquet";
+import { compressors } from "hyparquet-compressors";
 import { fileWriter, ParquetWriter, parquetWriteFile } from "hyparquet-writer";
 
 /**
- * Parquet through hyparquet (pure JavaScript). Files are read one row group at a time, so a v3
- * data file of 100,000 frames never sits in memory whole; LeRobot writes one row group per
- * episode, which keeps each read small.
+ * Parquet through hyparquet (pure JavaScript). Files are read a bounded number of rows at a time
+ * and only the columns asked for (parquetBatches), so a v3 data file of 100,000 frames never sits
+ * in memory whole, whether LeRobot wrote it with one row group per episode or a conversion wrote
+ * it as one.
+ *
+ * hyparquet itself decodes only Snappy and uncompressed pages; pyarrow and HF `datasets` write
+ * Snappy by default, but a dataset saved with `compression="zstd"` (or gzip, brotli, lz4) is as
+ * valid, so every read passes hyparquet-compressors' decoders.
  */
 
-export type ParquetFile = { path: string; metadata: FileMetaData; columns: string[] };
+export type ParquetFile = {
+  path: string;
+  metadata: FileMetaData;
+  columns: string[];
+  /** Where the bytes are read from; the file at `path` when left out (a test can watch the reads). */
+  source?: AsyncBuffer;
+};
 
 export async function openParquet(path: string): Promise<ParquetFile> {
   const file = await asyncBufferFromFile(path);
@@ -16,24 +28,52 @@ export async function openParquet(path: string): Promise<ParquetFile> {
   return { path, metadata, columns: parquetSchema(metadata).children.map((child) => child.element.name) };
 }
 
-/** Small row groups (LeRobot writes one per episode) are read together, up to this many rows. */
-const BATCH_ROWS = 10_000;
+/** The most rows one read decodes: small row groups are read together up to it, a larger one in pages of it. */
+export const BATCH_ROWS = 10_000;
 
 /**
- * The rows of a parquet file in batches of whole row groups, with the row number (0-based, in the
- * file) of each batch's first row. Only `columns` are decoded; a column the file lacks is left out.
+ * The rows of a parquet file in batches of at most `rows` rows (default BATCH_ROWS), with the row
+ * number (0-based, in the file) of each batch's first row. Only `columns` are decoded; a column
+ * the file lacks is left out.
+ *
+ * Small row groups (LeRobot writes one per episode) are read together. A larger one is read a
+ * range of rows at a time: a converted v3.0 dataset (LeRobot's v2.1 → v3.0 script concatenates
+ * the episodes and writes each data file with `to_parquet`) has one row group per file, 100 MB or
+ * more. For each range hyparquet fetches only the requested columns' bytes of the group (only the
+ * pages of the range when the file has an offset index, which pyarrow writes only on request),
+ * skips the pages of a flat column before the range without decompressing them and stops after
+ * it. A nested column (a list, such as LeRobot's language columns) is decoded up to the end of
+ * its chunk on each read: hyparquet cannot tell where its rows start without decoding them.
+ *
+ * `wholeGroups` reads whole row groups even when they are larger, for a caller that writes them
+ * back as they were (rewriteParquet).
  */
-export async function* parquetBatches(parquet: ParquetFile, columns?: string[]): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
-  const file = await asyncBufferFromFile(parquet.path);
+export async function* parquetBatches(
+  parquet: ParquetFile,
+  columns?: string[],
+  options: { rows?: number; wholeGroups?: boolean } = {},
+): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
+  const file = parquet.source ?? (await asyncBufferFromFile(parquet.path));
   const wanted = columns?.filter((c) => parquet.columns.includes(c));
+  const limit = options.rows ?? BATCH_ROWS;
+  const read = (rowStart: number, rowEnd: number) =>
+    parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart, rowEnd, compressors, useOffsetIndex: true });
   let first = 0;
   let end = 0;
   const groups = parquet.metadata.row_groups.map((group) => Number(group.num_rows));
   for (const [i, rows] of groups.entries()) {
+    if (rows > limit && !options.wholeGroups) {
+      // What is gathered so far first, then the large group in ranges of `limit` rows.
+      if (end > first) yield { first, rows: await read(first, end) };
+      for (let start = end; start < end + rows; start += limit) yield { first: start, rows: await read(start, Math.min(start + limit, end + rows)) };
+      end += rows;
+      first = end;
+      continue;
+    }
     end += rows;
     const last = i === groups.length - 1;
-    if (!last && end - first + groups[i + 1]! <= BATCH_ROWS) continue;
-    if (end > first) yield { first, rows: await parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart: first, rowEnd: end }) };
+    if (!last && end - first + groups[i + 1]! <= limit) continue;
+    if (end > first) yield { first, rows: await read(first, end) };
     first = end;
   }
 }
@@ -76,7 +116,7 @@ export async function rewriteParquet(source: ParquetFile, target: string, transf
   let group = 0;
   try {
     const writer = new ParquetWriter({ writer: fileWriter(target), schema, kvMetadata });
-    for await (const { first, rows } of parquetBatches(source)) {
+    for await (const { first, rows } of parquetBatches(source, undefined, { wholeGroups: true })) {
       const out = transform(rows, first);
       if (out.length !== rows.length) throw new Error(`${source.path}: a rewrite gives each row or null in its place`);
       // The batch is whole row groups: write it back as the same groups, less the rows left out.

@@ -1,8 +1,9 @@
-import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { copyFile, mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { execFile, execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFile, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { SchemaElement } from "hyparquet";
@@ -72,7 +73,21 @@ export type LeRobotFixtureOptions = {
   subtasks?: { source: FixtureSubtaskSource; labels?: (episode: number) => string[] };
   /** Files beside the dataset, e.g. README.md (default: a README). */
   extraFiles?: Record<string, string>;
+
+  // Variations found in real datasets.
+  /** The episode's tasks, several or none (overrides `task`); its frames take them in equal runs. */
+  tasks?: (episode: number) => string[];
+  /** Features of dtype `image`: frames embedded in the data parquet as HF Image structs ({bytes, path}). */
+  imageCameras?: string[];
+  /** Compression of every parquet file (pyarrow's default is Snappy; `compression="zstd"` is common too). */
+  codec?: FixtureCodec;
+  /** `file`: one row group per data file, as a v2.1 → v3.0 conversion (concat, then to_parquet) writes it. */
+  rowGroups?: "episode" | "file";
+  /** String columns dictionary-encoded, as pyarrow writes them by default. */
+  dictionaryStrings?: boolean;
 };
+
+export type FixtureCodec = "SNAPPY" | "GZIP" | "BROTLI" | "ZSTD";
 
 export type FixtureEpisode = {
   episode_index: number;
@@ -113,6 +128,9 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
   const perFile = options.episodesPerFile ?? 2;
   const lengthOf = options.length ?? ((e: number) => 20 + (e % 3) * 5);
   const taskOf = options.task ?? ((e: number) => DEFAULT_TASKS[e % DEFAULT_TASKS.length]!);
+  const tasksOf = options.tasks ?? ((e: number) => [taskOf(e)]);
+  const imageCameras = options.imageCameras ?? [];
+  const written = parquetOptions(options);
   const labelsOf = options.subtasks?.labels ?? (() => ["reach", "grasp", "lift"]);
   const source = options.subtasks?.source;
 
@@ -122,14 +140,15 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
   const frames: { episode: FixtureEpisode; from: number; subtaskFrames: number[] }[] = [];
   for (let e = 0; e < count; e++) {
     const length = lengthOf(e);
-    const task = taskOf(e);
-    if (!taskIndex.has(task)) taskIndex.set(task, taskIndex.size);
+    // An episode without tasks still has frames, and each frame a task_index: LeRobot records "" then.
+    const episodeTasks = tasksOf(e);
+    for (const task of episodeTasks.length ? episodeTasks : [""]) if (!taskIndex.has(task)) taskIndex.set(task, taskIndex.size);
     const labels = source ? labelsOf(e) : [];
     // subtask i starts at frame floor(i * length / n); with subtask_index the last two frames stay unannotated (-1).
     const starts = labels.map((_, i) => Math.floor((i * length) / labels.length));
     const annotatedEnd = source === "subtask_index" ? length - 2 : length;
     const subtasks = labels.map((label, i) => ({ label, start_s: starts[i]! / fps, end_s: (starts[i + 1] ?? annotatedEnd) / fps }));
-    const episode: FixtureEpisode = { episode_index: e, tasks: [task], length, extra: options.extra?.(e) ?? {}, subtasks };
+    const episode: FixtureEpisode = { episode_index: e, tasks: episodeTasks, length, extra: options.extra?.(e) ?? {}, subtasks };
     episodes.push(episode);
     frames.push({ episode, from: globalIndex, subtaskFrames: starts });
     globalIndex += length;
@@ -141,6 +160,7 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
   const features: Info["features"] = {
     action: { dtype: "float32", shape: [6], names: STATE_NAMES },
     "observation.state": { dtype: "float32", shape: [6], names: STATE_NAMES },
+    ...Object.fromEntries(imageCameras.map((key) => [key, { dtype: "image", shape: [HEIGHT, WIDTH, 3], names: ["height", "width", "channels"], info: null }])),
     ...Object.fromEntries(
       cameras.map((key) => {
         const videoInfo = { "video.fps": fps, "video.codec": "h264", "video.pix_fmt": "yuv420p", "video.is_depth_map": false, has_audio: false };
@@ -178,8 +198,9 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         frame_index: BigInt(f),
         episode_index: BigInt(episode.episode_index),
         index: BigInt(from + f),
-        task_index: BigInt(taskIndex.get(episode.tasks[0]!)!),
+        task_index: BigInt(taskIndex.get(episode.tasks[Math.floor((f * episode.tasks.length) / episode.length)] ?? "")!),
       };
+      for (const key of imageCameras) row[key] = { bytes: PNG_1X1, path: null };
       if (source === "subtask_index") {
         const current = f >= episode.length - 2 ? -1 : subtaskFrames.filter((start) => start <= f).length - 1;
         row.subtask_index = BigInt(current < 0 ? -1 : subtaskLabels.indexOf(episode.subtasks[current]!.label));
@@ -192,9 +213,9 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
       rows.push(row);
     }
     frameRows.set(episode.episode_index, rows);
-    episodeStats.set(episode.episode_index, statsOf(rows, cameras, episode.episode_index));
+    episodeStats.set(episode.episode_index, statsOf(rows, [...imageCameras, ...cameras], episode.episode_index));
   }
-  const frameSchema = dataSchema(source);
+  const frameSchema = dataSchema(source, imageCameras);
 
   const files: FixtureFile[] = [];
   const videoRanges = new Map<number, { from: number; to: number }>();
@@ -205,7 +226,7 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
     for (const episode of episodes) {
       const values = { episode_chunk: Math.floor(episode.episode_index / chunksSize), episode_index: episode.episode_index };
       const data = formatPathTemplate(dataPath, values);
-      writeFrames(path.join(root, data), frameRows.get(episode.episode_index)!, frameSchema, [episode.length]);
+      writeFrames(path.join(root, data), frameRows.get(episode.episode_index)!, frameSchema, [episode.length], written);
       files.push({ path: data, stream: "data", episodes: [episode.episode_index] });
       for (const key of cameras) {
         const video = formatPathTemplate(videoPath, { ...values, video_key: key });
@@ -260,7 +281,7 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         }
         if (stream === "data") {
           const data = formatPathTemplate(dataPath, where);
-          writeFrames(path.join(root, data), group.flatMap((e) => frameRows.get(e.episode_index)!), frameSchema, group.map((e) => e.length));
+          writeFrames(path.join(root, data), group.flatMap((e) => frameRows.get(e.episode_index)!), frameSchema, options.rowGroups === "file" ? [group.reduce((n, e) => n + e.length, 0)] : group.map((e) => e.length), written);
           files.push({ path: data, stream: "data", episodes: group.map((e) => e.episode_index) });
         } else {
           const video = formatPathTemplate(videoPath, { ...where, video_key: stream });
@@ -301,14 +322,15 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
       const rows = metaRows.slice(m * perMeta, (m + 1) * perMeta).map((row) => ({ ...row, "meta/episodes/chunk_index": 0n, "meta/episodes/file_index": BigInt(m) }));
       const target = path.join(root, v3EpisodesPath(0, m));
       await mkdir(path.dirname(target), { recursive: true });
-      parquetWriteFile({ filename: target, ...episodesColumns(rows, episodes) });
+      writeFixtureParquet({ filename: target, ...episodesColumns(rows, episodes, written), ...written.codec });
     }
-    parquetWriteFile({
+    writeFixtureParquet({
       filename: path.join(root, V3_TASKS_PATH),
       columnData: [
         { name: "task_index", data: tasks.map((_, i) => BigInt(i)), type: "INT64", nullable: true },
-        { name: "task", data: tasks, type: "STRING", nullable: true },
+        { name: "task", data: tasks, type: "STRING", nullable: true, ...written.strings },
       ],
+      ...written.codec,
       kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["task"], column_indexes: [], columns: [{ name: "task_index" }, { name: "task" }] }) }],
     });
     info = {
@@ -329,12 +351,13 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
   }
   if (source === "subtask_index") {
     // pandas keeps the label as the (unnamed) index, as LeRobot's subtasks.parquet does.
-    parquetWriteFile({
+    writeFixtureParquet({
       filename: path.join(root, SUBTASKS_PATH),
       columnData: [
         { name: "subtask_index", data: subtaskLabels.map((_, i) => BigInt(i)), type: "INT64", nullable: true },
-        { name: "__index_level_0__", data: subtaskLabels, type: "STRING", nullable: true },
+        { name: "__index_level_0__", data: subtaskLabels, type: "STRING", nullable: true, ...written.strings },
       ],
+      ...written.codec,
       kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["__index_level_0__"], column_indexes: [], columns: [] }) }],
     });
   }
@@ -362,7 +385,7 @@ const list = (name: string, element: SchemaElement[]): SchemaElement[] => [
 const string = (name: string, required = false): SchemaElement => ({ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: required ? "REQUIRED" : "OPTIONAL" });
 
 /** The frame schema pyarrow gives LeRobot's columns (HF `datasets` features). */
-function dataSchema(source: FixtureSubtaskSource | undefined): SchemaElement[] {
+function dataSchema(source: FixtureSubtaskSource | undefined, imageCameras: string[]): SchemaElement[] {
   const columns: SchemaElement[][] = [
     list("observation.state", [nullable({ name: "element", type: "FLOAT" })]),
     list("action", [nullable({ name: "element", type: "FLOAT" })]),
@@ -373,6 +396,8 @@ function dataSchema(source: FixtureSubtaskSource | undefined): SchemaElement[] {
     [nullable({ name: "task_index", type: "INT64" })],
   ];
   if (source === "subtask_index") columns.push([nullable({ name: "subtask_index", type: "INT64" })]);
+  // HF `datasets` stores an Image feature as a struct of the encoded bytes and a path.
+  for (const key of imageCameras) columns.push([{ name: key, repetition_type: "OPTIONAL", num_children: 2 }, nullable({ name: "bytes", type: "BYTE_ARRAY" }), string("path")]);
   if (source === "language_persistent" || source === "language_events") {
     const toolCalls = list("tool_calls", [string("element")]);
     columns.push(
@@ -391,15 +416,23 @@ function dataSchema(source: FixtureSubtaskSource | undefined): SchemaElement[] {
   return [{ name: "schema", num_children: columns.length }, ...columns.flat()];
 }
 
-function writeFrames(file: string, rows: Record<string, unknown>[], schema: SchemaElement[], rowGroups: number[]): void {
+function writeFrames(file: string, rows: Record<string, unknown>[], schema: SchemaElement[], rowGroups: number[], written: WrittenAs): void {
   const names = ["observation.state", "action", "timestamp", "frame_index", "episode_index", "index", "task_index", "subtask_index", "language_persistent", "language_events"].filter((n) =>
     schema.some((e) => e.name === n),
   );
+  // Image columns (structs) follow the fixed ones, in the schema's order.
+  const images = schema.filter((e) => e.num_children === 2 && !names.includes(e.name) && e.name !== "schema").map((e) => e.name);
   mkdirSyncFor(file);
-  parquetWriteFile({ filename: file, schema, rowGroupSize: rowGroups, columnData: names.map((name) => ({ name, data: rows.map((r) => r[name] ?? null) })) });
+  writeFixtureParquet({
+    filename: file,
+    schema,
+    rowGroupSize: rowGroups,
+    columnData: [...names, ...images].map((name) => ({ name, data: rows.map((r) => r[name] ?? null), ...(name.startsWith("language_") ? written.strings : {}) })),
+    ...written.codec,
+  });
 }
 
-function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpisode[]) {
+function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpisode[], written: WrittenAs) {
   // Every row's keys: an owner field may be on some episodes only (null on the others).
   const names = [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const extraTypes = new Map<string, "STRING" | "BOOLEAN" | "DOUBLE">();
@@ -424,8 +457,62 @@ function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpiso
       schema.push(...list(name, element));
     } else throw new Error(`fixture: no parquet type for episodes column ${name}`);
   }
-  return { schema, columnData: names.map((name) => ({ name, data: rows.map((r) => r[name] ?? null) })) };
+  const strings = new Set(["tasks", ...[...extraTypes].filter(([, type]) => type === "STRING").map(([name]) => name)]);
+  return { schema, columnData: names.map((name) => ({ name, data: rows.map((r) => r[name] ?? null), ...(strings.has(name) ? written.strings : {}) })) };
 }
+
+type Compressors = Partial<Record<FixtureCodec, (bytes: Uint8Array) => Uint8Array>>;
+type WrittenAs = { codec: { codec?: FixtureCodec; compressors?: Compressors }; strings: { encoding?: "RLE_DICTIONARY" } };
+
+/** Compressors for hyparquet-writer: Node's zlib for GZIP and BROTLI (ZSTD: writeFixtureParquet). */
+const FIXTURE_COMPRESSORS: Compressors = {
+  GZIP: (bytes) => new Uint8Array(gzipSync(bytes)),
+  BROTLI: (bytes) => new Uint8Array(brotliCompressSync(bytes)),
+};
+
+/**
+ * parquetWriteFile, with ZSTD pages compressed by Debian's zstd (Node 20's zlib has none). The
+ * writer wants each page compressed at once, and a zstd process per page costs seconds over a
+ * dataset, so the file is written twice: once to collect its pages, then with the pages zstd
+ * compressed in one run. The writer is deterministic, so the second run asks for the same pages.
+ */
+function writeFixtureParquet(options: Parameters<typeof parquetWriteFile>[0]): void {
+  if (options.codec !== "ZSTD") return parquetWriteFile(options);
+  const pages: Uint8Array[] = [];
+  parquetWriteFile({ ...options, compressors: { ZSTD: (bytes) => (pages.push(bytes.slice()), bytes) } });
+  const dir = mkdtempSync(path.join(os.tmpdir(), "das-fixture-zstd-"));
+  try {
+    const names = pages.map((page, i) => {
+      writeFileSync(path.join(dir, `${i}`), page);
+      return `${i}`;
+    });
+    execFileSync("zstd", ["-q", "-3", ...names], { cwd: dir });
+    const compressed = names.map((name) => new Uint8Array(readFileSync(path.join(dir, `${name}.zst`))));
+    let next = 0;
+    parquetWriteFile({
+      ...options,
+      compressors: {
+        ZSTD: (bytes) => {
+          const i = next++;
+          if (!Buffer.from(bytes).equals(Buffer.from(pages[i]!))) throw new Error("fixture: the second write asked for another page");
+          return compressed[i]!;
+        },
+      },
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function parquetOptions(options: LeRobotFixtureOptions): WrittenAs {
+  return {
+    codec: options.codec ? { codec: options.codec, compressors: FIXTURE_COMPRESSORS } : {},
+    strings: options.dictionaryStrings ? { encoding: "RLE_DICTIONARY" } : {},
+  };
+}
+
+/** A 1x1 PNG: what an image feature's `bytes` hold (never decoded here). */
+const PNG_1X1 = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
 
 function statsOf(rows: Record<string, unknown>[], cameras: string[], episode: number): StatsTree {
   const stats: StatsTree = {};
@@ -638,4 +725,29 @@ async function walkFiles(root: string, relative: string): Promise<string[]> {
     else if (entry.isFile()) out.push(child);
   }
   return out;
+}
+
+/**
+ * A fixture laid out as `huggingface_hub.snapshot_download` leaves it in the hub cache:
+ * `<base>/hub/datasets--lerobot--fixture/snapshots/<revision>/<path>` is a relative symbolic link
+ * to `.../blobs/<sha256 of the file>`, the repository's .gitattributes among them. `root` is the
+ * snapshot directory, `linked` every file's path in it.
+ */
+export async function buildHuggingFaceSnapshot(base: string, options: LeRobotFixtureOptions): Promise<LeRobotFixture & { repo: string; linked: string[] }> {
+  const repo = path.join(base, "hub", "datasets--lerobot--fixture");
+  const root = path.join(repo, "snapshots", "0123456789abcdef0123456789abcdef01234567");
+  await mkdir(root, { recursive: true });
+  const fixture = await buildLeRobotFixture(root, {
+    ...options,
+    extraFiles: { "README.md": "# fixture\n", ".gitattributes": "*.parquet filter=lfs diff=lfs merge=lfs -text\n", ...options.extraFiles },
+  });
+  await mkdir(path.join(repo, "blobs"));
+  const linked = await walkFiles(root, "").then((files) => files.map((f) => f.replace(/^\//, "")));
+  for (const relative of linked) {
+    const file = path.join(root, relative);
+    const blob = path.join(repo, "blobs", createHash("sha256").update(await readFile(file)).digest("hex"));
+    await rename(file, blob);
+    await symlink(path.relative(path.dirname(file), blob), file);
+  }
+  return { ...fixture, repo, linked: linked.sort() };
 }

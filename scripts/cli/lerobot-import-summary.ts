@@ -25,6 +25,10 @@ export function describeLeRobotImport(r: LeRobotImportResult, options: { uploade
     ].filter(Boolean);
     if (parts.length) lines.push(`  ${field}: ${parts.join(", ")}`);
   }
+  for (const n of r.notices) {
+    // The first places are examples; a notice counts every one.
+    lines.push(`  Note: ${n.message}: ${n.count}${n.examples.length ? ` (${n.examples.join(", ")}${n.count > n.examples.length ? ", ..." : ""})` : ""}`);
+  }
   if (r.skippedCount) {
     lines.push(`  Skipped ${r.skippedCount} incomplete episode(s) (--skip-incomplete-episodes):`);
     for (const s of r.skipped.slice(0, NAMED)) lines.push(`    ${s.episode_id}: ${s.reason}`);

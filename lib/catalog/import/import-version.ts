@@ -4,9 +4,9 @@ import path from "node:path";
 import type postgres from "postgres";
 import type { z } from "zod";
 import { canonicalJson } from "../../canonical-json";
-import { parseJsonDocument } from "./json-document";
 import { runImport, type ImportSource, type PipelineResult, type RecordStream, type SourceItem } from "./pipeline";
 import type { ProblemList } from "./problems";
+import { readDocument } from "./read-document";
 import { readLines } from "./read-lines";
 import { DatasetFile, VersionFile } from "./records";
 
@@ -33,8 +33,8 @@ export function importDirectory(dir: string): ImportSource {
   });
   return {
     async documents(problems, content) {
-      const dataset = await readDocument(dir, "dataset.json", DatasetFile, problems, content);
-      const release = await readDocument(dir, "version.json", VersionFile, problems, content);
+      const dataset = await readImportDocument(dir, "dataset.json", DatasetFile, problems, content);
+      const release = await readImportDocument(dir, "version.json", VersionFile, problems, content);
       return { dataset, release };
     },
     episodes: lines("episodes.jsonl", true),
@@ -57,33 +57,9 @@ async function* jsonLines(file: string, name: string, required: boolean): AsyncG
   }
 }
 
-/** The most dataset.json or version.json may hold (docs/import-format.md); lines are capped as in every file. */
-export const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024;
-
-async function readDocument<S extends z.ZodType>(dir: string, name: string, schema: S, problems: ProblemList, content: Hash): Promise<z.infer<S> | undefined> {
-  const file = path.join(dir, name);
-  if (!existsSync(file)) {
-    problems.add({ file: name, line: 0, message: "file is missing" });
-    return undefined;
-  }
-  const lines: string[] = [];
-  let bytes = 0;
-  let readable = true;
-  for await (const line of readLines(file)) {
-    bytes += line.bytes + 1;
-    if (bytes > MAX_DOCUMENT_BYTES) {
-      problems.add({ file: name, line: line.number, message: `file is longer than ${MAX_DOCUMENT_BYTES.toLocaleString("en")} bytes, the limit for ${name}` });
-      return undefined;
-    }
-    if ("problem" in line) {
-      problems.add({ file: name, line: line.number, message: line.problem });
-      readable = false;
-    } else lines.push(line.text);
-  }
-  if (!readable) return undefined;
-  // Joined with LF whatever the file used, so that offsets still fall on the same line numbers.
-  const result = parseJsonDocument(name, lines.join("\n"), schema);
-  problems.add(...result.problems);
-  if (result.value !== undefined) content.update(`${name}\n${canonicalJson(result.value)}\n`);
-  return result.value;
+/** dataset.json or version.json, its canonical value hashed into the content digest. */
+async function readImportDocument<S extends z.ZodType>(dir: string, name: string, schema: S, problems: ProblemList, content: Hash): Promise<z.infer<S> | undefined> {
+  const { value } = await readDocument(path.join(dir, name), name, schema, problems);
+  if (value !== undefined) content.update(`${name}\n${canonicalJson(value)}\n`);
+  return value;
 }

@@ -1,5 +1,6 @@
 import { findNodeAtLocation, parseTree, printParseErrorCode, type ParseError } from "jsonc-parser";
 import type { z } from "zod";
+import { showUnsafe } from "../../characters";
 import { describeIssue } from "./records";
 
 export type Problem = { file: string; line: number; message: string };
@@ -62,7 +63,8 @@ export function parseJsonDocument<S extends z.ZodType>(file: string, text: strin
       for (let depth = issue.path.length; depth >= 0 && !node; depth--) {
         node = findNodeAtLocation(tree, issue.path.slice(0, depth) as (string | number)[]);
       }
-      const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
+      // A path holds the document's own keys: printed with any unsafe character escaped.
+      const where = issue.path.length ? `${showUnsafe(issue.path.join("."))}: ` : "";
       const message = describeIssue(issue);
       return { file, line: lineAt(text, node?.offset ?? 0), message: message.startsWith("missing field") ? message : `${where}${message}` };
     }),

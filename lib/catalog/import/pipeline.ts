@@ -49,6 +49,8 @@ export type ImportSource = {
   /** The dataset and the version: problems reported, canonical content hashed into `content`. */
   documents(problems: ProblemList, content: Hash): Promise<{ dataset?: DatasetFile; release?: VersionFile }>;
   episodes: RecordStream;
+  /** What an episode record must be (default EpisodeLine; a LeRobot source's task may be empty or longer). */
+  episodeSchema?: z.ZodType<EpisodeLine>;
   annotations: RecordStream;
   /** `remote`: files.jsonl lines (size and sha256 given); `local`: files of a directory (sha256 computed later, size null if missing). */
   files: RecordStream & { kind: "remote" | "local" };
@@ -155,7 +157,7 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
       await tx`select pg_advisory_xact_lock(hashtext(${`import:${dataset.id}@${release.version}`}))`;
     }
     await createStagingTables(tx);
-    await stage(tx, source.episodes, EPISODES, problems, content, srcOf);
+    await stage(tx, source.episodes, { ...EPISODES, schema: source.episodeSchema ?? EPISODES.schema }, problems, content, srcOf);
     await stage(tx, source.annotations, ANNOTATIONS, problems, content, srcOf);
     if (source.files.kind === "local") await stage(tx, source.files, LOCAL_FILES, problems, content, srcOf);
     else await stage(tx, source.files, REMOTE_FILES, problems, content, srcOf);

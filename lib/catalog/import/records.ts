@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CHANGELOG_TYPES } from "../../db/schema";
 import { VERSION_PATTERN } from "../semver";
 import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, isRelativePath } from "../identifiers";
-import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter } from "../../characters";
+import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter, showUnsafe } from "../../characters";
 
 /** The record formats of an import directory (docs/import-format.md). Field names are the wire names. */
 
@@ -89,6 +89,18 @@ export const EpisodeLine = z.strictObject({
   streams: z
     .array(z.string().regex(STREAM_PATTERN, "stream names must be letters, digits, '.', '_' or '-'"), "streams must be an array of stream names")
     .refine((s) => new Set(s).size === s.length, "streams must not repeat a name"),
+});
+
+/**
+ * An episode of a LeRobot dataset: its task is its tasks joined with "; ", which may be empty
+ * (LeRobot records "" when a recording was given no task, and an episode can list none) and may
+ * hold several tasks of up to MAX_TEXT_CHARACTERS each (the source checks each one).
+ */
+export const LeRobotEpisodeLine = EpisodeLine.extend({
+  task: z
+    .string("task must be a string")
+    .refine((value) => value === "" || value.trim() !== "", "task must be empty or more than white space")
+    .refine(atMost(MAX_DESCRIPTION_CHARACTERS), `task (the episode's tasks joined) must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`),
 });
 
 export const AnnotationLine = z
@@ -199,7 +211,7 @@ export function mediaTypeOf(file: { path: string; media_type?: string }): string
 /** Wording for operators reading a terminal ("missing field 'task'"); parse with `reportInput` so missing values show. */
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const field = issue.path.map(String).join(".");
-  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${showUnsafe(k)}'`).join(", ")}`;
   if (issue.code === "invalid_type" && issue.input === undefined) return `missing field '${field}'`;
   return issue.message;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
@@ -12,9 +12,10 @@ import { GET as annotationsRoute } from "@/app/api/v1/episodes/[episodeId]/annot
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { checkVersionStore } from "@/lib/catalog/store-check";
-import { buildLeRobotFixture, type LeRobotFixture, type LeRobotFixtureOptions } from "@/lib/testing/lerobot-fixtures";
+import { buildHuggingFaceSnapshot, buildLeRobotFixture, type LeRobotFixture, type LeRobotFixtureOptions } from "@/lib/testing/lerobot-fixtures";
 import { createTestKey, createTestOrg, grant, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";
+import { openParquet, type ParquetFile } from "@/lib/lerobot/parquet";
 import { ImportError } from "../problems";
 import { importLeRobotVersion, type LeRobotImportOptions } from "./source";
 
@@ -241,6 +242,22 @@ describe("importing a LeRobot dataset: what the owner adds", () => {
     expect(await rowsOf(datasetId)).toEqual(NOTHING);
   });
 
+  it("reads --changelog as version.json is read: invalid UTF-8 is refused at its line, and nothing is written", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 1, cameras: [] });
+    const changelog = path.join(os.tmpdir(), `${uniqueId("changelog")}.json`);
+    roots.push(changelog);
+    writeFileSync(changelog, Buffer.concat([Buffer.from('[\n  {"type": "added", "description": "caf'), Buffer.from([0xe9]), Buffer.from('"}\n]\n')]));
+    const datasetId = uniqueId("lr");
+    const error = await refused({ dir: f.root, datasetId, version: "1.0.0", changelogFile: changelog });
+    expect(error.problems).toEqual([{ file: path.basename(changelog), line: 2, message: "line is not valid UTF-8" }]);
+    expect(await rowsOf(datasetId)).toEqual(NOTHING);
+    // The same text in UTF-8 is taken byte for byte.
+    writeFileSync(changelog, '[\n  {"type": "added", "description": "café"}\n]\n');
+    await importLeRobotVersion(sql(), { dir: f.root, datasetId, version: "1.0.0", changelogFile: changelog });
+    const rows = await sql()`select c.type, c.description from changelog_entries c join dataset_versions v on v.id = c.version_id where v.dataset_id = ${datasetId}`;
+    expect([...rows]).toEqual([{ type: "added", description: "café" }]);
+  });
+
   it("adds spans from an annotations.jsonl keyed by episode_index or episode_id", async () => {
     const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
     const datasetId = uniqueId("lr");
@@ -370,4 +387,134 @@ describe("importing a LeRobot dataset into the object store (--upload)", () => {
     expect(await checkVersionStore(operatorCtx(), { datasetId, version: "1.0.0" }, target)).toMatchObject({ missing: [], wrongSize: [] });
     client.destroy();
   }, 120_000);
+});
+
+describe("importing a Hugging Face cache snapshot", () => {
+  it("imports every file through its symbolic link, at the link's path, with the blob's size and sha256, and leaves out .gitattributes", async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-hf-"));
+    roots.push(base);
+    const f = await buildHuggingFaceSnapshot(base, { version: "v3.0", episodes: 3, cameras: ["observation.images.front"], episodesPerFile: 2 });
+    const datasetId = uniqueId("lr");
+    const result = await importLeRobotVersion(sql(), { dir: f.root, datasetId, version: "1.0.0" });
+    expect(result).toMatchObject({ status: "imported", episodes: 3, files: f.linked.length - 1 });
+    expect(result.notices).toEqual([{ message: expect.stringMatching(/^left out: hidden files/), count: 1, examples: [".gitattributes"] }]);
+    const files = await sql()<{ path: string; size_bytes: string; sha256: string }[]>`
+      select f.path, f.size_bytes::text, f.sha256 from files f join dataset_versions v on v.id = f.version_id where v.dataset_id = ${datasetId} order by f.path`;
+    expect(files.map((r) => r.path)).toEqual(f.linked.filter((p) => p !== ".gitattributes"));
+    for (const row of files) {
+      // The blob is named by its sha256, as the hub cache names it.
+      const blob = realpathSync(path.join(f.root, row.path));
+      expect(path.dirname(blob)).toBe(realpathSync(path.join(f.repo, "blobs")));
+      expect(row.sha256, row.path).toBe(path.basename(blob));
+      expect(Number(row.size_bytes)).toBe(statSync(blob).size);
+    }
+  });
+
+  it("refuses a link that leads out of the snapshot and its blobs/, naming it, and writes nothing", async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-hf-"));
+    roots.push(base);
+    const f = await buildHuggingFaceSnapshot(base, { version: "v2.1", episodes: 1, cameras: [] });
+    writeFileSync(path.join(base, "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    symlinkSync(path.join(base, "id_ed25519"), path.join(f.root, "notes.txt"));
+    const datasetId = uniqueId("lr");
+    const error = await refused({ dir: f.root, datasetId, version: "1.0.0" });
+    expect(error.problems).toEqual([{ file: "notes.txt", line: 0, message: expect.stringMatching(/^not imported: a symbolic link to a file outside the dataset directory/) }]);
+    expect(await rowsOf(datasetId)).toEqual(NOTHING);
+  });
+});
+
+describe.each(["v2.1", "v3.0"] as const)("importing a LeRobot %s dataset shaped as real ones are", (version) => {
+  const FIVE_K = (word: string) => `${word} `.repeat(5_000 / (word.length + 1)).trimEnd();
+  const tasksOf = (e: number) => [[], ["Pick the cube.", "Place it in the bowl."], [" "], [FIVE_K("fold"), FIVE_K("stack"), FIVE_K("sort")]][e]!;
+  let f: LeRobotFixture;
+  let key: string;
+  let result: Awaited<ReturnType<typeof importLeRobotVersion>>;
+  const datasetId = uniqueId("lr");
+
+  beforeAll(async () => {
+    // No video at all (video_path null), an image camera inside the frames, episodes with no
+    // task, several, and several long ones, an unlabelled subtask, dictionary-encoded strings,
+    // compressed parquet with one row group per file, and info.json totals left stale.
+    f = await fixture({
+      version,
+      episodes: 4,
+      cameras: [],
+      imageCameras: ["observation.images.wrist"],
+      tasks: tasksOf,
+      subtasks: { source: "language_persistent", labels: (e) => (e === 1 ? ["reach", "", "lift"] : ["reach"]) },
+      dictionaryStrings: true,
+      codec: version === "v3.0" ? "ZSTD" : "GZIP",
+      rowGroups: "file",
+      episodesPerFile: 4,
+    });
+    const infoFile = path.join(f.root, "meta/info.json");
+    const info = JSON.parse(readFileSync(infoFile, "utf8")) as { total_frames: number; video_path: unknown; features: Record<string, { dtype: string }> };
+    expect(info.video_path).toBeNull();
+    expect(info.features["observation.images.wrist"]!.dtype).toBe("image");
+    info.total_frames += 7;
+    writeFileSync(infoFile, JSON.stringify(info, null, 4));
+    const org = await createTestOrg();
+    key = (await createTestKey(org.id)).secret;
+    result = await importLeRobotVersion(sql(), { dir: f.root, datasetId, version: "1.0.0" });
+    await grant(org.id, datasetId, "1.0.0");
+  });
+  const params = { id: datasetId, version: "1.0.0" };
+  const frames = () => f.episodes.reduce((n, e) => n + e.length, 0);
+
+  it("imports, and says what it took as it is", async () => {
+    // The fixture is what it says: strings dictionary-encoded, one row group for the data file.
+    const data = await openParquet(path.join(f.root, f.files[0]!.path));
+    expect(data.metadata.row_groups).toHaveLength(1);
+    const encodings = (parquet: ParquetFile, column: string) => parquet.metadata.row_groups[0]!.columns.find((c) => c.meta_data!.path_in_schema[0] === column)!.meta_data!.encodings;
+    expect(encodings(data, "language_persistent")).toContain("RLE_DICTIONARY");
+    if (version === "v3.0") expect(encodings(await openParquet(path.join(f.root, "meta/tasks.parquet")), "task")).toContain("RLE_DICTIONARY");
+    expect(result).toMatchObject({ status: "imported", episodes: 4, annotations: 5 });
+    expect(result.notices).toEqual([
+      { message: `info.json's total_frames is ${frames() + 7}, but the episodes' lengths add up to ${frames()}: the version counts ${frames()}`, count: 1, examples: [expect.stringMatching(/^meta\/info.json:\d+$/)] },
+      { message: expect.stringMatching(/^subtask rows without a label/), count: 1, examples: [`episode 1 at ${f.episodes[1]!.subtasks[1]!.start_s} s`] },
+      { message: "episodes without a task (their tasks are none or blank): imported with an empty task", count: 2, examples: expect.any(Array) },
+    ]);
+  });
+
+  it("serves the episodes: no task is an empty task, several are joined however long, data is the only stream", async () => {
+    const res = await call(episodesRoute, `/api/v1/datasets/${datasetId}/versions/1.0.0/episodes?limit=500`, { key, params });
+    expect(res.status).toBe(200);
+    expect(res.json.episodes.map((e: { task: string; streams: string[] }) => [e.task, e.streams])).toEqual([
+      ["", ["data"]],
+      ["Pick the cube.; Place it in the bowl.", ["data"]],
+      ["", ["data"]],
+      [tasksOf(3).join("; "), ["data"]],
+    ]);
+    expect(res.json.episodes[3].task.length).toBeGreaterThan(10_000);
+  });
+
+  it("gives the image camera in the facts, and the frames the episodes hold", async () => {
+    const res = await call(versionsRoute, `/api/v1/datasets/${datasetId}/versions`, { key, params: { id: datasetId } });
+    expect(res.json.versions[0].format).toEqual({
+      source: "lerobot",
+      codebase_version: version,
+      robot_type: "so100",
+      fps: 10,
+      total_frames: frames(),
+      cameras: [{ key: "observation.images.wrist", storage: "image", codec: null, height: 48, width: 64, fps: null }],
+    });
+    const manifest = await call(manifestRoute, `/api/v1/datasets/${datasetId}/versions/1.0.0/manifest`, { key, params });
+    expect(manifest.json.files.filter((file: { stream: string | null }) => file.stream !== null).map((file: { stream: string }) => file.stream)).toEqual(
+      f.files.map(() => "data"),
+    );
+  });
+
+  it("annotates the unlabelled subtask's episode with the spans around it", async () => {
+    const res = await call(annotationsRoute, `/api/v1/episodes/${datasetId}-000001/annotations?limit=500`, { key, params: { episodeId: `${datasetId}-000001` } });
+    const [reach, , lift] = f.episodes[1]!.subtasks;
+    expect(res.json.annotations.map(({ label, start_s, end_s }: { label: string; start_s: number; end_s: number }) => ({ label, start_s, end_s }))).toEqual([reach, lift]);
+  });
+
+  it("refuses one task over 10,000 characters at its line, and writes nothing", async () => {
+    const g = await fixture({ version, episodes: 2, cameras: [], tasks: (e) => (e === 1 ? ["short", "x".repeat(10_001)] : ["short"]) });
+    const other = uniqueId("lr");
+    const error = await refused({ dir: g.root, datasetId: other, version: "1.0.0" });
+    expect(error.problems).toEqual([{ file: version === "v3.0" ? "meta/episodes/chunk-000/file-000.parquet" : "meta/episodes.jsonl", line: 2, message: "tasks[1] must be at most 10,000 characters" }]);
+    expect(await rowsOf(other)).toEqual(NOTHING);
+  });
 });

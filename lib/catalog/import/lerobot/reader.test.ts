@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
+import { buildHuggingFaceSnapshot, buildLeRobotFixture, videoDuration, type LeRobotFixture, type LeRobotFixtureOptions } from "../../../testing/lerobot-fixtures";
+import { openParquet } from "../../../lerobot/parquet";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type LeRobotFile, type SubtaskSpan } from "./reader";
 import { UNSAFE_CHARACTERS_DESCRIPTION } from "@/lib/characters";
 
@@ -140,6 +142,17 @@ describe("subtask annotations", () => {
     ]);
   });
 
+  it.each(["language_persistent", "language_events", "subtask_index"] as const)("%s: a subtask without a label makes no span, ends the one before, and is a notice", async (source) => {
+    const f = await fixture({ version: "v3.0", episodes: 2, cameras: [], subtasks: { source, labels: (e) => (e === 0 ? ["reach", "", "lift"] : ["reach", "grasp"]) } });
+    const dataset = await openLeRobotDataset(f.root);
+    const spans = await all(dataset.subtaskSpans());
+    expect(spans).toEqual(f.episodes.flatMap((e) => e.subtasks.filter((s) => s.label !== "").map((s) => ({ episode_index: e.episode_index, ...s }))));
+    // "reach" ends where the unlabelled subtask starts, not where "lift" does.
+    expect(spans[0]).toEqual({ episode_index: 0, label: "reach", start_s: 0, end_s: f.episodes[0]!.subtasks[1]!.start_s });
+    expect(dataset.problems).toEqual([]);
+    expect(dataset.notices).toEqual([{ message: expect.stringMatching(/^subtask rows without a label/), count: 1, examples: [`episode 0 at ${f.episodes[0]!.subtasks[1]!.start_s} s`] }]);
+  });
+
   it("is empty when the dataset declares none", async () => {
     const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
     const dataset = await openLeRobotDataset(f.root);
@@ -211,17 +224,64 @@ describe("info.json", () => {
     expect((await refusal(root)).problems[0]!.message).toMatch(/data_path: .*unknown field 'episode_idx'/);
   });
 
+  it("with a feature name, robot_type or codec holding an unsafe character is refused at its line, the character escaped", async () => {
+    const root = await withInfo((t) => {
+      const info = JSON.parse(t) as Record<string, unknown> & { features: Record<string, unknown> };
+      info.robot_type = "so100\u202e";
+      info.features["observation.images.fro\u202ent"] = { dtype: "image", shape: [48, 64, 3], names: ["height", "width", "channels"] };
+      info.features["observation.bad\u0007state"] = { dtype: "float32", shape: [1] };
+      info.features["observation.images.top"] = { dtype: "video", shape: [48, 64, 3], info: { "video.codec": "h264\u2028" } };
+      info.features[""] = { dtype: "float32", shape: [1] };
+      return JSON.stringify(info, null, 4);
+    });
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
+    const problems = (await refusal(root)).problems;
+    expect(problems).toEqual([
+      { file: "meta/info.json", line: lineOf(text, '"robot_type"'), message: `robot_type: robot_type must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"observation.images.fro\u202ent"'), message: `features.observation.images.fro\\u202ent: a feature name must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"observation.bad\\u0007state"'), message: `features.observation.bad\\u0007state: a feature name must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"video.codec"'), message: `features.observation.images.top.info.video.codec: video.codec must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` },
+      { file: "meta/info.json", line: lineOf(text, '"": {'), message: "features.: a feature name must not be empty" },
+    ]);
+    // Nothing of the refused values reaches the problems unescaped.
+    for (const p of problems) expect(p.message).not.toMatch(/[\u0007\u2028\u202e]/);
+  });
+
+  it("that is not valid UTF-8 is refused at the line, never read with replacement characters", async () => {
+    const f = await fixture({ version: "v2.1", episodes: 2, cameras: [] });
+    const file = path.join(f.root, "meta/info.json");
+    const text = readFileSync(file, "utf8").replace('"robot_type": "so100"', '"robot_type": "so100-XX"');
+    const at = Buffer.from(text).indexOf("XX");
+    const bytes = Buffer.from(text);
+    bytes[at] = 0xc3; // a lead byte followed by 'X': not UTF-8
+    writeFileSync(file, bytes);
+    expect((await refusal(f.root)).problems).toEqual([{ file: "meta/info.json", line: lineOf(text, '"robot_type"'), message: "line is not valid UTF-8" }]);
+  });
+
+  it("longer than 8 MiB is refused at the line that crosses the limit", async () => {
+    const root = await withInfo((t) => t.replace("{", `{\n${`${" ".repeat(1023)}\n`.repeat(8 * 1024)}`));
+    expect((await refusal(root)).problems).toEqual([{ file: "meta/info.json", line: 8 * 1024 + 1, message: "file is longer than 8,388,608 bytes, the limit for meta/info.json" }]);
+  });
+
   it("that is missing is refused", async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-reader-"));
     roots.push(root);
     expect((await refusal(root)).problems).toEqual([{ file: "meta/info.json", line: 0, message: "file is missing" }]);
   });
 
-  it("whose totals disagree with the episodes is reported", async () => {
-    const root = await withInfo((t) => t.replace('"total_episodes": 2', '"total_episodes": 3'));
+  it("whose totals disagree with the episodes is a notice, not a problem: the episodes listed are what counts", async () => {
+    const root = await withInfo((t) => t.replace('"total_episodes": 2', '"total_episodes": 3').replace('"total_frames": 45', '"total_frames": 50'));
+    const text = readFileSync(path.join(root, "meta/info.json"), "utf8");
     const dataset = await openLeRobotDataset(root);
-    await all(dataset.episodes());
-    expect(dataset.problems).toEqual([{ file: "meta/info.json", line: expect.any(Number), message: "total_episodes is 3, but the episode metadata lists 2 episodes" }]);
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual([0, 1]);
+    await all(dataset.files());
+    expect(await dataset.totals()).toEqual({ episodes: 2, frames: 45 });
+    expect(dataset.problems).toEqual([]);
+    // Counted once, however many passes read the episodes.
+    expect(dataset.notices).toEqual([
+      { message: "info.json's total_episodes is 3, but the episode metadata lists 2 episodes: imported as listed", count: 1, examples: [`meta/info.json:${lineOf(text, '"total_episodes"')}`] },
+      { message: "info.json's total_frames is 50, but the episodes' lengths add up to 45: the version counts 45", count: 1, examples: [`meta/info.json:${lineOf(text, '"total_frames"')}`] },
+    ]);
   });
 });
 
@@ -258,7 +318,7 @@ describe("hostile input", () => {
     const files = await all(dataset.files());
     expect(files.map((file) => file.path).filter((p) => p.includes("outside") || p === "passwd" || p.includes("\u0007"))).toEqual([]);
     expect(dataset.problems).toContainEqual(expect.objectContaining({ file: "meta/episodes.jsonl", line: 1, message: expect.stringMatching(/not a safe relative path/) }));
-    expect(dataset.problems).toContainEqual({ file: "passwd", line: 0, message: "not imported: a symbolic link" });
+    expect(dataset.problems).toContainEqual({ file: "passwd", line: 0, message: expect.stringMatching(/^not imported: a symbolic link to a file outside the dataset directory/) });
     expect(dataset.problems).toContainEqual({ file: "bad\\u0007name.txt", line: 0, message: `not imported: it contains ${UNSAFE_CHARACTERS_DESCRIPTION}` });
   });
 });
@@ -269,5 +329,104 @@ describe("the fixture builder", () => {
     const seconds = await videoDuration(path.join(f.root, "videos/observation.images.top/chunk-000/file-000.mp4"));
     expect(seconds).toBeCloseTo(f.episodes.reduce((n, e) => n + e.length, 0) / f.fps, 2);
     expect(f.videoRanges.get(2)!.to).toBeCloseTo(seconds, 2);
+  });
+});
+
+describe("compressed parquet", () => {
+  // pyarrow writes Snappy unless told otherwise; datasets saved with compression="zstd" (or gzip,
+  // brotli) are as valid, and hyparquet alone reads none of them.
+  it.each(["GZIP", "BROTLI", "ZSTD"] as const)("a v3.0 dataset written with %s is read whole: episodes, files and subtask spans", async (codec) => {
+    const f = await fixture({ version: "v3.0", episodes: 3, cameras: [], codec, subtasks: { source: "language_persistent" } });
+    for (const relative of ["data/chunk-000/file-000.parquet", "meta/episodes/chunk-000/file-000.parquet", "meta/tasks.parquet"]) {
+      const parquet = await openParquet(path.join(f.root, relative));
+      expect(parquet.metadata.row_groups.flatMap((g) => g.columns.map((c) => c.meta_data?.codec)), relative).toEqual(expect.arrayContaining([codec]));
+      expect(new Set(parquet.metadata.row_groups.flatMap((g) => g.columns.map((c) => c.meta_data?.codec)))).toEqual(new Set([codec]));
+    }
+    const dataset = await openLeRobotDataset(f.root);
+    expect((await all(dataset.episodes())).map((e) => [e.episode_index, e.tasks, e.length])).toEqual(f.episodes.map((e) => [e.episode_index, e.tasks, e.length]));
+    expect(await all(dataset.subtaskSpans())).toEqual(f.episodes.flatMap((e) => e.subtasks.map((s) => ({ episode_index: e.episode_index, ...s }))));
+    expect(await dataset.missingFiles()).toEqual([]);
+    expect(dataset.problems).toEqual([]);
+  });
+});
+
+describe("a Hugging Face cache snapshot (every file a symbolic link into blobs/)", () => {
+  async function snapshotFixture(options: LeRobotFixtureOptions) {
+    const base = mkdtempSync(path.join(os.tmpdir(), "das-lerobot-hf-"));
+    roots.push(base);
+    return buildHuggingFaceSnapshot(base, options);
+  }
+
+  it.each(["v2.1", "v3.0"] as const)("%s: is read through its links, each file at the link's path with its target's size", async (version) => {
+    const f = await snapshotFixture({ version, episodes: 3, cameras: ["observation.images.front"], subtasks: { source: "language_persistent" } });
+    const dataset = await openLeRobotDataset(f.root);
+    const files = await all(dataset.files());
+    expect(files.map((file) => file.path).sort()).toEqual(f.linked.filter((p) => p !== ".gitattributes").sort());
+    for (const file of files) {
+      expect(lstatSync(path.join(f.root, file.path)).isSymbolicLink(), file.path).toBe(true);
+      expect(file.size_bytes, file.path).toBe(statSync(path.join(f.root, file.path)).size);
+    }
+    expect((await all(dataset.episodes())).map((e) => e.episode_index)).toEqual([0, 1, 2]);
+    expect(await all(dataset.subtaskSpans())).toHaveLength(9);
+    expect(await dataset.missingFiles()).toEqual([]);
+    expect(dataset.problems).toEqual([]);
+    // The snapshot's .gitattributes is hidden metadata, left out with a notice.
+    expect(dataset.notices).toEqual([{ message: expect.stringMatching(/^left out: hidden files/), count: 1, examples: [".gitattributes"] }]);
+  });
+
+  it("refuses links it must not follow: outside the directory and the snapshot's blobs/, to a directory, dangling, looping, to a FIFO", async () => {
+    const f = await snapshotFixture({ version: "v2.1", episodes: 1, cameras: [] });
+    const outside = path.join(path.dirname(f.repo), "secret.txt");
+    writeFileSync(outside, "not the dataset's\n");
+    symlinkSync(outside, path.join(f.root, "notes.txt"));
+    symlinkSync("meta", path.join(f.root, "meta-again"));
+    symlinkSync("nowhere.txt", path.join(f.root, "dangling.txt"));
+    symlinkSync("loop-b", path.join(f.root, "loop-a"));
+    symlinkSync("loop-a", path.join(f.root, "loop-b"));
+    execFileSync("mkfifo", [path.join(f.root, "pipe-target")]);
+    symlinkSync("pipe-target", path.join(f.root, "pipe"));
+    const dataset = await openLeRobotDataset(f.root);
+    const listed = (await all(dataset.files())).map((file) => file.path);
+    expect(listed.filter((p) => !f.linked.includes(p))).toEqual([]);
+    expect(dataset.problems.sort((a, b) => (a.file < b.file ? -1 : 1))).toEqual([
+      { file: "dangling.txt", line: 0, message: "not imported: a symbolic link whose target does not exist" },
+      { file: "loop-a", line: 0, message: "not imported: a symbolic link that loops" },
+      { file: "loop-b", line: 0, message: "not imported: a symbolic link that loops" },
+      { file: "meta-again", line: 0, message: "not imported: a symbolic link to a directory (links are followed to files only)" },
+      { file: "notes.txt", line: 0, message: expect.stringMatching(/^not imported: a symbolic link to a file outside the dataset directory/) },
+      { file: "pipe", line: 0, message: "not imported: a symbolic link to something that is not a regular file" },
+      { file: "pipe-target", line: 0, message: "not imported: not a regular file" },
+    ]);
+  });
+});
+
+describe("files that are no part of the dataset", () => {
+  it("hidden files and directories and a leftover images/ are left out with notices, not problems", async () => {
+    const f = await fixture({
+      version: "v3.0",
+      episodes: 2,
+      cameras: [],
+      extraFiles: {
+        "README.md": "# readme\n",
+        ".gitattributes": "*.parquet filter=lfs diff=lfs merge=lfs -text\n",
+        ".git/HEAD": "ref: refs/heads/main\n",
+        ".git/lfs/objects/ab/cd/abcd": "x".repeat(100),
+        ".cache/huggingface/download/meta/info.json.metadata": "abc\n",
+        ".DS_Store": "\0\0",
+        "data/.DS_Store": "\0\0",
+        "images/observation.images.front/episode_000000/frame_000000.png": "png",
+        "docs/images/figure.png": "png",
+      },
+    });
+    const dataset = await openLeRobotDataset(f.root);
+    const listed = (await all(dataset.files())).map((file) => file.path);
+    expect(listed.filter((p) => p.startsWith(".") || p.includes("/.") || p.startsWith("images/"))).toEqual([]);
+    // Only a top-level images/ is LeRobot's: an images folder elsewhere is the owner's.
+    expect(listed).toEqual(expect.arrayContaining(["README.md", "docs/images/figure.png"]));
+    expect(dataset.problems).toEqual([]);
+    expect(dataset.notices).toEqual([
+      { message: expect.stringMatching(/^left out: hidden files/), count: 5, examples: [".DS_Store", ".cache/", ".git/", ".gitattributes", "data/.DS_Store"] },
+      { message: expect.stringMatching(/^left out: images\//), count: 1, examples: ["images/"] },
+    ]);
   });
 });

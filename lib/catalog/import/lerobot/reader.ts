@@ -16,7 +16,8 @@
  * number (from 1). Strings (tasks, subtask labels) come through exactly as stored: the importer
  * applies its own rules. docs/lerobot.md describes the mapping.
  */
-import { lstat, readdir, readFile } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import {
@@ -39,11 +40,12 @@ import {
   type CodebaseVersion,
   type Feature,
 } from "../../../lerobot/format";
-import { openParquet, parquetBatches } from "../../../lerobot/parquet";
-import { parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
+import { openParquet, parquetBatches, type ParquetFile } from "../../../lerobot/parquet";
+import { parseJsonLine, type Problem } from "../json-document";
+import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
 import { FileLine, describeIssue } from "../records";
-import { hasUnsafeCharacter, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
+import { hasUnsafeCharacter, showUnsafe, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
 
 export type { Problem };
 
@@ -115,12 +117,20 @@ export type LeRobotFile = {
 
 export type SubtaskSpan = { episode_index: number; label: string; start_s: number; end_s: number };
 
+/**
+ * Something the reader left out or took as it is, which the import does not refuse for but the
+ * operator should know about: how many times, and the first few places (file or file:line).
+ */
+export type Notice = { message: string; count: number; examples: string[] };
+
 export interface LeRobotDataset {
   readonly dir: string;
   readonly info: Info;
   readonly facts: LeRobotFacts;
   /** Problems found so far (empty when `onProblem` was given). */
   readonly problems: Problem[];
+  /** Notices found so far: each counted once however many passes find it. */
+  readonly notices: Notice[];
   episodes(): AsyncIterable<LeRobotEpisode>;
   /** Each episode with the metadata file and line (parquet: row) it was read from. */
   locatedEpisodes(): AsyncIterable<{ episode: LeRobotEpisode; file: string; line: number }>;
@@ -133,6 +143,8 @@ export interface LeRobotDataset {
   episodeFiles(): AsyncIterable<{ path: string; stream: string; range: EpisodeRange; file: string; line: number }>;
   subtaskSpans(): AsyncIterable<SubtaskSpan>;
   missingFiles(): Promise<string[]>;
+  /** The episodes the metadata lists and their frames (the sum of their lengths); notices stale totals in info.json. */
+  totals(): Promise<{ episodes: number; frames: number }>;
 }
 
 /** info.json is missing, unreadable, invalid or of an unsupported version: nothing else can be read. */
@@ -144,24 +156,35 @@ export class LeRobotFormatError extends Error {
 }
 
 export async function openLeRobotDataset(dir: string, options: { onProblem?: (problem: Problem) => void } = {}): Promise<LeRobotDataset> {
-  let text: string;
-  try {
-    text = await readFile(path.join(dir, INFO_PATH), "utf8");
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-    throw new LeRobotFormatError([{ file: INFO_PATH, line: 0, message: missing ? "file is missing" : `cannot be read (${(error as Error).message})` }]);
+  // Read as the importer reads its own documents: a size limit, invalid UTF-8 refused at its line.
+  const problems: Problem[] = [];
+  const { value: info, text } = await readDocument(path.join(dir, INFO_PATH), INFO_PATH, Info, { add: (...found) => problems.push(...found) });
+  if (!info || text === undefined) {
+    // The version decides everything else, so an unsupported one is reported alone.
+    const versionProblem = problems.find((p) => p.message.includes("codebase_version"));
+    const version = text !== undefined && /"codebase_version"\s*:\s*("(?:[^"\\]|\\.)*")/.test(text);
+    throw new LeRobotFormatError(versionProblem && version ? [versionProblem] : problems);
   }
-  // The version decides everything else, so an unsupported one is reported alone.
-  const version = /"codebase_version"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(text);
-  const parsed = parseJsonDocument(INFO_PATH, text, Info);
-  if (!parsed.value) {
-    const versionProblem = parsed.problems.find((p) => p.message.includes("codebase_version"));
-    throw new LeRobotFormatError(versionProblem && version ? [versionProblem] : parsed.problems);
-  }
-  const info = parsed.value;
   const templateProblems = checkTemplates(info, text);
   if (templateProblems.length) throw new LeRobotFormatError(templateProblems);
-  return new Directory(dir, info, text, options.onProblem);
+  return new Directory(dir, info, text, await linkTargetRoots(dir), options.onProblem);
+}
+
+/**
+ * Where a symbolic link in the directory may point: inside the directory itself, or, for a
+ * Hugging Face cache snapshot (`<repo>/snapshots/<revision>/...`, what `snapshot_download`
+ * returns and the hub cache holds), into the `<repo>/blobs/` directory beside it, where every
+ * file of a snapshot really is. A link anywhere else is refused: a dataset received from someone
+ * else could carry a link to the operator's own files (~/.ssh/id_ed25519), which would otherwise
+ * be uploaded to the store and served to licensees.
+ */
+async function linkTargetRoots(dir: string): Promise<string[]> {
+  const real = await realpath(dir).catch(() => path.resolve(dir));
+  const roots = [real];
+  const parts = real.split(path.sep);
+  const at = parts.lastIndexOf("snapshots");
+  if (at > 0 && at < parts.length - 1) roots.push([...parts.slice(0, at), "blobs"].join(path.sep));
+  return roots;
 }
 
 const count = (what: string) => z.number(`${what} must be a number`).int(`${what} must be a whole number`).min(0, `${what} must be at least 0`).max(Number.MAX_SAFE_INTEGER);
@@ -197,15 +220,22 @@ type EpisodeRecordValue = z.infer<typeof EpisodeRecord>;
 const FILE_SLOTS = 2 ** 20;
 type Located = { record: EpisodeRecordValue; file: string; line: number };
 
+/** How many places a notice remembers, to count each once over several passes. */
+const NOTICE_PLACES = 100_000;
+/** How many places a notice names. */
+const NOTICE_EXAMPLES = 5;
+
 class Directory implements LeRobotDataset {
   readonly problems: Problem[] = [];
   readonly facts: LeRobotFacts;
   private readonly version: CodebaseVersion;
+  private readonly noticed = new Map<string, { count: number; examples: string[]; seen: Set<string> }>();
 
   constructor(
     readonly dir: string,
     readonly info: Info,
     private readonly infoText: string,
+    private readonly linkRoots: string[],
     private readonly onProblem?: (problem: Problem) => void,
   ) {
     this.version = info.codebase_version;
@@ -228,6 +258,34 @@ class Directory implements LeRobotDataset {
   private report(problem: Problem): void {
     if (this.onProblem) this.onProblem(problem);
     else this.problems.push(problem);
+  }
+
+  get notices(): Notice[] {
+    return [...this.noticed].map(([message, { count, examples }]) => ({ message, count, examples }));
+  }
+
+  /** Counts `place` under `message` once, however many passes come by it. */
+  private notice(message: string, place: string): void {
+    let entry = this.noticed.get(message);
+    if (!entry) this.noticed.set(message, (entry = { count: 0, examples: [], seen: new Set() }));
+    if (entry.seen.has(place)) return;
+    if (entry.seen.size < NOTICE_PLACES) entry.seen.add(place);
+    entry.count++;
+    if (entry.examples.length < NOTICE_EXAMPLES) entry.examples.push(place);
+  }
+
+  /** The size of a file of the directory, following a symbolic link where it may point (linkTargetRoots). */
+  private async fileAt(relative: string): Promise<{ size: number } | { refused: string } | null> {
+    return regularFile(path.join(this.dir, relative), this.linkRoots);
+  }
+
+  private async sizeOf(relative: string): Promise<number | null> {
+    const found = await this.fileAt(relative);
+    if (found && "refused" in found) {
+      this.report({ file: relative, line: 0, message: `not imported: ${found.refused}` });
+      return null;
+    }
+    return found?.size ?? null;
   }
 
   private infoLine(key: string): number {
@@ -258,17 +316,27 @@ class Directory implements LeRobotDataset {
       frames += record.length;
       yield located;
     }
+    // Stale totals are common (an owner deletes episodes and leaves info.json): the episodes the
+    // metadata lists are what is imported, and what the version's facts count.
     if (episodes !== this.info.total_episodes) {
-      this.report({ file: INFO_PATH, line: this.infoLine("total_episodes"), message: `total_episodes is ${this.info.total_episodes}, but the episode metadata lists ${episodes} episodes` });
+      this.notice(`info.json's total_episodes is ${this.info.total_episodes}, but the episode metadata lists ${episodes} episodes: imported as listed`, `${INFO_PATH}:${this.infoLine("total_episodes")}`);
     }
     if (frames !== this.info.total_frames) {
-      this.report({ file: INFO_PATH, line: this.infoLine("total_frames"), message: `total_frames is ${this.info.total_frames}, but the episodes' lengths add up to ${frames}` });
+      this.notice(`info.json's total_frames is ${this.info.total_frames}, but the episodes' lengths add up to ${frames}: the version counts ${frames}`, `${INFO_PATH}:${this.infoLine("total_frames")}`);
     }
+    this.counted = { episodes, frames };
+  }
+
+  private counted?: { episodes: number; frames: number };
+
+  async totals(): Promise<{ episodes: number; frames: number }> {
+    if (!this.counted) for await (const _ of this.records());
+    return this.counted!;
   }
 
   private async *v2Records(): AsyncGenerator<Located> {
     const file = path.join(this.dir, V2_EPISODES_PATH);
-    if (!(await isFile(file))) {
+    if ((await this.sizeOf(V2_EPISODES_PATH)) === null) {
       this.report({ file: V2_EPISODES_PATH, line: 0, message: "file is missing" });
       return;
     }
@@ -296,7 +364,7 @@ class Directory implements LeRobotDataset {
       if (!parquet) continue;
       // Per-episode statistics are not needed here and are most of the file.
       const columns = parquet.columns.filter((c) => !c.startsWith("stats/"));
-      for await (const { first, rows } of parquetBatches(parquet, columns)) {
+      for await (const { first, rows } of this.batches(relative, parquet, columns)) {
         for (const [i, raw] of rows.entries()) {
           const line = first + i + 1;
           const row = plainValue(raw) as Record<string, unknown>;
@@ -321,6 +389,22 @@ class Directory implements LeRobotDataset {
     }
   }
 
+  /**
+   * A parquet file's rows in batches (parquetBatches); a batch that cannot be decoded (a damaged
+   * page, a codec no decoder knows) is reported at the row it starts with, and ends the file.
+   */
+  private async *batches(relative: string, parquet: ParquetFile, columns: string[]): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
+    let next = 0;
+    try {
+      for await (const batch of parquetBatches(parquet, columns)) {
+        next = batch.first + batch.rows.length;
+        yield batch;
+      }
+    } catch (error) {
+      this.report({ file: relative, line: next + 1, message: `not a readable parquet file from this row on (${(error as Error).message})` });
+    }
+  }
+
   private async parquet(relative: string) {
     try {
       return await openParquet(path.join(this.dir, relative));
@@ -330,13 +414,18 @@ class Directory implements LeRobotDataset {
     }
   }
 
-  /** meta/episodes/*\/*.parquet in name order, as LeRobot globs them. */
+  /**
+   * meta/episodes/*\/*.parquet in name order, as LeRobot globs them (Python's glob leaves out
+   * names starting with '.'). A file may be a symbolic link, as in a Hugging Face cache snapshot.
+   */
   private async v3EpisodeFiles(): Promise<string[]> {
     const found: string[] = [];
     for (const chunk of await listDir(path.join(this.dir, V3_EPISODES_DIR))) {
-      if (!chunk.isDirectory()) continue;
+      if (!chunk.isDirectory() || chunk.name.startsWith(".")) continue;
       for (const file of await listDir(path.join(this.dir, V3_EPISODES_DIR, chunk.name))) {
-        if (file.isFile() && file.name.endsWith(".parquet")) found.push(`${V3_EPISODES_DIR}/${chunk.name}/${file.name}`);
+        const relative = `${V3_EPISODES_DIR}/${chunk.name}/${file.name}`;
+        if (file.name.startsWith(".") || !file.name.endsWith(".parquet") || !(file.isFile() || file.isSymbolicLink())) continue;
+        if (file.isFile() || (await this.sizeOf(relative)) !== null) found.push(relative);
       }
     }
     return found.sort();
@@ -394,7 +483,7 @@ class Directory implements LeRobotDataset {
     const named = new Set<string>();
     const accept = (relative: string, where: { file: string; line: number }): boolean => {
       const problem = unsafePath(relative);
-      if (problem) this.report({ ...where, message: `the metadata names the file ${JSON.stringify(relative)}, which is not a safe relative path: ${problem}` });
+      if (problem) this.report({ ...where, message: `the metadata names the file ${showUnsafe(JSON.stringify(relative))}, which is not a safe relative path: ${problem}` });
       return !problem;
     };
     if (!isV3(this.version)) {
@@ -403,7 +492,7 @@ class Directory implements LeRobotDataset {
         for (const [relative, stream, range] of this.namedFiles(record)) {
           if (!accept(relative, { file, line }) || named.has(relative)) continue;
           named.add(relative);
-          yield { path: relative, stream, episodes: withEpisodes ? [range] : [], size_bytes: await sizeOf(path.join(this.dir, relative)) };
+          yield { path: relative, stream, episodes: withEpisodes ? [range] : [], size_bytes: await this.sizeOf(relative) };
         }
       }
     } else {
@@ -421,7 +510,7 @@ class Directory implements LeRobotDataset {
       }
       for (const [relative, { stream, episodes }] of [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         named.add(relative);
-        yield { path: relative, stream, episodes, size_bytes: await sizeOf(path.join(this.dir, relative)) };
+        yield { path: relative, stream, episodes, size_bytes: await this.sizeOf(relative) };
       }
     }
     // Version-level: the metadata LeRobot needs (listed even when missing), then everything else.
@@ -431,24 +520,44 @@ class Directory implements LeRobotDataset {
     for (const relative of required) {
       if (named.has(relative)) continue;
       named.add(relative);
-      yield { path: relative, stream: null, episodes: [], size_bytes: await sizeOf(path.join(this.dir, relative)) };
+      yield { path: relative, stream: null, episodes: [], size_bytes: await this.sizeOf(relative) };
     }
-    for await (const relative of this.walk("")) {
-      if (named.has(relative)) continue;
-      yield { path: relative, stream: null, episodes: [], size_bytes: await sizeOf(path.join(this.dir, relative)) };
+    for await (const relative of this.walk("", named)) {
+      yield { path: relative, stream: null, episodes: [], size_bytes: await this.sizeOf(relative) };
     }
   }
 
-  /** Regular files under the directory in name order; anything else is reported and skipped. */
-  private async *walk(relativeDir: string): AsyncGenerator<string> {
+  /**
+   * Regular files under the directory in name order, and symbolic links to regular files where
+   * they may point (linkTargetRoots); anything else is reported and skipped. Left out with a
+   * notice, not a problem: hidden files and directories (a name starting with '.': `.git/` with
+   * its LFS objects, `.cache/huggingface/` that `snapshot_download(local_dir=...)` leaves,
+   * `.gitattributes`, `.DS_Store`), which are no part of a dataset, and a top-level `images/`,
+   * where LeRobot keeps frames while it records and which its `push_to_hub` never uploads.
+   */
+  private async *walk(relativeDir: string, named: Set<string>): AsyncGenerator<string> {
     const entries = (await listDir(path.join(this.dir, relativeDir))).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+      if (named.has(relative)) continue;
       const problem = unsafePath(relative);
-      if (problem) this.report({ file: JSON.stringify(relative).slice(1, -1), line: 0, message: `not imported: ${problem}` });
-      else if (entry.isDirectory()) yield* this.walk(relative);
+      if (problem) {
+        this.report({ file: showUnsafe(relative), line: 0, message: `not imported: ${problem}` });
+        continue;
+      }
+      const left = leftOut(relative, entry);
+      if (left) {
+        this.notice(left, entry.isDirectory() ? `${relative}/` : relative);
+        continue;
+      }
+      if (entry.isDirectory()) yield* this.walk(relative, named);
       else if (entry.isFile()) yield relative;
-      else this.report({ file: relative, line: 0, message: `not imported: ${entry.isSymbolicLink() ? "a symbolic link" : "not a regular file"}` });
+      else if (entry.isSymbolicLink()) {
+        // Followed only to a regular file, so a link to a directory can never make a loop.
+        const found = await this.fileAt(relative);
+        if (found && "size" in found) yield relative;
+        else this.report({ file: relative, line: 0, message: `not imported: ${found?.refused ?? "a symbolic link whose target does not exist"}` });
+      } else this.report({ file: relative, line: 0, message: "not imported: not a regular file" });
     }
   }
 
@@ -482,7 +591,7 @@ class Directory implements LeRobotDataset {
         this.report({ file: relative, line: 0, message: `info.json declares ${source === "language" ? "language columns" : "subtask_index"}, but this file has no such column` });
         continue;
       }
-      for await (const { first, rows } of parquetBatches(parquet, ["episode_index", "timestamp", ...columns])) {
+      for await (const { first, rows } of this.batches(relative, parquet, ["episode_index", "timestamp", ...columns])) {
         for (const [i, raw] of rows.entries()) {
           const row = plainValue(raw) as Record<string, unknown>;
           const line = first + i + 1;
@@ -514,9 +623,8 @@ class Directory implements LeRobotDataset {
           const events = languageRows(row.language_events).map((entry) => ({ entry, at: t as unknown }));
           for (const { entry, at } of [...persistent, ...events]) {
             if (entry.style !== "subtask") continue;
-            if (typeof entry.content !== "string") this.report({ file: relative, line, message: "a subtask row without content" });
-            else if (typeof at !== "number") this.report({ file: relative, line, message: "a subtask row without a timestamp" });
-            else list.push({ t: at, label: entry.content });
+            if (typeof at !== "number") this.report({ file: relative, line, message: "a subtask row without a timestamp" });
+            else list.push({ t: at, label: typeof entry.content === "string" ? entry.content : "" });
           }
         }
       }
@@ -527,6 +635,12 @@ class Directory implements LeRobotDataset {
       const points = changes.get(episode)!.map((p) => ({ ...p, t: round(p.t) })).sort((a, b) => a.t - b.t);
       for (const [i, point] of points.entries()) {
         if (point.label === null) continue;
+        // A subtask with no label still ends the one before it (a persistent row holds until
+        // replaced); a span without a label says nothing, so none is made.
+        if (!point.label.trim()) {
+          this.notice("subtask rows without a label (empty content): no span, and the subtask before ends there", `episode ${episode} at ${point.t} s`);
+          continue;
+        }
         if (point.t > duration) {
           this.report({ file: INFO_PATH, line: 0, message: `episode ${episode}: subtask ${JSON.stringify(point.label.slice(0, 80))} starts at ${point.t} s, after the episode's end (${duration} s)` });
           continue;
@@ -555,7 +669,7 @@ class Directory implements LeRobotDataset {
       return undefined;
     }
     const labels: string[] = [];
-    for await (const { rows } of parquetBatches(parquet, [column])) for (const row of rows) labels.push(String(row[column]));
+    for await (const { rows } of this.batches(SUBTASKS_PATH, parquet, [column])) for (const row of rows) labels.push(row[column] === null || row[column] === undefined ? "" : String(row[column]));
     return labels;
   }
 }
@@ -630,16 +744,38 @@ async function listDir(dir: string) {
   }
 }
 
-async function isFile(file: string): Promise<boolean> {
-  return (await sizeOf(file)) !== null;
+/** Why the walk leaves an entry out with a notice (not a problem), or null. */
+function leftOut(relative: string, entry: Dirent): string | null {
+  if (entry.name.startsWith(".")) return "left out: hidden files and directories (names starting with '.'), which are no part of a dataset";
+  if (relative === "images" && entry.isDirectory()) return "left out: images/, LeRobot's frames of a recording in progress (its push_to_hub never uploads them)";
+  return null;
 }
 
-/** The size of a regular file; null when there is none (a symbolic link does not count). */
-async function sizeOf(file: string): Promise<number | null> {
+/**
+ * A regular file's size, following a symbolic link (however many) to a regular file that lies
+ * under one of `roots`; why a link is refused; or null when there is no such file. Only a
+ * regular file counts: a FIFO or a device would block or never end when hashed.
+ */
+async function regularFile(file: string, roots: string[]): Promise<{ size: number } | { refused: string } | null> {
+  let link;
   try {
-    const stats = await lstat(file);
-    return stats.isFile() ? stats.size : null;
+    link = await lstat(file);
   } catch {
     return null;
   }
+  if (!link.isSymbolicLink()) return link.isFile() ? { size: link.size } : null;
+  let target: string;
+  let stats;
+  try {
+    target = await realpath(file);
+    stats = await stat(target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { refused: code === "ELOOP" ? "a symbolic link that loops" : "a symbolic link whose target does not exist" };
+  }
+  if (!stats.isFile()) return { refused: stats.isDirectory() ? "a symbolic link to a directory (links are followed to files only)" : "a symbolic link to something that is not a regular file" };
+  if (!roots.some((root) => target === root || target.startsWith(root + path.sep))) {
+    return { refused: "a symbolic link to a file outside the dataset directory (only links into it, or into a Hugging Face cache's blobs/, are followed)" };
+  }
+  return { size: stats.size };
 }

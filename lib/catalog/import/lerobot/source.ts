@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type postgres from "postgres";
 import { z } from "zod";
@@ -6,12 +5,13 @@ import { canonicalJson } from "../../../canonical-json";
 import type { LeRobotFormatInfo } from "../../../db/schema";
 import { videoKeysOf } from "../../../lerobot/format";
 import { fileUploader, type ProgressSink, type StoreTarget, type UploadTally } from "../upload";
-import { checkRecord, parseJsonDocument, parseJsonLine, type Problem } from "../json-document";
+import { checkRecord, parseJsonLine, type Problem } from "../json-document";
 import { runImport, type ImportSource, type PipelineResult, type SourceItem } from "../pipeline";
 import { ImportError } from "../problems";
+import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
-import { DatasetFile, EpisodeLine, VersionFile } from "../records";
-import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset } from "./reader";
+import { characterCount, DatasetFile, EpisodeLine, LeRobotEpisodeLine, MAX_TEXT_CHARACTERS, VersionFile } from "../records";
+import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
 
 /**
  * A LeRobot dataset directory (codebase v2.0, v2.1 or v3.0) as a source of the import pipeline:
@@ -63,6 +63,8 @@ export type DefaultsTally = Record<Field, { metadata: number; record: number; op
 export type LeRobotImportResult = PipelineResult & {
   codebaseVersion: string;
   defaults: DefaultsTally;
+  /** What was left out or taken as it is with a warning (not refused): each with a count and the first places. */
+  notices: Notice[];
   /** What --upload did, or what hashing did without it. */
   transfer: UploadTally | null;
 };
@@ -107,12 +109,15 @@ export async function importLeRobotVersion(sql: postgres.Sql, options: LeRobotIm
   }
   const source = new LeRobotSource(sql, options, dataset, queue);
   const result = await runImport(sql, source.asImportSource());
-  return { ...result, codebaseVersion: dataset.facts.codebaseVersion, defaults: source.tally, transfer: source.transfer };
+  return { ...result, codebaseVersion: dataset.facts.codebaseVersion, defaults: source.tally, notices: [...dataset.notices, ...source.notices], transfer: source.transfer };
 }
 
 class LeRobotSource {
   readonly tally: DefaultsTally = Object.fromEntries(FIELDS.map((f) => [f, { metadata: 0, record: 0, option: 0, fallback: 0 }])) as DefaultsTally;
   transfer: UploadTally | null = null;
+  readonly notices: Notice[] = [];
+  /** Episodes without a task: how many, and where the first were read. */
+  private readonly withoutTask = { count: 0, examples: [] as string[] };
   private readonly streams: string[];
 
   constructor(
@@ -145,11 +150,15 @@ class LeRobotSource {
     };
     return {
       documents: async (problems, content) => {
+        // The version's frames are its episodes' (info.json's total may be stale); the same object
+        // is what the version's facts are written from.
+        info.total_frames = (await this.dataset.totals()).frames;
         const { dataset, release, hashed } = await this.documents(problems);
         content.update(`lerobot\n${canonicalJson({ ...hashed, format: info })}\n`);
         return { dataset, release };
       },
       episodes: { name: "episodes", items: () => this.episodes() },
+      episodeSchema: LeRobotEpisodeLine,
       annotations: { name: "annotations", items: () => this.annotations() },
       files: { name: "files", kind: "local", items: () => this.files() },
       fileEpisodes: { name: "file episodes", items: () => this.fileEpisodes() },
@@ -184,14 +193,8 @@ class LeRobotSource {
 
     let changelog: unknown = [];
     if (o.changelogFile) {
-      const name = path.basename(o.changelogFile);
-      const text = await readFile(o.changelogFile, "utf8").catch((error: NodeJS.ErrnoException) => {
-        problems.add({ file: name, line: 0, message: error.code === "ENOENT" ? "file is missing" : `cannot be read (${error.message})` });
-        return undefined;
-      });
-      const parsed = text === undefined ? undefined : parseJsonDocument(name, text, VersionFile.shape.changelog);
-      problems.add(...(parsed?.problems ?? []));
-      changelog = parsed?.value ?? [];
+      // As version.json's own changelog is read: a size limit, invalid UTF-8 refused at its line.
+      changelog = (await readDocument(o.changelogFile, path.basename(o.changelogFile), VersionFile.shape.changelog, problems)).value ?? [];
     }
     // Whole seconds, as an operator would write it.
     const releasedAt = o.releasedAt ?? existing?.released_at?.toISOString() ?? new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
@@ -234,12 +237,23 @@ class LeRobotSource {
         tally.fallback++;
         return FALLBACK[field];
       };
+      // Each task is free text of up to MAX_TEXT_CHARACTERS; several may add up to more.
+      const long = episode.tasks.findIndex((task) => task.length > MAX_TEXT_CHARACTERS && characterCount(task) > MAX_TEXT_CHARACTERS);
+      // The episode is still staged, so that the files naming it are not reported as well.
+      if (long >= 0) yield { file, line, problem: `tasks[${long}] must be at most ${MAX_TEXT_CHARACTERS.toLocaleString("en")} characters` };
+      // An episode with no task (none listed, or only blank ones) is still an episode: its task is
+      // empty, and the summary counts them. Any other list is joined byte for byte.
+      let task = episode.tasks.join("; ");
+      if (!task.trim()) {
+        task = "";
+        if (this.withoutTask.count++ < 5) this.withoutTask.examples.push(`${file}:${line}`);
+      }
       yield {
         file,
         line,
         value: {
           episode_id: this.episodeId(episode.episode_index),
-          task: episode.tasks.join("; "),
+          task,
           environment: value("environment"),
           duration_s: episode.duration_s,
           outcome: value("outcome"),
@@ -250,6 +264,7 @@ class LeRobotSource {
       };
     }
     yield* this.drain();
+    if (this.withoutTask.count) this.notices.push({ message: "episodes without a task (their tasks are none or blank): imported with an empty task", ...this.withoutTask });
     yield* metadata.problems;
     for (const [index, where] of unmatched) yield { file: where.file, line: where.line, problem: `episode_index ${index} is not an episode of the dataset` };
   }

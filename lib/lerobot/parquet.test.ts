@@ -1,0 +1,120 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { asyncBufferFromFile, type AsyncBuffer, type SchemaElement } from "hyparquet";
+import { parquetWriteFile } from "hyparquet-writer";
+import { afterAll, describe, expect, it } from "vitest";
+import { openParquet, parquetBatches, type ParquetFile } from "./parquet";
+
+const roots: string[] = [];
+afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+
+/** The byte ranges read from a file, as [start, end). */
+function watched(file: AsyncBuffer, reads: [number, number][]): AsyncBuffer {
+  return {
+    byteLength: file.byteLength,
+    slice(start, end) {
+      reads.push([start, end ?? file.byteLength]);
+      return file.slice(start, end);
+    },
+  };
+}
+
+const ROWS = 24_000;
+const PAGE_ROWS = 2_000;
+const IMAGE_BYTES = 200;
+
+/**
+ * A data file as LeRobot's v2.1 → v3.0 conversion leaves it: one row group for the whole file,
+ * pages of about 2,000 rows, an image column that is most of the bytes, a list column (as the
+ * language columns are), and, as pyarrow writes by default, no offset index unless asked.
+ */
+function convertedDataFile(offsetIndex: boolean): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), "das-parquet-"));
+  roots.push(root);
+  const file = path.join(root, "file-000.parquet");
+  const schema: SchemaElement[] = [
+    { name: "schema", num_children: 4 },
+    { name: "episode_index", type: "INT64", repetition_type: "OPTIONAL" },
+    { name: "timestamp", type: "FLOAT", repetition_type: "OPTIONAL" },
+    { name: "labels", repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
+    { name: "list", repetition_type: "REPEATED", num_children: 1 },
+    { name: "element", type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" },
+    { name: "observation.images.top", type: "BYTE_ARRAY", repetition_type: "OPTIONAL" },
+  ];
+  parquetWriteFile({
+    filename: file,
+    schema,
+    rowGroupSize: ROWS,
+    pageSize: PAGE_ROWS * 8,
+    columnData: [
+      { name: "episode_index", data: Array.from({ length: ROWS }, (_, i) => BigInt(Math.floor(i / 300))), offsetIndex },
+      { name: "timestamp", data: Array.from({ length: ROWS }, (_, i) => Math.fround((i % 300) / 30)), offsetIndex },
+      { name: "labels", data: Array.from({ length: ROWS }, (_, i) => (i % 7 ? [] : [`label ${i}`, "grasp"])), offsetIndex },
+      { name: "observation.images.top", data: Array.from({ length: ROWS }, () => new Uint8Array(randomBytes(IMAGE_BYTES))), offsetIndex },
+    ],
+  });
+  return file;
+}
+
+/** The byte range of each column chunk in the file's one row group. */
+function chunkRanges(parquet: ParquetFile): Map<string, [number, number]> {
+  return new Map(
+    parquet.metadata.row_groups[0]!.columns.map((c) => {
+      const start = Number(c.meta_data!.dictionary_page_offset || c.meta_data!.data_page_offset);
+      return [c.meta_data!.path_in_schema[0]!, [start, start + Number(c.meta_data!.total_compressed_size)]];
+    }),
+  );
+}
+
+describe("parquetBatches on a file of one large row group", () => {
+  it.each([false, true])("reads the columns asked for in pages of rows, never the others' bytes (offset index: %s)", async (offsetIndex) => {
+    const file = convertedDataFile(offsetIndex);
+    const reads: [number, number][] = [];
+    const parquet = { ...(await openParquet(file)), source: watched(await asyncBufferFromFile(file), reads) };
+    expect(parquet.metadata.row_groups).toHaveLength(1);
+    const chunks = chunkRanges(parquet);
+    const image = chunks.get("observation.images.top")!;
+    // Random bytes do not compress: the image column is nearly all of the file, as in a real one.
+    expect(image[1] - image[0]).toBeGreaterThan(ROWS * IMAGE_BYTES);
+
+    const batches: { first: number; size: number }[] = [];
+    const episodes: number[] = [];
+    const labels: string[] = [];
+    for await (const { first, rows } of parquetBatches(parquet, ["episode_index", "timestamp", "labels"], { rows: 5_000 })) {
+      batches.push({ first, size: rows.length });
+      for (const row of rows) {
+        episodes.push(Number(row.episode_index));
+        labels.push(...(row.labels as string[]));
+        expect(Object.keys(row).sort()).toEqual(["episode_index", "labels", "timestamp"]);
+      }
+    }
+    // Pages of at most 5,000 rows, in order, every row once, the list column's rows in their place.
+    expect(batches).toEqual([0, 5_000, 10_000, 15_000, 20_000].map((first) => ({ first, size: Math.min(5_000, ROWS - first) })));
+    expect(episodes).toEqual(Array.from({ length: ROWS }, (_, i) => Math.floor(i / 300)));
+    expect(labels.filter((l) => l !== "grasp")).toEqual(Array.from({ length: ROWS }, (_, i) => i).filter((i) => i % 7 === 0).map((i) => `label ${i}`));
+
+    // Not one byte of the image column is read.
+    expect(reads.filter(([start, end]) => start < image[1] && end > image[0])).toEqual([]);
+    const wantedBytes = ["episode_index", "timestamp", "labels"].reduce((n, c) => n + chunks.get(c)![1] - chunks.get(c)![0], 0);
+    const dataReads = reads.filter(([start]) => start < image[0]);
+    if (offsetIndex) {
+      // Each read is some pages of one column (or its dictionary), never a whole chunk.
+      for (const [start, end] of dataReads) {
+        const [, chunk] = [...chunks].find(([, [from, to]]) => start >= from && start < to)!;
+        expect(end - start).toBeLessThan(chunk[1] - chunk[0]);
+      }
+    } else {
+      // Without an offset index each read fetches the columns' chunks, and only those.
+      for (const [start, end] of dataReads) expect(end - start).toBeLessThanOrEqual(wantedBytes);
+    }
+  });
+
+  it("reads whole row groups when asked (a rewrite writes them back as they were)", async () => {
+    const parquet = await openParquet(convertedDataFile(false));
+    const sizes: number[] = [];
+    for await (const { rows } of parquetBatches(parquet, ["episode_index"], { rows: 5_000, wholeGroups: true })) sizes.push(rows.length);
+    expect(sizes).toEqual([ROWS]);
+  });
+});
