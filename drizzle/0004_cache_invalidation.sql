@@ -22,34 +22,15 @@ CREATE TRIGGER api_keys_update_notify_cache AFTER UPDATE ON api_keys
   FOR EACH ROW WHEN ((to_jsonb(OLD) - 'last_used_at') IS DISTINCT FROM (to_jsonb(NEW) - 'last_used_at'))
   EXECUTE FUNCTION notify_cache_invalidation();
 --> statement-breakpoint
-CREATE TRIGGER api_key_scopes_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON api_key_scopes
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER licences_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON licences
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER organizations_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON organizations
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER users_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON users
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER datasets_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON datasets
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER dataset_versions_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dataset_versions
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER changelog_entries_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON changelog_entries
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
--- A released version's contents never change after its import's transaction; these cover anything
--- that would change them anyway (a repair by hand), at one notification per statement.
-CREATE TRIGGER episodes_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON episodes
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER annotations_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON annotations
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
---> statement-breakpoint
-CREATE TRIGGER files_notify_cache AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON files
-  FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation();
+-- The others alike, one trigger each, named <table>_notify_cache. A released version's contents
+-- (episodes, annotations, files) never change after its import's transaction; their triggers
+-- cover anything that would change them anyway (a repair by hand), at one notification per statement.
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['api_key_scopes', 'licences', 'organizations', 'users', 'datasets', 'dataset_versions', 'changelog_entries', 'episodes', 'annotations', 'files'] LOOP
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I FOR EACH STATEMENT EXECUTE FUNCTION notify_cache_invalidation()', t || '_notify_cache', t);
+  END LOOP;
+END
+$$;

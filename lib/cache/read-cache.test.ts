@@ -140,6 +140,24 @@ describe("ReadCache.memo", () => {
   });
 });
 
+describe("the invalidation triggers", () => {
+  // Whatever table an answer of the API depends on: a statement on it notifies, whoever runs it.
+  const TABLES = ["api_keys", "api_key_scopes", "licences", "organizations", "users", "datasets", "dataset_versions", "changelog_entries", "episodes", "annotations", "files", "file_episodes"];
+
+  it("notify the channel with the table's name for a statement on every table an answer depends on", async () => {
+    const heard: string[] = [];
+    const listener = await sql().listen(INVALIDATION_CHANNEL, (payload) => heard.push(payload));
+    try {
+      // Statement-level triggers fire for a statement that changes no row too.
+      for (const table of TABLES) await sql().unsafe(`delete from ${table} where false`);
+      await until(() => heard.length >= TABLES.length);
+      expect([...heard].sort()).toEqual([...TABLES].sort());
+    } finally {
+      await listener.unlisten();
+    }
+  });
+});
+
 describe("Lru", () => {
   it("holds at most its capacity, evicting the least recently used, and refuses what alone exceeds it", () => {
     const lru = new Lru<string, string>(10, (v) => v.length);
