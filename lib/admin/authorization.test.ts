@@ -3,9 +3,9 @@ import type { Principal } from "@/lib/auth/principal";
 import type { Ctx } from "@/lib/context";
 import { AppError } from "@/lib/errors";
 import { AUDIT_ACTIONS, type AuditAction } from "./audit-actions";
-import { createOrganization } from "./organizations";
+import { createOrganization, organizationBySlug, requireOrganization } from "./organizations";
 import { changeUserRole, createUser, disableUser } from "./users";
-import { grantLicence, revokeLicence } from "./licences";
+import { grantLicence, revokeLicence, versionId } from "./licences";
 import { issueKey, revokeKey } from "./keys";
 import { listOrganizations } from "./list-organizations";
 import { listUsers } from "./users";
@@ -45,6 +45,9 @@ const VERBS: { name: string; audit: AuditAction | null; call: (ctx: Ctx, w: Worl
   { name: "listVersionChoices", audit: null, call: async (ctx) => (await listVersionChoices(ctx), {}) },
   { name: "listKeys", audit: null, call: async (ctx) => (await listKeys(ctx), {}) },
   { name: "listAdminAudit", audit: null, call: async (ctx) => (await listAdminAudit(ctx), {}) },
+  { name: "requireOrganization", audit: null, call: async (ctx, w) => (await requireOrganization(ctx, w.organizationId), {}) },
+  { name: "organizationBySlug", audit: null, call: async (ctx, w) => (await organizationBySlug(ctx, w.organizationSlug), {}) },
+  { name: "versionId", audit: null, call: async (ctx, w) => (await versionId(ctx, w.datasetId, w.licensedVersion), {}) },
 ];
 
 let who: Record<CallerName, Principal>;

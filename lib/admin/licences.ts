@@ -11,6 +11,7 @@ import { requireOrganization } from "./organizations";
 export type LicenceTarget = { organizationId: string; datasetId: string; version: string };
 
 export async function versionId(ctx: Ctx, datasetId: string, version: string): Promise<number> {
+  requireAdmin(ctx);
   const [found] = await ctx.db
     .select({ id: datasetVersions.id })
     .from(datasetVersions)

@@ -32,6 +32,7 @@ export async function createOrganization(ctx: Ctx, input: { slug: string; name?:
 }
 
 export async function organizationBySlug(ctx: Ctx, slug: string): Promise<Organization> {
+  requireAdmin(ctx);
   const [found] = await ctx.db.select().from(organizations).where(eq(organizations.slug, slug));
   if (!found) throw new AppError("not_found", `No organisation with slug '${slug}'.`);
   return found;
@@ -39,6 +40,7 @@ export async function organizationBySlug(ctx: Ctx, slug: string): Promise<Organi
 
 /** Fails with "not found" for an unknown organisation id, rather than a foreign-key error surfacing as a 500. */
 export async function requireOrganization(ctx: Ctx, id: string): Promise<Organization> {
+  requireAdmin(ctx);
   const [found] = await ctx.db.select().from(organizations).where(eq(organizations.id, id));
   if (!found) throw new AppError("not_found", `No organisation with id '${id}'.`);
   return found;

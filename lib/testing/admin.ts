@@ -41,7 +41,7 @@ export async function callers(organizationId: string): Promise<Record<CallerName
 }
 
 /** An organisation with one licensed and one unlicensed version of a fresh dataset, a live key and an active licensee. */
-export async function adminWorld(): Promise<{ organizationId: string; datasetId: string; licensedVersion: string; unlicensedVersion: string; keyId: string; userId: string }> {
+export async function adminWorld(): Promise<{ organizationId: string; organizationSlug: string; datasetId: string; licensedVersion: string; unlicensedVersion: string; keyId: string; userId: string }> {
   const org = await createTestOrg();
   const datasetId = await importTestDataset([
     { version: "1.0.0", episodes: randomEpisodes(3, 1) },
@@ -50,7 +50,7 @@ export async function adminWorld(): Promise<{ organizationId: string; datasetId:
   await grant(org.id, datasetId, "1.0.0");
   const key = await issueKey(operatorCtx(), { organizationId: org.id, name: "world key" });
   const user = await userOfRole("licensee", org.id);
-  return { organizationId: org.id, datasetId, licensedVersion: "1.0.0", unlicensedVersion: "1.1.0", keyId: key.id, userId: user.userId };
+  return { organizationId: org.id, organizationSlug: org.slug, datasetId, licensedVersion: "1.0.0", unlicensedVersion: "1.1.0", keyId: key.id, userId: user.userId };
 }
 
 export type AuditRow = { action: AuditAction; actor_kind: string; actor_id: string; actor_label: string; target_id: string; details: Record<string, unknown> };
