@@ -5,7 +5,8 @@ import type { Sql } from "@/lib/db/client";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getObjectBytes, listObjectKeys, putObject, s3Client } from "@/lib/storage/client";
 import { storeLocation } from "@/lib/storage/config";
-import { uniqueId } from "@/lib/testing/fixtures";
+import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
+import { CALLERS, callers } from "@/lib/testing/admin";
 import { withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { buildWorld, downloadPlan, makeDownload, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
 import { digestKey, publicKeySha256, verifyDigests, writeHeadDigest, type DigestConfig, type HeadDigest } from "./digest";
@@ -107,6 +108,35 @@ describe("writing digests", () => {
       expect(recorded!.n).toBe(0);
     } finally {
       for (const s of instances) s.stop();
+    }
+  });
+});
+
+describe("who may write and check digests", () => {
+  // The verbs check their caller themselves (lib/auth/authorize.ts): writing a digest is an
+  // administrator's act, checking the log against them a reviewer's too. The callers are the run's
+  // principals, asked on this test's database.
+  it("writes for operators and admins, checks for reviewers as well, and refuses everyone else before touching the store", async () => {
+    const who = await callers((await createTestOrg()).id);
+    await makeSequentially(w, downloadPlan(w).slice(0, 1));
+    const writers = ["operator", "admin"];
+    const checkers = ["operator", "admin", "reviewer"];
+    for (const caller of CALLERS) {
+      const config = configFor(`${uniqueId(`roles-${caller}`)}/`);
+      const ctx = { ...w.iso.operator, principal: who[caller] };
+      const wrote = await writeHeadDigest(ctx, config).then(
+        (result) => result.written,
+        (e: unknown) => e,
+      );
+      if (writers.includes(caller)) expect(wrote, caller).toBe(true);
+      else expect(wrote, caller).toMatchObject({ code: "forbidden", status: 403 });
+      expect(await listObjectKeys(config.store.client, config.store.bucket, config.store.prefix), caller).toHaveLength(writers.includes(caller) ? 1 : 0);
+      const checked = await verifyDigests(ctx, verifierOf(config)).then(
+        (result) => result.findings,
+        (e: unknown) => e,
+      );
+      if (checkers.includes(caller)) expect(Array.isArray(checked), caller).toBe(true);
+      else expect(checked, caller).toMatchObject({ code: "forbidden", status: 403 });
     }
   });
 });
