@@ -141,6 +141,17 @@ describe("usage errors", () => {
     expect(nothingClose.stderr.startsWith("das-admin: Unknown option '--colour'.\n\nUsage: das-admin org create [options] <slug>\n"), nothingClose.stderr).toBe(true);
   });
 
+  it("a flag cut short names the options it begins, however many letters are missing", async () => {
+    const [expire, conc] = await Promise.all([
+      run("das-admin", ["key", "create", "acme", "--expire", "30d"]),
+      run("das", ["pull", "kpp@1.0.0", "--dir", "x", "--conc", "4"]),
+    ]);
+    expect(expire.code).toBe(2);
+    expect(expire.stderr.startsWith("das-admin: Unknown option '--expire'.\n(Did you mean --expires-in?)\n\nUsage: das-admin key create [options] <org>\n"), expire.stderr).toBe(true);
+    expect(conc.code).toBe(2);
+    expect(conc.stderr.startsWith("Unknown option '--conc'.\n(Did you mean --concurrency?)\n\nUsage: das pull [options] <dataset@version>\n"), conc.stderr).toBe(true);
+  });
+
   it("an unknown command names the closest valid one and exits 2, with the usage of the level it was wrong at", async () => {
     const [pul, helpPul, licnce, crate, group] = await Promise.all([
       run("das", ["pul", "kpp@1.0.0"]),

@@ -63,10 +63,21 @@ export class CliCommand extends Command {
     const [first = "", ...suggestion] = message.replace(/^error: /, "").split("\n");
     let sentence = `${first.charAt(0).toUpperCase()}${first.slice(1)}${first.endsWith(".") ? "" : "."}`;
     if (code === "commander.unknownCommand") sentence = `unknown command '${this.path(this.args[0] ?? "")}'.`;
+    if (code === "commander.unknownOption" && suggestion.length === 0) suggestion.push(...this.optionsStartingLike(/'([^']+)'/.exec(first)?.[1] ?? ""));
     if (code === "commander.missingArgument" || code === "commander.excessArguments") {
       sentence = `Expected ${this.registeredArguments.length} argument(s), got ${this.args.length}.`;
     }
     return [sentence, ...suggestion].join("\n");
+  }
+
+  /**
+   * Commander suggests an option within a few letters' edits; a flag cut short (`--expire` for
+   * `--expires-in`) is further off than that, and is what people type most.
+   */
+  private optionsStartingLike(flag: string): string[] {
+    if (!flag.startsWith("--") || flag.length < 4) return [];
+    const longs = this.options.flatMap((option) => (option.long && option.long.startsWith(flag) ? [option.long] : []));
+    return longs.length ? [`(Did you mean ${longs.join(" or ")}?)`] : [];
   }
 
   /**
