@@ -1,4 +1,4 @@
-import { forbidden, notFound, redirect } from "next/navigation";
+import { forbidden, notFound, redirect, unstable_rethrow } from "next/navigation";
 import type { z } from "zod";
 import { sessionUser } from "../auth/accounts";
 import { auth } from "../auth/next-auth";
@@ -18,10 +18,28 @@ import { toAppError } from "./respond";
  * counts at once.
  */
 export async function currentUser(): Promise<UserPrincipal | null> {
-  const session = await auth();
-  const uid = session?.user?.id;
-  if (!uid) return null;
-  return sessionUser(getDb(), uid, session.sessionVersion);
+  try {
+    const session = await auth();
+    const uid = session?.user?.id;
+    if (!uid) return null;
+    return await sessionUser(getDb(), uid, session.sessionVersion);
+  } catch (error) {
+    unexpected(error);
+  }
+}
+
+/**
+ * What the portal throws for an error it did not expect. Next logs whatever a page or route
+ * handler throws as it is, and a database error's message can hold the failed query's parameters
+ * or a quoted value. So the error goes to our log as `errorFields` allows (never a parameter or a
+ * value) and Next gets an error whose message holds nothing of the data. Next's own signals
+ * (redirect, not found, forbidden) and our AppErrors, whose messages we wrote, pass as they are.
+ */
+function unexpected(error: unknown): never {
+  unstable_rethrow(error);
+  if (error instanceof AppError) throw error;
+  const answer = toAppError(error, newRequestId());
+  throw new AppError(answer.code, answer.message, { headers: answer.headers });
 }
 
 /**
@@ -90,7 +108,7 @@ export async function pageData<T>(load: Promise<T>): Promise<T> {
       if (error.status === 401) redirect("/login");
       notFound();
     }
-    throw error;
+    unexpected(error);
   }
 }
 
@@ -110,7 +128,7 @@ export async function routeData<T>(load: Promise<T>): Promise<T | Response> {
     return await load;
   } catch (error) {
     if (error instanceof AppError && error.status >= 400 && error.status < 500) return plainText(error.status, error.message);
-    throw error;
+    unexpected(error);
   }
 }
 

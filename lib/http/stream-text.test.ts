@@ -1,4 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { hashPassword } from "../auth/passwords";
+import { getDb } from "../db/client";
+import { users } from "../db/schema";
+import { uniqueId } from "../testing/fixtures";
 import { streamText } from "./stream-text";
 
 async function* numberedLines(count: number, finished: { value: boolean }) {
@@ -34,5 +38,28 @@ describe("streamText", () => {
     await reader.read();
     await reader.cancel();
     expect(finished.value).toBe(true);
+  });
+
+  it("breaks off on a source's failure with nothing of its text, which goes to the log as errorFields allows", async () => {
+    const hash = await hashPassword("a long secret password");
+    async function* failing() {
+      yield "first line\n";
+      // A failed insert: the driver's error carries its parameters, an argon2id hash among them.
+      await getDb().insert(users).values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash });
+    }
+    const logged: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((text) => (logged.push(String(text)), true));
+    try {
+      const error = await streamText(failing(), {}).text().then(
+        () => expect.fail("the stream should break off"),
+        (e: unknown) => e,
+      );
+      expect(String((error as Error).message)).not.toContain("argon2id");
+      expect(String((error as Error).stack)).not.toContain("argon2id");
+    } finally {
+      spy.mockRestore();
+    }
+    expect(logged.join("")).toContain("DrizzleQueryError <- PostgresError 22021");
+    expect(logged.join("")).not.toContain("argon2id");
   });
 });

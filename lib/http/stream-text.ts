@@ -1,3 +1,6 @@
+import { newRequestId } from "./request-id";
+import { toAppError } from "./respond";
+
 /**
  * Text gathered into a chunk before it is written: every chunk costs the same trip through the
  * web stream and Node's response whatever its size, so an export of a million short lines sent
@@ -13,14 +16,22 @@ export function streamText(pieces: AsyncIterable<string>, headers: Record<string
     new ReadableStream<Uint8Array>({
       async pull(controller) {
         let chunk = "";
-        while (chunk.length < CHUNK_CHARS) {
-          const next = await iterator.next();
-          if (next.done) {
-            if (chunk) controller.enqueue(encoder.encode(chunk));
-            controller.close();
-            return;
+        try {
+          while (chunk.length < CHUNK_CHARS) {
+            const next = await iterator.next();
+            if (next.done) {
+              if (chunk) controller.enqueue(encoder.encode(chunk));
+              controller.close();
+              return;
+            }
+            chunk += next.value;
           }
-          chunk += next.value;
+        } catch (error) {
+          // The answer has begun and can only break off. What broke it goes to our log as
+          // errorFields allows; the server, which logs a stream's error as it is, gets none of its
+          // text (a database error's message can hold a query's parameters).
+          controller.error(new Error(toAppError(error, newRequestId()).message));
+          return;
         }
         controller.enqueue(encoder.encode(chunk));
       },
