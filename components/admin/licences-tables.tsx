@@ -7,7 +7,8 @@ import type { LicenceRecord } from "@/lib/admin/list-licences";
 import { Alert } from "../ui/alert";
 import { DataTable } from "../ui/data-table";
 import { EmptyState } from "../ui/empty-state";
-import { formatDateTime, formatNumber } from "../ui/format";
+import { formatDateTime } from "../ui/format";
+import { AdminListSection } from "./admin-list-section";
 import { ConfirmDialog, ConfirmTrigger, useConfirmedAction } from "./confirm-dialog";
 import { TableSrOnly } from "./table-sr-only";
 import type { AdminAction } from "./use-admin-action";
@@ -93,28 +94,24 @@ export function LicencesTables({
           </Alert>
         ) : null}
       </div>
-      <section aria-labelledby="active-heading" className="space-y-3">
-        <div className="flex flex-wrap items-end justify-between gap-3">
-          <h2 id="active-heading" className="text-sm font-semibold text-slate-900">
-            Active licences <span className="font-normal text-slate-500">({formatNumber(active.length)})</span>
-          </h2>
-          {filters}
-        </div>
-        {active.length === 0 && !filtered ? (
-          <EmptyState title="No active licences">Grant one above: an organisation sees nothing until it holds a licence.</EmptyState>
-        ) : (
-          <DataTable caption="Active licences" data={active} columns={columns} rowId={(l) => l.id} empty="This organisation holds no active licence." />
-        )}
-      </section>
-      <section aria-labelledby="revoked-heading" className="space-y-3">
-        <div>
-          <h2 id="revoked-heading" className="text-sm font-semibold text-slate-900">
-            Revoked licences <span className="font-normal text-slate-500">({formatNumber(revoked.length)})</span>
-          </h2>
-          <p className="mt-0.5 text-sm text-slate-500">Kept for the record: the disclosure log names the licence under which each download was made.</p>
-        </div>
+      <AdminListSection
+        id="active-heading"
+        title="Active licences"
+        count={active.length}
+        filters={filters}
+        filtered={filtered}
+        empty={<EmptyState title="No active licences">Grant one above: an organisation sees nothing until it holds a licence.</EmptyState>}
+      >
+        <DataTable caption="Active licences" data={active} columns={columns} rowId={(l) => l.id} empty="This organisation holds no active licence." />
+      </AdminListSection>
+      <AdminListSection
+        id="revoked-heading"
+        title="Revoked licences"
+        count={revoked.length}
+        description="Kept for the record: the disclosure log names the licence under which each download was made."
+      >
         <DataTable caption="Revoked licences" data={revoked} columns={REVOKED_COLUMNS} rowId={(l) => l.id} empty="No licence has been revoked." />
-      </section>
+      </AdminListSection>
       <ConfirmDialog
         control={revoke}
         title="Revoke this licence?"

@@ -1,3 +1,4 @@
+import { SimpleTable } from "../ui/simple-table";
 import { Inline } from "./markdown";
 
 export type ErrorCodeRow = { code: string; status: number; meaning: string };
@@ -11,28 +12,14 @@ export function ErrorCodes({ rows }: { rows: ErrorCodeRow[] }) {
         Every error is <code className="font-mono">{'{"error":{"code","message","request_id"}}'}</code>. Program against <code className="font-mono">code</code>; show{" "}
         <code className="font-mono">message</code>; quote <code className="font-mono">request_id</code> (also in the <code className="font-mono">X-Request-Id</code> header) when reporting a problem.
       </p>
-      <div className="overflow-x-auto rounded-lg border border-slate-200">
-        <table className="min-w-full divide-y divide-slate-200 text-left text-sm">
-          <thead className="bg-slate-50 text-xs font-semibold uppercase tracking-wide text-slate-500">
-            <tr>
-              <th scope="col" className="px-3 py-2">Status</th>
-              <th scope="col" className="px-3 py-2">Code</th>
-              <th scope="col" className="px-3 py-2">When</th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-100 bg-white">
-            {rows.map((row) => (
-              <tr key={row.code} id={`error-${row.code}`} className="align-top">
-                <td className="px-3 py-2 font-mono text-xs">{row.status}</td>
-                <td className="whitespace-nowrap px-3 py-2 font-mono text-xs text-slate-900">{row.code}</td>
-                <td className="px-3 py-2 text-slate-600">
-                  <Inline text={row.meaning} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <SimpleTable
+        columns={[
+          { header: "Status", className: "font-mono text-xs" },
+          { header: "Code", className: "whitespace-nowrap font-mono text-xs text-slate-900" },
+          { header: "When", className: "text-slate-600" },
+        ]}
+        rows={rows.map((row) => ({ key: row.code, id: `error-${row.code}`, cells: [row.status, row.code, <Inline text={row.meaning} />] }))}
+      />
     </section>
   );
 }

@@ -1,7 +1,8 @@
+import { SimpleTable } from "../ui/simple-table";
 import { CodeBlock, json } from "./code-block";
 import { Inline, Markdown } from "./markdown";
 import { MethodBadge, StatusBadge } from "./method-badge";
-import { constraints, PropertiesTable, refName, SchemaType, type JsonSchema } from "./schema";
+import { Constraints, PropertiesTable, refName, SchemaType, type JsonSchema } from "./schema";
 
 type Media = { schema?: JsonSchema; example?: unknown; examples?: Record<string, { summary?: string; value: unknown }> };
 type Parameter = { name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema };
@@ -33,39 +34,30 @@ function Examples({ media }: { media: Media }) {
 
 function Parameters({ parameters }: { parameters: Parameter[] }) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-slate-200">
-      <table className="min-w-full divide-y divide-slate-200 text-left text-sm">
-        <thead className="bg-slate-50 text-xs font-semibold uppercase tracking-wide text-slate-500">
-          <tr>
-            <th scope="col" className="px-3 py-2">Name</th>
-            <th scope="col" className="px-3 py-2">In</th>
-            <th scope="col" className="px-3 py-2">Type</th>
-            <th scope="col" className="px-3 py-2">Description</th>
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-100 bg-white">
-          {parameters.map((p) => (
-            <tr key={`${p.in}:${p.name}`} className="align-top">
-              <td className="whitespace-nowrap px-3 py-2 font-mono text-xs text-slate-900">
-                {p.name}
-                {p.required ? <span className="ml-1 text-red-600" title="required">*</span> : null}
-              </td>
-              <td className="px-3 py-2 text-xs text-slate-500">{p.in}</td>
-              <td className="whitespace-nowrap px-3 py-2">{p.schema && <SchemaType schema={p.schema} />}</td>
-              <td className="px-3 py-2 text-slate-600">
-                {p.description && <Inline text={p.description} />}
-                {p.schema && constraints(p.schema).length > 0 && (
-                  <span className="block text-xs text-slate-500">
-                    <Inline text={constraints(p.schema).join("; ")} />
-                  </span>
-                )}
-                {p.schema?.example !== undefined && <span className="block text-xs text-slate-500">Example: <code className="font-mono">{String(p.schema.example)}</code></span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <SimpleTable
+      columns={[
+        { header: "Name", className: "whitespace-nowrap font-mono text-xs text-slate-900" },
+        { header: "In", className: "text-xs text-slate-500" },
+        { header: "Type", className: "whitespace-nowrap" },
+        { header: "Description", className: "text-slate-600" },
+      ]}
+      rows={parameters.map((p) => ({
+        key: `${p.in}:${p.name}`,
+        cells: [
+          <>
+            {p.name}
+            {p.required ? <span className="ml-1 text-red-600" title="required">*</span> : null}
+          </>,
+          p.in,
+          p.schema && <SchemaType schema={p.schema} />,
+          <>
+            {p.description && <Inline text={p.description} />}
+            {p.schema && <Constraints schema={p.schema} />}
+            {p.schema?.example !== undefined && <span className="block text-xs text-slate-500">Example: <code className="font-mono">{String(p.schema.example)}</code></span>}
+          </>,
+        ],
+      }))}
+    />
   );
 }
 

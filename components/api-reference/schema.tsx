@@ -1,3 +1,4 @@
+import { SimpleTable } from "../ui/simple-table";
 import { Inline } from "./markdown";
 
 export type JsonSchema = {
@@ -79,42 +80,42 @@ export function constraints(schema: JsonSchema): string[] {
   return out;
 }
 
+/** The constraints under a field's or a parameter's description, when it has any. */
+export function Constraints({ schema }: { schema: JsonSchema }) {
+  const list = constraints(schema);
+  if (!list.length) return null;
+  return (
+    <span className="block text-xs text-slate-500">
+      <Inline text={list.join("; ")} />
+    </span>
+  );
+}
+
 /** The fields of an object schema as a table. */
 export function PropertiesTable({ schema }: { schema: JsonSchema }) {
   const properties = Object.entries(schema.properties ?? {});
   if (!properties.length) return null;
   return (
-    <div className="overflow-x-auto rounded-lg border border-slate-200">
-      <table className="min-w-full divide-y divide-slate-200 text-left text-sm">
-        <thead className="bg-slate-50 text-xs font-semibold uppercase tracking-wide text-slate-500">
-          <tr>
-            <th scope="col" className="px-3 py-2">Field</th>
-            <th scope="col" className="px-3 py-2">Type</th>
-            <th scope="col" className="px-3 py-2">Description</th>
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-100 bg-white">
-          {properties.map(([name, property]) => (
-            <tr key={name} className="align-top">
-              <td className="whitespace-nowrap px-3 py-2 font-mono text-xs text-slate-900">
-                {name}
-                {schema.required?.includes(name) ? <span className="ml-1 text-red-600" title="required">*</span> : <span className="ml-1 text-slate-400">optional</span>}
-              </td>
-              <td className="whitespace-nowrap px-3 py-2">
-                <SchemaType schema={property} />
-              </td>
-              <td className="px-3 py-2 text-slate-600">
-                {property.description && <Inline text={property.description} />}
-                {constraints(property).length > 0 && (
-                  <span className="block text-xs text-slate-500">
-                    <Inline text={constraints(property).join("; ")} />
-                  </span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <SimpleTable
+      columns={[
+        { header: "Field", className: "whitespace-nowrap font-mono text-xs text-slate-900" },
+        { header: "Type", className: "whitespace-nowrap" },
+        { header: "Description", className: "text-slate-600" },
+      ]}
+      rows={properties.map(([name, property]) => ({
+        key: name,
+        cells: [
+          <>
+            {name}
+            {schema.required?.includes(name) ? <span className="ml-1 text-red-600" title="required">*</span> : <span className="ml-1 text-slate-400">optional</span>}
+          </>,
+          <SchemaType schema={property} />,
+          <>
+            {property.description && <Inline text={property.description} />}
+            <Constraints schema={property} />
+          </>,
+        ],
+      }))}
+    />
   );
 }

@@ -1,11 +1,11 @@
 import type { Metadata } from "next";
 import { z } from "zod";
+import { AdminListSection } from "@/components/admin/admin-list-section";
 import { KeyIssueForm } from "@/components/admin/key-issue-form";
 import { KeysTable } from "@/components/admin/keys-table";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
 import { FilterBar } from "@/components/ui/filter-bar";
-import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { KEY_STATUSES, listKeys, type KeyStatus } from "@/lib/admin/list-keys";
 import { listLicences } from "@/lib/admin/list-licences";
@@ -41,11 +41,13 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
             <KeyIssueForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} licensed={licensed} defaultOrganizationId={organizationId} issueKey={issueKeyAction} />
           </CardBody>
         </Card>
-        <section aria-labelledby="keys-heading" className="space-y-3">
-          <div className="flex flex-wrap items-end justify-between gap-3">
-            <h2 id="keys-heading" className="text-sm font-semibold text-slate-900">
-              {filtered ? "Matching keys" : "All keys"} <span className="font-normal text-slate-500">({formatNumber(keys.length)})</span>
-            </h2>
+        <AdminListSection
+          id="keys-heading"
+          title={filtered ? "Matching keys" : "All keys"}
+          count={keys.length}
+          filtered={filtered}
+          empty={<EmptyState title="No API keys yet">Issue the first one above. Its secret is shown once, right after issuing.</EmptyState>}
+          filters={
             <FilterBar
               label="Filter keys"
               fields={[
@@ -53,13 +55,10 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
                 { kind: "select", name: "status", label: "Status", any: "Any status", value: status ?? "", options: KEY_STATUSES.map((s) => ({ value: s, label: s })) },
               ]}
             />
-          </div>
-          {keys.length === 0 && !filtered ? (
-            <EmptyState title="No API keys yet">Issue the first one above. Its secret is shown once, right after issuing.</EmptyState>
-          ) : (
-            <KeysTable keys={keys} empty="No key matches these filters." revoke={revokeKeyAction} />
-          )}
-        </section>
+          }
+        >
+          <KeysTable keys={keys} empty="No key matches these filters." revoke={revokeKeyAction} />
+        </AdminListSection>
       </div>
     </>
   );

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { AdminListSection } from "@/components/admin/admin-list-section";
 import { OrganizationForm } from "@/components/admin/organization-form";
 import { OrganizationsTable } from "@/components/admin/organizations-table";
 import { RecentActivity } from "@/components/admin/recent-activity";
@@ -34,16 +35,14 @@ export default async function OrganizationsPage() {
             <OrganizationForm createOrganization={createOrganizationAction} />
           </CardBody>
         </Card>
-        <section aria-labelledby="organizations-heading">
-          <h2 id="organizations-heading" className="mb-3 text-sm font-semibold text-slate-900">
-            All organisations <span className="font-normal text-slate-500">({formatNumber(organizations.length)})</span>
-          </h2>
-          {organizations.length === 0 ? (
-            <EmptyState title="No organisations yet">Create the first one above, then grant it licences and issue it keys.</EmptyState>
-          ) : (
-            <OrganizationsTable organizations={organizations} />
-          )}
-        </section>
+        <AdminListSection
+          id="organizations-heading"
+          title="All organisations"
+          count={organizations.length}
+          empty={<EmptyState title="No organisations yet">Create the first one above, then grant it licences and issue it keys.</EmptyState>}
+        >
+          <OrganizationsTable organizations={organizations} />
+        </AdminListSection>
         <RecentActivity entries={audit.entries} />
       </div>
     </>

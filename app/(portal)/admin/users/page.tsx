@@ -1,11 +1,11 @@
 import type { Metadata } from "next";
 import { z } from "zod";
+import { AdminListSection } from "@/components/admin/admin-list-section";
 import { UserForm } from "@/components/admin/user-form";
 import { UsersTable } from "@/components/admin/users-table";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
 import { FilterBar } from "@/components/ui/filter-bar";
-import { formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { listUsers } from "@/lib/admin/users";
@@ -37,11 +37,13 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
             <UserForm organizations={choices} defaultOrganizationId={organizationId} createUser={createUserAction} />
           </CardBody>
         </Card>
-        <section aria-labelledby="users-heading" className="space-y-3">
-          <div className="flex flex-wrap items-end justify-between gap-3">
-            <h2 id="users-heading" className="text-sm font-semibold text-slate-900">
-              {filtered ? "Matching users" : "All users"} <span className="font-normal text-slate-500">({formatNumber(users.length)})</span>
-            </h2>
+        <AdminListSection
+          id="users-heading"
+          title={filtered ? "Matching users" : "All users"}
+          count={users.length}
+          filtered={filtered}
+          empty={<EmptyState title="No users yet">Create the first one above.</EmptyState>}
+          filters={
             <FilterBar
               label="Filter users"
               fields={[
@@ -49,16 +51,10 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
                 { kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
               ]}
             />
-          </div>
-          {users.length === 0 && !filtered ? (
-            <EmptyState title="No users yet">Create the first one above.</EmptyState>
-          ) : (
-            <UsersTable users={users} empty="No user matches these filters." organizations={choices} selfId={ctx.principal.userId}
-              disableUser={disableUserAction}
-              changeRole={changeUserRoleAction}
-            />
-          )}
-        </section>
+          }
+        >
+          <UsersTable users={users} empty="No user matches these filters." organizations={choices} selfId={ctx.principal.userId} disableUser={disableUserAction} changeRole={changeUserRoleAction} />
+        </AdminListSection>
       </div>
     </>
   );
