@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +6,8 @@ import { createUser } from "@/lib/admin/users";
 import type { UserPrincipal } from "@/lib/auth/principal";
 import { getDb } from "@/lib/db/client";
 import { createDownload } from "@/lib/downloads/create-download";
+import { SEARCH_KEYS } from "@/lib/disclosures/filter";
+import { OverviewSearch } from "@/lib/disclosures/overview";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
@@ -73,7 +75,7 @@ const context = (target: string, res: RawResponse) => `${target} → ${res.statu
 type Kind = "page" | "route" | "api";
 type Template = { template: string; kind: Kind; file: string };
 
-/** Every page.tsx and route.ts under app/, as a URL template (`/datasets/[id]`). Auth.js's own endpoints are its business. */
+/** Every page.tsx and route.ts under app/, as a URL template (`/datasets/[id]`). */
 function appTemplates(): Template[] {
   const found: Template[] = [];
   const walk = (dir: string, segments: string[]) => {
@@ -83,7 +85,6 @@ function appTemplates(): Template[] {
         walk(path.join(dir, entry.name), /^\(.*\)$/.test(entry.name) ? segments : [...segments, entry.name]);
       } else if (entry.name === "page.tsx" || entry.name === "route.ts") {
         const template = `/${segments.join("/")}`;
-        if (template.startsWith("/api/auth")) continue;
         const kind: Kind = template.startsWith("/api") ? "api" : entry.name === "page.tsx" ? "page" : "route";
         found.push({ template, kind, file: path.relative(PROJECT_ROOT, path.join(dir, entry.name)) });
       }
@@ -102,6 +103,7 @@ const realValues = (): Record<string, string[]> => ({
   format: ["json", "csv", "aria2c", "curl"],
   contributor: [contributor],
   path: ["v1", "v2/x"],
+  nextauth: ["session", "csrf", "providers", "signin", "signout", "callback/credentials", "error"],
 });
 
 const segmentNames = (template: string) => [...template.matchAll(/\[\[?(?:\.\.\.)?(\w+)\]?\]/g)].map((m) => m[1]!);
@@ -112,7 +114,34 @@ const fill = (template: string, values: Record<string, string>) => template.repl
 const HOSTILE = ["%FF", "%00", "%0A", "%2F", "%2e%2e", "..", ".", "%", "%25", "%C3%A9", "%E2%80%AE", "%F0%9F%98%80", "a%20b", ";x", "constructor", "__proto__", "x".repeat(3000)];
 const hostileSegment = fc.oneof(fc.constantFrom(...HOSTILE), fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@%-]{1,30}$/));
 
-const QUERY_NAMES = ["granularity", "outcome", "environment", "cursor", "limit", "version", "before", "org", "key", "user", "dataset", "from", "to", "episode", "contributor", "format", "callbackUrl", "error", "role", "status", "organization", "x"];
+/**
+ * The names of an object schema's fields, read from source: the top-level keys of each
+ * `z.object({ … })` and `.extend({ … })`, and the fields of the shared schemas a file uses.
+ */
+function schemaFieldNames(source: string): string[] {
+  const names: string[] = [];
+  for (const match of source.matchAll(/(?:z\.object|\.extend)\(\{/g)) {
+    // The object literal's text, split at its own commas (not those of nested calls): `key: …` each.
+    const fields: string[] = [""];
+    let depth = 0;
+    for (const c of source.slice(match.index! + match[0].length)) {
+      if ("({[".includes(c)) depth++;
+      if (")}]".includes(c) && depth-- === 0) break;
+      if (c === "," && depth === 0) fields.push("");
+      else fields[fields.length - 1] += c;
+    }
+    names.push(...fields.flatMap((field) => /^\s*([\w$]+)\s*:/.exec(field)?.[1] ?? []));
+  }
+  if (/\bDisclosureSearch\b/.test(source)) names.push(...SEARCH_KEYS);
+  if (/\bOverviewSearch\b/.test(source)) names.push(...Object.keys(OverviewSearch.shape));
+  return names;
+}
+
+/**
+ * Every query parameter a page or route handler reads, taken from their schemas, so that a new one
+ * is fuzzed as soon as it exists; and a name none of them reads.
+ */
+const QUERY_NAMES = [...new Set([...appTemplates().flatMap(({ file }) => schemaFieldNames(readFileSync(path.join(PROJECT_ROOT, file), "utf8"))), "x"])];
 const queryValue = fc.oneof(
   fc.constantFrom("", "1", "-1", "1e3", "csv", "jsonl", "1.0.0", "2.0.0", "2026-01-01", "failure", "%00", "%0A", "%FF", "%C3%A9", "__proto__", "x".repeat(2000)),
   fc.stringMatching(/^[A-Za-z0-9._~%-]{0,30}$/),
@@ -127,7 +156,14 @@ function expectSensible(target: string, kind: Kind, res: RawResponse) {
   const where = context(target, res);
   expect(res.status, where).toBeLessThan(500);
   const normalised = new URL(target, "http://x").pathname;
-  if (/^\/api(\/|$)/.test(normalised) && !normalised.startsWith("/api/auth")) {
+  if (/^\/api\/auth\/./.test(normalised)) {
+    // Auth.js's endpoints: its browser flows redirect to the sign-in page and its sign-out page is
+    // HTML; anything it refuses or does not have is the API's envelope.
+    expect([200, 302, 400, 404, 405], where).toContain(res.status);
+    if (res.status >= 400) expect(header(res, "content-type"), where).toMatch(/^application\/json/);
+    return;
+  }
+  if (/^\/api(\/|$)/.test(normalised)) {
     expect(header(res, "content-type"), where).toMatch(/^application\/json/);
     return;
   }
@@ -143,6 +179,13 @@ function expectSensible(target: string, kind: Kind, res: RawResponse) {
 
 describe("every page and route handler over HTTP, as every role", () => {
   const templates = appTemplates();
+
+  it("fuzzes every query parameter the pages and route handlers read, found in their schemas", () => {
+    expect(QUERY_NAMES).toEqual(
+      expect.arrayContaining(["outcome", "environment", "cursor", "limit", "version", "before", "episodes_after", "channel", "contributor", "org", "from", "to", "granularity", "format", "callbackUrl", "error", "role", "status", "organization"]),
+    );
+    expect(QUERY_NAMES.every((name) => /^\w+$/.test(name)), QUERY_NAMES.join()).toBe(true);
+  });
 
   it("finds the app's pages and route handlers on disk, and has a real value for each of their segments", () => {
     const kinds = new Set(templates.map((t) => t.kind));

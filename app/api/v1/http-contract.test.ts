@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
+import { openApiDocument } from "@/lib/api/openapi";
 import { ERROR_STATUS, type ErrorCode } from "@/lib/errors";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { rawRequest, type RawResponse } from "@/lib/testing/raw-http";
@@ -66,15 +67,24 @@ function expectContract(res: RawResponse, method = "GET") {
 const auth = () => ({ authorization: `Bearer ${key}` });
 const get = (path: string, headers: Record<string, string> = auth()) => rawRequest(server.url, { path, headers });
 
-/** Fills {id}, {version} and {episode}; a function replacer, because fuzzed text may contain `$'`. */
+/** Fills {id}, {version} and {episode_id}; a function replacer, because fuzzed text may contain `$'`. */
 const fill = (template: string, values: Record<string, string>) => template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!);
 
-const templates = () => [
-  `/api/v1/datasets`,
-  `/api/v1/datasets/{id}/versions`,
-  `/api/v1/datasets/{id}/versions/{version}/manifest`,
-  `/api/v1/datasets/{id}/versions/{version}/episodes`,
-  `/api/v1/episodes/{episode}/annotations`,
+/** Every operation of the API, from its OpenAPI document: a new endpoint is fuzzed as soon as it is documented. */
+const operations = () => Object.entries(openApiDocument().paths ?? {}).flatMap(([template, item]) => (["get", "post"] as const).filter((m) => item?.[m]).map((method) => ({ template, method })));
+const templates = () => [...new Set(operations().map((o) => o.template))];
+const getTemplates = () => operations().flatMap((o) => (o.method === "get" ? [o.template] : []));
+/** The query parameters the document names, and near misses of them. */
+const queryNames = () => [
+  ...new Set(
+    operations().flatMap(({ template, method }) =>
+      ((openApiDocument().paths![template]![method]!.parameters ?? []) as { in?: string; name?: string }[]).flatMap((p) => (p.in === "query" && p.name ? [p.name] : [])),
+    ),
+  ),
+  "outcomes",
+  "LIMIT",
+  "%ZZ",
+  "a[]",
 ];
 
 // Segments a client might send: real values, near misses, and hostile bytes (sent unnormalised).
@@ -86,15 +96,20 @@ const segment = () =>
 
 const queryPart = () =>
   fc.tuple(
-    fc.constantFrom("outcome", "environment", "limit", "cursor", "version", "outcomes", "LIMIT", "%ZZ", "a[]"),
+    fc.constantFrom(...queryNames()),
     fc.oneof(fc.constantFrom("", "0", "1", "500", "501", "-1", "1e3", "failure", "%ZZ", "%00", "x".repeat(2000)), fc.stringMatching(/^[A-Za-z0-9._~%-]{0,60}$/)),
   );
 
 describe("every API response over HTTP", () => {
-  it.each(templates().map((t) => [t]))("%s: random path segments and query strings give 2xx JSON or a 4xx envelope", async (template) => {
+  it("fuzzes every operation the OpenAPI document lists, with every query parameter it names", () => {
+    expect(templates()).toEqual(expect.arrayContaining(["/api/v1/datasets", "/api/v1/episodes/{episode_id}/annotations", "/api/v1/downloads", "/api/v1/previews"]));
+    expect(queryNames()).toEqual(expect.arrayContaining(["outcome", "environment", "limit", "cursor", "version"]));
+  });
+
+  it.each(getTemplates().map((t) => [t]))("%s: random path segments and query strings give 2xx JSON or a 4xx envelope", async (template) => {
     await fc.assert(
       fc.asyncProperty(segment(), segment(), segment(), fc.array(queryPart(), { maxLength: 4 }), async (id, version, episode, query) => {
-        const path = fill(template, { id, version, episode });
+        const path = fill(template, { id, version, episode_id: episode });
         const res = await get(`${path}${query.length ? `?${query.map(([k, v]) => `${k}=${v}`).join("&")}` : ""}`);
         expectContract(res);
       }),
@@ -126,7 +141,7 @@ describe("every API response over HTTP", () => {
         fc.option(fc.constantFrom("application/json", "text/plain", "multipart/form-data; boundary=x", "application/json; charset=utf-16"), { nil: undefined }),
         fc.option(fc.constantFrom("{", "null", "[]", '{"dataset_id":1}', "x".repeat(5000)), { nil: undefined }),
         async (template, method, accept, authorization, contentType, body) => {
-          const path = fill(template, { id: datasetId, version: "1.0.0", episode: episodeId });
+          const path = fill(template, { id: datasetId, version: "1.0.0", episode_id: episodeId });
           const headers: Record<string, string> = {};
           if (accept !== undefined) headers.accept = accept;
           if (authorization !== undefined) headers.authorization = authorization;
@@ -310,6 +325,55 @@ describe("POST /api/v1/downloads over HTTP", () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("POST /api/v1/previews over HTTP", () => {
+  /** A fuzzed preview body: mostly the right shape with near-miss values, sometimes anything at all. */
+  const previewBody = () => {
+    const shaped = fc.record(
+      {
+        episode_id: fc.oneof(
+          { weight: 3, arbitrary: fc.constantFrom(...episodeIds) },
+          fc.constantFrom("", `${episodeId}\u0000`, episodeId.toUpperCase(), "../x", "x".repeat(3000)),
+          fc.string(),
+          fc.jsonValue(),
+        ),
+        version: fc.oneof(fc.constantFrom("1.0.0", "2.0.0", "9.9.9", "1.0", ""), fc.string({ maxLength: 12 }), fc.jsonValue()),
+        streams: fc.oneof(fc.array(fc.constantFrom("cam", "joints", "../cam", "", "CAM", "cam\u0000"), { maxLength: 3 }), fc.jsonValue()),
+        extra: fc.jsonValue(),
+      },
+      { requiredKeys: ["episode_id"] },
+    );
+    // Well-formed: the first ten episodes have a cam file to watch.
+    const wellFormed = fc.record(
+      { episode_id: fc.constantFrom(...episodeIds.slice(0, 14)), version: fc.constantFrom("1.0.0", "2.0.0"), streams: fc.constantFrom(["cam"], ["joints"]) },
+      { requiredKeys: ["episode_id"] },
+    );
+    return fc.oneof({ weight: 2, arbitrary: wellFormed }, { weight: 3, arbitrary: shaped }, { weight: 1, arbitrary: fc.jsonValue() });
+  };
+
+  it("answers random JSON bodies with a preview or a 4xx envelope, never 5xx, and URLs only with a preview", async () => {
+    const statuses = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(previewBody(), async (body) => {
+        const res = await rawRequest(server.url, { method: "POST", path: "/api/v1/previews", headers: { ...auth(), "content-type": "application/json" }, body: JSON.stringify(body) });
+        expectContract(res, "POST");
+        statuses.add(res.status);
+        expect([200, 201, 400, 403, 404], res.text.slice(0, 300)).toContain(res.status);
+        if (res.status < 300) {
+          const preview = JSON.parse(res.text);
+          expect(preview.dataset_id).toBe(datasetId);
+          expect(preview.streams.length).toBeGreaterThan(0);
+          for (const stream of preview.streams) expect(stream.url).toContain("X-Amz-Signature=");
+        } else {
+          expect(res.text).not.toContain("X-Amz-");
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // The fuzzer reached both sides: previews and refusals (an unlicensed version is 403).
+    expect([...statuses]).toEqual(expect.arrayContaining([201, 400, 403, 404]));
   });
 });
 
