@@ -5,7 +5,7 @@ import path from "node:path";
 import { asyncBufferFromFile, type AsyncBuffer, type SchemaElement } from "hyparquet";
 import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
-import { openParquet, parquetBatches, type ParquetFile } from "./parquet";
+import { BATCH_ROWS, openParquet, parquetBatches, rewriteParquet, type ParquetFile } from "./parquet";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
@@ -111,10 +111,26 @@ describe("parquetBatches on a file of one large row group", () => {
     }
   });
 
-  it("reads whole row groups when asked (a rewrite writes them back as they were)", async () => {
+  it("rewrites a file with one large row group a page at a time, every row kept or dropped as asked, and in order", async () => {
     const parquet = await openParquet(convertedDataFile(false));
-    const sizes: number[] = [];
-    for await (const { rows } of parquetBatches(parquet, ["episode_index"], { rows: 5_000, wholeGroups: true })) sizes.push(rows.length);
-    expect(sizes).toEqual([ROWS]);
+    expect(parquet.metadata.row_groups).toHaveLength(1);
+    const root = mkdtempSync(path.join(os.tmpdir(), "das-rewrite-"));
+    roots.push(root);
+    const target = path.join(root, "out.parquet");
+    const batches: number[] = [];
+    // Every third row dropped, the rest with episode_index doubled.
+    await rewriteParquet(parquet, target, (rows, first) => {
+      batches.push(rows.length);
+      return rows.map((row, i) => ((first + i) % 3 === 0 ? null : { ...row, episode_index: BigInt(row.episode_index as bigint) * 2n }));
+    });
+    expect(Math.max(...batches)).toBeLessThanOrEqual(BATCH_ROWS);
+    const before: number[] = [];
+    for await (const { rows } of parquetBatches(parquet, ["episode_index"])) before.push(...rows.map((r) => Number(r.episode_index)));
+    const rewritten = await openParquet(target);
+    const after: number[] = [];
+    for await (const { rows } of parquetBatches(rewritten, ["episode_index"])) after.push(...rows.map((r) => Number(r.episode_index)));
+    expect(after).toEqual(before.filter((_, i) => i % 3 !== 0).map((e) => e * 2));
+    expect(rewritten.columns).toEqual(parquet.columns);
+    expect(rewritten.metadata.row_groups.every((g) => Number(g.num_rows) <= BATCH_ROWS)).toBe(true);
   });
 });

@@ -44,14 +44,11 @@ export const BATCH_ROWS = 10_000;
  * skips the pages of a flat column before the range without decompressing them and stops after
  * it. A nested column (a list, such as LeRobot's language columns) is decoded up to the end of
  * its chunk on each read: hyparquet cannot tell where its rows start without decoding them.
- *
- * `wholeGroups` reads whole row groups even when they are larger, for a caller that writes them
- * back as they were (rewriteParquet).
  */
 export async function* parquetBatches(
   parquet: ParquetFile,
   columns?: string[],
-  options: { rows?: number; wholeGroups?: boolean } = {},
+  options: { rows?: number } = {},
 ): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
   const file = parquet.source ?? (await asyncBufferFromFile(parquet.path));
   const wanted = columns?.filter((c) => parquet.columns.includes(c));
@@ -62,7 +59,7 @@ export async function* parquetBatches(
   let end = 0;
   const groups = parquet.metadata.row_groups.map((group) => Number(group.num_rows));
   for (const [i, rows] of groups.entries()) {
-    if (rows > limit && !options.wholeGroups) {
+    if (rows > limit) {
       // What is gathered so far first, then the large group in ranges of `limit` rows.
       if (end > first) yield { first, rows: await read(first, end) };
       for (let start = end; start < end + rows; start += limit) yield { first: start, rows: await read(start, Math.min(start + limit, end + rows)) };
@@ -102,30 +99,35 @@ export async function writeParquet(path: string, rows: Record<string, unknown>[]
 }
 
 /**
- * Copies a parquet file to `target` one batch of row groups at a time (never the whole file in
- * memory), with `transform` applied to each batch's rows: it returns one entry per row, the row to
- * write or null to leave it out. The schema, the key/value metadata and the row groups (LeRobot's
- * one per episode) stay as they were, each group with the rows it keeps (a group left without rows
- * is not written). The copy is written whole before this returns; it is the caller's to rename
+ * Copies a parquet file to `target` one batch at a time (never the whole file in memory), with
+ * `transform` applied to each batch's rows: it returns one entry per row, the row to write or null
+ * to leave it out. The schema, the key/value metadata and the row groups (LeRobot's one per
+ * episode) stay as they were, each group with the rows it keeps (a group left without rows is not
+ * written), except that a group larger than a batch (a converted dataset's one per file) is
+ * written as groups of a batch each: readers of the format, LeRobot's among them, do not depend on
+ * where groups end. The copy is written whole before this returns; it is the caller's to rename
  * into place, so that a set of files can be swapped in together once every one of them is written.
  */
 export async function rewriteParquet(source: ParquetFile, target: string, transform: (rows: Record<string, unknown>[], first: number) => (Record<string, unknown> | null)[]): Promise<void> {
   const { schema, key_value_metadata: kvMetadata, row_groups } = source.metadata;
   const top = topLevelNames(schema);
-  const groups = row_groups.map((group) => Number(group.num_rows));
-  let group = 0;
+  // Where each row group starts in the file, and where the last one ends.
+  const starts = [0];
+  for (const group of row_groups) starts.push(starts.at(-1)! + Number(group.num_rows));
   try {
     const writer = new ParquetWriter({ writer: fileWriter(target), schema, kvMetadata });
-    for await (const { first, rows } of parquetBatches(source, undefined, { wholeGroups: true })) {
+    for await (const { first, rows } of parquetBatches(source)) {
       const out = transform(rows, first);
       if (out.length !== rows.length) throw new Error(`${source.path}: a rewrite gives each row or null in its place`);
-      // The batch is whole row groups: write it back as the same groups, less the rows left out.
+      // The batch's rows by the row group they were read from (whole groups, or a page of one), less the rows left out.
       const sizes: number[] = [];
-      for (let covered = 0; covered < rows.length; group++) {
-        const size = groups[group]!;
-        const kept = out.slice(covered, covered + size).filter((row) => row !== null).length;
+      const end = first + rows.length;
+      for (let g = 0; g < row_groups.length && starts[g]! < end; g++) {
+        const from = Math.max(starts[g]!, first);
+        const to = Math.min(starts[g + 1]!, end);
+        if (to <= from) continue;
+        const kept = out.slice(from - first, to - first).filter((row) => row !== null).length;
         if (kept > 0) sizes.push(kept);
-        covered += size;
       }
       const kept = out.filter((row) => row !== null);
       if (kept.length) await writer.write({ columnData: top.map((name) => ({ name, data: kept.map((row) => row[name] ?? null) })), rowGroupSize: sizes });
