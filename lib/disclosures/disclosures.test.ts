@@ -74,13 +74,15 @@ type DisclosureRow = {
 const chainRows = (sql: Sql) => sql<DisclosureRow[]>`select * from disclosures order by seq`;
 
 // ---------------------------------------------------------------------------------------------
-// Append-only, in the run's shared database: every attempt fails, so nothing else is disturbed.
-// Each attempt also runs in a transaction that is rolled back whatever happens, so a missing
-// trigger makes the test fail without wiping the shared log.
+// Append-only, on a database of its own: a TRUNCATE takes whole-table locks, and on the run's
+// shared database a suite appending at that moment could deadlock with it. Each attempt runs in a
+// transaction that is rolled back whatever happens, so a missing trigger makes the test fail
+// without wiping the log.
 // ---------------------------------------------------------------------------------------------
 
 describe("the disclosure log is append-only (database triggers)", () => {
-  const sql = () => getDb().$client;
+  let w: World;
+  const sql = () => w.iso.sql;
   let made: Made;
 
   /** Runs one statement in a transaction that can never commit; resolves to the statement's error. */
@@ -103,10 +105,14 @@ describe("the disclosure log is append-only (database triggers)", () => {
   });
 
   beforeAll(async () => {
-    const org = await createTestOrg();
-    const datasetId = await importWithFiles(sql(), [{ version: "1.0.0", episodes: randomEpisodes(3, 41) }]);
-    await grant(org.id, datasetId, "1.0.0");
-    made = await makeDownload(getDb(), await keyPrincipal(operatorCtx(), org.id), { dataset_id: datasetId, version: "1.0.0" });
+    w = await buildWorld("append_only");
+    // An entry of three resolved episodes, by a key of the organisation licensed to dsB@1.0.0.
+    const episodes = w.catalog.get(`${w.dsB}@1.0.0`)!.slice(0, 3).map((e) => e.episode_id);
+    made = await makeDownload(w.iso.db, w.keys1[0], { dataset_id: w.dsB, version: "1.0.0", episode_ids: episodes });
+  });
+
+  afterAll(async () => {
+    await w?.iso.drop();
   });
 
   it("refuses UPDATE and DELETE of an entry, leaving it as it was", async () => {
