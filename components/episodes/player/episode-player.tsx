@@ -217,21 +217,33 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     return () => cancelAnimationFrame(frame);
   }, [playing, preview, atEnd]);
 
-  // The length of a frame, measured from the main video's frames, for shift+arrow.
+  // The length of a frame, measured from the main video's frames, for shift+arrow. The shortest
+  // gap between two frames shown one after the other is taken: a busy machine drops frames, which
+  // only lengthens a gap, and a seek starts the measuring afresh (its jump is no frame's length).
   useEffect(() => {
     const video = videos.current.get(main) as (HTMLVideoElement & { requestVideoFrameCallback?: (cb: (now: number, meta: { mediaTime: number }) => void) => number }) | undefined;
     if (!video?.requestVideoFrameCallback || !preview) return;
     let last: number | null = null;
+    let shortest = Infinity;
     let stopped = false;
     const measure = (_: number, meta: { mediaTime: number }) => {
       if (stopped) return;
-      if (last !== null && meta.mediaTime > last && meta.mediaTime - last < 0.5) state.current.frame = meta.mediaTime - last;
+      const gap = last === null ? 0 : meta.mediaTime - last;
+      if (gap > 0.001 && gap < 0.5 && gap < shortest) {
+        shortest = gap;
+        state.current.frame = gap;
+      }
       last = meta.mediaTime;
       video.requestVideoFrameCallback!(measure);
     };
+    const restart = () => {
+      last = null;
+    };
     video.requestVideoFrameCallback(measure);
+    video.addEventListener("seeking", restart);
     return () => {
       stopped = true;
+      video.removeEventListener("seeking", restart);
     };
   }, [main, preview]);
 
