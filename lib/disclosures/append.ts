@@ -54,6 +54,11 @@ export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: num
       select ${chained.id}, ${chained.seq}, c.contributor, c.episode_count, ${chained.organizationId}, ${chained.channel}
       from unnest(${contributions.map((c) => c.contributor)}::text[], ${contributions.map((c) => c.episode_count)}::int[]) as c(contributor, episode_count)`;
   }
+  // "Who received episode E" in the log's order (migration 0014). A row per episode, written under
+  // the lock because it needs the seq; the episodes themselves were written before it was taken.
+  await tx`
+    insert into disclosure_episode_entries (episode_id, seq, organization_id, channel)
+    select episode_id, ${chained.seq}, ${chained.organizationId}, ${chained.channel} from disclosure_episodes where disclosure_id = ${chained.id}`;
   return chained;
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db, Sql } from "@/lib/db/client";
-import { withTriggersDisabled } from "@/lib/testing/isolated-db";
+import type { Db } from "@/lib/db/client";
+import { removeEntriesFrom, withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { buildWorld, downloadPlan, makeDownload, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
 import { lastFullCheckpoint, verifyChainDetailed, type Checkpoint } from "./verify";
 
@@ -30,10 +30,6 @@ async function appendInside(db: Db, n: number) {
   for (const [principal, body] of downloadPlan(w).slice(0, n)) await makeDownload(db, principal, body);
 }
 
-const removeFrom = async (tx: Sql, seq: number) => {
-  await tx`delete from disclosure_episodes where disclosure_id in (select id from disclosures where seq >= ${seq})`;
-  await tx`delete from disclosures where seq >= ${seq}`;
-};
 
 describe("checkpoints advance", () => {
   it("the first incremental verification walks from the genesis and appends a checkpoint at the head", async () => {
@@ -115,7 +111,7 @@ describe("a tampered entry is found by the right mode", () => {
 
   it("entries removed from the end, below the checkpoint: reported with where the log ends and when the checkpoint was verified, by both modes", async () => {
     const [incremental, full] = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
-      await removeFrom(tx, 11);
+      await removeEntriesFrom(tx, 11);
       return [await verifyChainDetailed(operator, { mode: "incremental" }), await verifyChainDetailed(operator, { mode: "full" })];
     });
     const [latest] = await w.iso.sql<{ verified_at: Date }[]>`select verified_at from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
@@ -127,7 +123,7 @@ describe("a tampered entry is found by the right mode", () => {
 
   it("a rewritten tail (entries removed, then new ones chained consistently in their place): the checkpoint's hash no longer matches", async () => {
     const [incremental, full] = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
-      await removeFrom(tx, 11);
+      await removeEntriesFrom(tx, 11);
       await appendInside(operator.db, 3);
       return [await verifyChainDetailed(operator, { mode: "incremental" }), await verifyChainDetailed(operator, { mode: "full" })];
     });

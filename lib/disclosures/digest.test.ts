@@ -1,13 +1,12 @@
 import { createHash, createPublicKey, generateKeyPairSync, sign } from "node:crypto";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Sql } from "@/lib/db/client";
 import { canonicalJson } from "@/lib/canonical-json";
 import { getObjectBytes, listObjectKeys, putObject, s3Client } from "@/lib/storage/client";
 import { storeLocation } from "@/lib/storage/config";
 import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
 import { CALLERS, callers } from "@/lib/testing/admin";
-import { withTriggersDisabled } from "@/lib/testing/isolated-db";
+import { removeEntriesFrom, withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { buildWorld, downloadPlan, makeDownload, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
 import { digestKey, publicKeySha256, verifyDigests, writeHeadDigest, type DigestConfig, type HeadDigest } from "./digest";
 import { startDigestSchedule, startDigestScheduleFromEnv } from "./digest-schedule";
@@ -38,10 +37,6 @@ afterAll(async () => {
 });
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
-const removeFrom = async (tx: Sql, seq: number) => {
-  await tx`delete from disclosure_episodes where disclosure_id in (select id from disclosures where seq >= ${seq})`;
-  await tx`delete from disclosures where seq >= ${seq}`;
-};
 const headSeq = async () => Number((await w.iso.sql<{ seq: string }[]>`select max(seq) as seq from disclosures`)[0]!.seq);
 
 describe("writing digests", () => {
@@ -177,7 +172,7 @@ describe("verify --digests finds", () => {
     const { config, written } = await threeDigests();
     const newest = written[2]!;
     const result = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
-      await removeFrom(tx, newest.seq - 1);
+      await removeEntriesFrom(tx, newest.seq - 1);
       return verifyDigests(operator, verifierOf(config));
     });
     expect(result.findings).toEqual([
@@ -191,7 +186,7 @@ describe("verify --digests finds", () => {
     const { config, written } = await threeDigests();
     const [middle, newest] = [written[1]!, written[2]!];
     const result = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
-      await removeFrom(tx, middle.seq);
+      await removeEntriesFrom(tx, middle.seq);
       for (const [principal, body] of downloadPlan(w).slice(0, 4)) await makeDownload(operator.db, principal, body);
       const [now] = await tx<{ hash: string }[]>`select hash from disclosures where seq = ${middle.seq}`;
       const [later] = await tx<{ hash: string }[]>`select hash from disclosures where seq = ${newest.seq}`;

@@ -139,6 +139,28 @@ describe("the disclosure log is append-only (database triggers)", () => {
     expect(await snapshot(id)).toEqual(before);
   });
 
+  it("refuses UPDATE, DELETE and TRUNCATE of the summaries derived from an entry", async () => {
+    const id = made.download.download_id;
+    const [entry] = await sql()<{ seq: string }[]>`select seq from disclosures where id = ${id}`;
+    const summaries = async () => ({
+      contributors: await sql()`select * from disclosure_contributors where disclosure_id = ${id} order by contributor`,
+      episodes: await sql()`select * from disclosure_episode_entries where seq = ${entry!.seq} order by episode_id`,
+    });
+    const before = await summaries();
+    expect(before.contributors.length).toBeGreaterThan(0);
+    expect(before.episodes).toHaveLength(3);
+    for (const [table, key] of [["disclosure_contributors", "disclosure_id"], ["disclosure_episode_entries", "seq"]] as const) {
+      const value = key === "seq" ? entry!.seq : id;
+      const update = await attempt((tx) => tx`update ${tx(table)} set channel = ${"portal"} where ${tx(key)} = ${value}`);
+      const remove = await attempt((tx) => tx`delete from ${tx(table)} where ${tx(key)} = ${value}`);
+      const truncate = await attempt((tx) => tx`truncate ${tx(table)}`);
+      expect(update).toMatchObject({ code: "P0001", message: refusal("UPDATE", table) });
+      expect(remove).toMatchObject({ code: "P0001", message: refusal("DELETE", table) });
+      expect(truncate).toMatchObject({ code: "P0001", message: refusal("TRUNCATE", table) });
+    }
+    expect(await summaries()).toEqual(before);
+  });
+
   it("refuses TRUNCATE of either table", async () => {
     const id = made.download.download_id;
     const before = await snapshot(id);

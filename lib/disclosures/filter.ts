@@ -142,19 +142,21 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
  *   entries are joined one by one in that order behind an `offset 0`: left to choose, the planner
  *   sometimes read all of a contributor's rows for an organisation and joined every entry before
  *   sorting, 1.9 s at 10M entries on a cold cache where the page needs 51;
- * - an episode from `disclosure_episodes`' episode index: every entry that holds it (thousands,
- *   tens of thousands for an episode of a version often downloaded whole), each with its seq read
- *   from an index, so that only the entries a page shows are read whole, newest first. The
- *   `offset 0` keeps the planner from turning that back into a walk along seq probing each
- *   entry, which its estimate of a LIMIT would sometimes prefer.
+ * - an episode from `disclosure_episode_entries` (filled at append), whose key (episode, seq) is
+ *   likewise in the log's order: the entries holding an episode (tens of thousands for one of a
+ *   version often downloaded whole) are one range of one index, and a page reads as many of them
+ *   as it shows.
+ * Each entry is read whole only for a row the walk yields, behind an `offset 0`, so that the
+ * planner cannot turn the walk back into a walk along the log probing each entry, which its
+ * estimate of a LIMIT would sometimes prefer.
  */
 export function filteredEntries(sql: Sql, f: DisclosureFilter, order: "newest" | "oldest" = "newest") {
   const direction = order === "newest" ? sql`desc` : sql`asc`;
   /** An entry read whole, for each row of the walk before it, in the walk's order. */
-  const entryOf = (id: Fragment) => sql`cross join lateral (select * from disclosures e where e.id = ${id} offset 0) d`;
+  const entryOf = (key: Fragment) => sql`cross join lateral (select * from disclosures e where ${key} offset 0) d`;
   if (f.episodeId) {
     return {
-      from: sql`${episodeWalk(sql, f.episodeId, direction)} ${entryOf(sql`m.disclosure_id`)}`,
+      from: sql`${episodeWalk(sql, f.episodeId, direction)} ${entryOf(sql`e.seq = m.seq`)}`,
       // The organisation and channel are the walk's, compared before the entry is read.
       where: sql`${entryConditions(sql, { ...f, organization: undefined, channel: undefined }, sql`m.seq`)} and ${episodeWalkConditions(sql, f)}
         ${f.contributor ? sql`and ${holdsContributor(sql, f.contributor)}` : sql``}`,
@@ -163,7 +165,7 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter, order: "newest" |
   }
   if (f.contributor) {
     return {
-      from: sql`${contributorWalk(sql, f, f.contributor, direction)} ${entryOf(sql`c.disclosure_id`)}`,
+      from: sql`${contributorWalk(sql, f, f.contributor, direction)} ${entryOf(sql`e.id = c.disclosure_id`)}`,
       where: entryConditions(sql, f, sql`c.seq`),
       seq: sql`c.seq`,
     };
@@ -186,19 +188,13 @@ export function countedEntries(sql: Sql, f: DisclosureFilter): { from: Fragment;
 }
 
 /**
- * Every entry holding an episode, as `m` (disclosure_id, seq, organization_id, channel), in the
- * reader's order, or in none for a count. Two steps: the ids from the episode index, which includes
- * them (migration 0011), then each id's seq, organisation and channel from `disclosures_id_seq`,
- * index-only. Sorted inside in the reader's order, so that a page reads entries in it and stops
- * once it is full. The `offset 0` keeps the filters out of it: pushed in, the planner would rather
- * read every entry of the organisation than probe the episode's entries. The ids are probed in
- * their own order, so that consecutive probes share the index's pages: at 10M entries, an episode
- * held by 40,000 entries took 160–180 ms instead of 200–780.
+ * Every entry holding an episode, as `m` (seq, organization_id, channel), in the reader's order, or
+ * in none for a count: one range of the summary's key, read from its index alone (migration 0014).
+ * A seq range (and a page's keyset) bounds that key's seq, which is the entry's.
  */
 const episodeWalk = (sql: Sql, episodeId: string, direction: Fragment | null) =>
-  sql`(select m.disclosure_id, s.seq, s.organization_id, s.channel from (${entriesOfEpisode(sql, episodeId)} order by disclosure_id) m
-      cross join lateral (select s.seq, s.organization_id, s.channel from disclosures s where s.id = m.disclosure_id) s
-      ${direction ? sql`order by s.seq ${direction}` : sql``} offset 0) m`;
+  sql`(select m.seq, m.organization_id, m.channel from disclosure_episode_entries m where m.episode_id = ${episodeId}
+      ${direction ? sql`order by m.seq ${direction}` : sql``}) m`;
 
 /** The organisation and channel, compared on the episode walk's own columns before any entry is read. */
 const episodeWalkConditions = (sql: Sql, f: DisclosureFilter) => sql`true
@@ -219,8 +215,6 @@ const contributorWalk = (sql: Sql, f: DisclosureFilter, contributor: string, dir
 
 const organizationIs = (sql: Sql, column: Fragment, slug: string) =>
   slug === NO_ORGANIZATION ? sql`${column} is null` : sql`${column} = (select id from organizations where slug = ${slug})`;
-
-const entriesOfEpisode = (sql: Sql, episodeId: string) => sql`select distinct disclosure_id from disclosure_episodes where episode_id = ${episodeId}`;
 
 const holdsContributor = (sql: Sql, contributor: string) =>
   sql`exists (select 1 from disclosure_contributors c where c.disclosure_id = d.id and c.contributor = ${contributor})`;

@@ -235,6 +235,47 @@ describe("disclosure_contributors, filled at append", () => {
   });
 });
 
+describe("disclosure_episode_entries, filled at append", () => {
+  it("holds, for every episode an entry disclosed, the entry's seq, organisation and channel", async () => {
+    const summary = await w.iso.sql<{ episode_id: string; seq: string; organization: string | null; channel: string }[]>`
+      select m.episode_id, m.seq, o.slug as organization, m.channel
+      from disclosure_episode_entries m left join organizations o on o.id = m.organization_id
+      order by m.seq, m.episode_id`;
+    const want = oracle.flatMap((o) =>
+      [...(o.episode_ids as string[])]
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        .map((episode_id) => ({ episode_id, seq: String(o.seq), organization: o.organization ?? null, channel: o.channel })),
+    );
+    expect(want.length).toBeGreaterThan(oracle.length);
+    expect(summary.map((r) => ({ ...r }))).toEqual(want);
+  });
+
+  it("is keyed (episode, seq) with the organisation and channel in the key's index: an episode's page and its count read no row (migration 0014)", async () => {
+    const indexes = await w.iso.sql<{ name: string; def: string }[]>`select indexname as name, indexdef as def from pg_indexes where tablename = 'disclosure_episode_entries'`;
+    expect(indexes.map((i) => i.name)).toEqual(["disclosure_episode_entries_pk"]);
+    expect(indexes[0]!.def).toMatch(/\(episode_id, seq\) INCLUDE \(organization_id, channel\)$/);
+  });
+
+  it("is what das_index_disclosure_episodes() adds from the episodes, as migration 0014 and a bulk load do", async () => {
+    const rows = (sql: typeof w.iso.sql) =>
+      sql<Record<string, unknown>[]>`select * from disclosure_episode_entries order by episode_id, seq`.then((r) => r.map((row) => ({ ...row })));
+    const appended = await rows(w.iso.sql);
+    const refilled = await withTriggersDisabled(w.iso.db, async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      // The entries after the first two are taken out, as if appended by a bulk load after them.
+      await tx`delete from disclosure_episode_entries where seq > 2`;
+      const [added] = await tx<{ n: string }[]>`select das_index_disclosure_episodes() as n`;
+      const [again] = await tx<{ n: string }[]>`select das_index_disclosure_episodes() as n`;
+      return { added: Number(added!.n), again: Number(again!.n), rows: await rows(tx) };
+    });
+    expect(refilled.added).toBe(appended.filter((r) => Number(r.seq) > 2).length);
+    expect(refilled.added).toBeGreaterThan(0);
+    // Entries already held are left alone.
+    expect(refilled.again).toBe(0);
+    expect(refilled.rows).toEqual(appended);
+  });
+});
+
 describe("countDisclosures: counted no further than the cap", () => {
   it("is exact up to the cap and says 'more' past it", async () => {
     const all = oracle.length;

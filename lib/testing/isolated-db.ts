@@ -61,6 +61,20 @@ export class Rollback extends Error {
   }
 }
 
+/** The log's tables and the summaries derived from its entries, each append-only by a trigger of its own. */
+const LOG_TABLES = ["disclosures", "disclosure_episodes", "disclosure_contributors", "disclosure_episode_entries"];
+
+/**
+ * Removes the entries from `seq` on, with their episodes and summaries, as a superuser rewriting
+ * the log's tail would: inside `withTriggersDisabled`.
+ */
+export async function removeEntriesFrom(tx: Sql, seq: number): Promise<void> {
+  await tx`delete from disclosure_episodes where disclosure_id in (select id from disclosures where seq >= ${seq})`;
+  await tx`delete from disclosure_contributors where seq >= ${seq}`;
+  await tx`delete from disclosure_episode_entries where seq >= ${seq}`;
+  await tx`delete from disclosures where seq >= ${seq}`;
+}
+
 /**
  * Runs `fn` in a transaction that is always rolled back, with the disclosure log's append-only
  * triggers disabled in it (as a superuser could): a tamper that leaves nothing behind.
@@ -69,8 +83,7 @@ export async function withTriggersDisabled<T>(db: Db, fn: (tx: Sql, operator: Ct
   try {
     await db.transaction(async (transaction) => {
       const tx = sqlOf(transaction as unknown as Db);
-      await tx`alter table disclosures disable trigger disclosures_append_only`;
-      await tx`alter table disclosure_episodes disable trigger disclosure_episodes_append_only`;
+      for (const table of LOG_TABLES) await tx`alter table ${tx(table)} disable trigger ${tx(`${table}_append_only`)}`;
       throw new Rollback(await fn(tx, operatorOn(transaction as unknown as Db)));
     });
   } catch (error) {

@@ -70,10 +70,25 @@ describe("the bench:review log generator", () => {
     expect(ids).toEqual({ malformed: 0, not_their_time: 0, backwards: 0 });
   });
 
+  it("fills the episode summary as appendDisclosure would: a row per disclosed episode with its entry's seq, organisation and channel", async () => {
+    const [counted] = await iso.sql<{ episodes: number; rows: number; unmatched: number }[]>`
+      select (select count(*)::int from disclosure_episodes) as episodes,
+             (select count(*)::int from disclosure_episode_entries) as rows,
+             (select count(*)::int from disclosure_episodes de join disclosures d on d.id = de.disclosure_id
+              where not exists (select 1 from disclosure_episode_entries m where m.episode_id = de.episode_id and m.seq = d.seq
+                                  and m.organization_id is not distinct from d.organization_id and m.channel = d.channel)) as unmatched`;
+    expect(counted!.rows).toBeGreaterThan(0);
+    expect(counted).toEqual({ episodes: counted!.rows, rows: counted!.rows, unmatched: 0 });
+  });
+
   it("rebuilt every key and index it dropped for the load", async () => {
-    const indexes = await iso.sql<{ name: string }[]>`select indexname as name from pg_indexes where tablename in ('disclosures', 'disclosure_episodes')`;
+    const indexes = await iso.sql<{ name: string }[]>`
+      select indexname as name from pg_indexes where tablename in ('disclosures', 'disclosure_episodes', 'disclosure_contributors', 'disclosure_episode_entries')`;
     expect(indexes.map((i) => i.name)).toEqual(
-      expect.arrayContaining(["disclosures_pkey", "disclosures_seq_key", "disclosures_organization_idx", "disclosure_episodes_disclosure_id_episode_id_pk", "disclosure_episodes_episode_idx"]),
+      expect.arrayContaining([
+        "disclosures_pkey", "disclosures_seq_key", "disclosures_organization_idx", "disclosure_episodes_disclosure_id_episode_id_pk",
+        "disclosure_contributors_contributor_idx", "disclosure_episode_entries_pk",
+      ]),
     );
     const [fk] = await iso.sql<{ n: number }[]>`select count(*)::int as n from pg_constraint where conname = 'disclosure_episodes_disclosure_fk' and condeferred`;
     expect(fk!.n).toBe(1);

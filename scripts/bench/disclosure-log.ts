@@ -279,10 +279,13 @@ function downloadSize(next: () => number): number {
   return Math.min(50, Math.floor(11 * Math.exp(next() * Math.log(50 / 11)) + 0.5));
 }
 
+/** The log's tables and the summaries derived from it at append. */
+const LOG_TABLES = ["disclosures", "disclosure_episodes", "disclosure_contributors", "disclosure_episode_entries"];
+
 type Definitions = { constraints: { table: string; name: string; def: string; type: string }[]; indexes: { name: string; def: string }[]; triggers: { table: string; name: string }[] };
 
 /**
- * Keys, foreign keys and secondary indexes of the log's two tables, dropped for the load and
+ * Keys, foreign keys and secondary indexes of the log's tables and summaries, dropped for the load and
  * rebuilt after: building an index by sorting once is many times faster than inserting tens of
  * millions of random keys into it, and no per-row foreign-key check runs. Triggers other than the
  * append-only ones (a summary maintained on insert) are disabled for the load; the summaries are
@@ -292,17 +295,17 @@ async function logDefinitions(sql: Sql): Promise<Definitions> {
   const constraints = await sql<{ table: string; name: string; def: string; type: string }[]>`
     select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as def, contype as type
     from pg_constraint
-    where (conrelid in ('disclosures'::regclass, 'disclosure_episodes'::regclass, 'disclosure_contributors'::regclass) and contype in ('p', 'u', 'f'))
-       or (confrelid in ('disclosures'::regclass, 'disclosure_episodes'::regclass, 'disclosure_contributors'::regclass) and contype = 'f')`;
+    where (conrelid = any(${LOG_TABLES}::regclass[]) and contype in ('p', 'u', 'f'))
+       or (confrelid = any(${LOG_TABLES}::regclass[]) and contype = 'f')`;
   const indexes = await sql<{ name: string; def: string }[]>`
     select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as def
     from pg_index i
-    where i.indrelid in ('disclosures'::regclass, 'disclosure_episodes'::regclass, 'disclosure_contributors'::regclass)
+    where i.indrelid = any(${LOG_TABLES}::regclass[])
       and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`;
   const triggers = await sql<{ table: string; name: string }[]>`
     select t.tgrelid::regclass::text as table, t.tgname as name
     from pg_trigger t join pg_proc p on p.oid = t.tgfoid
-    where t.tgrelid in ('disclosures'::regclass, 'disclosure_episodes'::regclass, 'disclosure_contributors'::regclass) and not t.tgisinternal
+    where t.tgrelid = any(${LOG_TABLES}::regclass[]) and not t.tgisinternal
       and p.proname <> 'disclosure_log_append_only'`;
   return { constraints: [...constraints], indexes: [...indexes], triggers: [...triggers] };
 }
@@ -584,10 +587,12 @@ export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Prog
     await source.close();
     result.logSeconds = (Date.now() - started) / 1000;
     started = Date.now();
-    // appendDisclosure counts an entry's contributors with it; a bulk load bypasses it, so they are
-    // counted here by the migration's own function, while the summary's indexes are still dropped.
+    // appendDisclosure fills the summaries with each entry; a bulk load bypasses it, so they are
+    // filled here by the migrations' own functions, while the summaries' indexes are still dropped.
     log("counting each entry's contributors");
     await sql`select das_count_disclosure_contributors()`;
+    log("indexing each disclosed episode's entry");
+    await sql`select das_index_disclosure_episodes()`;
     await restoreAfterLoad(sql, definitions, log);
   }
   const [summaries] = await sql<{ rebuild: string | null }[]>`select to_regproc('das_rebuild_disclosure_summaries')::text as rebuild`;

@@ -78,9 +78,6 @@ export const disclosures = pgTable(
     index("disclosures_channel_idx").on(t.channel, t.seq),
     index("disclosures_organization_channel_idx").on(t.organizationId, t.channel, t.seq),
     index("disclosures_organization_dataset_idx").on(t.organizationId, t.datasetId, t.seq),
-    // Migration 0011 INCLUDEs (seq, organization_id, channel), which this builder cannot say: an
-    // id's seq, organisation and channel read from the index alone.
-    uniqueIndex("disclosures_id_seq").on(t.id),
     // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
     index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
     check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
@@ -109,9 +106,26 @@ export const disclosureEpisodes = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.disclosureId, t.episodeId] }),
-    // Migration 0011 INCLUDEs disclosure_id: the entries holding an episode, read from the index alone.
-    index("disclosure_episodes_episode_idx").on(t.episodeId, t.versionId),
   ],
+);
+
+/**
+ * Which entries disclosed each episode, in the log's order: derived from `disclosure_episodes`
+ * and the entry when it is appended (lib/disclosures/append.ts), so that "who received episode E"
+ * is one range of one index, newest first, however many entries hold it. It carries the entry's
+ * organisation and channel, which its key's index INCLUDEs (migration 0014, which this builder
+ * cannot say), so an episode searched with either reads no table row until a page is cut.
+ */
+export const disclosureEpisodeEntries = pgTable(
+  "disclosure_episode_entries",
+  {
+    episodeId: byteOrderText("episode_id").notNull(),
+    seq: bigint({ mode: "number" }).notNull(),
+    /** The entry's: null for a reviewer's or admin's preview. */
+    organizationId: text("organization_id"),
+    channel: text().$type<DisclosureChannel>().notNull(),
+  },
+  (t) => [primaryKey({ name: "disclosure_episode_entries_pk", columns: [t.episodeId, t.seq] })],
 );
 
 /**
