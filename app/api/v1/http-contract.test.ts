@@ -304,7 +304,15 @@ describe("POST /api/v1/downloads over HTTP", () => {
           }
         },
       ),
-      { numRuns: 400 },
+      // Besides the random ones, a body of each kind, so that both sides are reached whatever the seed.
+      {
+        numRuns: 400,
+        examples: [
+          [{ dataset_id: datasetId, version: "1.0.0", episode_ids: [episodeIds[0]!] }, undefined],
+          [{ dataset_id: datasetId }, undefined],
+          [{ dataset_id: "no-such-dataset", version: "1.0.0" }, undefined],
+        ],
+      },
     );
     // The fuzzer reached both sides: new downloads and refusals.
     expect([...statuses]).toEqual(expect.arrayContaining([201, 400, 404]));
@@ -370,7 +378,16 @@ describe("POST /api/v1/previews over HTTP", () => {
           expect(res.text).not.toContain("X-Amz-");
         }
       }),
-      { numRuns: 300 },
+      // Besides the random ones, a body of each kind, so that every side is reached whatever the seed.
+      {
+        numRuns: 300,
+        examples: [
+          [{ episode_id: episodeIds[0]!, version: "1.0.0", streams: ["cam"] }],
+          [{ episode_id: "" }],
+          [{ episode_id: episodeIds[0]!, version: "2.0.0" }],
+          [{ episode_id: "no-such-episode", version: "1.0.0" }],
+        ],
+      },
     );
     // The fuzzer reached both sides: previews and refusals (an unlicensed version is 403).
     expect([...statuses]).toEqual(expect.arrayContaining([201, 400, 403, 404]));
