@@ -292,6 +292,40 @@ test("a stream this browser cannot play is named with what it holds, and the oth
   await shot(page, "player-main-stream-failed");
 });
 
+test("a stream whose file could not be fetched can be tried again, and joins the others at the playhead", async ({ page }) => {
+  test.setTimeout(240_000);
+  const datasetId = await importEdgeCases();
+  await signIn(page, "alice@acme.example");
+
+  // Episode 0: both streams are videos, but the network refuses the wrist camera's file, as a dropped connection would.
+  const wristFile = (url: URL) => decodeURIComponent(url.pathname).includes(`/videos/${WRIST}/`);
+  await page.route(wristFile, (route) => route.abort("connectionfailed"));
+  await page.goto(`/episodes/${datasetId}-000000`);
+  await page.getByRole("button", { name: "Play episode" }).click();
+  const failure = page.getByRole("alert").filter({ hasText: `Can't play ${WRIST}` });
+  await expect(failure).toContainText(/network failed/i);
+  await expect(failure).toContainText("The other streams play on without it.");
+  const front = page.locator("video[data-main]");
+  await expect(front).toHaveAttribute("data-stream", FRONT);
+  await expect.poll(() => currentTime(front), { timeout: 20_000 }).toBeGreaterThan(1);
+  await page.getByRole("button", { name: "Pause" }).click();
+  await expect(page.getByRole("group", { name: "Large stream" }).getByRole("button", { name: WRIST })).toBeDisabled();
+
+  // The network is back: trying again brings the stream back at the playhead, and it plays with the others.
+  await page.unroute(wristFile);
+  await failure.getByRole("button", { name: `Try ${WRIST} again` }).click();
+  await expect(failure).toHaveCount(0);
+  const wrist = page.locator(`video[data-stream="${WRIST}"]`);
+  await expect.poll(() => wrist.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 20_000 }).toBeGreaterThan(0);
+  const paused = await currentTime(front);
+  await expect.poll(async () => Math.abs((await currentTime(wrist)) - paused)).toBeLessThan(0.05);
+  await expect(page.getByRole("group", { name: "Large stream" }).getByRole("button", { name: WRIST })).toBeEnabled();
+  await page.getByRole("button", { name: "Play", exact: true }).click();
+  await expect.poll(() => currentTime(wrist), { timeout: 20_000 }).toBeGreaterThan(paused + 0.5);
+  expect(await wrist.evaluate((v: HTMLVideoElement) => v.paused)).toBe(false);
+  await shot(page, "player-stream-retried");
+});
+
 test("a 10,000-character label wraps and is cut short where it must be, whole in the spans table, without widening the page on a desktop or a phone", async ({ page }) => {
   test.setTimeout(240_000);
   const datasetId = await importEdgeCases();

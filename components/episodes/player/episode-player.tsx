@@ -35,10 +35,11 @@ const MEDIA_ERRORS: Record<number, string> = {
   1: "Loading it was stopped.",
   2: "The network failed while loading it.",
   3: "Its video could not be decoded.",
-  4: "This browser could not read the file: it is damaged, or its format or codec is one the browser does not support.",
+  // Also what a file that could not be fetched at all gives (the network failed before any byte arrived).
+  4: "This browser could not load or read the file: the network failed, or it is damaged, or its format or codec is one the browser does not support.",
 };
 
-/** A stream set aside because this browser cannot play it: what it is, why, and what the player did instead. */
+/** A stream set aside because this browser could not play it: what it is, why, and what the player did instead. */
 type Failure = { what: string; reason: string; then: string };
 
 /**
@@ -270,9 +271,10 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
 
   /**
    * A stream that fails. A signed URL stops working after 15 minutes: near then, the preview is
-   * asked for again (a new disclosure) and everything goes on. Otherwise this browser cannot play
-   * that stream's file: it alone is set aside, with an error naming it, and the others play on; if
-   * it was the large one, the next playable stream takes its place and the clock.
+   * asked for again (a new disclosure) and everything goes on. Otherwise the file could not be
+   * fetched or this browser cannot play it: that stream alone is set aside, with an error naming it
+   * and a way to try it again, and the others play on; if it was the large one, the next playable
+   * stream takes its place and the clock.
    */
   const onVideoError = (stream: string, video: HTMLVideoElement) => {
     if (!preview || state.current.failed.has(stream)) return;
@@ -305,6 +307,15 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
       then = "No other stream of this episode can be played.";
     }
     setFailures((current) => ({ ...current, [stream]: { what, reason, then } }));
+  };
+
+  /**
+   * Tries a set-aside stream again (the network may have come back): its video is made afresh and,
+   * once loaded, joins the others at the playhead. It stays small; the user may make it large again.
+   */
+  const retry = (stream: string) => {
+    state.current.failed.delete(stream);
+    setFailures(({ [stream]: _retried, ...others }) => others);
   };
 
   const selectSpan = (span: AnnotationRecord) => {
@@ -472,7 +483,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                   type="button"
                   aria-pressed={s.stream === main}
                   disabled={Boolean(failures[s.stream])}
-                  title={failures[s.stream] ? "This browser cannot play this stream" : undefined}
+                  title={failures[s.stream] ? "This stream could not be played; try it again below the player" : undefined}
                   onClick={() => showLarge(s.stream)}
                   className={cn(
                     "rounded px-2 py-0.5 font-mono ring-1 ring-inset focus-visible:outline focus-visible:outline-2 focus-visible:outline-brand-600",
@@ -504,7 +515,10 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
           </p>
           {Object.entries(failures).map(([stream, f]) => (
             <Alert key={stream} kind="error" className="mt-2 wrap-anywhere" title={`Can't play ${stream}${f.what ? ` (${f.what})` : ""}`}>
-              {f.reason} {f.then}
+              {f.reason} {f.then}{" "}
+              <button type="button" className="font-medium underline underline-offset-2 hover:no-underline" onClick={() => retry(stream)}>
+                Try {stream} again
+              </button>
             </Alert>
           ))}
           {error ? (
