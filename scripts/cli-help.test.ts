@@ -171,6 +171,19 @@ describe("usage errors", () => {
     expect(group.stderr.startsWith("das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence revoke?)\n\nUsage: das-admin licence <command>\n"), group.stderr).toBe(true);
   });
 
+  it("asked for the help of a command that does not exist, says so as running it would (exit 2), not with the program's help", async () => {
+    const [pul, crate, known] = await Promise.all([run("das", ["pul", "--help"]), run("das-admin", ["key", "crate", "-h"]), run("das-admin", ["key", "create", "--help"])]);
+    for (const r of [pul, crate]) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe("");
+    }
+    expect(pul.stderr.startsWith("unknown command 'pul'.\n(Did you mean pull?)\n\nUsage: das <command> [options]\n"), pul.stderr).toBe(true);
+    expect(crate.stderr.startsWith("das-admin: unknown command 'key crate'.\n(Did you mean create?)\n\nUsage: das-admin key <command>\n"), crate.stderr).toBe(true);
+    // A command that exists still answers its help.
+    expect(known.code).toBe(0);
+    expect(known.stdout.startsWith("Usage: das-admin key create [options] <org>\n")).toBe(true);
+  });
+
   it("refuses bad option values with a clear message and exit 2, before asking the API anything", async () => {
     const pull = (...args: string[]) => ["pull", "kpp@1.0.0", "--dir", "x", ...args];
     const cases: [string[], string][] = [

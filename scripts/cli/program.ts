@@ -230,7 +230,9 @@ export async function runProgram(program: CliCommand, argv: string[], explain: (
       target.help();
     });
   try {
-    await program.parseAsync(argv, { from: "user" });
+    // Asked for the help of a command that does not exist: the same error as running it.
+    const unknown = unknownCommandWords(program, argv);
+    await program.parseAsync(unknown ?? argv, { from: "user" });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
@@ -242,4 +244,28 @@ export async function runProgram(program: CliCommand, argv: string[], explain: (
     say(explain(error));
     return 1;
   }
+}
+
+/**
+ * The command words up to the first that names no command at its level (`nosuch`, `key crate`),
+ * when the arguments also ask for help; else null. Commander acts on `--help` before it looks the
+ * command up, so `das nosuch --help` would print the program's help and exit 0, as if `nosuch`
+ * were a command; parsed alone, those words give the unknown command's error (exit 2), as `das
+ * help nosuch` does.
+ */
+function unknownCommandWords(program: Command, argv: string[]): string[] | null {
+  const end = argv.indexOf("--");
+  const args = end < 0 ? argv : argv.slice(0, end);
+  if (!args.some((arg) => arg === "-h" || arg === "--help")) return null;
+  const words: string[] = [];
+  let level: Command = program;
+  for (const arg of args) {
+    // Options end the command words (a program option's value could look like a word).
+    if (arg.startsWith("-") || !level.commands.length) return null;
+    words.push(arg);
+    const next = level.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!next) return words;
+    level = next;
+  }
+  return null;
 }
