@@ -149,8 +149,7 @@ describe("the disclosure log is append-only (database triggers)", () => {
     const before = await summaries();
     expect(before.contributors.length).toBeGreaterThan(0);
     expect(before.episodes).toHaveLength(3);
-    for (const [table, key] of [["disclosure_contributors", "disclosure_id"], ["disclosure_episode_entries", "seq"]] as const) {
-      const value = key === "seq" ? entry!.seq : id;
+    for (const [table, key, value] of [["disclosure_contributors", "disclosure_id", id], ["disclosure_episode_entries", "seq", entry!.seq]] as const) {
       const update = await attempt((tx) => tx`update ${tx(table)} set channel = ${"portal"} where ${tx(key)} = ${value}`);
       const remove = await attempt((tx) => tx`delete from ${tx(table)} where ${tx(key)} = ${value}`);
       const truncate = await attempt((tx) => tx`truncate ${tx(table)}`);

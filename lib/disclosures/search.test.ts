@@ -221,8 +221,7 @@ describe("disclosure_contributors, filled at append", () => {
       sql<Record<string, unknown>[]>`select * from disclosure_contributors order by disclosure_id, contributor`.then((r) => r.map((row) => ({ ...row })));
     const appended = await rows(w.iso.sql);
     const recounted = await withTriggersDisabled(w.iso.db, async (tx) => {
-      // The summary's own append-only triggers too: emptied, then counted again from scratch.
-      await tx`set local session_replication_role = replica`;
+      // Emptied (its append-only trigger is off too), then counted again from scratch.
       await tx`delete from disclosure_contributors`;
       const [result] = await tx<{ counted: string }[]>`select das_count_disclosure_contributors() as counted`;
       const [again] = await tx<{ counted: string }[]>`select das_count_disclosure_contributors() as counted`;
@@ -261,7 +260,6 @@ describe("disclosure_episode_entries, filled at append", () => {
       sql<Record<string, unknown>[]>`select * from disclosure_episode_entries order by episode_id, seq`.then((r) => r.map((row) => ({ ...row })));
     const appended = await rows(w.iso.sql);
     const refilled = await withTriggersDisabled(w.iso.db, async (tx) => {
-      await tx`set local session_replication_role = replica`;
       // The entries after the first two are taken out, as if appended by a bulk load after them.
       await tx`delete from disclosure_episode_entries where seq > 2`;
       const [added] = await tx<{ n: string }[]>`select das_index_disclosure_episodes() as n`;

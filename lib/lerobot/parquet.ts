@@ -114,6 +114,8 @@ export async function rewriteParquet(source: ParquetFile, target: string, transf
   // Where each row group starts in the file, and where the last one ends.
   const starts = [0];
   for (const group of row_groups) starts.push(starts.at(-1)! + Number(group.num_rows));
+  // The first row group the next batch can hold rows of: batches come in order.
+  let group = 0;
   try {
     const writer = new ParquetWriter({ writer: fileWriter(target), schema, kvMetadata });
     for await (const { first, rows } of parquetBatches(source)) {
@@ -122,7 +124,8 @@ export async function rewriteParquet(source: ParquetFile, target: string, transf
       // The batch's rows by the row group they were read from (whole groups, or a page of one), less the rows left out.
       const sizes: number[] = [];
       const end = first + rows.length;
-      for (let g = 0; g < row_groups.length && starts[g]! < end; g++) {
+      while (group < row_groups.length && starts[group + 1]! <= first) group++;
+      for (let g = group; g < row_groups.length && starts[g]! < end; g++) {
         const from = Math.max(starts[g]!, first);
         const to = Math.min(starts[g + 1]!, end);
         if (to <= from) continue;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { createDb, sqlOf, type Db, type RootDb, type Sql } from "../db/client";
 import { migrateDatabase } from "../db/migrate";
+import { DISCLOSURE_LOG_TABLES } from "../db/schema";
 import type { Ctx } from "../context";
 import { operatorOn } from "./fixtures";
 
@@ -61,9 +62,6 @@ export class Rollback extends Error {
   }
 }
 
-/** The log's tables and the summaries derived from its entries, each append-only by a trigger of its own. */
-const LOG_TABLES = ["disclosures", "disclosure_episodes", "disclosure_contributors", "disclosure_episode_entries"];
-
 /**
  * Removes the entries from `seq` on, with their episodes and summaries, as a superuser rewriting
  * the log's tail would: inside `withTriggersDisabled`.
@@ -76,14 +74,15 @@ export async function removeEntriesFrom(tx: Sql, seq: number): Promise<void> {
 }
 
 /**
- * Runs `fn` in a transaction that is always rolled back, with the disclosure log's append-only
- * triggers disabled in it (as a superuser could): a tamper that leaves nothing behind.
+ * Runs `fn` in a transaction that is always rolled back, with the append-only triggers of the
+ * disclosure log and its summaries disabled in it (as a superuser could): a tamper that leaves
+ * nothing behind.
  */
 export async function withTriggersDisabled<T>(db: Db, fn: (tx: Sql, operator: Ctx) => Promise<T>): Promise<T> {
   try {
     await db.transaction(async (transaction) => {
       const tx = sqlOf(transaction as unknown as Db);
-      for (const table of LOG_TABLES) await tx`alter table ${tx(table)} disable trigger ${tx(`${table}_append_only`)}`;
+      for (const table of DISCLOSURE_LOG_TABLES) await tx`alter table ${tx(table)} disable trigger ${tx(`${table}_append_only`)}`;
       throw new Rollback(await fn(tx, operatorOn(transaction as unknown as Db)));
     });
   } catch (error) {

@@ -9,7 +9,7 @@ import { hashKey } from "@/lib/auth/api-keys";
 import { base62, newLogId } from "@/lib/ids";
 import { Worker } from "node:worker_threads";
 import { canonicalEntry, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
-import { DISCLOSURE_CHANNELS, type DisclosureChannel, type RequestedScope } from "@/lib/db/schema";
+import { DISCLOSURE_CHANNELS, DISCLOSURE_LOG_TABLES, type DisclosureChannel, type RequestedScope } from "@/lib/db/schema";
 
 export type LogShape = {
   entries: number;
@@ -279,9 +279,6 @@ function downloadSize(next: () => number): number {
   return Math.min(50, Math.floor(11 * Math.exp(next() * Math.log(50 / 11)) + 0.5));
 }
 
-/** The log's tables and the summaries derived from it at append. */
-const LOG_TABLES = ["disclosures", "disclosure_episodes", "disclosure_contributors", "disclosure_episode_entries"];
-
 type Definitions = { constraints: { table: string; name: string; def: string; type: string }[]; indexes: { name: string; def: string }[]; triggers: { table: string; name: string }[] };
 
 /**
@@ -295,17 +292,17 @@ async function logDefinitions(sql: Sql): Promise<Definitions> {
   const constraints = await sql<{ table: string; name: string; def: string; type: string }[]>`
     select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as def, contype as type
     from pg_constraint
-    where (conrelid = any(${LOG_TABLES}::regclass[]) and contype in ('p', 'u', 'f'))
-       or (confrelid = any(${LOG_TABLES}::regclass[]) and contype = 'f')`;
+    where (conrelid = any(${DISCLOSURE_LOG_TABLES}::regclass[]) and contype in ('p', 'u', 'f'))
+       or (confrelid = any(${DISCLOSURE_LOG_TABLES}::regclass[]) and contype = 'f')`;
   const indexes = await sql<{ name: string; def: string }[]>`
     select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as def
     from pg_index i
-    where i.indrelid = any(${LOG_TABLES}::regclass[])
+    where i.indrelid = any(${DISCLOSURE_LOG_TABLES}::regclass[])
       and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`;
   const triggers = await sql<{ table: string; name: string }[]>`
     select t.tgrelid::regclass::text as table, t.tgname as name
     from pg_trigger t join pg_proc p on p.oid = t.tgfoid
-    where t.tgrelid = any(${LOG_TABLES}::regclass[]) and not t.tgisinternal
+    where t.tgrelid = any(${DISCLOSURE_LOG_TABLES}::regclass[]) and not t.tgisinternal
       and p.proname <> 'disclosure_log_append_only'`;
   return { constraints: [...constraints], indexes: [...indexes], triggers: [...triggers] };
 }

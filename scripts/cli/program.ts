@@ -217,21 +217,27 @@ export async function runProgram(program: CliCommand, argv: string[], explain: (
     .argument("[command...]", "the command's words")
     .description("show the usage of a command")
     .action(async (names: string[]) => {
+      // The same error, with the same suggestion, as running that command would give.
+      const unknown = unknownCommandWords(program, names);
+      if (unknown) await program.parseAsync(unknown, { from: "user" });
       let target: Command = program;
       for (const [i, name] of names.entries()) {
         const next = target.commands.find((c) => c.name() === name);
-        if (!next && target.commands.length) {
-          // The same error, with the same suggestion, as running that command would give.
-          await program.parseAsync(names.slice(0, i + 1), { from: "user" });
-        }
+        // Words past a command that has no subcommands (`help pull extra`).
         if (!next) return (target as CliCommand).error(`unknown command '${[...names.slice(0, i + 1)].join(" ")}'.`);
         target = next;
       }
       target.help();
     });
   try {
-    // Asked for the help of a command that does not exist: the same error as running it.
-    const unknown = unknownCommandWords(program, argv);
+    // Commander acts on --help before it looks the command up: `das nosuch --help` would print the
+    // program's help and exit 0, as if `nosuch` were a command. Parsed alone, those words give the
+    // unknown command's error (exit 2), as `das help nosuch` does.
+    const end = argv.indexOf("--");
+    const asksHelp = (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === "-h" || arg === "--help");
+    // The command words end at the first option (a program option's value could look like a word).
+    const firstOption = argv.findIndex((arg) => arg.startsWith("-"));
+    const unknown = asksHelp ? unknownCommandWords(program, firstOption < 0 ? argv : argv.slice(0, firstOption)) : null;
     await program.parseAsync(unknown ?? argv, { from: "user" });
     return 0;
   } catch (error) {
@@ -247,24 +253,15 @@ export async function runProgram(program: CliCommand, argv: string[], explain: (
 }
 
 /**
- * The command words up to the first that names no command at its level (`nosuch`, `key crate`),
- * when the arguments also ask for help; else null. Commander acts on `--help` before it looks the
- * command up, so `das nosuch --help` would print the program's help and exit 0, as if `nosuch`
- * were a command; parsed alone, those words give the unknown command's error (exit 2), as `das
- * help nosuch` does.
+ * `words` up to the first that names no command at its level (`nosuch`, `key crate`), or null when
+ * each names one until a command without subcommands (whose arguments the rest are) or the end.
  */
-function unknownCommandWords(program: Command, argv: string[]): string[] | null {
-  const end = argv.indexOf("--");
-  const args = end < 0 ? argv : argv.slice(0, end);
-  if (!args.some((arg) => arg === "-h" || arg === "--help")) return null;
-  const words: string[] = [];
+function unknownCommandWords(program: Command, words: string[]): string[] | null {
   let level: Command = program;
-  for (const arg of args) {
-    // Options end the command words (a program option's value could look like a word).
-    if (arg.startsWith("-") || !level.commands.length) return null;
-    words.push(arg);
-    const next = level.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
-    if (!next) return words;
+  for (const [i, word] of words.entries()) {
+    if (!level.commands.length) return null;
+    const next = level.commands.find((c) => c.name() === word);
+    if (!next) return words.slice(0, i + 1);
     level = next;
   }
   return null;
