@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { parseCsv } from "@/lib/testing/disclosure-fixtures";
-import { csvLine } from "./csv";
+import { csvLine, CsvRecords } from "./csv";
 
 describe("csvLine", () => {
   it("quotes commas, quotes, line breaks and edge spaces (RFC 4180)", () => {
@@ -72,5 +73,57 @@ describe("csvLine", () => {
 
   it("writes numbers as numbers, negative ones included: a number cell is never a formula", () => {
     expect(csvLine([-1.5, 0, 2.25, -0])).toBe("-1.5,0,2.25,0\r\n");
+  });
+});
+
+// The disclosure log's CSV export writes the database's raw bytes through CsvRecords: it must write
+// every record exactly as csvLine does, or a formula that one neutralises would pass the other.
+describe("CsvRecords, csvLine from the database's bytes", () => {
+  const pieces = ["=", "+", "-", "@", ";", ",", '"', "'", "\t", "\r", "\n", "\v", "\f", " ", "\u00a0", "\u1680", "\u2000", "\u200a", "\u2028", "\u202f", "\u3000", "\ufeff", "\u0085", "\u180e", "\u0001", "a", "1", "é", "😀"];
+  const text = fc.oneof(
+    fc.array(fc.constantFrom(...pieces), { maxLength: 8 }).map((p) => p.join("")),
+    fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ unit: "binary", maxLength: 4 })), { maxLength: 10 }).map((p) => p.join("")),
+  );
+  const field = fc.oneof(
+    text.map((value) => ({ kind: "text" as const, value })),
+    fc.constant({ kind: "text" as const, value: null }),
+    fc.nat().map((value) => ({ kind: "number" as const, value })),
+  );
+
+  it("writes any records of text, numbers and nulls as csvLine writes them", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(field, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), (rows) => {
+        const records = new CsvRecords();
+        for (const row of rows) {
+          for (const { kind, value } of row) records.field(value === null ? null : Buffer.from(String(value), "utf8"), kind);
+          records.end();
+        }
+        expect(records.take().toString()).toBe(rows.map((row) => csvLine(row.map((f) => f.value))).join(""));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("neutralises a formula, quotes what must be quoted, and starts again empty after take()", () => {
+    const records = new CsvRecords();
+    for (const value of ['=HYPERLINK("http://evil","x")', "acme;=1", "plain", "a,b", " padded"]) records.field(Buffer.from(value), "text");
+    records.end();
+    expect(records.take().toString()).toBe(`"'=HYPERLINK(""http://evil"",""x"")","acme;'=1",plain,"a,b"," padded"\r\n`);
+    expect(records.take()).toHaveLength(0);
+  });
+
+  it("grows past its first megabyte without losing a byte, and is used again after take()", () => {
+    const records = new CsvRecords();
+    const long = "x".repeat(300_000);
+    for (let i = 0; i < 5; i++) {
+      records.field(Buffer.from(long), "text");
+      records.field(Buffer.from(String(i)), "number");
+      records.end();
+    }
+    const first = records.take();
+    records.field(Buffer.from("again"), "text");
+    records.end();
+    expect(records.take().toString()).toBe("again\r\n");
+    expect(first.toString()).toBe(`${long},0\r\n${long},1\r\n${long},2\r\n${long},3\r\n${long},4\r\n`);
   });
 });

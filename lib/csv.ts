@@ -43,3 +43,115 @@ function csvField(value: unknown): string {
   // starts a formula somewhere a spreadsheet may start a cell.
   return `"${text.replace(CELL_STARTS_FORMULA, "$1'").replace(/"/g, '""')}"`;
 }
+
+/**
+ * CSV records built from text as the database sends it (UTF-8 bytes, the driver's raw rows), with
+ * exactly csvLine's output: a field that cannot need care by its bytes is copied as it is, one that
+ * needs only quoting is quoted byte by byte, any other is decoded and written by `csvField`. A large export spent most of its time decoding every
+ * column into a string, writing each string out again and collecting both; most of its fields
+ * (ids, instants, hashes, counts) need nothing, and now become neither.
+ */
+export class CsvRecords {
+  private buffer = Buffer.allocUnsafe(1 << 20);
+  private length = 0;
+  private fieldsInRecord = 0;
+
+  /** The next field of the current record: a number's text (never neutralised, as csvLine leaves numbers), a text, or null. */
+  field(bytes: Uint8Array | null, kind: "number" | "text"): void {
+    const separator = this.fieldsInRecord++ > 0 ? 1 : 0;
+    if (bytes === null || bytes.length === 0) return this.ascii(separator ? "," : "");
+    const care = kind === "number" ? PLAIN : careFor(bytes);
+    if (care === EXACT) {
+      const text = csvField(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8"));
+      this.reserve(separator + Buffer.byteLength(text));
+      if (separator) this.buffer[this.length++] = COMMA;
+      this.length += this.buffer.write(text, this.length);
+      return;
+    }
+    // Quoted, a quote may double every byte, plus the two around it.
+    this.reserve(separator + (care === QUOTE ? 2 * bytes.length + 2 : bytes.length));
+    if (separator) this.buffer[this.length++] = COMMA;
+    if (care === PLAIN) {
+      this.buffer.set(bytes, this.length);
+      this.length += bytes.length;
+      return;
+    }
+    const out = this.buffer;
+    let at = this.length;
+    out[at++] = QUOTE_MARK;
+    for (let i = 0; i < bytes.length; i++) {
+      const byte = bytes[i]!;
+      out[at++] = byte;
+      if (byte === QUOTE_MARK) out[at++] = QUOTE_MARK;
+    }
+    out[at++] = QUOTE_MARK;
+    this.length = at;
+  }
+
+  /** Ends the current record (CRLF). */
+  end(): void {
+    this.fieldsInRecord = 0;
+    this.ascii("\r\n");
+  }
+
+  /**
+   * The records written so far, as UTF-8 bytes of their own (the buffer is written again after
+   * this); starts again empty. Bytes, not text: the export is sent as bytes, and decoding megabytes
+   * into a string only to encode them again cost a third of its time per row.
+   */
+  take(): Buffer {
+    const bytes = Buffer.allocUnsafe(this.length);
+    this.buffer.copy(bytes, 0, 0, this.length);
+    this.length = 0;
+    return bytes;
+  }
+
+  private ascii(text: string): void {
+    this.reserve(text.length);
+    this.length += this.buffer.write(text, this.length, "latin1");
+  }
+
+  private reserve(bytes: number): void {
+    if (this.length + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + bytes));
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
+  }
+}
+
+const COMMA = 0x2c;
+const QUOTE_MARK = 0x22;
+
+/** What a field needs, by its bytes: nothing, quoting alone, or csvField's exact way round. */
+const PLAIN = 0;
+const QUOTE = 1;
+const EXACT = 2;
+
+/**
+ * What a field's UTF-8 bytes need of csvField, decided without decoding them, erring only towards
+ * EXACT (which is csvField itself):
+ *
+ * - a first byte that is a space, a control character, a formula sign or part of a multi-byte
+ *   character (which may be one of the spaces `\s` means beyond ASCII), or any semicolon (after
+ *   which a cell may start a formula): EXACT;
+ * - otherwise no cell can start a formula, so a quote, comma or line break anywhere means the field
+ *   is quoted with its quotes doubled and nothing more: QUOTE;
+ * - otherwise a last byte that is a space, a control character or part of a multi-byte character
+ *   may be a trailing space: EXACT; anything else needs nothing: PLAIN.
+ *
+ * Bytes below 0x80 occur in UTF-8 only as themselves, so a quote or semicolon cannot hide inside
+ * another character.
+ */
+function careFor(bytes: Uint8Array): typeof PLAIN | typeof QUOTE | typeof EXACT {
+  const first = bytes[0]!;
+  if (first >= 0x80 || first <= 0x20 || first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40) return EXACT;
+  let quoted = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === 0x3b) return EXACT;
+    if (byte === QUOTE_MARK || byte === COMMA || byte === 0x0d || byte === 0x0a) quoted = true;
+  }
+  if (quoted) return QUOTE;
+  const last = bytes[bytes.length - 1]!;
+  return last >= 0x80 || last <= 0x20 ? EXACT : PLAIN;
+}

@@ -9,6 +9,7 @@ import { grantLicence } from "@/lib/admin/licences";
 import { canonicalEntryAsObject } from "@/lib/testing/chain-oracle";
 import { canonicalEntry, entryHash, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
 import { canonicalJson } from "@/lib/canonical-json";
+import { csvLine } from "@/lib/csv";
 import { appendDisclosure } from "@/lib/disclosures/append";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
@@ -874,6 +875,10 @@ describe("exportDisclosures (database of its own)", () => {
       expect(JSON.parse(got.requested_scope!)).toEqual(requested_scope);
       for (const [c, v] of Object.entries(plain)) if (c !== "episode_ids") expect(got[c], c).toBe(v === null ? "" : String(v));
     }
+    // Byte for byte what csvLine writes for the same values (the export writes the database's raw bytes).
+    const scopes = await w.iso.sql<{ scope: string }[]>`select requested_scope::text as scope from disclosures order by seq`;
+    const lines = oracle.map((o, i) => csvLine(columns.map((c) => (c === "requested_scope" ? scopes[i]!.scope : o[c]))));
+    expect(text).toBe(csvLine(columns) + lines.join(""));
     // The scope is JSON (as the database writes it), whose quotes and commas CSV must double and enclose.
     const scope = records[1]![columns.indexOf("requested_scope")]!;
     expect(scope).toMatch(/^\{"/);

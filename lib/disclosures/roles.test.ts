@@ -23,7 +23,7 @@ const READERS: readonly CallerName[] = ["operator", "admin", "reviewer"];
 
 type World = { downloadId: string; contributor: string; episodeId: string };
 
-async function drain(lines: AsyncIterable<string>): Promise<number> {
+async function drain(lines: AsyncIterable<string | Uint8Array>): Promise<number> {
   let count = 0;
   for await (const _ of lines) count++;
   return count;

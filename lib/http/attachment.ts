@@ -11,11 +11,11 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
 export const safeFileName = (name: string) => name.replace(/[^A-Za-z0-9._-]/g, "_");
 
 /**
- * A portal export as a file to save: streamed as the verb yields its text (a batch of lines at a time), never cached.
+ * A portal export as a file to save: streamed as the verb yields its text or bytes (a batch of lines at a time), never cached.
  * The verb is called here, so that its refusal (403, 400) is a plain-text answer of its own rather
  * than a stream that breaks off.
  */
-export async function streamAttachment(lines: () => AsyncIterable<string>, format: ExportFormat, baseName: string): Promise<Response> {
+export async function streamAttachment(lines: () => AsyncIterable<string | Uint8Array>, format: ExportFormat, baseName: string): Promise<Response> {
   const iterable = await routeData(Promise.resolve().then(lines));
   if (iterable instanceof Response) return iterable;
   return streamText(iterable, {

@@ -31,6 +31,19 @@ describe("streamText", () => {
     expect(finished.value).toBe(true);
   });
 
+  it("sends pieces of bytes as they are, in order with the text around them", async () => {
+    async function* mixed() {
+      yield "header é\n";
+      yield Buffer.from("bytes ü 1\n");
+      yield "text 2\n";
+      yield Buffer.alloc(100_000, "x");
+      yield Buffer.from("\nbytes 3\n");
+      yield "tail";
+    }
+    const text = await streamText(mixed(), {}).text();
+    expect(text).toBe(`header é\nbytes ü 1\ntext 2\n${"x".repeat(100_000)}\nbytes 3\ntail`);
+  });
+
   it("sends an empty body for no pieces, and ends the source when the client goes away", async () => {
     expect(await streamText(numberedLines(0, { value: false }), {}).text()).toBe("");
     const finished = { value: false };

@@ -8,23 +8,36 @@ import { toAppError } from "./respond";
  */
 const CHUNK_CHARS = 64 * 1024;
 
-/** A response streamed from an async iterable of text pieces, e.g. an export of millions of rows, in chunks of about 64 KiB. */
-export function streamText(pieces: AsyncIterable<string>, headers: Record<string, string>): Response {
+/**
+ * A response streamed from an async iterable of text pieces, e.g. an export of millions of rows, in
+ * chunks of about 64 KiB. A piece may also be UTF-8 bytes already (a CSV export's batch), which go
+ * out as they are.
+ */
+export function streamText(pieces: AsyncIterable<string | Uint8Array>, headers: Record<string, string>): Response {
   const encoder = new TextEncoder();
   const iterator = pieces[Symbol.asyncIterator]();
   return new Response(
     new ReadableStream<Uint8Array>({
       async pull(controller) {
         let chunk = "";
+        let bytes = 0;
         try {
-          while (chunk.length < CHUNK_CHARS) {
+          while (chunk.length + bytes < CHUNK_CHARS) {
             const next = await iterator.next();
             if (next.done) {
               if (chunk) controller.enqueue(encoder.encode(chunk));
               controller.close();
               return;
             }
-            chunk += next.value;
+            if (typeof next.value === "string") {
+              chunk += next.value;
+              continue;
+            }
+            // Text gathered before it goes first, in order.
+            if (chunk) controller.enqueue(encoder.encode(chunk));
+            chunk = "";
+            controller.enqueue(next.value);
+            bytes += next.value.length;
           }
         } catch (error) {
           // The answer has begun and can only break off. What broke it goes to our log as
@@ -33,7 +46,7 @@ export function streamText(pieces: AsyncIterable<string>, headers: Record<string
           controller.error(new Error(toAppError(error, newRequestId()).message));
           return;
         }
-        controller.enqueue(encoder.encode(chunk));
+        if (chunk) controller.enqueue(encoder.encode(chunk));
       },
       async cancel() {
         await iterator.return?.();
