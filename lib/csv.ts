@@ -47,8 +47,8 @@ function csvField(value: unknown): string {
 /**
  * CSV records built from text as the database sends it (UTF-8 bytes, the driver's raw rows), with
  * exactly csvLine's output: a field that cannot need care by its bytes is copied as it is, one that
- * needs only quoting is quoted byte by byte, any other is decoded and written by `csvField`. A large export spent most of its time decoding every
- * column into a string, writing each string out again and collecting both; most of its fields
+ * needs only quoting is quoted byte by byte, any other is decoded and written by `csvField`. A
+ * large export spent most of its time decoding every column into a string, writing each string out again and collecting both; most of its fields
  * (ids, instants, hashes, counts) need nothing, and now become neither.
  */
 export class CsvRecords {
@@ -58,24 +58,23 @@ export class CsvRecords {
 
   /** The next field of the current record: a number's text (never neutralised, as csvLine leaves numbers), a text, or null. */
   field(bytes: Uint8Array | null, kind: "number" | "text"): void {
-    const separator = this.fieldsInRecord++ > 0 ? 1 : 0;
-    if (bytes === null || bytes.length === 0) return this.ascii(separator ? "," : "");
+    if (this.fieldsInRecord++ > 0) this.ascii(",");
+    if (bytes === null || bytes.length === 0) return;
     const care = kind === "number" ? PLAIN : careFor(bytes);
     if (care === EXACT) {
       const text = csvField(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8"));
-      this.reserve(separator + Buffer.byteLength(text));
-      if (separator) this.buffer[this.length++] = COMMA;
+      this.reserve(Buffer.byteLength(text));
       this.length += this.buffer.write(text, this.length);
       return;
     }
-    // Quoted, a quote may double every byte, plus the two around it.
-    this.reserve(separator + (care === QUOTE ? 2 * bytes.length + 2 : bytes.length));
-    if (separator) this.buffer[this.length++] = COMMA;
     if (care === PLAIN) {
+      this.reserve(bytes.length);
       this.buffer.set(bytes, this.length);
       this.length += bytes.length;
       return;
     }
+    // Quoted, a quote may double every byte, plus the two around it.
+    this.reserve(2 * bytes.length + 2);
     const out = this.buffer;
     let at = this.length;
     out[at++] = QUOTE_MARK;

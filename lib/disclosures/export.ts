@@ -111,11 +111,11 @@ async function* csvInBatches(sql: Sql, filter: DisclosureFilter, size: number, o
         rows++;
         if (rows === size) lastSeq = Buffer.from(columns[0]!).toString("latin1");
       });
-    return { text: records.take(), rows, last: rows === size ? Number(lastSeq) : null };
+    return { lines: records.take(), rows, last: rows === size ? Number(lastSeq) : null };
   };
-  for await (const { text, rows } of readingAhead(read, (batch) => batch.last)) {
+  for await (const { lines, rows } of readingAhead(read, (batch) => batch.last)) {
     onRows?.(rows);
-    if (text.length) yield text;
+    if (lines.length) yield lines;
   }
 }
 

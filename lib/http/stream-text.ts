@@ -20,12 +20,18 @@ export function streamText(pieces: AsyncIterable<string | Uint8Array>, headers: 
     new ReadableStream<Uint8Array>({
       async pull(controller) {
         let chunk = "";
-        let bytes = 0;
+        let sent = 0;
+        const sendText = () => {
+          if (!chunk) return;
+          controller.enqueue(encoder.encode(chunk));
+          sent += chunk.length;
+          chunk = "";
+        };
         try {
-          while (chunk.length + bytes < CHUNK_CHARS) {
+          while (sent + chunk.length < CHUNK_CHARS) {
             const next = await iterator.next();
             if (next.done) {
-              if (chunk) controller.enqueue(encoder.encode(chunk));
+              sendText();
               controller.close();
               return;
             }
@@ -33,11 +39,10 @@ export function streamText(pieces: AsyncIterable<string | Uint8Array>, headers: 
               chunk += next.value;
               continue;
             }
-            // Text gathered before it goes first, in order.
-            if (chunk) controller.enqueue(encoder.encode(chunk));
-            chunk = "";
+            // Text gathered before a piece of bytes goes first, in order.
+            sendText();
             controller.enqueue(next.value);
-            bytes += next.value.length;
+            sent += next.value.length;
           }
         } catch (error) {
           // The answer has begun and can only break off. What broke it goes to our log as
@@ -46,7 +51,7 @@ export function streamText(pieces: AsyncIterable<string | Uint8Array>, headers: 
           controller.error(new Error(toAppError(error, newRequestId()).message));
           return;
         }
-        if (chunk) controller.enqueue(encoder.encode(chunk));
+        sendText();
       },
       async cancel() {
         await iterator.return?.();
