@@ -3,7 +3,10 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { guardRequests } = await import("./lib/http/request-guard");
-  guardRequests();
+  const { apiDispatcher } = await import("./lib/http/api-dispatch");
+  const { API_ENDPOINTS } = await import("./app/api/v1/endpoints");
+  // The API is answered as its requests arrive, by the route handlers Next would call, without Next's router.
+  guardRequests(apiDispatcher(API_ENDPOINTS));
   // Signed head digests of the disclosure log, every DIGEST_INTERVAL_MINUTES (lib/disclosures/digest-schedule.ts).
   const { startDigestScheduleFromEnv } = await import("./lib/disclosures/digest-schedule");
   startDigestScheduleFromEnv();

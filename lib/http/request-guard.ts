@@ -68,8 +68,11 @@ async function send(refusal: Refusal, req: http.IncomingMessage, res: http.Serve
   res.end(req.method === "HEAD" ? undefined : await response.text());
 }
 
-/** Installs the guard on Node's HTTP server, once per process. */
-export function guardRequests(): void {
+/**
+ * Installs the guard on Node's HTTP server, once per process; with `answer`, also what answers
+ * requests before Next (the API's dispatcher, lib/http/api-dispatch.ts) once the guard lets them pass.
+ */
+export function guardRequests(answer?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): void {
   const proto = http.Server.prototype as http.Server & { [GUARDED]?: true };
   if (proto[GUARDED]) return;
   proto[GUARDED] = true;
@@ -82,6 +85,7 @@ export function guardRequests(): void {
         send(refusal, req, res).catch(() => res.destroy());
         return true;
       }
+      if (answer?.(req, res)) return true;
     }
     return Reflect.apply(emit, this, [event, ...args]) as boolean;
   } as typeof emit;

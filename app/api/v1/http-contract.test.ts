@@ -154,6 +154,15 @@ describe("every API response over HTTP", () => {
     );
   });
 
+  it("is answered by the API's own dispatcher, before Next's router (lib/http/api-dispatch.ts)", async () => {
+    // Next streams a route handler's answer chunked, without a length, and adds its router's Vary
+    // fields; the dispatcher sends a whole body with its length and only the API's own Vary.
+    const res = await get("/api/v1/datasets");
+    expect(res.status).toBe(200);
+    expect(header(res, "content-length")).toBe(String(Buffer.byteLength(res.text)));
+    expect(header(res, "vary")).toBe("Authorization, Accept-Encoding");
+  });
+
   it("answers other methods with 405 and an Allow header", async () => {
     for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
       const res = await rawRequest(server.url, { method, path: "/api/v1/datasets", headers: auth() });
