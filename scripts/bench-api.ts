@@ -101,7 +101,7 @@ const profileDir = path.resolve(".data/bench/profiles", new Date().toISOString()
 if (values.profile) mkdirSync(profileDir, { recursive: true });
 const server = await startProductionServer(serverEnv, values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
 const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
-const results: { name: string; http: Measurement; floor: Measurement; sql: Measurement }[] = [];
+const results: { name: string; http: Measurement; floor: Measurement; apiFloor: Measurement; sql: Measurement }[] = [];
 try {
   await untilListening(server, headers);
   for (const shape of shapes) {
@@ -120,8 +120,10 @@ try {
     const sql = db.$client;
     const { outcome: o = null, environment: e = null } = shape.query;
     const after = shape.after ?? null;
-    // The page over HTTP, the framework's floor (the JSON 404 of the catch-all route, which touches
-    // no database) and the page's query as a raw postgres.js loop, measured in alternating slices.
+    // The page over HTTP; the framework's floor, a JSON 404 through Next (its catch-all route under
+    // /api, which touches no database); the API's own floor, the same 404 from the dispatcher that
+    // answers /api/v1 before Next (lib/http/api-dispatch.ts); and the page's query as a raw
+    // postgres.js loop: measured in alternating slices.
     const measured = await measureTogether(
       {
         http: async () => {
@@ -129,6 +131,9 @@ try {
           if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
         },
         floor: async () => {
+          await httpGet(`${server.url}/api/no-such-endpoint`, headers);
+        },
+        apiFloor: async () => {
           await httpGet(`${server.url}/api/v1/no-such-endpoint`, headers);
         },
         sql: async () => {
@@ -206,12 +211,18 @@ const rows = results.map((r) => ({
   "server cpu ms/page": r.http.cpuMsPerOp!,
   "ms/floor": r.floor.cpuMsPerOp!,
   "page in floors": r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!,
+  "api floor req/s": Math.round(r.apiFloor.perSecond),
+  "http/api floor": r.http.perSecond / r.apiFloor.perSecond,
+  "ms/api floor": r.apiFloor.cpuMsPerOp!,
 }));
 console.log(`episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`);
 console.log(table(rows));
 const floorRps = results.reduce((s, r) => s + r.floor.perSecond, 0) / results.length;
 const floorP50 = results.reduce((s, r) => s + r.floor.p50, 0) / results.length;
-console.log(`framework floor (JSON 404, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
+const apiFloorRps = results.reduce((s, r) => s + r.apiFloor.perSecond, 0) / results.length;
+const apiFloorP50 = results.reduce((s, r) => s + r.apiFloor.p50, 0) / results.length;
+console.log(`framework floor (JSON 404 through Next, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
+console.log(`API floor (the same 404 from the API's dispatcher, before Next): p50 ${apiFloorP50.toFixed(2)} ms, ${Math.round(apiFloorRps)} req/s on average`);
 console.log(
   `revocation, two instances, ${revocations} revocations: p50 ${percentile(revocationMs, 50).toFixed(1)} ms, p99 ${percentile(revocationMs, 99).toFixed(1)} ms, max ${revocationMs.at(-1)!.toFixed(1)} ms ` +
     `(of which the revoking transaction itself: p50 ${percentile(commitMs, 50).toFixed(1)} ms, p99 ${percentile(commitMs, 99).toFixed(1)} ms)`,
@@ -243,6 +254,9 @@ console.log(
     min_http_to_floor_ratio: round(Math.min(...results.map((r) => r.http.perSecond / r.floor.perSecond))),
     framework_floor_rps: Math.round(floorRps),
     framework_floor_to_sql_ratio: round(floorRps / sqlRps),
+    api_floor_rps: Math.round(apiFloorRps),
+    http_to_api_floor_ratio: round(httpRps / apiFloorRps),
+    server_cpu_ms_per_api_floor: round(results.reduce((s, r) => s + r.apiFloor.cpuMsPerOp!, 0) / results.length),
     server_cpu_ms_per_page: round(results.reduce((s, r) => s + r.http.cpuMsPerOp!, 0) / results.length),
     server_cpu_ms_per_floor: round(results.reduce((s, r) => s + r.floor.cpuMsPerOp!, 0) / results.length),
     page_cost_in_floors: round(Math.max(...results.map((r) => r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!))),
