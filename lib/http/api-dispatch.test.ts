@@ -1,10 +1,12 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { gunzipSync, inflateSync } from "node:zlib";
+import { gunzipSync, gzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiDispatcher } from "./api-dispatch";
 import { route, type RouteHandler } from "./route";
 import { JSON_HEADERS } from "./respond";
+import { conditionalResponse } from "./conditional";
+import { jsonBody } from "../cache/cacheable";
 
 /*
  * The dispatcher in front of a bare Node HTTP server, with endpoints made for the test: what it
@@ -17,6 +19,8 @@ const NOT_OURS = 418;
 const json = (value: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(value), { headers: { ...JSON_HEADERS, ...headers } });
 const big = JSON.stringify({ items: Array.from({ length: 2000 }, (_, i) => ({ i, text: `item ${i}` })) });
 let cancelled = 0;
+/** One body served again and again, as the instance's cache serves a page. */
+const cached = jsonBody(JSON.parse(big));
 
 const echo: RouteHandler = async (request, context) =>
   json({
@@ -45,6 +49,7 @@ const streamed = (chunks: number, headers: Record<string, string> = {}): Respons
 const dispatch = apiDispatcher([
   { path: "/api/v1/things/[id]/echo", methods: route({ GET: echo, POST: echo }) },
   { path: "/api/v1/big", methods: route({ GET: async () => new Response(big, { headers: { ...JSON_HEADERS, Vary: "Authorization", ETag: '"e"' } }) }) },
+  { path: "/api/v1/cached", methods: route({ GET: async (request) => conditionalResponse(request, cached, "immutable") }) },
   { path: "/api/v1/small", methods: route({ GET: async () => json({ small: true }) }) },
   { path: "/api/v1/untransformed", methods: route({ GET: async () => new Response(big, { headers: { ...JSON_HEADERS, "Cache-Control": "private, no-transform" } }) }) },
   { path: "/api/v1/stream", methods: route({ GET: async () => streamed(200) }) },
@@ -176,6 +181,29 @@ describe("the answer", () => {
     const decoded = expected === "gzip" ? gunzipSync(res.bytes) : expected === "deflate" ? inflateSync(res.bytes) : res.bytes;
     expect(decoded.toString()).toBe(big);
     if (expected) expect(res.bytes.length).toBeLessThan(Buffer.byteLength(big) / 2);
+  });
+
+  it("gzips a cached body once, the first time a client takes gzip, and sends that copy from then on", async () => {
+    expect(cached.gzipped).toBeUndefined();
+    const plain = await send("/api/v1/cached");
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(cached.gzipped).toBeUndefined();
+    const first = await send("/api/v1/cached", { headers: { "accept-encoding": "gzip" } });
+    expect(first.headers["content-encoding"]).toBe("gzip");
+    expect(first.headers.etag).toBe(cached.etag);
+    expect(gunzipSync(first.bytes).equals(plain.bytes)).toBe(true);
+    expect(Buffer.from(await cached.gzipped!).equals(first.bytes)).toBe(true);
+    // Another valid gzip of the same bytes, put in its place: what is sent is the kept copy, not a new one.
+    const kept = gzipSync(cached.bytes, { level: 1 });
+    cached.gzipped = Promise.resolve(kept);
+    const again = await send("/api/v1/cached", { headers: { "accept-encoding": "gzip" } });
+    expect(again.bytes.equals(kept)).toBe(true);
+    expect(again.headers["content-length"]).toBe(String(kept.length));
+    // deflate and 304 are as for any answer.
+    expect(inflateSync((await send("/api/v1/cached", { headers: { "accept-encoding": "deflate" } })).bytes).equals(plain.bytes)).toBe(true);
+    const unchanged = await send("/api/v1/cached", { headers: { "accept-encoding": "gzip", "if-none-match": cached.etag } });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.bytes.length).toBe(0);
   });
 
   it("leaves small answers and no-transform answers as they are, still varying on Accept-Encoding", async () => {

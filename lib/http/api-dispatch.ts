@@ -6,6 +6,7 @@ import { createDeflate, createGzip, deflate, gzip } from "node:zlib";
 import Negotiator from "negotiator";
 import { apiPathError } from "./address";
 import { newRequestId } from "./request-id";
+import { jsonBodyOf } from "./conditional";
 import { toAppError } from "./respond";
 import { errorOnlyResponse, notFoundRoute, type RouteHandler } from "./route";
 
@@ -155,6 +156,20 @@ async function send(req: http.IncomingMessage, res: http.ServerResponse, respons
     return;
   }
   const encoding = COMPRESSIBLE.test(type) ? encodingFor(req, response) : null;
+  const whole = encoding === "gzip" ? jsonBodyOf(response) : undefined;
+  if (whole && whole.bytes.byteLength >= COMPRESS_FROM_BYTES) {
+    // A cached body is compressed once, the first time a client takes gzip, and kept with it.
+    await body.cancel();
+    whole.gzipped ??= compressWhole.gzip(whole.bytes).catch((error: unknown) => {
+      whole.gzipped = undefined;
+      throw error;
+    });
+    const gzipped = await whole.gzipped;
+    res.setHeader("Content-Encoding", "gzip");
+    res.setHeader("Content-Length", gzipped.byteLength);
+    res.end(gzipped);
+    return;
+  }
   const reader = body.getReader();
   const first = await reader.read();
   const second = first.done ? first : await reader.read();

@@ -1,3 +1,5 @@
+import http from "node:http";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { openApiDocument } from "@/lib/api/openapi";
@@ -161,6 +163,27 @@ describe("every API response over HTTP", () => {
     expect(res.status).toBe(200);
     expect(header(res, "content-length")).toBe(String(Buffer.byteLength(res.text)));
     expect(header(res, "vary")).toBe("Authorization, Accept-Encoding");
+  });
+
+  it("sends a client that takes gzip the same page gzipped, first compressed and then from the kept copy", async () => {
+    const path = `/api/v1/datasets/${datasetId}/versions/1.0.0/episodes?limit=30`;
+    const plain = await get(path);
+    expect(plain.status).toBe(200);
+    expect(Buffer.byteLength(plain.text)).toBeGreaterThan(1024);
+    for (let i = 0; i < 2; i++) {
+      const res = await new Promise<{ headers: http.IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+        http
+          .get(`${server.url}${path}`, { headers: { ...auth(), "accept-encoding": "gzip" } }, (r) => {
+            const chunks: Buffer[] = [];
+            r.on("data", (c: Buffer) => chunks.push(c));
+            r.on("end", () => resolve({ headers: r.headers, bytes: Buffer.concat(chunks) }));
+          })
+          .on("error", reject);
+      });
+      expect(res.headers["content-encoding"]).toBe("gzip");
+      expect(res.headers.etag).toBe(header(plain, "etag"));
+      expect(gunzipSync(res.bytes).toString()).toBe(plain.text);
+    }
   });
 
   it("answers other methods with 405 and an Allow header", async () => {
