@@ -101,7 +101,7 @@ const profileDir = path.resolve(".data/bench/profiles", new Date().toISOString()
 if (values.profile) mkdirSync(profileDir, { recursive: true });
 const server = await startProductionServer(serverEnv, values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
 const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
-const results: { name: string; http: Measurement; floor: Measurement; apiFloor: Measurement; sql: Measurement }[] = [];
+const results: { name: string; http: Measurement; gzip: Measurement; floor: Measurement; apiFloor: Measurement; sql: Measurement }[] = [];
 try {
   await untilListening(server, headers);
   for (const shape of shapes) {
@@ -129,6 +129,11 @@ try {
         http: async () => {
           const res = await httpGet(url, headers);
           if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+        },
+        // The same page for a client that takes gzip, as fetch, curl --compressed and `das` do.
+        gzip: async () => {
+          const res = await httpGet(url, { ...headers, "accept-encoding": "gzip" });
+          if (res.status !== 200) throw new Error(`HTTP ${res.status} for a gzip client`);
         },
         floor: async () => {
           await httpGet(`${server.url}/api/no-such-endpoint`, headers);
@@ -211,6 +216,8 @@ const rows = results.map((r) => ({
   "server cpu ms/page": r.http.cpuMsPerOp!,
   "ms/floor": r.floor.cpuMsPerOp!,
   "page in floors": r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!,
+  "gzip req/s": Math.round(r.gzip.perSecond),
+  "cpu ms/gzip page": r.gzip.cpuMsPerOp!,
   "api floor req/s": Math.round(r.apiFloor.perSecond),
   "http/api floor": r.http.perSecond / r.apiFloor.perSecond,
   "ms/api floor": r.apiFloor.cpuMsPerOp!,
@@ -254,6 +261,8 @@ console.log(
     min_http_to_floor_ratio: round(Math.min(...results.map((r) => r.http.perSecond / r.floor.perSecond))),
     framework_floor_rps: Math.round(floorRps),
     framework_floor_to_sql_ratio: round(floorRps / sqlRps),
+    gzip_page_rps: Math.round(results.reduce((s, r) => s + r.gzip.perSecond, 0) / results.length),
+    server_cpu_ms_per_gzip_page: round(results.reduce((s, r) => s + r.gzip.cpuMsPerOp!, 0) / results.length),
     api_floor_rps: Math.round(apiFloorRps),
     http_to_api_floor_ratio: round(httpRps / apiFloorRps),
     server_cpu_ms_per_api_floor: round(results.reduce((s, r) => s + r.apiFloor.cpuMsPerOp!, 0) / results.length),
