@@ -8,6 +8,7 @@ import { apiPathError } from "./address";
 import { newRequestId } from "./request-id";
 import { jsonBodyOf } from "./conditional";
 import { toAppError } from "./respond";
+import { errorForNodeRequest } from "./request-guard";
 import { errorOnlyResponse, notFoundRoute, type RouteHandler } from "./route";
 
 /**
@@ -147,36 +148,22 @@ function bodyOf(req: http.IncomingMessage): ReadableStream<Uint8Array> {
 async function send(req: http.IncomingMessage, res: http.ServerResponse, response: Response): Promise<void> {
   res.statusCode = response.status;
   for (const [name, value] of response.headers) res.setHeader(name, value);
-  const type = response.headers.get("content-type") ?? "";
-  if (COMPRESSIBLE.test(type)) res.setHeader("Vary", varyWith(response.headers.get("vary"), "Accept-Encoding"));
+  const compressible = COMPRESSIBLE.test(response.headers.get("content-type") ?? "");
+  if (compressible) res.setHeader("Vary", varyWith(response.headers.get("vary"), "Accept-Encoding"));
   const body = response.body;
   if (!body || req.method === "HEAD" || response.status === 204 || response.status === 304) {
     await body?.cancel();
     res.end();
     return;
   }
-  const encoding = COMPRESSIBLE.test(type) ? encodingFor(req, response) : null;
-  const whole = encoding === "gzip" ? jsonBodyOf(response) : undefined;
-  if (whole && whole.bytes.byteLength >= COMPRESS_FROM_BYTES) {
-    // A cached body is compressed once, the first time a client takes gzip, and kept with it.
-    await body.cancel();
-    whole.gzipped ??= compressWhole.gzip(whole.bytes).catch((error: unknown) => {
-      whole.gzipped = undefined;
-      throw error;
-    });
-    const gzipped = await whole.gzipped;
-    res.setHeader("Content-Encoding", "gzip");
-    res.setHeader("Content-Length", gzipped.byteLength);
-    res.end(gzipped);
-    return;
-  }
+  const encoding = compressible ? encodingFor(req, response) : null;
   const reader = body.getReader();
   const first = await reader.read();
   const second = first.done ? first : await reader.read();
   if (second.done) {
     let bytes: Uint8Array = first.value ?? new Uint8Array();
     if (encoding && bytes.byteLength >= COMPRESS_FROM_BYTES) {
-      bytes = await compressWhole[encoding](bytes);
+      bytes = await compressedWhole(response, bytes, encoding);
       res.setHeader("Content-Encoding", encoding);
     }
     res.setHeader("Content-Length", bytes.byteLength);
@@ -188,6 +175,20 @@ async function send(req: http.IncomingMessage, res: http.ServerResponse, respons
   if (!encoding) return pipeline(source, res);
   res.setHeader("Content-Encoding", encoding);
   return pipeline(source, compressStream[encoding](), res);
+}
+
+/**
+ * A whole body compressed. A cached one (a response `conditionalResponse` made from the
+ * instance's cache) is gzipped once, the first time a client takes gzip, and the copy is kept with it.
+ */
+function compressedWhole(response: Response, bytes: Uint8Array, encoding: "gzip" | "deflate"): Promise<Uint8Array> {
+  const cached = encoding === "gzip" ? jsonBodyOf(response) : undefined;
+  if (!cached) return compressWhole[encoding](bytes);
+  cached.gzipped ??= compressWhole.gzip(cached.bytes).catch((error: unknown) => {
+    cached.gzipped = undefined;
+    throw error;
+  });
+  return cached.gzipped;
 }
 
 /** The chunks already read, then the rest; the stream is cancelled if the client goes away first. */
@@ -224,8 +225,6 @@ function varyWith(vary: string | null, field: string): string {
 }
 
 async function sendError(req: http.IncomingMessage, res: http.ServerResponse, error: unknown): Promise<void> {
-  const appError = toAppError(error, newRequestId());
-  const forwardedFor = String(req.headers["x-forwarded-for"] ?? req.socket.remoteAddress ?? "");
-  const response = await errorOnlyResponse(new Request("http://localhost/", { headers: { "x-forwarded-for": forwardedFor } }), appError);
+  const response = await errorForNodeRequest(req, toAppError(error, newRequestId()));
   await send(req, res, response).catch(() => res.destroy());
 }

@@ -61,11 +61,20 @@ async function send(refusal: Refusal, req: http.IncomingMessage, res: http.Serve
     res.end(refusal.text);
     return;
   }
-  // The client address as Next would report it: the forwarded chain, or the socket.
-  const forwardedFor = req.headers["x-forwarded-for"] ?? req.socket.remoteAddress ?? "";
-  const response = await errorOnlyResponse(new Request("http://localhost/", { headers: { "x-forwarded-for": String(forwardedFor) } }), refusal.error);
+  const response = await errorForNodeRequest(req, refusal.error);
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(req.method === "HEAD" ? undefined : await response.text());
+}
+
+/**
+ * The error envelope for a request answered before Next, with the client address as Next would
+ * report it (the forwarded chain, or the socket) for the rate-limit headers. Built from the Node
+ * request alone, so that it holds for any request: a web `Request` of its own method and headers
+ * may not be constructible (TRACE), and a failed one is what may have brought us here.
+ */
+export function errorForNodeRequest(req: http.IncomingMessage, error: AppError): Promise<Response> {
+  const forwardedFor = req.headers["x-forwarded-for"] ?? req.socket.remoteAddress ?? "";
+  return errorOnlyResponse(new Request("http://localhost/", { headers: { "x-forwarded-for": String(forwardedFor) } }), error);
 }
 
 /**
