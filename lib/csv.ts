@@ -48,8 +48,9 @@ function csvField(value: unknown): string {
  * CSV records built from text as the database sends it (UTF-8 bytes, the driver's raw rows), with
  * exactly csvLine's output: a field that cannot need care by its bytes is copied as it is, one that
  * needs only quoting is quoted byte by byte, any other is decoded and written by `csvField`. A
- * large export spent most of its time decoding every column into a string, writing each string out again and collecting both; most of its fields
- * (ids, instants, hashes, counts) need nothing, and now become neither.
+ * large export spent most of its time decoding every column into a string, writing each string
+ * out again and collecting both; most of its fields (ids, instants, hashes, counts) need nothing,
+ * and now become neither.
  */
 export class CsvRecords {
   private buffer = Buffer.allocUnsafe(1 << 20);
