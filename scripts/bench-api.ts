@@ -224,10 +224,12 @@ const rows = results.map((r) => ({
 }));
 console.log(`episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`);
 console.log(table(rows));
-const floorRps = results.reduce((s, r) => s + r.floor.perSecond, 0) / results.length;
-const floorP50 = results.reduce((s, r) => s + r.floor.p50, 0) / results.length;
-const apiFloorRps = results.reduce((s, r) => s + r.apiFloor.perSecond, 0) / results.length;
-const apiFloorP50 = results.reduce((s, r) => s + r.apiFloor.p50, 0) / results.length;
+/** A figure's mean over the page shapes. */
+const mean = (figure: (r: (typeof results)[number]) => number) => results.reduce((sum, r) => sum + figure(r), 0) / results.length;
+const floorRps = mean((r) => r.floor.perSecond);
+const floorP50 = mean((r) => r.floor.p50);
+const apiFloorRps = mean((r) => r.apiFloor.perSecond);
+const apiFloorP50 = mean((r) => r.apiFloor.p50);
 console.log(`framework floor (JSON 404 through Next, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
 console.log(`API floor (the same 404 from the API's dispatcher, before Next): p50 ${apiFloorP50.toFixed(2)} ms, ${Math.round(apiFloorRps)} req/s on average`);
 console.log(
@@ -242,8 +244,8 @@ if (values.profile) {
     console.log(table(summary.top.map((f) => ({ function: f.fn.slice(0, 70), source: f.where.slice(0, 60), part: f.part.split(" (")[0]!, "% of busy": f.percent }))));
   }
 }
-const httpRps = results.reduce((s, r) => s + r.http.perSecond, 0) / results.length;
-const sqlRps = results.reduce((s, r) => s + r.sql.perSecond, 0) / results.length;
+const httpRps = mean((r) => r.http.perSecond);
+const sqlRps = mean((r) => r.sql.perSecond);
 console.log(
   JSON.stringify({
     episodes,
@@ -261,13 +263,13 @@ console.log(
     min_http_to_floor_ratio: round(Math.min(...results.map((r) => r.http.perSecond / r.floor.perSecond))),
     framework_floor_rps: Math.round(floorRps),
     framework_floor_to_sql_ratio: round(floorRps / sqlRps),
-    gzip_page_rps: Math.round(results.reduce((s, r) => s + r.gzip.perSecond, 0) / results.length),
-    server_cpu_ms_per_gzip_page: round(results.reduce((s, r) => s + r.gzip.cpuMsPerOp!, 0) / results.length),
+    gzip_page_rps: Math.round(mean((r) => r.gzip.perSecond)),
+    server_cpu_ms_per_gzip_page: round(mean((r) => r.gzip.cpuMsPerOp!)),
     api_floor_rps: Math.round(apiFloorRps),
     http_to_api_floor_ratio: round(httpRps / apiFloorRps),
-    server_cpu_ms_per_api_floor: round(results.reduce((s, r) => s + r.apiFloor.cpuMsPerOp!, 0) / results.length),
-    server_cpu_ms_per_page: round(results.reduce((s, r) => s + r.http.cpuMsPerOp!, 0) / results.length),
-    server_cpu_ms_per_floor: round(results.reduce((s, r) => s + r.floor.cpuMsPerOp!, 0) / results.length),
+    server_cpu_ms_per_api_floor: round(mean((r) => r.apiFloor.cpuMsPerOp!)),
+    server_cpu_ms_per_page: round(mean((r) => r.http.cpuMsPerOp!)),
+    server_cpu_ms_per_floor: round(mean((r) => r.floor.cpuMsPerOp!)),
     page_cost_in_floors: round(Math.max(...results.map((r) => r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!))),
     revocation_p50_ms: round(percentile(revocationMs, 50)),
     revocation_p99_ms: round(percentile(revocationMs, 99)),
