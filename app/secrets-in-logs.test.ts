@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { runCli, type CliRun } from "@/lib/testing/cli";
-import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { attemptSignIn } from "@/lib/testing/portal-session";
 import { callAction } from "@/lib/testing/server-actions";
 
@@ -39,7 +47,17 @@ beforeAll(async () => {
   secrets.push(key, sha256(key));
   const episodes = randomEpisodes(3, 77);
   datasetId = await importTestDataset([
-    { version: "1.0.0", episodes, files: episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 3, sha256: "c".repeat(64) })) },
+    {
+      version: "1.0.0",
+      episodes,
+      files: episodes.map((e) => ({
+        path: `${e.episode_id}/cam.mp4`,
+        episode_id: e.episode_id,
+        stream: "cam",
+        size_bytes: 3,
+        sha256: "c".repeat(64),
+      })),
+    },
   ]);
   await grant(org.id, datasetId, "1.0.0");
   adminEmail = `${uniqueId("admin")}@secrets.example`;
@@ -67,14 +85,22 @@ async function adminSession(base: string): Promise<string> {
 }
 
 function dasAdmin(args: string[], options: { stdin?: string; readOnly?: boolean } = {}): Promise<CliRun> {
-  const env = { ...process.env, DATABASE_URL: options.readOnly ? readOnlyUrl : inject("databaseUrl"), APP_SECRET: inject("appSecret"), DAS_DATA_DIR: scratch };
+  const env = {
+    ...process.env,
+    DATABASE_URL: options.readOnly ? readOnlyUrl : inject("databaseUrl"),
+    APP_SECRET: inject("appSecret"),
+    DAS_DATA_DIR: scratch,
+  };
   return runCli("das-admin", args, { env, stdin: options.stdin }).then((run) => (cli.push(run), run));
 }
 
 function api(base: string, route: string, body?: unknown, bearer = key): Promise<Response> {
   return fetch(`${base}/api/v1${route}`, {
     method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 }
@@ -83,48 +109,148 @@ describe("secrets in logs", () => {
   it("refuses control characters in admin input before SQL, as invalid_body", async () => {
     const cookie = await adminSession(server.url);
     const refused = { ok: false, error: { code: "invalid_body" } };
-    expect.soft(await callAction(server.url, "createUserAction", { email: "a\u0000b@secrets.example", role: "reviewer", password: NEW_PASSWORDS[0] }, cookie)).toMatchObject(refused);
-    expect.soft(await callAction(server.url, "createUserAction", { email: `${uniqueId("n")}@secrets.example`, name: "Ann\u0000", role: "reviewer", password: NEW_PASSWORDS[0] }, cookie)).toMatchObject(refused);
-    expect.soft(await callAction(server.url, "issueKeyAction", { organizationId: org.id, name: "k\u0000", expiresInDays: null, scope: [] }, cookie)).toMatchObject(refused);
-    expect.soft(await callAction(server.url, "createOrganizationAction", { slug: uniqueId("o"), name: "Org\u0000" }, cookie)).toMatchObject(refused);
-    expect.soft(await callAction(server.url, "grantLicenceAction", { organizationId: "org_\u0000", datasetId, version: "1.0.0" }, cookie)).toMatchObject(refused);
+    expect
+      .soft(
+        await callAction(
+          server.url,
+          "createUserAction",
+          { email: "a\u0000b@secrets.example", role: "reviewer", password: NEW_PASSWORDS[0] },
+          cookie,
+        ),
+      )
+      .toMatchObject(refused);
+    expect
+      .soft(
+        await callAction(
+          server.url,
+          "createUserAction",
+          {
+            email: `${uniqueId("n")}@secrets.example`,
+            name: "Ann\u0000",
+            role: "reviewer",
+            password: NEW_PASSWORDS[0],
+          },
+          cookie,
+        ),
+      )
+      .toMatchObject(refused);
+    expect
+      .soft(
+        await callAction(
+          server.url,
+          "issueKeyAction",
+          { organizationId: org.id, name: "k\u0000", expiresInDays: null, scope: [] },
+          cookie,
+        ),
+      )
+      .toMatchObject(refused);
+    expect
+      .soft(
+        await callAction(server.url, "createOrganizationAction", { slug: uniqueId("o"), name: "Org\u0000" }, cookie),
+      )
+      .toMatchObject(refused);
+    expect
+      .soft(
+        await callAction(
+          server.url,
+          "grantLicenceAction",
+          { organizationId: "org_\u0000", datasetId, version: "1.0.0" },
+          cookie,
+        ),
+      )
+      .toMatchObject(refused);
     // Taken email: a clear 400, not a database error.
-    expect.soft(await callAction(server.url, "createUserAction", { email: adminEmail, role: "reviewer", password: NEW_PASSWORDS[0] }, cookie)).toMatchObject({
-      ok: false,
-      error: { code: "invalid_parameter", message: `A user with email ${adminEmail} already exists.` },
-    });
+    expect
+      .soft(
+        await callAction(
+          server.url,
+          "createUserAction",
+          { email: adminEmail, role: "reviewer", password: NEW_PASSWORDS[0] },
+          cookie,
+        ),
+      )
+      .toMatchObject({
+        ok: false,
+        error: { code: "invalid_parameter", message: `A user with email ${adminEmail} already exists.` },
+      });
   });
 
   it("refuses them in das-admin too, with exit 1 and a clear message", async () => {
     const [keyName, orgName, email, taken] = await Promise.all([
       dasAdmin(["key", "create", org.slug, "--name", "k\u0001"]),
       dasAdmin(["org", "create", uniqueId("o"), "--name", "Org\u0007"]),
-      dasAdmin(["user", "create", "a\u0001b@secrets.example", "--role", "reviewer"], { stdin: `${NEW_PASSWORDS[1]}\n` }),
+      dasAdmin(["user", "create", "a\u0001b@secrets.example", "--role", "reviewer"], {
+        stdin: `${NEW_PASSWORDS[1]}\n`,
+      }),
       dasAdmin(["user", "create", adminEmail, "--role", "reviewer"], { stdin: `${NEW_PASSWORDS[1]}\n` }),
     ]);
-    expect.soft(keyName).toMatchObject({ code: 1, stdout: "", stderr: "das-admin: A key name must not contain control characters.\n" });
-    expect.soft(orgName).toMatchObject({ code: 1, stdout: "", stderr: "das-admin: An organisation name must not contain control characters other than tabs and line breaks.\n" });
-    expect.soft(email).toMatchObject({ code: 1, stdout: "", stderr: 'das-admin: "a\\u0001b@secrets.example" is not an email address.\n' });
-    expect.soft(taken).toMatchObject({ code: 1, stdout: "", stderr: `das-admin: A user with email ${adminEmail} already exists.\n` });
+    expect
+      .soft(keyName)
+      .toMatchObject({ code: 1, stdout: "", stderr: "das-admin: A key name must not contain control characters.\n" });
+    expect
+      .soft(orgName)
+      .toMatchObject({
+        code: 1,
+        stdout: "",
+        stderr:
+          "das-admin: An organisation name must not contain control characters other than tabs and line breaks.\n",
+      });
+    expect
+      .soft(email)
+      .toMatchObject({
+        code: 1,
+        stdout: "",
+        stderr: 'das-admin: "a\\u0001b@secrets.example" is not an email address.\n',
+      });
+    expect
+      .soft(taken)
+      .toMatchObject({ code: 1, stdout: "", stderr: `das-admin: A user with email ${adminEmail} already exists.\n` });
   });
 
   it("answers 503 when the database refuses writes, from actions, the API and das-admin", async () => {
     const cookie = await adminSession(readOnly.url);
     const unavailable = { ok: false, error: { code: "unavailable" } };
-    expect.soft(await callAction(readOnly.url, "createUserAction", { email: `${uniqueId("ro")}@secrets.example`, role: "reviewer", password: NEW_PASSWORDS[2] }, cookie)).toMatchObject(unavailable);
-    expect.soft(await callAction(readOnly.url, "issueKeyAction", { organizationId: org.id, name: "read-only", expiresInDays: 30, scope: [] }, cookie)).toMatchObject(unavailable);
-    expect.soft(await callAction(readOnly.url, "createOrganizationAction", { slug: uniqueId("ro") }, cookie)).toMatchObject(unavailable);
+    expect
+      .soft(
+        await callAction(
+          readOnly.url,
+          "createUserAction",
+          { email: `${uniqueId("ro")}@secrets.example`, role: "reviewer", password: NEW_PASSWORDS[2] },
+          cookie,
+        ),
+      )
+      .toMatchObject(unavailable);
+    expect
+      .soft(
+        await callAction(
+          readOnly.url,
+          "issueKeyAction",
+          { organizationId: org.id, name: "read-only", expiresInDays: 30, scope: [] },
+          cookie,
+        ),
+      )
+      .toMatchObject(unavailable);
+    expect
+      .soft(await callAction(readOnly.url, "createOrganizationAction", { slug: uniqueId("ro") }, cookie))
+      .toMatchObject(unavailable);
     const download = await api(readOnly.url, "/downloads", { dataset_id: datasetId, version: "1.0.0" });
     expect.soft(download.status).toBe(503);
     expect.soft(download.headers.get("retry-after")).toMatch(/^\d+$/);
     const [user, keyRun] = await Promise.all([
-      dasAdmin(["user", "create", `${uniqueId("ro")}@secrets.example`, "--role", "reviewer"], { stdin: `${NEW_PASSWORDS[3]}\n`, readOnly: true }),
+      dasAdmin(["user", "create", `${uniqueId("ro")}@secrets.example`, "--role", "reviewer"], {
+        stdin: `${NEW_PASSWORDS[3]}\n`,
+        readOnly: true,
+      }),
       dasAdmin(["key", "create", org.slug, "--name", "read-only"], { readOnly: true }),
     ]);
     for (const run of [user, keyRun]) {
       expect.soft(run.code).toBe(1);
       expect.soft(run.stdout).toBe("");
-      expect.soft(run.stderr).toMatch(/^das-admin: DrizzleQueryError <- PostgresError 25006: cannot execute INSERT in a read-only transaction\n$/);
+      expect
+        .soft(run.stderr)
+        .toMatch(
+          /^das-admin: DrizzleQueryError <- PostgresError 25006: cannot execute INSERT in a read-only transaction\n$/,
+        );
     }
   });
 
@@ -145,7 +271,8 @@ describe("secrets in logs", () => {
     // das-admin's stderr is its log; its stdout is the command's answer (a new key's secret, on purpose).
     const output = [server.output(), readOnly.output(), ...cli.map((run) => run.stderr)].join("\n");
     expect(secrets.length).toBeGreaterThan(10);
-    for (const secret of secrets) expect.soft(output.includes(secret), `a secret of ${secret.length} characters is in the log`).toBe(false);
+    for (const secret of secrets)
+      expect.soft(output.includes(secret), `a secret of ${secret.length} characters is in the log`).toBe(false);
     expect(output).not.toMatch(/das_[0-9A-Za-z]{43}/);
     expect(output).not.toMatch(/\$argon2id\$/);
     expect(output).not.toMatch(/\b[0-9a-f]{64}\b/);

@@ -25,7 +25,9 @@ test("an admin issues a key, uses it against /api/v1/datasets, and revokes it", 
   const auth = { authorization: `Bearer ${secret}` };
   const before = await request.get("/api/v1/datasets", { headers: auth });
   expect(before.status()).toBe(200);
-  expect((await before.json()).datasets.map((d: { dataset_id: string }) => d.dataset_id)).toContain("kitchen-pick-place");
+  expect((await before.json()).datasets.map((d: { dataset_id: string }) => d.dataset_id)).toContain(
+    "kitchen-pick-place",
+  );
 
   await page.getByRole("button", { name: "I have stored the secret" }).click();
   await expect(secretBox).toBeHidden();
@@ -39,7 +41,11 @@ test("an admin issues a key, uses it against /api/v1/datasets, and revokes it", 
   expect((await after.json()).error.code).toBe("unauthorized");
 });
 
-test("an admin creates a user, changes their role and disables them; each ends the user's sessions", async ({ page, browser, baseURL }) => {
+test("an admin creates a user, changes their role and disables them; each ends the user's sessions", async ({
+  page,
+  browser,
+  baseURL,
+}) => {
   const email = `e2e-${Date.now()}@acme.example`;
   const password = "an e2e journey password";
   await signIn(page, "admin@das.example");

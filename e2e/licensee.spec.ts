@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import { expect } from "@playwright/test";
 import { shot, signIn, test } from "./support";
 
-test("a licensee filters to failures in one environment, opens a timeline, requests a download and fetches a file", async ({ page }) => {
+test("a licensee filters to failures in one environment, opens a timeline, requests a download and fetches a file", async ({
+  page,
+}) => {
   await signIn(page, "alice@acme.example");
   await expect(page).toHaveURL(/\/datasets$/);
   await expect(page.getByRole("heading", { name: "Datasets" })).toBeVisible();
@@ -67,5 +69,9 @@ test("a licensee filters to failures in one environment, opens a timeline, reque
   const expected = await row.getByTitle(/^[0-9a-f]{64}$/).getAttribute("title");
   const response = await page.request.get(url!);
   expect(response.status()).toBe(200);
-  expect(createHash("sha256").update(await response.body()).digest("hex")).toBe(expected);
+  expect(
+    createHash("sha256")
+      .update(await response.body())
+      .digest("hex"),
+  ).toBe(expected);
 });

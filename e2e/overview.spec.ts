@@ -1,14 +1,20 @@
 import { expect } from "@playwright/test";
 import { demo, shot, signIn, test } from "./support";
 
-test("a reviewer lands on the overview, follows a bar and an organisation into the log, opens an entry and comes back", async ({ page, request }) => {
+test("a reviewer lands on the overview, follows a bar and an organisation into the log, opens an entry and comes back", async ({
+  page,
+  request,
+}) => {
   // Two downloads today through the API, by each demo organisation's key.
   for (const [organization, version] of [
     ["acme-robotics", "1.1.0"],
     ["globex-ai", "2.0.0"],
   ] as const) {
     const headers = { authorization: `Bearer ${demo.key(organization)}`, accept: "application/json" };
-    const created = await request.post("/api/v1/downloads", { headers, data: { dataset_id: "kitchen-pick-place", version } });
+    const created = await request.post("/api/v1/downloads", {
+      headers,
+      data: { dataset_id: "kitchen-pick-place", version },
+    });
     expect(created.status()).toBe(201);
   }
   const today = new Date().toISOString().slice(0, 10);
@@ -22,7 +28,9 @@ test("a reviewer lands on the overview, follows a bar and an organisation into t
   await page.screenshot({ path: "/tmp/overview-desktop.png", fullPage: true });
 
   // Today's bar: its title says what it counts; it opens today's entries in the log.
-  const todayBar = page.getByRole("figure", { name: "Disclosures per day" }).locator(`svg a[href="/review/disclosures?from=${today}&to=${today}"]`);
+  const todayBar = page
+    .getByRole("figure", { name: "Disclosures per day" })
+    .locator(`svg a[href="/review/disclosures?from=${today}&to=${today}"]`);
   await expect(todayBar).toHaveAttribute("aria-label", new RegExp(`^${today}: \\d+ disclosures?$`));
   await todayBar.click();
   await expect(page).toHaveURL(new RegExp(`/review/disclosures\\?from=${today}&to=${today}$`));
@@ -61,13 +69,17 @@ test("a reviewer lands on the overview, follows a bar and an organisation into t
   await expect(page).toHaveURL(/granularity=week/);
   await expect(page.getByRole("figure", { name: "Disclosures per week" })).toBeVisible();
   await page.goto("/review/overview?granularity=year");
-  await expect(page.getByRole("alert").filter({ hasText: "Check the period" })).toContainText("Show by must be day or week.");
+  await expect(page.getByRole("alert").filter({ hasText: "Check the period" })).toContainText(
+    "Show by must be day or week.",
+  );
 
   // On a phone: nothing wider than the screen but the charts, which scroll inside their frame.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto("/review/overview");
   await expect(page.getByRole("figure", { name: "Disclosures per day" })).toBeVisible();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
   expect(overflow).toBeLessThanOrEqual(0);
   await shot(page, "mobile-overview");
   await page.screenshot({ path: "/tmp/overview-phone.png", fullPage: true });

@@ -7,7 +7,9 @@ test("the sign-in page refuses a wrong password with a clear message", async ({ 
   await page.getByLabel("Email").fill("alice@acme.example");
   await page.getByLabel("Password").fill("not the password");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("alert").filter({ hasText: "do not match" })).toContainText("That email and password do not match an active account");
+  await expect(page.getByRole("alert").filter({ hasText: "do not match" })).toContainText(
+    "That email and password do not match an active account",
+  );
   await shot(page, "login");
 });
 
@@ -32,7 +34,9 @@ test("the portal is usable on a phone", async ({ page }) => {
   await signIn(page, "alice@acme.example");
   await page.goto("/datasets/kitchen-pick-place/1.1.0");
   await expect(page.getByRole("button", { name: /Download all/ })).toBeVisible();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
   expect(overflow).toBeLessThanOrEqual(0);
   await shot(page, "mobile-episode-explorer");
   await page.goto("/datasets/kitchen-pick-place");
@@ -47,15 +51,24 @@ test("signing out ends the session", async ({ page }) => {
   await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fdatasets/);
 });
 
-test("pages run under their Content-Security-Policy: an injected script does not run, and no page can be framed", async ({ page, baseURL, cspViolations }) => {
+test("pages run under their Content-Security-Policy: an injected script does not run, and no page can be framed", async ({
+  page,
+  baseURL,
+  cspViolations,
+}) => {
   // The sign-in page as an injection would leave it: a script in the HTML, without the response's nonce.
   await page.route("**/login", async (route) => {
     const response = await route.fetch();
-    const html = (await response.text()).replace("</body>", "<script>document.body.dataset.injected = 'ran'</script></body>");
+    const html = (await response.text()).replace(
+      "</body>",
+      "<script>document.body.dataset.injected = 'ran'</script></body>",
+    );
     await route.fulfill({ response, body: html });
   });
   const response = await page.goto("/login");
-  expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'.*frame-ancestors 'none'/);
+  expect(response?.headers()["content-security-policy"]).toMatch(
+    /script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'.*frame-ancestors 'none'/,
+  );
   // The page's own scripts run (React focuses the email field), the injected one does not.
   await expect(page.getByLabel("Email")).toBeFocused();
   expect(await page.evaluate(() => document.body.dataset.injected ?? null)).toBeNull();

@@ -12,12 +12,17 @@ type Span = { annotation_id: string; label: string; start_s: number; end_s: numb
 /** A demo episode of 1.1.0 long enough to watch a span change, with its spans in time order. */
 async function episodeToWatch(request: APIRequestContext): Promise<{ id: string; contributor: string; spans: Span[] }> {
   const headers = { authorization: `Bearer ${demo.key("acme-robotics")}`, accept: "application/json" };
-  const listed = await (await request.get("/api/v1/datasets/kitchen-pick-place/versions/1.1.0/episodes?limit=50", { headers })).json();
+  const listed = await (
+    await request.get("/api/v1/datasets/kitchen-pick-place/versions/1.1.0/episodes?limit=50", { headers })
+  ).json();
   for (const episode of listed.episodes as { episode_id: string; duration_s: number; contributor: string }[]) {
     if (episode.duration_s < 30) continue;
-    const { annotations } = await (await request.get(`/api/v1/episodes/${episode.episode_id}/annotations?version=1.1.0`, { headers })).json();
+    const { annotations } = await (
+      await request.get(`/api/v1/episodes/${episode.episode_id}/annotations?version=1.1.0`, { headers })
+    ).json();
     const phases = (annotations as Span[]).filter((a) => a.label !== "recovery");
-    if (phases.length >= 4 && phases.length === annotations.length) return { id: episode.episode_id, contributor: episode.contributor, spans: phases };
+    if (phases.length >= 4 && phases.length === annotations.length)
+      return { id: episode.episode_id, contributor: episode.contributor, spans: phases };
   }
   throw new Error("no demo episode to watch");
 }
@@ -25,13 +30,26 @@ async function episodeToWatch(request: APIRequestContext): Promise<{ id: string;
 const currentTime = (video: Locator) => video.evaluate((v: HTMLVideoElement) => v.currentTime);
 const playerGroup = (page: Page) => page.getByRole("group", { name: /^Video player/ });
 /** How far the page is wider than the window (0 or less: no sideways scrolling). */
-const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const overflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 /** Imports a LeRobot dataset into this run's installation and licenses it to the demo licensee, as an operator does it with das-admin. */
 async function importForAcme(f: LeRobotFixture, datasetId: string, title: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, DAS_DATA_DIR: E2E_DATA_DIR };
-  for (const name of ["DATABASE_URL", "S3_BUCKET", "S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "APP_SECRET"]) delete env[name];
-  const imported = await runCli("das-admin", ["import", f.root, "--dataset", datasetId, "--version", "1.0.0", "--title", title, "--upload"], { env });
+  for (const name of [
+    "DATABASE_URL",
+    "S3_BUCKET",
+    "S3_ENDPOINT",
+    "S3_ACCESS_KEY_ID",
+    "S3_SECRET_ACCESS_KEY",
+    "APP_SECRET",
+  ])
+    delete env[name];
+  const imported = await runCli(
+    "das-admin",
+    ["import", f.root, "--dataset", datasetId, "--version", "1.0.0", "--title", title, "--upload"],
+    { env },
+  );
   expect(imported.code, imported.stderr).toBe(0);
   const granted = await runCli("das-admin", ["licence", "grant", "acme-robotics", datasetId, "1.0.0"], { env });
   expect(granted.code, granted.stderr).toBe(0);
@@ -40,7 +58,8 @@ async function importForAcme(f: LeRobotFixture, datasetId: string, title: string
 const FRONT = "observation.images.front";
 const WRIST = "observation.images.wrist";
 /** The most a label may hold, 10,000 characters, opening with one word of 2,000 that no space can break. */
-const LONG_LABEL = `${"regrasp".repeat(286)}x ${"then wait for the gripper to settle before lifting; ".repeat(200)}`.slice(0, 10_000);
+const LONG_LABEL =
+  `${"regrasp".repeat(286)}x ${"then wait for the gripper to settle before lifting; ".repeat(200)}`.slice(0, 10_000);
 
 let edgeCases: Promise<string> | undefined;
 /**
@@ -59,11 +78,20 @@ function importEdgeCases(): Promise<string> {
         cameras: [FRONT, WRIST],
         fps: 10,
         length: () => 60,
-        subtasks: { source: "language_persistent", labels: (e) => [["reach", LONG_LABEL, "lift"], ["reach", "grasp"], []][e]! },
+        subtasks: {
+          source: "language_persistent",
+          labels: (e) => [["reach", LONG_LABEL, "lift"], ["reach", "grasp"], []][e]!,
+        },
       });
       const garbage = Buffer.from("These bytes are stored as an mp4 but are not a video.\n".repeat(100));
-      for (const [camera, episode] of [[WRIST, 1], [FRONT, 2]] as const) {
-        writeFileSync(path.join(root, f.files.find((file) => file.stream === camera && file.episodes.includes(episode))!.path), garbage);
+      for (const [camera, episode] of [
+        [WRIST, 1],
+        [FRONT, 2],
+      ] as const) {
+        writeFileSync(
+          path.join(root, f.files.find((file) => file.stream === camera && file.episodes.includes(episode))!.path),
+          garbage,
+        );
       }
       const datasetId = `lr-edge-${Date.now()}`;
       await importForAcme(f, datasetId, "LeRobot edge cases");
@@ -75,7 +103,10 @@ function importEdgeCases(): Promise<string> {
 }
 const spanButton = (page: Page, span: Span) => page.locator(`button[data-span="${span.annotation_id}"]`);
 
-test("a licensee watches an episode in step with its subtask timeline, on a desktop and on a phone", async ({ page, request }) => {
+test("a licensee watches an episode in step with its subtask timeline, on a desktop and on a phone", async ({
+  page,
+  request,
+}) => {
   const { id, spans } = await episodeToWatch(request);
   await signIn(page, "alice@acme.example");
   await page.goto(`/episodes/${id}?version=1.1.0`);
@@ -117,7 +148,9 @@ test("a licensee watches an episode in step with its subtask timeline, on a desk
   expect(await head.evaluate((v: HTMLVideoElement) => v.videoWidth)).toBe(320);
   await expect.poll(async () => (await currentTime(head)) > fourth.start_s + 0.5).toBe(true);
   const drift = await page.evaluate(() => {
-    const [h, w] = ["head_cam", "wrist_cam"].map((s) => document.querySelector<HTMLVideoElement>(`video[data-stream="${s}"]`)!);
+    const [h, w] = ["head_cam", "wrist_cam"].map(
+      (s) => document.querySelector<HTMLVideoElement>(`video[data-stream="${s}"]`)!,
+    );
     return Math.abs(h!.currentTime - w!.currentTime);
   });
   expect(drift).toBeLessThan(0.35);
@@ -159,7 +192,11 @@ test("a licensee watches an episode in step with its subtask timeline, on a desk
   await shot(page, "player-phone");
 });
 
-test("a reviewer finds the licensee's preview in the log, once, by episode and by contributor, and watches it as themselves", async ({ page, browser, request }) => {
+test("a reviewer finds the licensee's preview in the log, once, by episode and by contributor, and watches it as themselves", async ({
+  page,
+  browser,
+  request,
+}) => {
   const { id, contributor } = await episodeToWatch(request);
   // The licensee watched this episode in the test before (twice); make sure here, in a context of their own.
   const licensee = await browser.newPage();
@@ -186,7 +223,9 @@ test("a reviewer finds the licensee's preview in the log, once, by episode and b
   // Every entry listed is a preview (the channel's badge), none a download.
   const listedEntries = page.locator("table tbody tr");
   expect(await listedEntries.count()).toBeGreaterThanOrEqual(1);
-  await expect(listedEntries.filter({ has: page.getByText("preview", { exact: true }) })).toHaveCount(await listedEntries.count());
+  await expect(listedEntries.filter({ has: page.getByText("preview", { exact: true }) })).toHaveCount(
+    await listedEntries.count(),
+  );
   await expect(listedEntries.filter({ has: page.getByText(/^(api|portal)$/) })).toHaveCount(0);
   await page.getByLabel("Contributor").fill(contributor);
   await page.getByRole("button", { name: "Search" }).click();
@@ -197,8 +236,11 @@ test("a reviewer finds the licensee's preview in the log, once, by episode and b
   // The contributor's report counts previews apart from downloads.
   await page.goto(`/review/contributors/${contributor}`);
   const listed = page.locator("table tbody tr");
-  await expect(listed.filter({ hasText: "alice@acme.example" }).filter({ has: page.getByText("preview", { exact: true }) })).toHaveCount(1);
-  const stat = (label: string) => page.locator("dt", { hasText: new RegExp(`^${label}$`) }).locator("xpath=following-sibling::dd[1]");
+  await expect(
+    listed.filter({ hasText: "alice@acme.example" }).filter({ has: page.getByText("preview", { exact: true }) }),
+  ).toHaveCount(1);
+  const stat = (label: string) =>
+    page.locator("dt", { hasText: new RegExp(`^${label}$`) }).locator("xpath=following-sibling::dd[1]");
   const previewCount = await listed.filter({ has: page.getByText("preview", { exact: true }) }).count();
   expect(previewCount).toBeGreaterThanOrEqual(1);
   await expect(stat("Previews")).toHaveText(String(previewCount));
@@ -219,13 +261,21 @@ test("a reviewer finds the licensee's preview in the log, once, by episode and b
   await expect(own).toContainText("reviewer (no licence)");
 });
 
-test("an episode of a LeRobot v3.0 file that holds several plays only its own range, on the episode's own clock", async ({ page }) => {
+test("an episode of a LeRobot v3.0 file that holds several plays only its own range, on the episode's own clock", async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   // An operator imports a LeRobot v3.0 dataset (two 4 s episodes per video file) into this
   // installation and licenses it to the demo licensee, as das-admin does it.
   const root = mkdtempSync(path.join(os.tmpdir(), "das-e2e-lerobot-"));
   try {
-    const f = await buildLeRobotFixture(root, { version: "v3.0", episodes: 4, episodesPerFile: 2, fps: 10, length: () => 40 });
+    const f = await buildLeRobotFixture(root, {
+      version: "v3.0",
+      episodes: 4,
+      episodesPerFile: 2,
+      fps: 10,
+      length: () => 40,
+    });
     const datasetId = `lr-e2e-${Date.now()}`;
     await importForAcme(f, datasetId, "LeRobot shared files");
 
@@ -256,7 +306,9 @@ test("an episode of a LeRobot v3.0 file that holds several plays only its own ra
   }
 });
 
-test("a stream this browser cannot play is named with what it holds, and the others play on; if it was the large one, another takes its place", async ({ page }) => {
+test("a stream this browser cannot play is named with what it holds, and the others play on; if it was the large one, another takes its place", async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   const datasetId = await importEdgeCases();
   await signIn(page, "alice@acme.example");
@@ -283,7 +335,9 @@ test("a stream this browser cannot play is named with what it holds, and the oth
   await expect(page.getByText("with no subtask spans in this version. Press play to watch it.")).toBeVisible();
   await expect(page.getByText("Choose a span")).toHaveCount(0);
   await page.getByRole("button", { name: "Play episode" }).click();
-  await expect(page.getByRole("alert").filter({ hasText: `Can't play ${FRONT} (video/mp4, codec h264)` })).toContainText(`${WRIST} is shown large instead.`);
+  await expect(
+    page.getByRole("alert").filter({ hasText: `Can't play ${FRONT} (video/mp4, codec h264)` }),
+  ).toContainText(`${WRIST} is shown large instead.`);
   const wrist = page.locator("video[data-main]");
   await expect(wrist).toHaveAttribute("data-stream", WRIST);
   await expect.poll(() => currentTime(wrist), { timeout: 20_000 }).toBeGreaterThan(1);
@@ -292,7 +346,9 @@ test("a stream this browser cannot play is named with what it holds, and the oth
   await shot(page, "player-main-stream-failed");
 });
 
-test("a stream whose file could not be fetched can be tried again, and joins the others at the playhead", async ({ page }) => {
+test("a stream whose file could not be fetched can be tried again, and joins the others at the playhead", async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   const datasetId = await importEdgeCases();
   await signIn(page, "alice@acme.example");
@@ -316,7 +372,9 @@ test("a stream whose file could not be fetched can be tried again, and joins the
   await failure.getByRole("button", { name: `Try ${WRIST} again` }).click();
   await expect(failure).toHaveCount(0);
   const wrist = page.locator(`video[data-stream="${WRIST}"]`);
-  await expect.poll(() => wrist.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 20_000 }).toBeGreaterThan(0);
+  await expect
+    .poll(() => wrist.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 20_000 })
+    .toBeGreaterThan(0);
   const paused = await currentTime(front);
   await expect.poll(async () => Math.abs((await currentTime(wrist)) - paused)).toBeLessThan(0.05);
   await expect(page.getByRole("group", { name: "Large stream" }).getByRole("button", { name: WRIST })).toBeEnabled();
@@ -326,11 +384,16 @@ test("a stream whose file could not be fetched can be tried again, and joins the
   await shot(page, "player-stream-retried");
 });
 
-test("a 10,000-character label wraps and is cut short where it must be, whole in the spans table, without widening the page on a desktop or a phone", async ({ page }) => {
+test("a 10,000-character label wraps and is cut short where it must be, whole in the spans table, without widening the page on a desktop or a phone", async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   const datasetId = await importEdgeCases();
   await signIn(page, "alice@acme.example");
-  for (const [width, height, name] of [[1280, 900, "player-long-label"], [390, 844, "player-long-label-phone"]] as const) {
+  for (const [width, height, name] of [
+    [1280, 900, "player-long-label"],
+    [390, 844, "player-long-label-phone"],
+  ] as const) {
     await page.setViewportSize({ width, height });
     await page.goto(`/episodes/${datasetId}-000000`);
     const long = page.locator("button[data-span]").nth(1);
@@ -372,10 +435,16 @@ test("a 10,000-character label wraps and is cut short where it must be, whole in
   }
 });
 
-test("another organisation's licensee and a signed-out visitor get no player for an episode they may not see, and nothing is disclosed", async ({ page, browser, request }) => {
+test("another organisation's licensee and a signed-out visitor get no player for an episode they may not see, and nothing is disclosed", async ({
+  page,
+  browser,
+  request,
+}) => {
   // An episode of warehouse-bin-picking 1.2.0, which Acme licenses and Globex does not.
   const headers = { authorization: `Bearer ${demo.key("acme-robotics")}`, accept: "application/json" };
-  const listed = await (await request.get("/api/v1/datasets/warehouse-bin-picking/versions/1.2.0/episodes?limit=1", { headers })).json();
+  const listed = await (
+    await request.get("/api/v1/datasets/warehouse-bin-picking/versions/1.2.0/episodes?limit=1", { headers })
+  ).json();
   const id: string = listed.episodes[0].episode_id;
 
   await signIn(page, "bob@globex.example");

@@ -5,9 +5,16 @@ import { demo, shot, signIn, test } from "./support";
 test("a reviewer finds a download in the log by contributor and exports it as CSV", async ({ page, request }) => {
   // A download made through the API with the organisation's demo key.
   const headers = { authorization: `Bearer ${demo.key("acme-robotics")}`, accept: "application/json" };
-  const listed = await (await request.get("/api/v1/datasets/kitchen-pick-place/versions/1.1.0/episodes?limit=1&outcome=failure", { headers })).json();
+  const listed = await (
+    await request.get("/api/v1/datasets/kitchen-pick-place/versions/1.1.0/episodes?limit=1&outcome=failure", {
+      headers,
+    })
+  ).json();
   const { episode_id, contributor } = listed.episodes[0];
-  const created = await request.post("/api/v1/downloads", { headers, data: { dataset_id: "kitchen-pick-place", version: "1.1.0", episode_ids: [episode_id] } });
+  const created = await request.post("/api/v1/downloads", {
+    headers,
+    data: { dataset_id: "kitchen-pick-place", version: "1.1.0", episode_ids: [episode_id] },
+  });
   expect(created.status()).toBe(201);
   const { download_id } = await created.json();
 

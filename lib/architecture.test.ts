@@ -18,7 +18,10 @@ const LAYERS = [
   // Who is asking: principals, keys, passwords, sessions, the role checks; the context every verb takes.
   { name: "auth", holds: (f: string) => under("lib/auth")(f) || f === "lib/context.ts" },
   // The verbs.
-  { name: "domain", holds: under("lib/catalog", "lib/downloads", "lib/previews", "lib/disclosures", "lib/admin", "lib/lerobot") },
+  {
+    name: "domain",
+    holds: under("lib/catalog", "lib/downloads", "lib/previews", "lib/disclosures", "lib/admin", "lib/lerobot"),
+  },
   // The API's contract: request and response schemas, the OpenAPI document.
   { name: "api", holds: under("lib/api") },
   // Requests and answers: API routes' endpoint(), the portal's page, route and action guards.
@@ -46,7 +49,11 @@ const isTest = (f: string) => /\.test\.tsx?$/.test(f) || under("e2e")(f);
 
 /** Next.js, and Auth.js which is Next's, belong to the delivery layers only. */
 const NEXT_PACKAGE = /^(next|next-auth|@auth\/[^/]+)(\/|$)/;
-const NEXT_ALLOWED = (f: string) => under("lib/http", "app", "components")(f) || f === "lib/auth/next-auth.ts" || f === "proxy.ts" || f === "instrumentation.ts";
+const NEXT_ALLOWED = (f: string) =>
+  under("lib/http", "app", "components")(f) ||
+  f === "lib/auth/next-auth.ts" ||
+  f === "proxy.ts" ||
+  f === "instrumentation.ts";
 
 function under(...folders: string[]) {
   return (f: string) => folders.some((folder) => f.startsWith(`${folder}/`));
@@ -73,7 +80,8 @@ function resolve(from: string, specifier: string): string | null {
   else if (specifier.startsWith(".")) base = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
   else return null;
   for (const candidate of [base, `${base}.ts`, `${base}.tsx`, `${base}.d.ts`, `${base}/index.ts`]) {
-    if (existsSync(path.join(PROJECT_ROOT, candidate)) && statSync(path.join(PROJECT_ROOT, candidate)).isFile()) return candidate;
+    if (existsSync(path.join(PROJECT_ROOT, candidate)) && statSync(path.join(PROJECT_ROOT, candidate)).isFile())
+      return candidate;
   }
   throw new Error(`${from}: cannot resolve "${specifier}"`);
 }
@@ -90,7 +98,13 @@ const layerOf = (file: string) => LAYERS.findIndex((layer) => layer.holds(file))
 /** Why an import breaks the rules, or null. */
 function violation({ from, specifier, target }: Import): string | null {
   if (target === null) {
-    if (NEXT_PACKAGE.test(specifier) && !NEXT_ALLOWED(from) && !DEV_AND_TESTING(from) && !SCRIPTS(from) && !isTest(from)) {
+    if (
+      NEXT_PACKAGE.test(specifier) &&
+      !NEXT_ALLOWED(from) &&
+      !DEV_AND_TESTING(from) &&
+      !SCRIPTS(from) &&
+      !isTest(from)
+    ) {
       return `${from} imports ${specifier}: Next.js belongs to lib/http, app and components (and lib/auth/next-auth.ts)`;
     }
     return null;
@@ -120,12 +134,17 @@ function violation({ from, specifier, target }: Import): string | null {
   return null;
 }
 
-const FILES = ["lib", "app", "components", "scripts", "e2e"].flatMap(sourceFiles).concat(["proxy.ts", "instrumentation.ts"]);
+const FILES = ["lib", "app", "components", "scripts", "e2e"]
+  .flatMap(sourceFiles)
+  .concat(["proxy.ts", "instrumentation.ts"]);
 const IMPORTS = FILES.flatMap(importsOf);
 
 describe("the layers", () => {
   it("place every product file in exactly one layer (or beside them: lib/client, lib/dev, lib/testing, scripts, tests)", () => {
-    const unplaced = FILES.filter((f) => !isTest(f) && !SCRIPTS(f) && !DEV_AND_TESTING(f) && !CLIENT(f) && LAYERS.filter((l) => l.holds(f)).length !== 1);
+    const unplaced = FILES.filter(
+      (f) =>
+        !isTest(f) && !SCRIPTS(f) && !DEV_AND_TESTING(f) && !CLIENT(f) && LAYERS.filter((l) => l.holds(f)).length !== 1,
+    );
     expect(unplaced).toEqual([]);
   });
 
@@ -141,7 +160,11 @@ describe("the layers", () => {
       { from: "lib/db/client.ts", specifier: "../context", target: "lib/context.ts" },
       { from: "lib/errors.ts", specifier: "./db/client", target: "lib/db/client.ts" },
       { from: "lib/disclosures/search.ts", specifier: "next/navigation", target: null },
-      { from: "app/(portal)/layout.tsx", specifier: "@/lib/dev/embedded-default", target: "lib/dev/embedded-default.ts" },
+      {
+        from: "app/(portal)/layout.tsx",
+        specifier: "@/lib/dev/embedded-default",
+        target: "lib/dev/embedded-default.ts",
+      },
       { from: "lib/catalog/list-datasets.ts", specifier: "../testing/fixtures", target: "lib/testing/fixtures.ts" },
       { from: "lib/client/pull.ts", specifier: "../downloads/scope", target: "lib/downloads/scope.ts" },
       { from: "lib/http/route.ts", specifier: "../client/api", target: "lib/client/api.ts" },

@@ -28,11 +28,13 @@ export const FREE_TEXT = new RegExp(`^[^${FREE_TEXT_FORBIDDEN_RANGE}]*$`);
 export const UNSAFE_CHARACTERS = new RegExp(`[${UNSAFE_RANGE}]`);
 export const WITHOUT_UNSAFE_CHARACTERS = new RegExp(`^[^${UNSAFE_RANGE}]*$`);
 /** How problems and docs name the characters of UNSAFE_CHARACTERS. */
-export const UNSAFE_CHARACTERS_DESCRIPTION = "control characters (U+0000-U+001F, U+007F-U+009F), line or paragraph separators (U+2028, U+2029) or bidirectional controls";
+export const UNSAFE_CHARACTERS_DESCRIPTION =
+  "control characters (U+0000-U+001F, U+007F-U+009F), line or paragraph separators (U+2028, U+2029) or bidirectional controls";
 export const hasUnsafeCharacter = (text: string) => UNSAFE_CHARACTERS.test(text);
 /**
  * `text` with each unsafe character written as a \uXXXX escape, for a message that names a value
  * that was refused for holding one: printed as it is, the value would do to the terminal or the
  * log what it was refused for.
  */
-export const showUnsafe = (text: string) => text.replace(new RegExp(`[${UNSAFE_RANGE}]`, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export const showUnsafe = (text: string) =>
+  text.replace(new RegExp(`[${UNSAFE_RANGE}]`, "g"), (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);

@@ -41,7 +41,7 @@ describe("csvLine", () => {
   // A spreadsheet in a locale that separates lists with ";" splits a comma-separated file on
   // semicolons when it opens it: every text after a semicolon is the start of a cell there.
   it.each([
-    ["acme;=HYPERLINK(\"http://evil\",\"x\")", `"acme;'=HYPERLINK(""http://evil"",""x"")"`],
+    ['acme;=HYPERLINK("http://evil","x")', `"acme;'=HYPERLINK(""http://evil"",""x"")"`],
     ["a; @SUM(A1)", `"a;' @SUM(A1)"`],
     ["a;\tb", `"a;'\tb"`],
     ["=1;-2", `"'=1;'-2"`],
@@ -49,7 +49,8 @@ describe("csvLine", () => {
   ])("neutralises %j at every cell a semicolon would start", (cell, field) => {
     expect(csvLine([cell])).toBe(`${field}\r\n`);
     // Split as such a spreadsheet splits it, no piece starts a formula.
-    for (const piece of parseCsv(csvLine([cell]))[0]![0]!.split(";")) expect(piece).not.toMatch(/^(?:[\t\r]|\s*[=+\-@])/);
+    for (const piece of parseCsv(csvLine([cell]))[0]![0]!.split(";"))
+      expect(piece).not.toMatch(/^(?:[\t\r]|\s*[=+\-@])/);
   });
 
   it("treats every text as the rule says, built from the characters that matter at any place", () => {
@@ -63,11 +64,13 @@ describe("csvLine", () => {
     };
     const parts = ["", "a", " ", "\t", "\r", "\n", '"', ",", ";", "=", "+", "-", "@", "\u00a0", "x=1"];
     let checked = 0;
-    for (const a of parts) for (const b of parts) for (const c of parts) {
-      const text = a + b + c;
-      expect(csvLine([text]), JSON.stringify(text)).toBe(`${byRule(text)}\r\n`);
-      checked++;
-    }
+    for (const a of parts)
+      for (const b of parts)
+        for (const c of parts) {
+          const text = a + b + c;
+          expect(csvLine([text]), JSON.stringify(text)).toBe(`${byRule(text)}\r\n`);
+          checked++;
+        }
     expect(checked).toBe(parts.length ** 3);
   });
 
@@ -79,10 +82,42 @@ describe("csvLine", () => {
 // The disclosure log's CSV export writes the database's raw bytes through CsvRecords: it must write
 // every record exactly as csvLine does, or a formula that one neutralises would pass the other.
 describe("CsvRecords, csvLine from the database's bytes", () => {
-  const pieces = ["=", "+", "-", "@", ";", ",", '"', "'", "\t", "\r", "\n", "\v", "\f", " ", "\u00a0", "\u1680", "\u2000", "\u200a", "\u2028", "\u202f", "\u3000", "\ufeff", "\u0085", "\u180e", "\u0001", "a", "1", "é", "😀"];
+  const pieces = [
+    "=",
+    "+",
+    "-",
+    "@",
+    ";",
+    ",",
+    '"',
+    "'",
+    "\t",
+    "\r",
+    "\n",
+    "\v",
+    "\f",
+    " ",
+    "\u00a0",
+    "\u1680",
+    "\u2000",
+    "\u200a",
+    "\u2028",
+    "\u202f",
+    "\u3000",
+    "\ufeff",
+    "\u0085",
+    "\u180e",
+    "\u0001",
+    "a",
+    "1",
+    "é",
+    "😀",
+  ];
   const text = fc.oneof(
     fc.array(fc.constantFrom(...pieces), { maxLength: 8 }).map((p) => p.join("")),
-    fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ unit: "binary", maxLength: 4 })), { maxLength: 10 }).map((p) => p.join("")),
+    fc
+      .array(fc.oneof(fc.constantFrom(...pieces), fc.string({ unit: "binary", maxLength: 4 })), { maxLength: 10 })
+      .map((p) => p.join("")),
   );
   const field = fc.oneof(
     text.map((value) => ({ kind: "text" as const, value })),
@@ -95,7 +130,8 @@ describe("CsvRecords, csvLine from the database's bytes", () => {
       fc.property(fc.array(fc.array(field, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), (rows) => {
         const records = new CsvRecords();
         for (const row of rows) {
-          for (const { kind, value } of row) records.field(value === null ? null : Buffer.from(String(value), "utf8"), kind);
+          for (const { kind, value } of row)
+            records.field(value === null ? null : Buffer.from(String(value), "utf8"), kind);
           records.end();
         }
         expect(records.take().toString()).toBe(rows.map((row) => csvLine(row.map((f) => f.value))).join(""));
@@ -106,7 +142,8 @@ describe("CsvRecords, csvLine from the database's bytes", () => {
 
   it("neutralises a formula, quotes what must be quoted, and starts again empty after take()", () => {
     const records = new CsvRecords();
-    for (const value of ['=HYPERLINK("http://evil","x")', "acme;=1", "plain", "a,b", " padded"]) records.field(Buffer.from(value), "text");
+    for (const value of ['=HYPERLINK("http://evil","x")', "acme;=1", "plain", "a,b", " padded"])
+      records.field(Buffer.from(value), "text");
     records.end();
     expect(records.take().toString()).toBe(`"'=HYPERLINK(""http://evil"",""x"")","acme;'=1",plain,"a,b"," padded"\r\n`);
     expect(records.take()).toHaveLength(0);

@@ -37,7 +37,13 @@ const NEEDS_CARE = /^[\s=+\-@]|[",;\r\n]|\s$/;
 function csvField(value: unknown): string {
   if (typeof value === "number" || typeof value === "bigint") return String(value);
   const text =
-    value === null || value === undefined ? "" : Array.isArray(value) ? value.join(";") : typeof value === "object" ? JSON.stringify(value) : String(value);
+    value === null || value === undefined
+      ? ""
+      : Array.isArray(value)
+        ? value.join(";")
+        : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value);
   if (!NEEDS_CARE.test(text)) return text;
   // Quoted in any case: it holds a quote, a separator or a line break, has a space at an end, or
   // starts a formula somewhere a spreadsheet may start a cell.
@@ -144,7 +150,8 @@ const EXACT = 2;
  */
 function careFor(bytes: Uint8Array): typeof PLAIN | typeof QUOTE | typeof EXACT {
   const first = bytes[0]!;
-  if (first >= 0x80 || first <= 0x20 || first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40) return EXACT;
+  if (first >= 0x80 || first <= 0x20 || first === 0x3d || first === 0x2b || first === 0x2d || first === 0x40)
+    return EXACT;
   let quoted = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;

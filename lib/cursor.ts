@@ -37,16 +37,32 @@ type KeyType = "string" | "number";
 type KeyValues<T extends readonly KeyType[]> = { -readonly [I in keyof T]: T[I] extends "number" ? number : string };
 
 /** The sort key carried by a cursor, typed as `types`; 400 invalid_cursor for anything we did not issue for this query. */
-export function decodeCursor<const T extends readonly KeyType[]>(cursor: string, binding: string, types: T): KeyValues<T> {
+export function decodeCursor<const T extends readonly KeyType[]>(
+  cursor: string,
+  binding: string,
+  types: T,
+): KeyValues<T> {
   const [payload, signature, extra] = cursor.split(".");
   const expected = payload ? mac(payload) : undefined;
   const given = signature ? Buffer.from(signature, "base64url") : undefined;
-  if (extra !== undefined || !expected || !given || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new AppError("invalid_cursor", "The cursor is not one this service issued, or it was altered. Pass next_cursor back unchanged.");
+  if (
+    extra !== undefined ||
+    !expected ||
+    !given ||
+    given.length !== expected.length ||
+    !timingSafeEqual(given, expected)
+  ) {
+    throw new AppError(
+      "invalid_cursor",
+      "The cursor is not one this service issued, or it was altered. Pass next_cursor back unchanged.",
+    );
   }
   const decoded = JSON.parse(Buffer.from(payload!, "base64url").toString("utf8")) as Payload;
   if (decoded.q !== binding) {
-    throw new AppError("invalid_cursor", "The cursor belongs to a different query. Repeat the original filters with it, or start again without a cursor.");
+    throw new AppError(
+      "invalid_cursor",
+      "The cursor belongs to a different query. Repeat the original filters with it, or start again without a cursor.",
+    );
   }
   // The MAC proves we issued it; the shape check covers cursors from a build whose key differed.
   const key = decoded.k;

@@ -86,7 +86,9 @@ export function env(): Env {
 export function requireEnv<K extends keyof Env>(name: K): NonNullable<Env[K]> {
   const value = env()[name];
   if (value === undefined || value === null) {
-    throw new Error(`${name} is not set. Start the service with \`npm run dev\` or \`npm start\`, which provide it, or set it yourself.`);
+    throw new Error(
+      `${name} is not set. Start the service with \`npm run dev\` or \`npm start\`, which provide it, or set it yourself.`,
+    );
   }
   return value as NonNullable<Env[K]>;
 }

@@ -26,16 +26,27 @@ describe("ids", () => {
     const instants = fc.sample(fc.integer({ min: 0, max: 2 ** 48 - 1 }), 300);
     for (const edge of [0x9, 0xa, 0xf, 0x10, 0xfff, 0x1000, 0x9fff_ffff, 0xa000_0000, 2 ** 48 - 1]) instants.push(edge);
     const made = [...new Set(instants)].sort((a, b) => a - b);
-    const ids = made.map((t, i) => newLogId("dl", t, Uint8Array.from({ length: 10 }, () => (i % 2 ? 0 : 255))));
+    const ids = made.map((t, i) =>
+      newLogId(
+        "dl",
+        t,
+        Uint8Array.from({ length: 10 }, () => (i % 2 ? 0 : 255)),
+      ),
+    );
     expect([...ids].sort(byBytes)).toEqual(ids);
     const shuffled = fc.sample(fc.shuffledSubarray(ids, { minLength: ids.length }), 1)[0]!;
     const sql = getDb().$client;
     for (const collation of ["C", "default", "und-x-icu", "en-US-x-icu"]) {
-      const [known] = await sql<{ n: number }[]>`select count(*)::int as n from pg_collation where collname = ${collation}`;
+      const [known] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from pg_collation where collname = ${collation}`;
       if (collation !== "default") expect(known!.n, `collation ${collation} on this server`).toBe(1);
       const rows = await sql<{ id: string }[]>`
         select id from unnest(${shuffled}::text[]) as id order by id collate ${sql(collation)}`;
-      expect(rows.map((r) => r.id), collation).toEqual(ids);
+      expect(
+        rows.map((r) => r.id),
+        collation,
+      ).toEqual(ids);
     }
   });
 });

@@ -30,6 +30,10 @@ export function newId(prefix: IdPrefix): string {
  * seq: a walk along seq reads those keys' pages in turn instead of a leaf at random per entry, and
  * appends land at the indexes' right edge. Guessing one is still a matter of 80 random bits.
  */
-export function newLogId(prefix: Extract<IdPrefix, "dl" | "pv">, madeAt: number = Date.now(), random: Uint8Array = randomBytes(10)): string {
+export function newLogId(
+  prefix: Extract<IdPrefix, "dl" | "pv">,
+  madeAt: number = Date.now(),
+  random: Uint8Array = randomBytes(10),
+): string {
   return `${prefix}_${madeAt.toString(16).padStart(12, "0")}${base62(random)}`;
 }

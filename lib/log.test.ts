@@ -11,12 +11,20 @@ import { errorFields } from "./log";
 // What the log may say about an error, checked on real errors from the real database and
 // network: the class, the code and schema names, never a parameter, a detail or a value.
 
-const fail = (promise: PromiseLike<unknown>) => Promise.resolve(promise).then(() => expect.fail("expected a failure"), (error: unknown) => error);
+const fail = (promise: PromiseLike<unknown>) =>
+  Promise.resolve(promise).then(
+    () => expect.fail("expected a failure"),
+    (error: unknown) => error,
+  );
 
 describe("errorFields", () => {
   it("keeps a failed insert's parameters (an argon2id hash) out of a drizzle error's description and stack", async () => {
     const hash = await hashPassword("a long secret password");
-    const error = await fail(getDb().insert(users).values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash }));
+    const error = await fail(
+      getDb()
+        .insert(users)
+        .values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash }),
+    );
     // The error itself carries the hash: that is what must not reach the log.
     expect(String((error as Error).message)).toContain("$argon2id$");
     const fields = errorFields(error);
@@ -32,11 +40,14 @@ describe("errorFields", () => {
     const key = await createTestKey(org.id);
     const keyHash = createHash("sha256").update(key.secret).digest("hex");
     const error = await fail(
-      getDb().$client`insert into api_keys (id, organization_id, name, key_hash, prefix) values (${uniqueId("key")}, ${org.id}, 'copy', ${keyHash}, 'das_copy')`,
+      getDb()
+        .$client`insert into api_keys (id, organization_id, name, key_hash, prefix) values (${uniqueId("key")}, ${org.id}, 'copy', ${keyHash}, 'das_copy')`,
     );
     expect((error as { detail?: string }).detail).toContain(keyHash);
     const fields = errorFields(error);
-    expect(fields.error).toBe('PostgresError 23505 constraint=api_keys_key_hash_unique table=api_keys: duplicate key value violates unique constraint "api_keys_key_hash_unique"');
+    expect(fields.error).toBe(
+      'PostgresError 23505 constraint=api_keys_key_hash_unique table=api_keys: duplicate key value violates unique constraint "api_keys_key_hash_unique"',
+    );
     expect(JSON.stringify(fields)).not.toContain(keyHash);
   });
 

@@ -23,9 +23,28 @@ export const log = {
  * uuid: "..."" (which quotes the value) may not. The `detail` field (`Key (key_hash)=(...) already
  * exists`) is never logged.
  */
-const SAFE_SERVER_MESSAGES = new Set(["23502", "23503", "23505", "23514", "23P01", "25006", "40001", "40P01", "53300", "57014", "57P01", "57P02", "57P03"]);
+const SAFE_SERVER_MESSAGES = new Set([
+  "23502",
+  "23503",
+  "23505",
+  "23514",
+  "23P01",
+  "25006",
+  "40001",
+  "40P01",
+  "53300",
+  "57014",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
 /** The driver's own connection errors: "write CONNECTION_CLOSED host:port". */
-const SAFE_DRIVER_MESSAGES = new Set(["CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED"]);
+const SAFE_DRIVER_MESSAGES = new Set([
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
 const IDENTIFIER = /^[A-Za-z0-9_$.]{1,80}$/;
 const MAX_CAUSES = 5;
 const MAX_FRAMES = 20;
@@ -54,7 +73,8 @@ export function errorFields(error: unknown): { error: string; stack?: string } {
   for (let e = error, depth = 0; e !== undefined && e !== null && depth < MAX_CAUSES; e = causeOf(e), depth++) {
     links.push(describeLink(e));
   }
-  const stack = typeof (error as ErrorLike)?.stack === "string" ? frames(error as { stack: string; message?: unknown }) : undefined;
+  const stack =
+    typeof (error as ErrorLike)?.stack === "string" ? frames(error as { stack: string; message?: unknown }) : undefined;
   return stack ? { error: links.join(" <- "), stack } : { error: links.join(" <- ") };
 }
 
@@ -111,5 +131,10 @@ function frames(error: { stack: string; message?: unknown }): string | undefined
   const message = typeof error.message === "string" && error.message ? stack.indexOf(error.message) : -1;
   if (message >= 0) stack = stack.slice(message + (error.message as string).length);
   const lines = stack.split("\n").filter((line) => /^\s+at /.test(line));
-  return lines.length ? lines.slice(0, MAX_FRAMES).map((line) => line.trim()).join("\n") : undefined;
+  return lines.length
+    ? lines
+        .slice(0, MAX_FRAMES)
+        .map((line) => line.trim())
+        .join("\n")
+    : undefined;
 }

@@ -54,12 +54,15 @@ describe("sameOriginPath", () => {
   });
 
   it("refuses what is not a string", () => {
-    for (const value of [undefined, null, 42, ["/datasets"], { toString: () => "/datasets" }]) expect(sameOriginPath(value, ORIGIN)).toBeNull();
+    for (const value of [undefined, null, 42, ["/datasets"], { toString: () => "/datasets" }])
+      expect(sameOriginPath(value, ORIGIN)).toBeNull();
   });
 
   it("accepts paths and same-origin URLs, answering the parsed path with query and fragment", () => {
     expect(sameOriginPath("/datasets", ORIGIN)).toBe("/datasets");
-    expect(sameOriginPath("/datasets/kpp/1.1.0?outcome=failure&cursor=abc#episodes", ORIGIN)).toBe("/datasets/kpp/1.1.0?outcome=failure&cursor=abc#episodes");
+    expect(sameOriginPath("/datasets/kpp/1.1.0?outcome=failure&cursor=abc#episodes", ORIGIN)).toBe(
+      "/datasets/kpp/1.1.0?outcome=failure&cursor=abc#episodes",
+    );
     expect(sameOriginPath(`${ORIGIN}/review/disclosures?org=acme`, ORIGIN)).toBe("/review/disclosures?org=acme");
     expect(sameOriginPath("/a/../admin/users", ORIGIN)).toBe("/admin/users");
     expect(sameOriginPath("/%2F%2Fevil.example", ORIGIN)).toBe("/%2F%2Fevil.example");
@@ -70,8 +73,45 @@ describe("sameOriginPath", () => {
   });
 
   it("never answers a target that a browser would take off the site, whatever the input", () => {
-    const pieces = fc.constantFrom("/", "//", "\\", "/\\", "\\/", ".", "..", "./", "../", ":", "@", "?", "#", "%2F", "%5C", "%09", "\t", "\n", "\r", " ", "\u0000", "\u001f", "\u007f", "\u00a0", "\u2028", "http:", "https:", "javascript:", "evil.example", "127.0.0.1:3000", "datasets");
-    const targets = fc.oneof(fc.string({ unit: "binary", maxLength: 40 }), fc.array(pieces, { maxLength: 12 }).map((p) => p.join("")), fc.webUrl(), fc.webPath());
+    const pieces = fc.constantFrom(
+      "/",
+      "//",
+      "\\",
+      "/\\",
+      "\\/",
+      ".",
+      "..",
+      "./",
+      "../",
+      ":",
+      "@",
+      "?",
+      "#",
+      "%2F",
+      "%5C",
+      "%09",
+      "\t",
+      "\n",
+      "\r",
+      " ",
+      "\u0000",
+      "\u001f",
+      "\u007f",
+      "\u00a0",
+      "\u2028",
+      "http:",
+      "https:",
+      "javascript:",
+      "evil.example",
+      "127.0.0.1:3000",
+      "datasets",
+    );
+    const targets = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.array(pieces, { maxLength: 12 }).map((p) => p.join("")),
+      fc.webUrl(),
+      fc.webPath(),
+    );
     fc.assert(
       fc.property(targets, fc.constantFrom(ORIGIN, undefined), (target, origin) => {
         const path = sameOriginPath(target, origin);
@@ -113,7 +153,9 @@ describe("sameOriginPath", () => {
 
 describe("signInPath", () => {
   it("comes back to a path on this site, and to nothing else", () => {
-    expect(signInPath("/review/disclosures/export?format=csv")).toBe("/login?callbackUrl=%2Freview%2Fdisclosures%2Fexport%3Fformat%3Dcsv");
+    expect(signInPath("/review/disclosures/export?format=csv")).toBe(
+      "/login?callbackUrl=%2Freview%2Fdisclosures%2Fexport%3Fformat%3Dcsv",
+    );
     expect(signInPath("/")).toBe("/login");
     for (const target of HOSTILE) expect(signInPath(target)).toBe("/login");
   });

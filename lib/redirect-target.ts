@@ -17,7 +17,6 @@ const ANY_ORIGINS = ["http://same-origin.invalid", "https://same-origin.invalid"
 // Longer than any page of the portal needs, shorter than what proxies and browsers still accept.
 const MAX_TARGET_LENGTH = 2048;
 
-
 /**
  * The path (with query and fragment) that `target` names on `origin`, or null when it names
  * anything else: another origin, a scheme such as `javascript:`, a protocol-relative `//host`, or

@@ -20,7 +20,15 @@ import { grantLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { encodeCursor, queryBinding } from "@/lib/cursor";
 import type { NextServer } from "@/lib/dev/next-server";
-import { httpGet, measureTogether, percentile, progress, startProductionServer, table, type Measurement } from "./bench/common";
+import {
+  httpGet,
+  measureTogether,
+  percentile,
+  progress,
+  startProductionServer,
+  table,
+  type Measurement,
+} from "./bench/common";
 import { summariseProfile } from "./bench/cpu-profile";
 
 const { values } = parseArgs({
@@ -42,7 +50,11 @@ process.env.DAS_DATA_DIR ??= ".data/bench";
 const runtime = await startEmbeddedDefault();
 process.env.APP_SECRET = runtime.env.APP_SECRET;
 const db = createDb(runtime.env.DATABASE_URL!, { max: CONCURRENCY + 2 });
-const ctx: Ctx = { db, requestId: "bench", principal: { kind: "operator", name: userInfo().username, organizationId: null } };
+const ctx: Ctx = {
+  db,
+  requestId: "bench",
+  principal: { kind: "operator", name: userInfo().username, organizationId: null },
+};
 const datasetId = `bench-${episodes}`;
 const version = "1.0.0";
 
@@ -99,16 +111,31 @@ const shapes = [
 const serverEnv = { ...runtime.env, RATE_LIMIT_PER_MINUTE: "100000000", AUTH_FAILURES_PER_MINUTE: "100000000" };
 const profileDir = path.resolve(".data/bench/profiles", new Date().toISOString().replace(/[:.]/g, "-"));
 if (values.profile) mkdirSync(profileDir, { recursive: true });
-const server = await startProductionServer(serverEnv, values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []);
+const server = await startProductionServer(
+  serverEnv,
+  values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+);
 const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
-const results: { name: string; http: Measurement; gzip: Measurement; floor: Measurement; apiFloor: Measurement; sql: Measurement }[] = [];
+const results: {
+  name: string;
+  http: Measurement;
+  gzip: Measurement;
+  floor: Measurement;
+  apiFloor: Measurement;
+  sql: Measurement;
+}[] = [];
 try {
   await untilListening(server, headers);
   for (const shape of shapes) {
     const search = new URLSearchParams({ ...shape.query, limit: String(PAGE) });
     if (shape.after) {
       // The same cursor a client would hold after walking 90% of the version.
-      search.set("cursor", encodeCursor(queryBinding(["episodes", datasetId, version, shape.query.outcome, shape.query.environment]), [shape.after]));
+      search.set(
+        "cursor",
+        encodeCursor(queryBinding(["episodes", datasetId, version, shape.query.outcome, shape.query.environment]), [
+          shape.after,
+        ]),
+      );
     }
     const url = `${server.url}/api/v1/datasets/${datasetId}/versions/${version}/episodes?${search}`;
     const check = await httpGet(url, headers);
@@ -172,7 +199,8 @@ const revocationMs: number[] = [];
 const commitMs: number[] = [];
 try {
   await Promise.all(instances.map((instance) => untilListening(instance, headers)));
-  const pageUrl = (instance: NextServer) => `${instance.url}/api/v1/datasets/${datasetId}/versions/${version}/episodes?limit=${PAGE}`;
+  const pageUrl = (instance: NextServer) =>
+    `${instance.url}/api/v1/datasets/${datasetId}/versions/${version}/episodes?limit=${PAGE}`;
   for (let i = 0; i < revocations; i++) {
     const issued = await issueKey(ctx, { organizationId: org.id, name: `bench revocation ${i}` });
     const keyHeaders = { authorization: `Bearer ${issued.secret}`, accept: "application/json" };
@@ -192,7 +220,8 @@ try {
         if (res.status === 401) pending.delete(instance);
         else if (res.status !== 200) throw new Error(`HTTP ${res.status} after revocation: ${res.body.slice(0, 200)}`);
       }
-      if (Number(process.hrtime.bigint() - started) > 10e9) throw new Error("a revoked key was still accepted after 10 s");
+      if (Number(process.hrtime.bigint() - started) > 10e9)
+        throw new Error("a revoked key was still accepted after 10 s");
     }
     revocationMs.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
@@ -222,16 +251,23 @@ const rows = results.map((r) => ({
   "http/api floor": r.http.perSecond / r.apiFloor.perSecond,
   "ms/api floor": r.apiFloor.cpuMsPerOp!,
 }));
-console.log(`episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`);
+console.log(
+  `episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`,
+);
 console.log(table(rows));
 /** A figure's mean over the page shapes. */
-const mean = (figure: (r: (typeof results)[number]) => number) => results.reduce((sum, r) => sum + figure(r), 0) / results.length;
+const mean = (figure: (r: (typeof results)[number]) => number) =>
+  results.reduce((sum, r) => sum + figure(r), 0) / results.length;
 const floorRps = mean((r) => r.floor.perSecond);
 const floorP50 = mean((r) => r.floor.p50);
 const apiFloorRps = mean((r) => r.apiFloor.perSecond);
 const apiFloorP50 = mean((r) => r.apiFloor.p50);
-console.log(`framework floor (JSON 404 through Next, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`);
-console.log(`API floor (the same 404 from the API's dispatcher, before Next): p50 ${apiFloorP50.toFixed(2)} ms, ${Math.round(apiFloorRps)} req/s on average`);
+console.log(
+  `framework floor (JSON 404 through Next, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`,
+);
+console.log(
+  `API floor (the same 404 from the API's dispatcher, before Next): p50 ${apiFloorP50.toFixed(2)} ms, ${Math.round(apiFloorRps)} req/s on average`,
+);
 console.log(
   `revocation, two instances, ${revocations} revocations: p50 ${percentile(revocationMs, 50).toFixed(1)} ms, p99 ${percentile(revocationMs, 99).toFixed(1)} ms, max ${revocationMs.at(-1)!.toFixed(1)} ms ` +
     `(of which the revoking transaction itself: p50 ${percentile(commitMs, 50).toFixed(1)} ms, p99 ${percentile(commitMs, 99).toFixed(1)} ms)`,
@@ -239,9 +275,20 @@ console.log(
 if (values.profile) {
   for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
     const summary = summariseProfile(path.join(profileDir, file), process.cwd());
-    console.log(`\nprofile ${path.join(profileDir, file)}: ${summary.busyMs} ms busy, ${summary.insideOursPercent}% of it inside our code (inclusive)`);
+    console.log(
+      `\nprofile ${path.join(profileDir, file)}: ${summary.busyMs} ms busy, ${summary.insideOursPercent}% of it inside our code (inclusive)`,
+    );
     console.log(table(summary.parts.map((p) => ({ part: p.part, ms: p.ms, "% of busy": p.percent }))));
-    console.log(table(summary.top.map((f) => ({ function: f.fn.slice(0, 70), source: f.where.slice(0, 60), part: f.part.split(" (")[0]!, "% of busy": f.percent }))));
+    console.log(
+      table(
+        summary.top.map((f) => ({
+          function: f.fn.slice(0, 70),
+          source: f.where.slice(0, 60),
+          part: f.part.split(" (")[0]!,
+          "% of busy": f.percent,
+        })),
+      ),
+    );
   }
 }
 const httpRps = mean((r) => r.http.perSecond);

@@ -9,7 +9,9 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { startEmbeddedDefault } from "@/lib/dev/embedded-default";
 
-const { values } = parseArgs({ options: { requests: { type: "string", default: "40" }, seconds: { type: "string", default: "10" } } });
+const { values } = parseArgs({
+  options: { requests: { type: "string", default: "40" }, seconds: { type: "string", default: "10" } },
+});
 const requests = Number(values.requests);
 const seconds = Number(values.seconds);
 const FILES = 10_000;
@@ -30,26 +32,56 @@ const { presigner } = await import("@/lib/storage/config");
 const { httpPost, percentile, progress, startProductionServer, table } = await import("./bench/common");
 
 const db = createDb(runtime.env.DATABASE_URL!, { max: 20 });
-const operator = { db, requestId: "bench", principal: { kind: "operator" as const, name: userInfo().username, organizationId: null } };
+const operator = {
+  db,
+  requestId: "bench",
+  principal: { kind: "operator" as const, name: userInfo().username, organizationId: null },
+};
 const datasetId = "bench-downloads";
 const version = "1.0.0";
 
 // A version of 2,500 episodes x 4 streams = exactly 10,000 files (the most one download may hold).
-const [existing] = await db.$client`select 1 from dataset_versions where dataset_id = ${datasetId} and version = ${version}`;
+const [existing] =
+  await db.$client`select 1 from dataset_versions where dataset_id = ${datasetId} and version = ${version}`;
 if (!existing) {
   const dir = mkdtempSync(path.join(tmpdir(), "das-bench-dl-"));
   const episodes: string[] = [];
   const files: string[] = [];
   for (let i = 1; i <= FILES / STREAMS.length; i++) {
     const id = `bdl-${String(i).padStart(6, "0")}`;
-    episodes.push(JSON.stringify({ episode_id: id, task: "pick", environment: i % 2 ? "lab" : "kitchen", duration_s: 30, outcome: i % 5 ? "success" : "failure", has_recovery: false, contributor: `c${i % 7}`, streams: STREAMS }));
+    episodes.push(
+      JSON.stringify({
+        episode_id: id,
+        task: "pick",
+        environment: i % 2 ? "lab" : "kitchen",
+        duration_s: 30,
+        outcome: i % 5 ? "success" : "failure",
+        has_recovery: false,
+        contributor: `c${i % 7}`,
+        streams: STREAMS,
+      }),
+    );
     for (const stream of STREAMS) {
       const sha = createHash("sha256").update(`${id}/${stream}`).digest("hex");
-      files.push(JSON.stringify({ path: `episodes/${id}/${stream}.mp4`, episode_id: id, stream, size_bytes: 1_000_000 + i, sha256: sha }));
+      files.push(
+        JSON.stringify({
+          path: `episodes/${id}/${stream}.mp4`,
+          episode_id: id,
+          stream,
+          size_bytes: 1_000_000 + i,
+          sha256: sha,
+        }),
+      );
     }
   }
-  writeFileSync(path.join(dir, "dataset.json"), JSON.stringify({ id: datasetId, title: "Downloads benchmark", description: "" }));
-  writeFileSync(path.join(dir, "version.json"), JSON.stringify({ version, released_at: "2026-01-01T00:00:00Z", changelog: [] }));
+  writeFileSync(
+    path.join(dir, "dataset.json"),
+    JSON.stringify({ id: datasetId, title: "Downloads benchmark", description: "" }),
+  );
+  writeFileSync(
+    path.join(dir, "version.json"),
+    JSON.stringify({ version, released_at: "2026-01-01T00:00:00Z", changelog: [] }),
+  );
   writeFileSync(path.join(dir, "episodes.jsonl"), episodes.join("\n"));
   writeFileSync(path.join(dir, "files.jsonl"), files.join("\n"));
   await importVersion(db.$client, dir);
@@ -70,7 +102,8 @@ try {
     const res = await httpPost(`${server.url}/api/v1/downloads`, headers, body);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     if (res.status !== 201) throw new Error(`download answered ${res.status}: ${res.body.slice(0, 300)}`);
-    if (i === 0 && JSON.parse(res.body).file_count !== FILES) throw new Error("the download does not hold 10,000 files");
+    if (i === 0 && JSON.parse(res.body).file_count !== FILES)
+      throw new Error("the download does not hold 10,000 files");
     if (i >= 3) latencies.push(ms); // the first requests warm the server up
   }
 } finally {
@@ -81,7 +114,10 @@ progress(`10,000-file download: p50 ${percentile(latencies, 50).toFixed(0)} ms`)
 
 // 2. Signing on one core: the service's presigner, then a bare node:crypto SigV4 loop with the
 // signing key cached (canonical request, its SHA-256, string to sign, HMAC): the machine's limit.
-const keys = Array.from({ length: 100_000 }, (_, i) => `${datasetId}/${version}/episodes/bdl-${String(i).padStart(6, "0")}/cam_left.mp4`);
+const keys = Array.from(
+  { length: 100_000 },
+  (_, i) => `${datasetId}/${version}/episodes/bdl-${String(i).padStart(6, "0")}/cam_left.mp4`,
+);
 const rate = async (work: () => Promise<void> | void, count: number) => {
   await work(); // warm-up
   const runs: number[] = [];
@@ -117,23 +153,38 @@ await Promise.all(
   Array.from({ length: 16 }, async () => {
     while (Date.now() < until) {
       const episode = `bdl-${String((counter++ % (FILES / STREAMS.length)) + 1).padStart(6, "0")}`;
-      await createDownload({ db, requestId: `bench_${counter}`, principal }, { body: { dataset_id: datasetId, version, episode_ids: [episode], streams: ["joints"] } });
+      await createDownload(
+        { db, requestId: `bench_${counter}`, principal },
+        { body: { dataset_id: datasetId, version, episode_ids: [episode], streams: ["joints"] } },
+      );
       appended++;
     }
   }),
 );
 const disclosuresPerSecond = appended / (Number(process.hrtime.bigint() - started) / 1e9);
 const { verifyChain } = await import("@/lib/disclosures/verify");
-const report = await verifyChain({ db, requestId: "bench", principal: { kind: "operator", name: "bench", organizationId: null } });
+const report = await verifyChain({
+  db,
+  requestId: "bench",
+  principal: { kind: "operator", name: "bench", organizationId: null },
+});
 
 console.log(
   table([
-    { measure: "10,000-file download over HTTP, p50", value: `${percentile(latencies, 50).toFixed(0)} ms`, target: "< 1000 ms" },
+    {
+      measure: "10,000-file download over HTTP, p50",
+      value: `${percentile(latencies, 50).toFixed(0)} ms`,
+      target: "< 1000 ms",
+    },
     { measure: "10,000-file download over HTTP, p99", value: `${percentile(latencies, 99).toFixed(0)} ms`, target: "" },
     { measure: "signing, one core", value: `${Math.round(signPerSecond)} URLs/s`, target: `>= 40% of HMAC limit` },
     { measure: "raw HMAC-SHA256 SigV4 limit, one core", value: `${Math.round(hmacPerSecond)} /s`, target: "" },
     { measure: "disclosure appends, 16 clients", value: `${Math.round(disclosuresPerSecond)} /s`, target: ">= 300 /s" },
-    { measure: "chain after the run", value: report.intact ? `intact (${report.count} entries)` : `BROKEN at ${report.firstBadSeq}`, target: "intact" },
+    {
+      measure: "chain after the run",
+      value: report.intact ? `intact (${report.count} entries)` : `BROKEN at ${report.firstBadSeq}`,
+      target: "intact",
+    },
   ]),
 );
 console.log(

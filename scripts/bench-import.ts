@@ -16,7 +16,14 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/dev/embedded-default";
 
-const { values } = parseArgs({ options: { episodes: { type: "string", default: "100000" }, "upload-episodes": { type: "string", default: "150" }, "file-mib": { type: "string", default: "2" }, concurrency: { type: "string", default: "8" } } });
+const { values } = parseArgs({
+  options: {
+    episodes: { type: "string", default: "100000" },
+    "upload-episodes": { type: "string", default: "150" },
+    "file-mib": { type: "string", default: "2" },
+    concurrency: { type: "string", default: "8" },
+  },
+});
 const EPISODES = Number(values.episodes);
 const UPLOAD_EPISODES = Number(values["upload-episodes"]);
 const FILE_BYTES = Math.round(Number(values["file-mib"]) * 1024 * 1024);
@@ -45,7 +52,19 @@ const peakRssMiB = () => Math.round(process.resourceUsage().maxRSS / 1024);
 /** The generator in a process of its own, so its memory is not counted as the import's. */
 function generate(dir: string, version: "v3.0" | "v2.1", episodes: number, bytes?: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench/generate-lerobot.ts", dir, version, String(episodes), ...(bytes ? [String(bytes)] : [])], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "scripts/bench/generate-lerobot.ts",
+        dir,
+        version,
+        String(episodes),
+        ...(bytes ? [String(bytes)] : []),
+      ],
+      { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] },
+    );
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`the generator exited with ${code}`))));
   });
 }
@@ -73,14 +92,28 @@ try {
     const started = process.hrtime.bigint();
     const imported = await importLeRobotVersion(sql, { dir, datasetId, version: "1.0.0" });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    if (imported.status !== "imported" || imported.episodes !== episodes) throw new Error(`import of ${episodes} episodes: ${JSON.stringify(imported).slice(0, 300)}`);
+    if (imported.status !== "imported" || imported.episodes !== episodes)
+      throw new Error(`import of ${episodes} episodes: ${JSON.stringify(imported).slice(0, 300)}`);
     const rss = peakRssMiB();
     const again = process.hrtime.bigint();
     const unchanged = await importLeRobotVersion(sql, { dir, datasetId, version: "1.0.0" });
     const againSeconds = Number(process.hrtime.bigint() - again) / 1e9;
     if (unchanged.status !== "unchanged") throw new Error("the re-import was not unchanged");
-    rows.push({ step: `import v3.0, ${episodes} episodes`, seconds, "episodes/s": Math.round(episodes / seconds), files: imported.files, "peak RSS MiB": rss, "re-import (unchanged) s": againSeconds });
-    if (episodes === EPISODES) Object.assign(result, { import_100k_s: Number(seconds.toFixed(2)), episodes_per_s: Math.round(episodes / seconds), peak_rss_mib: rss, reimport_unchanged_s: Number(againSeconds.toFixed(2)) });
+    rows.push({
+      step: `import v3.0, ${episodes} episodes`,
+      seconds,
+      "episodes/s": Math.round(episodes / seconds),
+      files: imported.files,
+      "peak RSS MiB": rss,
+      "re-import (unchanged) s": againSeconds,
+    });
+    if (episodes === EPISODES)
+      Object.assign(result, {
+        import_100k_s: Number(seconds.toFixed(2)),
+        episodes_per_s: Math.round(episodes / seconds),
+        peak_rss_mib: rss,
+        reimport_unchanged_s: Number(againSeconds.toFixed(2)),
+      });
     else result.peak_rss_10k_mib = rss;
     await rm(dir, { recursive: true, force: true });
   }
@@ -93,7 +126,9 @@ try {
   const location = storeLocation();
   const client = s3Client(location);
 
-  const sizes = await Promise.all(files.map(async (p) => ({ path: p, size_bytes: (await stat(path.join(dir, p))).size })));
+  const sizes = await Promise.all(
+    files.map(async (p) => ({ path: p, size_bytes: (await stat(path.join(dir, p))).size })),
+  );
   const totalBytes = sizes.reduce((n, f) => n + f.size_bytes, 0);
 
   /** The raw loop: read each file, one PutObject, `concurrency` at a time. */
@@ -104,7 +139,14 @@ try {
         while (next < slice.length) {
           const p = slice[next++]!;
           const body = await readFile(path.join(dir, p));
-          await client.send(new PutObjectCommand({ Bucket: location.bucket, Key: `${prefix}/${p}`, Body: body, ContentLength: body.length }));
+          await client.send(
+            new PutObjectCommand({
+              Bucket: location.bucket,
+              Key: `${prefix}/${p}`,
+              Body: body,
+              ContentLength: body.length,
+            }),
+          );
         }
       }),
     );
@@ -113,7 +155,8 @@ try {
     let next = 0;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        while (next < keys.length) await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: keys[next++]! }));
+        while (next < keys.length)
+          await client.send(new DeleteObjectCommand({ Bucket: location.bucket, Key: keys[next++]! }));
       }),
     );
   }
@@ -135,7 +178,8 @@ try {
   });
   const importSeconds = Number(process.hrtime.bigint() - importStarted) / 1e9;
   const t = uploaded.transfer!;
-  if (uploaded.status !== "imported" || t.uploaded !== files.length) throw new Error(`upload import: ${JSON.stringify(t)}`);
+  if (uploaded.status !== "imported" || t.uploaded !== files.length)
+    throw new Error(`upload import: ${JSON.stringify(t)}`);
 
   // b. The same uploader against the raw loop. The machine is shared and its speed swings from one
   // second to the next, so the two take turns slice by slice (each going first in every other
@@ -156,11 +200,24 @@ try {
       };
       const ourTurn = () =>
         timed(async () => {
-          const uploader = fileUploader({ dir, concurrency: CONCURRENCY, store: { client, bucket: location.bucket, keyOf: (p) => `${ourPrefix}/${p}` } }, { files: slice.length, bytes });
+          const uploader = fileUploader(
+            {
+              dir,
+              concurrency: CONCURRENCY,
+              store: { client, bucket: location.bucket, keyOf: (p) => `${ourPrefix}/${p}` },
+            },
+            { files: slice.length, bytes },
+          );
           await uploader.batch(slice);
           uploader.finish();
         });
-      const rawTurn = () => timed(() => rawPut(slice.map((f) => f.path), rawPrefix));
+      const rawTurn = () =>
+        timed(() =>
+          rawPut(
+            slice.map((f) => f.path),
+            rawPrefix,
+          ),
+        );
       if ((from / SLICE + pass) % 2 === 0) {
         spent.ours += await ourTurn();
         spent.raw += await rawTurn();
@@ -175,7 +232,13 @@ try {
 
   // Resuming the same upload: every object is there already.
   const resumeStarted = process.hrtime.bigint();
-  const resumed = await importLeRobotVersion(sql, { dir, datasetId, version: "1.0.0", concurrency: CONCURRENCY, upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
+  const resumed = await importLeRobotVersion(sql, {
+    dir,
+    datasetId,
+    version: "1.0.0",
+    concurrency: CONCURRENCY,
+    upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) },
+  });
   const resumeSeconds = Number(process.hrtime.bigint() - resumeStarted) / 1e9;
 
   // 3. One large file: the uploader's multipart upload against one raw PutObject of it.
@@ -183,25 +246,51 @@ try {
   await mkdir(bigDir);
   await writeFile(path.join(bigDir, "calibration.bin"), Buffer.alloc(BIG_FILE_BYTES, 0x5a));
   progress(`a ${BIG_FILE_BYTES / 1024 / 1024} MiB file: multipart upload, then one raw PutObject`);
-  const multipart = fileUploader({ dir: bigDir, concurrency: CONCURRENCY, store: { client, bucket: location.bucket, keyOf: (p) => `bench-multipart/${run}/${p}` } }, { files: 1, bytes: BIG_FILE_BYTES });
+  const multipart = fileUploader(
+    {
+      dir: bigDir,
+      concurrency: CONCURRENCY,
+      store: { client, bucket: location.bucket, keyOf: (p) => `bench-multipart/${run}/${p}` },
+    },
+    { files: 1, bytes: BIG_FILE_BYTES },
+  );
   const multipartStarted = process.hrtime.bigint();
   await multipart.batch([{ path: "calibration.bin", size_bytes: BIG_FILE_BYTES }]);
   multipart.finish();
   const multipartSeconds = Number(process.hrtime.bigint() - multipartStarted) / 1e9;
   const singleStarted = process.hrtime.bigint();
   const bigBody = await readFile(path.join(bigDir, "calibration.bin"));
-  await client.send(new PutObjectCommand({ Bucket: location.bucket, Key: `bench-raw/${run}/calibration.bin`, Body: bigBody, ContentLength: bigBody.length }));
+  await client.send(
+    new PutObjectCommand({
+      Bucket: location.bucket,
+      Key: `bench-raw/${run}/calibration.bin`,
+      Body: bigBody,
+      ContentLength: bigBody.length,
+    }),
+  );
   const singleSeconds = Number(process.hrtime.bigint() - singleStarted) / 1e9;
   client.destroy();
 
   const uploadRate = mb(spent.bytes) / spent.ours;
   const rawRate = mb(spent.bytes) / spent.raw;
-  rows.push({ step: `import --upload, ${files.length} files, ${Math.round(mb(totalBytes))} MB`, seconds: importSeconds, "MB/s": mb(t.bytesUploaded) / t.seconds });
+  rows.push({
+    step: `import --upload, ${files.length} files, ${Math.round(mb(totalBytes))} MB`,
+    seconds: importSeconds,
+    "MB/s": mb(t.bytesUploaded) / t.seconds,
+  });
   rows.push({ step: `uploader, ${PASSES} passes in slices of 12 files`, seconds: spent.ours, "MB/s": uploadRate });
   rows.push({ step: `raw PutObject loop, the same slices in turn`, seconds: spent.raw, "MB/s": rawRate });
   rows.push({ step: `re-run of the upload (${resumed.transfer?.skipped} skipped)`, seconds: resumeSeconds });
-  rows.push({ step: `${BIG_FILE_BYTES / 1024 / 1024} MiB file, multipart (hash, then 16 MiB parts)`, seconds: multipartSeconds, "MB/s": mb(BIG_FILE_BYTES) / multipartSeconds });
-  rows.push({ step: `${BIG_FILE_BYTES / 1024 / 1024} MiB file, one raw PutObject`, seconds: singleSeconds, "MB/s": mb(BIG_FILE_BYTES) / singleSeconds });
+  rows.push({
+    step: `${BIG_FILE_BYTES / 1024 / 1024} MiB file, multipart (hash, then 16 MiB parts)`,
+    seconds: multipartSeconds,
+    "MB/s": mb(BIG_FILE_BYTES) / multipartSeconds,
+  });
+  rows.push({
+    step: `${BIG_FILE_BYTES / 1024 / 1024} MiB file, one raw PutObject`,
+    seconds: singleSeconds,
+    "MB/s": mb(BIG_FILE_BYTES) / singleSeconds,
+  });
   Object.assign(result, {
     upload_mb_per_s: Number(uploadRate.toFixed(1)),
     raw_put_mb_per_s: Number(rawRate.toFixed(1)),

@@ -57,11 +57,17 @@ const runtime = await startEmbeddedDefault({ sharedBuffers: `${Math.floor(totalm
 const databaseUrl = await benchDatabase();
 const db = createDb(databaseUrl, { max: 6 });
 const sql = sqlOf(db);
-const ctx: Ctx = { db, requestId: "bench-review", principal: { kind: "operator", name: userInfo().username, organizationId: null } };
+const ctx: Ctx = {
+  db,
+  requestId: "bench-review",
+  principal: { kind: "operator", name: userInfo().username, organizationId: null },
+};
 
 // --- the log -------------------------------------------------------------------------------
 let generated: GeneratedLog | null = null;
-const [{ count: existing }] = (await sql<{ count: number }[]>`select coalesce(max(seq), 0)::float8 as count from disclosures`) as unknown as [{ count: number }];
+const [{ count: existing }] = (await sql<
+  { count: number }[]
+>`select coalesce(max(seq), 0)::float8 as count from disclosures`) as unknown as [{ count: number }];
 if (existing > 0 && values.reuse) {
   progress(`reusing the log of ${existing} entries`);
 } else {
@@ -76,7 +82,16 @@ if (existing > 0 && values.reuse) {
   generated = await generateDisclosureLog(sql, { ...BENCH_SHAPE, entries }, progress, Number(values.workers));
   await markComplete();
 }
-const [sizes] = await sql<{ entries: number; episode_rows: number; disclosures_bytes: number; episodes_bytes: number; whole: number; database_bytes: number }[]>`
+const [sizes] = await sql<
+  {
+    entries: number;
+    episode_rows: number;
+    disclosures_bytes: number;
+    episodes_bytes: number;
+    whole: number;
+    database_bytes: number;
+  }[]
+>`
   select (select max(seq) from disclosures)::float8 as entries,
          (select reltuples from pg_class where oid = 'disclosure_episodes'::regclass)::float8 as episode_rows,
          pg_total_relation_size('disclosures')::float8 as disclosures_bytes,
@@ -98,7 +113,9 @@ const orgs = popularAndRare(await frequent("o.slug", "join organizations o on o.
 const keys = popularAndRare(await frequent("k.prefix", "join api_keys k on k.id = d.api_key_id"));
 const users = popularAndRare(await frequent("u.email", "join users u on u.id = d.user_id and u.role = 'licensee'"));
 const datasets = popularAndRare(await frequent("d.dataset_id"));
-const versions = popularAndRare(await frequent("d.dataset_id || '@' || d.version")).map((v) => v.split("@") as [string, string]);
+const versions = popularAndRare(await frequent("d.dataset_id || '@' || d.version")).map(
+  (v) => v.split("@") as [string, string],
+);
 const episodeRows = [
   ...(await sql<{ value: string; n: number }[]>`
     select episode_id as value, count(*)::int as n from disclosure_episodes tablesample system (${samplePercent}) group by 1 order by 2 desc, 1`),
@@ -109,14 +126,21 @@ const contributorRows = [
     select contributor as value from episodes tablesample system (5) group by 1 order by count(*) desc, 1`),
 ].map((r) => r.value);
 const contributors = popularAndRare(contributorRows);
-const entryIds = [...(await sql<{ id: string }[]>`select id from disclosures tablesample system (${samplePercent}) limit 200`)].map((r) => r.id);
-const wholeIds = [...(await sql<{ id: string }[]>`select id from disclosures where requested_scope ? 'include_version_files' limit 20`)].map((r) => r.id);
+const entryIds = [
+  ...(await sql<{ id: string }[]>`select id from disclosures tablesample system (${samplePercent}) limit 200`),
+].map((r) => r.id);
+const wholeIds = [
+  ...(await sql<{ id: string }[]>`select id from disclosures where requested_scope ? 'include_version_files' limit 20`),
+].map((r) => r.id);
 const [span] = await sql<{ first: Date; last: Date }[]>`
   select (select occurred_at from disclosures where seq = 1) as first, (select occurred_at from disclosures order by seq desc limit 1) as last`;
 const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
-const randomDay = () => span!.first.getTime() + Math.random() * (span!.last.getTime() - span!.first.getTime() - 7 * 86_400_000);
+const randomDay = () =>
+  span!.first.getTime() + Math.random() * (span!.last.getTime() - span!.first.getTime() - 7 * 86_400_000);
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
-progress(`parameters: ${orgs.length} orgs, ${keys.length} keys, ${users.length} users, ${datasets.length} datasets, ${episodes.length} episodes, ${contributors.length} contributors`);
+progress(
+  `parameters: ${orgs.length} orgs, ${keys.length} keys, ${users.length} users, ${datasets.length} datasets, ${episodes.length} episodes, ${contributors.length} contributors`,
+);
 
 // A reviewer who can sign in (the generated reviewers have no password).
 await sql`update users set password_hash = ${await hashPassword(PASSWORD)} where email = 'reviewer-0@bench.example'`;
@@ -141,19 +165,46 @@ const queries: Query[] = [
   { name: "channel", path: () => search({ channel: pick(["api", "portal", "preview"]) }) },
   { name: "channel+org", path: () => search({ channel: pick(["portal", "preview"]), org: pick(orgs) }) },
   { name: "org+dataset", path: () => search({ org: pick(orgs), dataset: pick(datasets) }) },
-  { name: "dataset+version (any two, often none)", path: () => search(Object.fromEntries([["dataset", pick(versions)[0]], ["version", pick(versions)[1]]])) },
-  { name: "dataset+version (same)", path: () => { const [dataset, version] = pick(versions); return search({ dataset, version }); } },
+  {
+    name: "dataset+version (any two, often none)",
+    path: () =>
+      search(
+        Object.fromEntries([
+          ["dataset", pick(versions)[0]],
+          ["version", pick(versions)[1]],
+        ]),
+      ),
+  },
+  {
+    name: "dataset+version (same)",
+    path: () => {
+      const [dataset, version] = pick(versions);
+      return search({ dataset, version });
+    },
+  },
   { name: "org+from/to", path: () => search({ org: pick(orgs), ...week() }) },
   { name: "key+from/to", path: () => search({ key: pick(keys), ...week() }) },
   { name: "contributor+org", path: () => search({ contributor: pick(contributors), org: pick(orgs) }) },
-  { name: "contributor+channel", path: () => search({ contributor: pick(contributors), channel: pick(["portal", "preview"]) }) },
+  {
+    name: "contributor+channel",
+    path: () => search({ contributor: pick(contributors), channel: pick(["portal", "preview"]) }),
+  },
   { name: "contributor+from/to", path: () => search({ contributor: pick(contributors), ...week() }) },
   { name: "episode+from/to", path: () => search({ episode: pick(episodes), ...week() }) },
   { name: "episode+org", path: () => search({ episode: pick(episodes), org: pick(orgs) }) },
-  { name: "org, older page", path: () => search({ org: pick(orgs), before: String(1 + Math.floor(Math.random() * logEntries)) }) },
+  {
+    name: "org, older page",
+    path: () => search({ org: pick(orgs), before: String(1 + Math.floor(Math.random() * logEntries)) }),
+  },
   { name: "entry page", path: () => `/review/disclosures/${pick(entryIds)}` },
-  ...(wholeIds.length ? [{ name: "entry page, whole version", path: () => `/review/disclosures/${pick(wholeIds)}` }] : []),
-  { name: "contributor report", path: () => `/review/contributors/${encodeURIComponent(pick(contributors))}`, contributor: true as const },
+  ...(wholeIds.length
+    ? [{ name: "entry page, whole version", path: () => `/review/disclosures/${pick(wholeIds)}` }]
+    : []),
+  {
+    name: "contributor report",
+    path: () => `/review/contributors/${encodeURIComponent(pick(contributors))}`,
+    contributor: true as const,
+  },
   { name: "episode page", path: () => `/review/episodes/${encodeURIComponent(pick(episodes))}` },
   { name: "overview", path: () => "/review/overview", optional: true as const },
 ];
@@ -171,7 +222,12 @@ if (!full.intact) throw new Error(`the generated chain does not verify: ${JSON.s
 progress(`full verification: ${full.count} entries in ${fullSeconds.toFixed(1)} s`);
 
 // --- HTTP ---------------------------------------------------------------------------------
-const serverEnv = { ...runtime.env, DATABASE_URL: databaseUrl, RATE_LIMIT_PER_MINUTE: "100000000", AUTH_FAILURES_PER_MINUTE: "100000000" };
+const serverEnv = {
+  ...runtime.env,
+  DATABASE_URL: databaseUrl,
+  RATE_LIMIT_PER_MINUTE: "100000000",
+  AUTH_FAILURES_PER_MINUTE: "100000000",
+};
 const server = await startProductionServer(serverEnv);
 type Result = { name: string; p50: number; p99: number; max: number; count: number; status: string };
 const results: Result[] = [];
@@ -188,7 +244,8 @@ try {
   // are measured in the steady state that follows.
   const bannerStarted = Date.now();
   while ((await httpGet(`${server.url}/review/disclosures`, headers)).body.includes("Verifying the hash chain")) {
-    if (Date.now() - bannerStarted > 30 * 60_000) throw new Error("the log page's chain banner had no result after 30 minutes");
+    if (Date.now() - bannerStarted > 30 * 60_000)
+      throw new Error("the log page's chain banner had no result after 30 minutes");
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   bannerFirstResultSeconds = (Date.now() - bannerStarted) / 1000;
@@ -211,7 +268,14 @@ try {
       statuses.add(res.status);
     }
     times.sort((a, b) => a - b);
-    const result = { name: query.name, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1)!, count: samples, status: [...statuses].join(",") };
+    const result = {
+      name: query.name,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: times.at(-1)!,
+      count: samples,
+      status: [...statuses].join(","),
+    };
     progress(`${query.name}: p50 ${result.p50.toFixed(0)} ms, p99 ${result.p99.toFixed(0)} ms`);
     results.push(result);
   }
@@ -242,7 +306,9 @@ try {
   });
   exportSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   clearInterval(sampler);
-  progress(`export: ${exportRows} rows in ${exportSeconds.toFixed(1)} s, server peak RSS ${exportPeakRssMib.toFixed(0)} MiB`);
+  progress(
+    `export: ${exportRows} rows in ${exportSeconds.toFixed(1)} s, server peak RSS ${exportPeakRssMib.toFixed(0)} MiB`,
+  );
 } catch (error) {
   process.stderr.write(`the server's output:\n${server.output().slice(-5000)}\n`);
   throw error;
@@ -259,7 +325,8 @@ const appendSeconds = (Date.now() - appendStarted) / 1000;
 started = Date.now();
 const incrementalReport = await verifyChain(ctx, { mode: "incremental" });
 const incrementalMs = Date.now() - started;
-if (!incrementalReport.intact) throw new Error(`the incremental verification failed: ${JSON.stringify(incrementalReport)}`);
+if (!incrementalReport.intact)
+  throw new Error(`the incremental verification failed: ${JSON.stringify(incrementalReport)}`);
 progress(`incremental verification after 1,000 entries: ${incrementalMs} ms`);
 
 // --- report ----------------------------------------------------------------------------------
@@ -269,7 +336,9 @@ const contributorReport = measured.find((r) => r.name === "contributor report");
 const slowestP50 = reviewerQueries.reduce((a, b) => (b.p50 > a.p50 ? b : a));
 const slowestP99 = reviewerQueries.reduce((a, b) => (b.p99 > a.p99 ? b : a));
 const perMillion = (bytes: number, count: number) => (bytes / count) * 1e6;
-console.log(`entries=${logEntries} disclosed_episodes=${sizes!.episode_rows} whole_version_entries=${sizes!.whole} samples=${samples} cores=${(await import("node:os")).cpus().length}`);
+console.log(
+  `entries=${logEntries} disclosed_episodes=${sizes!.episode_rows} whole_version_entries=${sizes!.whole} samples=${samples} cores=${(await import("node:os")).cpus().length}`,
+);
 if (generated) {
   console.log(
     `generated: catalog ${generated.catalogSeconds.toFixed(1)} s, log ${generated.logSeconds.toFixed(1)} s (${Math.round(generated.entries / generated.logSeconds)} entries/s), ` +
@@ -281,7 +350,18 @@ console.log(
     `disclosure_episodes ${gib(sizes!.episodes_bytes)} GiB (${Math.round(sizes!.episodes_bytes / sizes!.episode_rows)} B/disclosed episode); ` +
     `${gib(perMillion(sizes!.disclosures_bytes + sizes!.episodes_bytes, logEntries))} GiB per million entries with their episodes`,
 );
-console.log(table(results.map((r) => ({ query: r.name, "p50 ms": r.p50, "p99 ms": r.p99, "max ms": r.max, n: r.count, status: r.status }))));
+console.log(
+  table(
+    results.map((r) => ({
+      query: r.name,
+      "p50 ms": r.p50,
+      "p99 ms": r.p99,
+      "max ms": r.max,
+      n: r.count,
+      status: r.status,
+    })),
+  ),
+);
 console.log(
   `export: ${exportRows} rows in ${exportSeconds.toFixed(1)} s = ${Math.round(exportRows / exportSeconds)} rows/s, server RSS ${exportBaselineRssMib.toFixed(0)} MiB before, peak ${exportPeakRssMib.toFixed(0)} MiB during; ` +
     `chain banner's first result after ${bannerFirstResultSeconds.toFixed(1)} s; ` +
@@ -360,7 +440,16 @@ async function markComplete() {
 /** New entries at the head through the product's own append, each in its own transaction, as downloads make them. */
 async function appendEntries(sql: Sql, count: number) {
   // withTx: the product's own transaction, as a download's.
-  const recipients = await sql<{ organization_id: string; licence_id: string; version_id: number; dataset_id: string; version: string; api_key_id: string }[]>`
+  const recipients = await sql<
+    {
+      organization_id: string;
+      licence_id: string;
+      version_id: number;
+      dataset_id: string;
+      version: string;
+      api_key_id: string;
+    }[]
+  >`
     select l.organization_id, l.id as licence_id, v.id as version_id, v.dataset_id, v.version,
            (select k.id from api_keys k where k.organization_id = l.organization_id limit 1) as api_key_id
     from licences l join dataset_versions v on v.id = l.version_id limit 50`;
@@ -372,11 +461,33 @@ async function appendEntries(sql: Sql, count: number) {
       const tx = sqlOf(transaction.db);
       await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) select ${id}, ${r.version_id}, unnest(${ids}::text[])`;
       const entry: Omit<ChainedEntry, "seq" | "occurredAt" | "expiresAt" | "prevHash"> = {
-        id, organizationId: r.organization_id, apiKeyId: r.api_key_id, userId: null, reviewerRole: null, channel: "api",
-        datasetId: r.dataset_id, version: r.version, licenceId: r.licence_id, requestedScope: { episode_ids: ids }, episodeCount: ids.length,
-        fileCount: 2, totalBytes: 80_000_000, episodesSha256: episodesDigest(ids), requestId: `bench-review-${i}`,
+        id,
+        organizationId: r.organization_id,
+        apiKeyId: r.api_key_id,
+        userId: null,
+        reviewerRole: null,
+        channel: "api",
+        datasetId: r.dataset_id,
+        version: r.version,
+        licenceId: r.licence_id,
+        requestedScope: { episode_ids: ids },
+        episodeCount: ids.length,
+        fileCount: 2,
+        totalBytes: 80_000_000,
+        episodesSha256: episodesDigest(ids),
+        requestId: `bench-review-${i}`,
       };
-      await appendDisclosure(tx, { ...entry, versionId: r.version_id, idempotencyScope: null, idempotencyKey: null, requestSha256: sha256Hex(id) }, 3600);
+      await appendDisclosure(
+        tx,
+        {
+          ...entry,
+          versionId: r.version_id,
+          idempotencyScope: null,
+          idempotencyKey: null,
+          requestSha256: sha256Hex(id),
+        },
+        3600,
+      );
     });
   }
 }

@@ -21,28 +21,65 @@ const run = (cli: Cli, args: string[]) => runCli(cli, args, { env });
 /** Each run starts node and tsx (about a second of CPU): a few at a time. */
 async function runAll(cli: Cli, argvs: string[][]): Promise<CliRun[]> {
   const runs: CliRun[] = [];
-  for (let i = 0; i < argvs.length; i += 4) runs.push(...(await Promise.all(argvs.slice(i, i + 4).map((args) => run(cli, args)))));
+  for (let i = 0; i < argvs.length; i += 4)
+    runs.push(...(await Promise.all(argvs.slice(i, i + 4).map((args) => run(cli, args)))));
   return runs;
 }
 
 const COMMANDS: Record<Cli, string[]> = {
   das: ["datasets", "versions", "manifest", "episodes", "annotations", "pull", "help"],
-  "das-admin": ["migrate", "import", "org create", "licence grant", "licence revoke", "key create", "key revoke", "user create", "seed", "disclosures verify", "disclosures export", "disclosures digest", "store check", "help", "key"],
+  "das-admin": [
+    "migrate",
+    "import",
+    "org create",
+    "licence grant",
+    "licence revoke",
+    "key create",
+    "key revoke",
+    "user create",
+    "seed",
+    "disclosures verify",
+    "disclosures export",
+    "disclosures digest",
+    "store check",
+    "help",
+    "key",
+  ],
 };
 
 describe("--help", () => {
   it("the program's help lists every command, on stdout, exit 0", async () => {
-    const [das, admin, dasShort, adminHelp] = await Promise.all([run("das", ["--help"]), run("das-admin", ["--help"]), run("das", ["-h"]), run("das-admin", ["help"])]);
+    const [das, admin, dasShort, adminHelp] = await Promise.all([
+      run("das", ["--help"]),
+      run("das-admin", ["--help"]),
+      run("das", ["-h"]),
+      run("das-admin", ["help"]),
+    ]);
     for (const r of [das, admin, dasShort, adminHelp]) expect(r).toMatchObject({ code: 0, stderr: "" });
     expect(das.stdout.startsWith("Usage: das <command> [options]\n")).toBe(true);
     expect(dasShort.stdout).toBe(das.stdout);
-    for (const line of ["datasets [options]", "versions [options] <dataset>", "episodes [options] <dataset@version>", "pull [options] <dataset@version>", "Exit codes: 0 done, 1 failed, 2 wrong usage, 130 interrupted."]) {
+    for (const line of [
+      "datasets [options]",
+      "versions [options] <dataset>",
+      "episodes [options] <dataset@version>",
+      "pull [options] <dataset@version>",
+      "Exit codes: 0 done, 1 failed, 2 wrong usage, 130 interrupted.",
+    ]) {
       expect(das.stdout).toContain(line);
     }
     expect(admin.stdout.startsWith("Usage: das-admin <command>\n")).toBe(true);
     expect(adminHelp.stdout).toBe(admin.stdout);
     // Every command by its full words, not only the groups.
-    for (const line of ["import [options] <dir>", "store check <dataset@version>", "org create [options] <slug>", "licence grant <org> <dataset> <version>", "key create [options] <org>", "key revoke <key>", "disclosures export [options]", "help [command...]"]) {
+    for (const line of [
+      "import [options] <dir>",
+      "store check <dataset@version>",
+      "org create [options] <slug>",
+      "licence grant <org> <dataset> <version>",
+      "key create [options] <org>",
+      "key revoke <key>",
+      "disclosures export [options]",
+      "help [command...]",
+    ]) {
       expect(admin.stdout).toContain(`\n  ${line}`);
     }
   });
@@ -56,11 +93,22 @@ describe("--help", () => {
       run("das-admin", ["disclosures", "export", "-h"]),
       run("das-admin", ["key", "--help"]),
     ]);
-    for (const r of [pull, helpPull, keyCreate, helpKeyCreate, exportHelp, keyGroup]) expect(r).toMatchObject({ code: 0, stderr: "" });
+    for (const r of [pull, helpPull, keyCreate, helpKeyCreate, exportHelp, keyGroup])
+      expect(r).toMatchObject({ code: 0, stderr: "" });
 
     expect(pull.stdout.startsWith("Usage: das pull [options] <dataset@version>\n")).toBe(true);
     expect(helpPull.stdout).toBe(pull.stdout);
-    for (const text of ["--dir <dir>", "where the files go (required)", "--concurrency <n>", "(default: 4)", "--limit-rate <rate>", "--streams <streams>", "--url <url>", "--key <key>", "Examples:\n  $ das pull kitchen-pick-place@1.1.0 --dir ./kpp\n"]) {
+    for (const text of [
+      "--dir <dir>",
+      "where the files go (required)",
+      "--concurrency <n>",
+      "(default: 4)",
+      "--limit-rate <rate>",
+      "--streams <streams>",
+      "--url <url>",
+      "--key <key>",
+      "Examples:\n  $ das pull kitchen-pick-place@1.1.0 --dir ./kpp\n",
+    ]) {
       expect(pull.stdout).toContain(text);
     }
     expect(pull.stdout).not.toContain("--format");
@@ -68,7 +116,14 @@ describe("--help", () => {
 
     expect(keyCreate.stdout.startsWith("Usage: das-admin key create [options] <org>\n")).toBe(true);
     expect(helpKeyCreate.stdout).toBe(keyCreate.stdout);
-    for (const text of ["--name <name>", '(default: "cli")', "--expires-in <duration>", "--scope <dataset@version>", "alone on stdout", "$ das-admin key create acme"]) {
+    for (const text of [
+      "--name <name>",
+      '(default: "cli")',
+      "--expires-in <duration>",
+      "--scope <dataset@version>",
+      "alone on stdout",
+      "$ das-admin key create acme",
+    ]) {
       expect(keyCreate.stdout).toContain(text);
     }
     expect(keyCreate.stdout).not.toContain("--role");
@@ -76,7 +131,8 @@ describe("--help", () => {
 
     expect(exportHelp.stdout.startsWith("Usage: das-admin disclosures export [options]\n")).toBe(true);
     expect(exportHelp.stdout).toMatch(/--format <format> +CSV or JSON Lines \(required\) \(choices: "csv", "jsonl"\)/);
-    for (const text of ["--from <time>", "--to <time>", "--org <slug>", "--dataset <id>"]) expect(exportHelp.stdout).toContain(text);
+    for (const text of ["--from <time>", "--to <time>", "--org <slug>", "--dataset <id>"])
+      expect(exportHelp.stdout).toContain(text);
 
     expect(keyGroup.stdout.startsWith("Usage: das-admin key <command>\n")).toBe(true);
     expect(keyGroup.stdout).toMatch(/\n {2}create \[options\] <org> +issue an API key/);
@@ -109,7 +165,9 @@ describe("--help", () => {
 
 describe("--version", () => {
   it("prints the package's version and exits 0", async () => {
-    const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string };
+    const { version } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as {
+      version: string;
+    };
     const runs = await Promise.all([run("das", ["--version"]), run("das-admin", ["--version"]), run("das", ["-V"])]);
     for (const r of runs) expect(r).toEqual({ code: 0, signal: null, stdout: `${version}\n`, stderr: "" });
   });
@@ -133,12 +191,27 @@ describe("usage errors", () => {
     for (const r of [pull, pullAlone]) {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stdout).toBe("");
-      expect(r.stderr.startsWith("Unknown option '--concurency'.\n(Did you mean --concurrency?)\n\nUsage: das pull [options] <dataset@version>\n"), r.stderr).toBe(true);
+      expect(
+        r.stderr.startsWith(
+          "Unknown option '--concurency'.\n(Did you mean --concurrency?)\n\nUsage: das pull [options] <dataset@version>\n",
+        ),
+        r.stderr,
+      ).toBe(true);
     }
     expect(key.code).toBe(2);
-    expect(key.stderr.startsWith("das-admin: Unknown option '--expires'.\n(Did you mean --expires-in?)\n\nUsage: das-admin key create [options] <org>\n"), key.stderr).toBe(true);
+    expect(
+      key.stderr.startsWith(
+        "das-admin: Unknown option '--expires'.\n(Did you mean --expires-in?)\n\nUsage: das-admin key create [options] <org>\n",
+      ),
+      key.stderr,
+    ).toBe(true);
     expect(nothingClose.code).toBe(2);
-    expect(nothingClose.stderr.startsWith("das-admin: Unknown option '--colour'.\n\nUsage: das-admin org create [options] <slug>\n"), nothingClose.stderr).toBe(true);
+    expect(
+      nothingClose.stderr.startsWith(
+        "das-admin: Unknown option '--colour'.\n\nUsage: das-admin org create [options] <slug>\n",
+      ),
+      nothingClose.stderr,
+    ).toBe(true);
   });
 
   it("a flag cut short names the options it begins, however many letters are missing", async () => {
@@ -147,9 +220,19 @@ describe("usage errors", () => {
       run("das", ["pull", "kpp@1.0.0", "--dir", "x", "--conc", "4"]),
     ]);
     expect(expire.code).toBe(2);
-    expect(expire.stderr.startsWith("das-admin: Unknown option '--expire'.\n(Did you mean --expires-in?)\n\nUsage: das-admin key create [options] <org>\n"), expire.stderr).toBe(true);
+    expect(
+      expire.stderr.startsWith(
+        "das-admin: Unknown option '--expire'.\n(Did you mean --expires-in?)\n\nUsage: das-admin key create [options] <org>\n",
+      ),
+      expire.stderr,
+    ).toBe(true);
     expect(conc.code).toBe(2);
-    expect(conc.stderr.startsWith("Unknown option '--conc'.\n(Did you mean --concurrency?)\n\nUsage: das pull [options] <dataset@version>\n"), conc.stderr).toBe(true);
+    expect(
+      conc.stderr.startsWith(
+        "Unknown option '--conc'.\n(Did you mean --concurrency?)\n\nUsage: das pull [options] <dataset@version>\n",
+      ),
+      conc.stderr,
+    ).toBe(true);
   });
 
   it("an unknown command names the closest valid one and exits 2, with the usage of the level it was wrong at", async () => {
@@ -164,21 +247,51 @@ describe("usage errors", () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stdout).toBe("");
     }
-    expect(pul.stderr.startsWith("unknown command 'pul'.\n(Did you mean pull?)\n\nUsage: das <command> [options]\n"), pul.stderr).toBe(true);
+    expect(
+      pul.stderr.startsWith("unknown command 'pul'.\n(Did you mean pull?)\n\nUsage: das <command> [options]\n"),
+      pul.stderr,
+    ).toBe(true);
     expect(helpPul.stderr).toBe(pul.stderr);
-    expect(licnce.stderr.startsWith("das-admin: unknown command 'licnce'.\n(Did you mean licence?)\n\nUsage: das-admin <command>\n"), licnce.stderr).toBe(true);
-    expect(crate.stderr.startsWith("das-admin: unknown command 'key crate'.\n(Did you mean create?)\n\nUsage: das-admin key <command>\n"), crate.stderr).toBe(true);
-    expect(group.stderr.startsWith("das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence revoke?)\n\nUsage: das-admin licence <command>\n"), group.stderr).toBe(true);
+    expect(
+      licnce.stderr.startsWith(
+        "das-admin: unknown command 'licnce'.\n(Did you mean licence?)\n\nUsage: das-admin <command>\n",
+      ),
+      licnce.stderr,
+    ).toBe(true);
+    expect(
+      crate.stderr.startsWith(
+        "das-admin: unknown command 'key crate'.\n(Did you mean create?)\n\nUsage: das-admin key <command>\n",
+      ),
+      crate.stderr,
+    ).toBe(true);
+    expect(
+      group.stderr.startsWith(
+        "das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence revoke?)\n\nUsage: das-admin licence <command>\n",
+      ),
+      group.stderr,
+    ).toBe(true);
   });
 
   it("asked for the help of a command that does not exist, says so as running it would (exit 2), not with the program's help", async () => {
-    const [pul, crate, known] = await Promise.all([run("das", ["pul", "--help"]), run("das-admin", ["key", "crate", "-h"]), run("das-admin", ["key", "create", "--help"])]);
+    const [pul, crate, known] = await Promise.all([
+      run("das", ["pul", "--help"]),
+      run("das-admin", ["key", "crate", "-h"]),
+      run("das-admin", ["key", "create", "--help"]),
+    ]);
     for (const r of [pul, crate]) {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stdout).toBe("");
     }
-    expect(pul.stderr.startsWith("unknown command 'pul'.\n(Did you mean pull?)\n\nUsage: das <command> [options]\n"), pul.stderr).toBe(true);
-    expect(crate.stderr.startsWith("das-admin: unknown command 'key crate'.\n(Did you mean create?)\n\nUsage: das-admin key <command>\n"), crate.stderr).toBe(true);
+    expect(
+      pul.stderr.startsWith("unknown command 'pul'.\n(Did you mean pull?)\n\nUsage: das <command> [options]\n"),
+      pul.stderr,
+    ).toBe(true);
+    expect(
+      crate.stderr.startsWith(
+        "das-admin: unknown command 'key crate'.\n(Did you mean create?)\n\nUsage: das-admin key <command>\n",
+      ),
+      crate.stderr,
+    ).toBe(true);
     // A command that exists still answers its help.
     expect(known.code).toBe(0);
     expect(known.stdout.startsWith("Usage: das-admin key create [options] <org>\n")).toBe(true);

@@ -8,7 +8,14 @@ import { authenticateApiKey } from "@/lib/auth/api-keys";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { catalogRows, NOTHING } from "@/lib/testing/catalog-rows";
-import { createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
+import {
+  createTestOrg,
+  grant,
+  importTestDataset,
+  randomEpisodes,
+  uniqueId,
+  writeImportDir,
+} from "@/lib/testing/fixtures";
 
 // Each run starts node and tsx (about a second), so the tests batch independent runs with Promise.all.
 
@@ -26,7 +33,13 @@ type Run = Omit<CliRun, "signal">;
  */
 function das(args: string[], stdin = "", options: { embedded?: string } = {}): Promise<Run> {
   // DAS_DATA_DIR points away from the project's .data/, which a run must never touch.
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret"), DAS_DATA_DIR: options.embedded ?? scratch, DAS_OPERATOR: "cli-test" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: inject("databaseUrl"),
+    APP_SECRET: inject("appSecret"),
+    DAS_DATA_DIR: options.embedded ?? scratch,
+    DAS_OPERATOR: "cli-test",
+  };
   if (options.embedded) delete env.DATABASE_URL;
   return runCli("das-admin", args, { env, stdin }).then(({ signal: _signal, ...run }) => run);
 }
@@ -52,9 +65,17 @@ describe("das-admin usage", () => {
       [unknown, "das-admin: unknown command 'frobnicate'.", USAGE_HEAD],
       [partial, "das-admin: unknown command 'org'.", "Usage: das-admin org <command>\n"],
       [missingArg, "das-admin: Expected 1 argument(s), got 0.", "Usage: das-admin org create [options] <slug>\n"],
-      [tooMany, "das-admin: Expected 3 argument(s), got 4.", "Usage: das-admin licence grant [options] <org> <dataset> <version>\n"],
+      [
+        tooMany,
+        "das-admin: Expected 3 argument(s), got 4.",
+        "Usage: das-admin licence grant [options] <org> <dataset> <version>\n",
+      ],
       [badOption, "das-admin: Unknown option '--colour'", "Usage: das-admin org create [options] <slug>\n"],
-      [badRole, "das-admin: --role must be one of admin, reviewer, licensee.", "Usage: das-admin user create [options] <email>\n"],
+      [
+        badRole,
+        "das-admin: --role must be one of admin, reviewer, licensee.",
+        "Usage: das-admin user create [options] <email>\n",
+      ],
       [badSeed, "das-admin: --episodes takes a positive whole number.", "Usage: das-admin seed [options]\n"],
     ] as const) {
       expect(run.code, run.stderr).toBe(2);
@@ -83,11 +104,20 @@ describe("das-admin org create", () => {
     expect(created.stderr).toContain(`(${row!.id})`);
     expect(row!.name).toBe("Acme Robotics");
 
-    const [duplicate, malformed] = await Promise.all([das(["org", "create", slug]), das(["org", "create", "Not A Slug"])]);
-    expect(duplicate).toEqual({ code: 1, stdout: "", stderr: `das-admin: An organisation with slug '${slug}' already exists.\n` });
+    const [duplicate, malformed] = await Promise.all([
+      das(["org", "create", slug]),
+      das(["org", "create", "Not A Slug"]),
+    ]);
+    expect(duplicate).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `das-admin: An organisation with slug '${slug}' already exists.\n`,
+    });
     expect(malformed.code).toBe(1);
     expect(malformed.stderr).toMatch(/^das-admin: An organisation slug is lower-case letters/);
-    const [{ n }] = (await sql()`select count(*)::int as n from organizations where slug = ${slug}`) as unknown as [{ n: number }];
+    const [{ n }] = (await sql()`select count(*)::int as n from organizations where slug = ${slug}`) as unknown as [
+      { n: number },
+    ];
     expect(n).toBe(1);
   });
 });
@@ -106,7 +136,9 @@ describe("das-admin licence and key", () => {
   });
 
   const activeLicences = async (organizationId: string) =>
-    (await sql()`select id from licences where organization_id = ${organizationId} and revoked_at is null`).map((r) => r.id as string);
+    (await sql()`select id from licences where organization_id = ${organizationId} and revoked_at is null`).map(
+      (r) => r.id as string,
+    );
 
   it("grants a licence once (a second grant is a no-op) and revokes it", async () => {
     const org = await createTestOrg();
@@ -117,11 +149,19 @@ describe("das-admin licence and key", () => {
     expect(await activeLicences(org.id)).toEqual([id]);
 
     const again = await das(["licence", "grant", org.slug, datasetId, "1.0.0"]);
-    expect(again).toEqual({ code: 0, stdout: "", stderr: `Already held: licence ${id} for ${datasetId}@1.0.0 to ${org.slug}.\n` });
+    expect(again).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `Already held: licence ${id} for ${datasetId}@1.0.0 to ${org.slug}.\n`,
+    });
     expect(await activeLicences(org.id)).toEqual([id]);
 
     const revoked = await das(["licence", "revoke", org.slug, datasetId, "1.0.0"]);
-    expect(revoked).toEqual({ code: 0, stdout: "", stderr: `Revoked licence ${id} for ${datasetId}@1.0.0 from ${org.slug}.\n` });
+    expect(revoked).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `Revoked licence ${id} for ${datasetId}@1.0.0 from ${org.slug}.\n`,
+    });
     expect(await activeLicences(org.id)).toEqual([]);
     const [row] = await sql()`select revoked_at is not null as revoked from licences where id = ${id!}`;
     expect(row!.revoked).toBe(true);
@@ -131,8 +171,16 @@ describe("das-admin licence and key", () => {
       das(["licence", "grant", org.slug, datasetId, "9.9.9"]),
       das(["licence", "grant", uniqueId("org"), datasetId, "1.0.0"]),
     ]);
-    expect(revokeAgain).toEqual({ code: 1, stdout: "", stderr: `das-admin: The organisation holds no active licence for ${datasetId}@1.0.0.\n` });
-    expect(unknownVersion).toEqual({ code: 1, stdout: "", stderr: `das-admin: Dataset '${datasetId}' has no version '9.9.9'.\n` });
+    expect(revokeAgain).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `das-admin: The organisation holds no active licence for ${datasetId}@1.0.0.\n`,
+    });
+    expect(unknownVersion).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `das-admin: Dataset '${datasetId}' has no version '9.9.9'.\n`,
+    });
     expect(unknownOrg.code).toBe(1);
     expect(unknownOrg.stderr).toMatch(/^das-admin: No organisation with slug 'org-[0-9a-f]+'\.\n$/);
   });
@@ -152,10 +200,19 @@ describe("das-admin licence and key", () => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).toMatch(KEY_ON_STDOUT);
     const secret = plain.stdout.trim();
-    expect(plain.stderr).toMatch(new RegExp(`^Issued key ${secret.slice(0, 12)}… \\(key_[0-9A-Za-z]+\\) for ${org.slug}\\. It is shown only now:\\n$`));
+    expect(plain.stderr).toMatch(
+      new RegExp(
+        `^Issued key ${secret.slice(0, 12)}… \\(key_[0-9A-Za-z]+\\) for ${org.slug}\\. It is shown only now:\\n$`,
+      ),
+    );
     expect(plain.stderr).not.toContain(secret);
     const principal = await authenticateApiKey(getDb(), secret);
-    expect(principal).toMatchObject({ kind: "api_key", organizationId: org.id, keyPrefix: secret.slice(0, 12), narrowed: false });
+    expect(principal).toMatchObject({
+      kind: "api_key",
+      organizationId: org.id,
+      keyPrefix: secret.slice(0, 12),
+      narrowed: false,
+    });
 
     expect(narrowed.code, narrowed.stderr).toBe(0);
     expect(narrowed.stdout).toMatch(KEY_ON_STDOUT);
@@ -177,15 +234,27 @@ describe("das-admin licence and key", () => {
     });
     expect(badScope.code).toBe(2);
     expect(badScope.stdout).toBe("");
-    expect(badScope.stderr.startsWith(`das-admin: --scope takes <dataset_id>@<version>, not '${datasetId}'.`)).toBe(true);
+    expect(badScope.stderr.startsWith(`das-admin: --scope takes <dataset_id>@<version>, not '${datasetId}'.`)).toBe(
+      true,
+    );
     expect(badExpiry.code).toBe(2);
     expect(badExpiry.stderr.startsWith("das-admin: 'soon' is not a duration")).toBe(true);
-    const [{ n }] = (await sql()`select count(*)::int as n from api_keys where organization_id = ${org.id}`) as unknown as [{ n: number }];
+    const [{ n }] =
+      (await sql()`select count(*)::int as n from api_keys where organization_id = ${org.id}`) as unknown as [
+        { n: number },
+      ];
     expect(n).toBe(2);
 
     const revoked = await das(["key", "revoke", secret.slice(0, 12)]);
-    expect(revoked).toEqual({ code: 0, stdout: "", stderr: `Revoked key ${secret.slice(0, 12)}… (${principal.keyId}).\n` });
-    await expect(authenticateApiKey(getDb(), secret)).rejects.toMatchObject({ code: "unauthorized", message: "This API key has been revoked." });
+    expect(revoked).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `Revoked key ${secret.slice(0, 12)}… (${principal.keyId}).\n`,
+    });
+    await expect(authenticateApiKey(getDb(), secret)).rejects.toMatchObject({
+      code: "unauthorized",
+      message: "This API key has been revoked.",
+    });
     await expect(authenticateApiKey(getDb(), secret)).rejects.toBeInstanceOf(AppError);
 
     const [revokeAgain, byId, unknown] = await Promise.all([
@@ -206,7 +275,10 @@ describe("das-admin user create", () => {
     const email = `${uniqueId("ada")}@example.com`;
     const password = "correct horse battery staple";
 
-    const created = await das(["user", "create", email.toUpperCase(), "--role", "licensee", "--org", org.slug, "--name", "Ada"], `${password}\n`);
+    const created = await das(
+      ["user", "create", email.toUpperCase(), "--role", "licensee", "--org", org.slug, "--name", "Ada"],
+      `${password}\n`,
+    );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toBe("");
     expect(created.stderr).toMatch(new RegExp(`^Created licensee ${email} \\(usr_[0-9A-Za-z]+\\)\\.\\n$`));
@@ -222,9 +294,17 @@ describe("das-admin user create", () => {
       das(["user", "create", other, "--role", "admin"], "short\n"),
       das(["user", "create", other, "--role", "licensee"], "a long enough password\n"),
     ]);
-    expect(duplicate).toEqual({ code: 1, stdout: "", stderr: `das-admin: A user with email ${email} already exists.\n` });
+    expect(duplicate).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `das-admin: A user with email ${email} already exists.\n`,
+    });
     expect(short).toEqual({ code: 1, stdout: "", stderr: "das-admin: A password needs at least 10 characters.\n" });
-    expect(noOrg).toEqual({ code: 1, stdout: "", stderr: "das-admin: A licensee belongs to an organisation: give one.\n" });
+    expect(noOrg).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "das-admin: A licensee belongs to an organisation: give one.\n",
+    });
     const rows = await sql()`select email from users where email in (${email}, ${other})`;
     expect(rows.map((r) => r.email)).toEqual([email]);
   });
@@ -245,13 +325,24 @@ describe("das-admin import", () => {
       { version: "1.0.0", episodes: [] },
       {
         "version.json": '{\n  "version": "1.0",\n  "released_at": "2026-01-01T00:00:00Z"\n}\n',
-        "episodes.jsonl": [JSON.stringify({ ...episodes[0], episode_id: `${bad}.e1` }), JSON.stringify({ ...episodes[1], episode_id: `${bad}.e1` })].join("\n"),
+        "episodes.jsonl": [
+          JSON.stringify({ ...episodes[0], episode_id: `${bad}.e1` }),
+          JSON.stringify({ ...episodes[1], episode_id: `${bad}.e1` }),
+        ].join("\n"),
         "files.jsonl": JSON.stringify({ path: `${bad}/a.mp4`, size_bytes: -5, sha256: "0".repeat(64) }),
       },
     );
     try {
-      const [imported, refused, missing] = await Promise.all([das(["import", good]), das(["import", badDir]), das(["import", path.join(scratch, "no-such-dir")])]);
-      expect(imported).toEqual({ code: 0, stdout: "", stderr: `Imported ${ds}@1.0.0: 3 episodes, 1 annotations, 0 files.\n` });
+      const [imported, refused, missing] = await Promise.all([
+        das(["import", good]),
+        das(["import", badDir]),
+        das(["import", path.join(scratch, "no-such-dir")]),
+      ]);
+      expect(imported).toEqual({
+        code: 0,
+        stdout: "",
+        stderr: `Imported ${ds}@1.0.0: 3 episodes, 1 annotations, 0 files.\n`,
+      });
       expect(refused).toEqual({
         code: 1,
         stdout: "",
@@ -268,7 +359,11 @@ describe("das-admin import", () => {
       expect(missing.stderr).toContain("\ndataset.json:0: file is missing\n");
 
       const again = await das(["import", good]);
-      expect(again).toEqual({ code: 0, stdout: "", stderr: `Unchanged: ${ds}@1.0.0: 3 episodes, 1 annotations, 0 files is already released with identical content.\n` });
+      expect(again).toEqual({
+        code: 0,
+        stdout: "",
+        stderr: `Unchanged: ${ds}@1.0.0: 3 episodes, 1 annotations, 0 files is already released with identical content.\n`,
+      });
       expect(await catalogRows(ds)).toMatchObject({ datasets: 1, versions: 1, episodes: 3, annotations: 1 });
     } finally {
       rmSync(good, { recursive: true, force: true });
@@ -282,7 +377,11 @@ describe("das-admin on the embedded default (no DATABASE_URL)", () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), "das-admin-embedded-"));
     chmodSync(dataDir, 0o755); // as root, the server runs as the `postgres` user, which must reach its data dir
     const ds = uniqueId("ds");
-    const dir = writeImportDir(ds, { version: "1.0.0", episodes: randomEpisodes(2, 9, `${ds}.`) }, { "files.jsonl": '{"path":"/etc/passwd","size_bytes":1,"sha256":"x"}' });
+    const dir = writeImportDir(
+      ds,
+      { version: "1.0.0", episodes: randomEpisodes(2, 9, `${ds}.`) },
+      { "files.jsonl": '{"path":"/etc/passwd","size_bytes":1,"sha256":"x"}' },
+    );
     try {
       const refused = await das(["import", dir], "", { embedded: dataDir });
       expect(refused.code, refused.stderr).toBe(1);

@@ -29,17 +29,33 @@ import { seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "@/lib/disclosures/verify";
 import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
-import { digestConfigFromEnv, digestPublicKeyFromEnv, publicKeyPem, publicKeySha256, verifyDigests, writeHeadDigest } from "@/lib/disclosures/digest";
+import {
+  digestConfigFromEnv,
+  digestPublicKeyFromEnv,
+  publicKeyPem,
+  publicKeySha256,
+  verifyDigests,
+  writeHeadDigest,
+} from "@/lib/disclosures/digest";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import { disclosureFilter, NO_ORGANIZATION, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, readPassword, say, UsageError } from "./cli/terminal";
-import { datasetVersion, duration, positiveWholeNumber, repeatable, target, wholeNumberFrom, type Target } from "./cli/values";
+import {
+  datasetVersion,
+  duration,
+  positiveWholeNumber,
+  repeatable,
+  target,
+  wholeNumberFrom,
+  type Target,
+} from "./cli/values";
 
 const program = cliProgram({
   name: "das-admin",
   usage: "<command>",
-  description: "The operator's command line: database migrations, imports, organisations, licences, API keys, portal users, demo data and the disclosure log.",
+  description:
+    "The operator's command line: database migrations, imports, organisations, licences, API keys, portal users, demo data and the disclosure log.",
   prefix: "das-admin: ",
   footer: `Uses DATABASE_URL, or the embedded PostgreSQL under .data/ when it is not set.
 Exit codes: 0 done, 1 failed, 2 wrong usage.`,
@@ -75,7 +91,21 @@ type ImportOptions = {
   upload?: boolean;
   concurrency: number;
 };
-const LEROBOT_ONLY = ["dataset", "version", "title", "description", "releasedAt", "changelog", "episodeMetadata", "annotations", "outcome", "environment", "contributor", "skipIncompleteEpisodes", "upload"] as const;
+const LEROBOT_ONLY = [
+  "dataset",
+  "version",
+  "title",
+  "description",
+  "releasedAt",
+  "changelog",
+  "episodeMetadata",
+  "annotations",
+  "outcome",
+  "environment",
+  "contributor",
+  "skipIncompleteEpisodes",
+  "upload",
+] as const;
 
 program
   .command("import")
@@ -84,7 +114,12 @@ program
     "Import one dataset version from a directory: an import directory laid out as docs/import-format.md describes, or a LeRobot dataset (v2.0, v2.1, v3.0; docs/lerobot.md), recognised by its meta/info.json. Nothing is written unless all of it is valid.",
   )
   .argument("<dir>", "the version's directory")
-  .addOption(new Option("--format <format>", "what the directory holds (default: lerobot if it has meta/info.json, else jsonl)").choices(["jsonl", "lerobot"]))
+  .addOption(
+    new Option(
+      "--format <format>",
+      "what the directory holds (default: lerobot if it has meta/info.json, else jsonl)",
+    ).choices(["jsonl", "lerobot"]),
+  )
   .optionsGroup("LeRobot datasets:")
   .option("--dataset <id>", "the dataset's id (required)", datasetIdValue)
   .option("--version <x.y.z>", "the version to release (required)", versionValue)
@@ -92,12 +127,26 @@ program
   .option("--description <text>", "the dataset's description (default: as it is)")
   .option("--released-at <time>", "release time, ISO 8601 with a time zone (default: now; on a re-import, as released)")
   .option("--changelog <file>", "a JSON file with the changelog entries, as in version.json")
-  .option("--episode-metadata <jsonl>", "JSON Lines of {episode_index, outcome?, environment?, contributor?, has_recovery?}")
+  .option(
+    "--episode-metadata <jsonl>",
+    "JSON Lines of {episode_index, outcome?, environment?, contributor?, has_recovery?}",
+  )
   .option("--annotations <jsonl>", "subtask spans in annotations.jsonl's format, keyed by episode_index or episode_id")
   .option("--outcome <value>", "outcome of episodes that say none (default: unknown)", facetValue("outcome"))
-  .option("--environment <value>", "environment of episodes that say none (default: unknown)", facetValue("environment"))
-  .option("--contributor <value>", "contributor of episodes that say none (default: unknown)", facetValue("contributor"))
-  .option("--skip-incomplete-episodes", "leave out episodes whose files are missing (and report them) instead of refusing the version")
+  .option(
+    "--environment <value>",
+    "environment of episodes that say none (default: unknown)",
+    facetValue("environment"),
+  )
+  .option(
+    "--contributor <value>",
+    "contributor of episodes that say none (default: unknown)",
+    facetValue("contributor"),
+  )
+  .option(
+    "--skip-incomplete-episodes",
+    "leave out episodes whose files are missing (and report them) instead of refusing the version",
+  )
   .option("--upload", "put every file into the object store first (resumable: objects already there are skipped)")
   .option("--concurrency <n>", "files hashed or uploaded at once, 1 to 64", wholeNumberFrom(1, 64), 8)
   .examples(
@@ -109,13 +158,21 @@ program
       const format = options.format ?? (existsSync(path.join(dir, "meta", "info.json")) ? "lerobot" : "jsonl");
       if (format === "jsonl") {
         const given = LEROBOT_ONLY.filter((name) => options[name] !== undefined);
-        if (given.length) throw new UsageError(`${given.map(flagOf).join(", ")} ${given.length > 1 ? "are" : "is"} for LeRobot datasets; ${dir} is read as an import directory (docs/import-format.md).`);
+        if (given.length)
+          throw new UsageError(
+            `${given.map(flagOf).join(", ")} ${given.length > 1 ? "are" : "is"} for LeRobot datasets; ${dir} is read as an import directory (docs/import-format.md).`,
+          );
         const result = await importVersion((ctx.db as RootDb).$client, dir);
         const what = `${result.datasetId}@${result.version}: ${result.episodes} episodes, ${result.annotations} annotations, ${result.files} files`;
-        say(result.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`);
+        say(
+          result.status === "imported"
+            ? `Imported ${what}.`
+            : `Unchanged: ${what} is already released with identical content.`,
+        );
         return;
       }
-      if (!options.dataset || !options.version) throw new UsageError("An import of a LeRobot dataset needs --dataset ID and --version X.Y.Z.");
+      if (!options.dataset || !options.version)
+        throw new UsageError("An import of a LeRobot dataset needs --dataset ID and --version X.Y.Z.");
       const controller = new AbortController();
       const interrupt = () => {
         if (controller.signal.aborted) process.exit(130);
@@ -139,7 +196,10 @@ program
           annotationsFile: options.annotations,
           defaults: { outcome: options.outcome, environment: options.environment, contributor: options.contributor },
           skipIncompleteEpisodes: options.skipIncompleteEpisodes,
-          upload: client && location ? { client, bucket: location.bucket, keyOf: (p) => objectKey(options.dataset!, options.version!, p) } : undefined,
+          upload:
+            client && location
+              ? { client, bucket: location.bucket, keyOf: (p) => objectKey(options.dataset!, options.version!, p) }
+              : undefined,
           concurrency: options.concurrency,
           progress: (totals) => new Progress(totals.files, totals.bytes, process.stderr),
           signal: controller.signal,
@@ -147,7 +207,9 @@ program
         for (const line of describeLeRobotImport(result, { uploaded: Boolean(options.upload) })) say(line);
       } catch (error) {
         if (controller.signal.aborted) {
-          say("Interrupted: nothing was written to the catalog. Run the same command again to resume; files already in the store are not sent again.");
+          say(
+            "Interrupted: nothing was written to the catalog. Run the same command again to resume; files already in the store are not sent again.",
+          );
           throw new Exit(130);
         }
         throw error;
@@ -164,7 +226,9 @@ const store = program.group("store", "The object store that holds the files.");
 store
   .command("check")
   .summary("find files of a version missing from the store")
-  .description("Check that the object store holds every file of a version's manifest at its size; exit 1 listing the files it does not.")
+  .description(
+    "Check that the object store holds every file of a version's manifest at its size; exit 1 listing the files it does not.",
+  )
   .argument("<dataset@version>", "the version, e.g. kitchen-pick-place@1.1.0", target)
   .examples("das-admin store check so100-pick@1.0.0")
   .action(
@@ -172,13 +236,20 @@ store
       const location = storeLocation();
       const client = s3Client(location);
       try {
-        const report = await checkVersionStore(ctx, { datasetId, version }, { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, version, p) });
+        const report = await checkVersionStore(
+          ctx,
+          { datasetId, version },
+          { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, version, p) },
+        );
         const bad = report.missing.length + report.wrongSize.length;
-        if (!bad) return void say(`All ${report.files} files of ${datasetId}@${version} are in the store at their sizes.`);
+        if (!bad)
+          return void say(`All ${report.files} files of ${datasetId}@${version} are in the store at their sizes.`);
         say(`${bad} of ${report.files} files of ${datasetId}@${version} are not in the store as the manifest says:`);
         const lines = [
           ...report.missing.map((p) => `  missing: ${p}`),
-          ...report.wrongSize.map((w) => `  wrong size: ${w.path} (${w.actual} bytes, the manifest says ${w.expected})`),
+          ...report.wrongSize.map(
+            (w) => `  wrong size: ${w.path} (${w.actual} bytes, the manifest says ${w.expected})`,
+          ),
         ];
         for (const line of lines.slice(0, 100)) say(line);
         if (lines.length > 100) say(`  ... and ${lines.length - 100} more`);
@@ -218,7 +289,9 @@ licence
     onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string) => {
       const holder = await organizationBySlug(ctx, slug);
       const granted = await grantLicence(ctx, { organizationId: holder.id, datasetId, version });
-      say(`${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}.`);
+      say(
+        `${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}.`,
+      );
     }),
   );
 
@@ -242,12 +315,21 @@ const key = program.group("key", "API keys of organisations.");
 key
   .command("create")
   .summary("issue an API key (the secret alone on stdout)")
-  .description("Issue an API key for an organisation. The secret is printed alone on stdout, and only now; what was done goes to stderr.")
+  .description(
+    "Issue an API key for an organisation. The secret is printed alone on stdout, and only now; what was done goes to stderr.",
+  )
   .argument("<org>", "the organisation's slug")
   .option("--name <name>", "a name to tell the key by", "cli")
   .option("--expires-in <duration>", "expire after this long: 90s, 15m, 12h, 30d or 2w (default: never)", duration)
-  .option("--scope <dataset@version>", "narrow the key to one licensed version; repeat for more (default: every licence)", repeatable(datasetVersion))
-  .examples("das-admin key create acme --name training --expires-in 90d", "das-admin key create acme --scope kitchen-pick-place@1.1.0 > key.txt")
+  .option(
+    "--scope <dataset@version>",
+    "narrow the key to one licensed version; repeat for more (default: every licence)",
+    repeatable(datasetVersion),
+  )
+  .examples(
+    "das-admin key create acme --name training --expires-in 90d",
+    "das-admin key create acme --scope kitchen-pick-place@1.1.0 > key.txt",
+  )
   .action(
     onDatabase(async ({ ctx }, slug: string, options: { name: string; expiresIn?: number; scope?: Target[] }) => {
       const holder = await organizationBySlug(ctx, slug);
@@ -257,7 +339,9 @@ key
         expiresAt: options.expiresIn ? new Date(Date.now() + options.expiresIn) : null,
         scope: options.scope ?? [],
       });
-      say(`Issued key ${issued.prefix}… (${issued.id}) for ${slug}${issued.expiresAt ? `, expires ${issued.expiresAt.toISOString()}` : ""}. It is shown only now:`);
+      say(
+        `Issued key ${issued.prefix}… (${issued.id}) for ${slug}${issued.expiresAt ? `, expires ${issued.expiresAt.toISOString()}` : ""}. It is shown only now:`,
+      );
       process.stdout.write(`${issued.secret}\n`);
     }),
   );
@@ -289,7 +373,13 @@ user
     onDatabase(async ({ ctx }, email: string, options: { role: UserRole; org?: string; name?: string }) => {
       const holder = options.org ? await organizationBySlug(ctx, options.org) : undefined;
       const password = await readPassword(`Password for ${email}: `);
-      const created = await createUser(ctx, { email, role: options.role, organizationId: holder?.id, password, name: options.name });
+      const created = await createUser(ctx, {
+        email,
+        role: options.role,
+        organizationId: holder?.id,
+        password,
+        name: options.name,
+      });
       say(`Created ${created.role} ${created.email} (${created.id}).`);
     }),
   );
@@ -300,7 +390,12 @@ program
   .option("--episodes <n>", "episodes per dataset version", positiveWholeNumber)
   .action(
     onDatabase(async ({ ctx, runtime }, options: { episodes?: number }) => {
-      await seedDemo(ctx, { episodesPerVersion: options.episodes, appSecret: runtime.env.APP_SECRET!, store: storeLocation(), log: say });
+      await seedDemo(ctx, {
+        episodesPerVersion: options.episodes,
+        appSecret: runtime.env.APP_SECRET!,
+        store: storeLocation(),
+        log: say,
+      });
     }),
   );
 
@@ -314,13 +409,24 @@ disclosures
   )
   .option("--full", "walk every entry from the first, not only those after the last checkpoint")
   .option("--digests", "check every signed head digest and the log against each (includes --full)")
-  .option("--threads <n>", "threads of a full walk, each with a database connection (default: one per core)", positiveWholeNumber)
-  .examples("das-admin disclosures verify", "das-admin disclosures verify --full", "DIGEST_PUBLIC_KEY=reviewers.pem das-admin disclosures verify --digests")
+  .option(
+    "--threads <n>",
+    "threads of a full walk, each with a database connection (default: one per core)",
+    positiveWholeNumber,
+  )
+  .examples(
+    "das-admin disclosures verify",
+    "das-admin disclosures verify --full",
+    "DIGEST_PUBLIC_KEY=reviewers.pem das-admin disclosures verify --digests",
+  )
   .action(
     onDatabase(async ({ ctx, runtime }, options: { full?: boolean; digests?: boolean; threads?: number }) => {
       const progress = progressPrinter();
       // A full walk is spread over threads, each with a connection of its own; an incremental one is short.
-      const ranges = options.full || options.digests ? parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads }) : undefined;
+      const ranges =
+        options.full || options.digests
+          ? parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads })
+          : undefined;
       try {
         await verify(ctx, options, progress, ranges);
       } finally {
@@ -329,11 +435,18 @@ disclosures
     }),
   );
 
-async function verify(ctx: Ctx, options: { full?: boolean; digests?: boolean }, progress: (p: VerifyProgress) => void, ranges: RangeChecker | undefined) {
+async function verify(
+  ctx: Ctx,
+  options: { full?: boolean; digests?: boolean },
+  progress: (p: VerifyProgress) => void,
+  ranges: RangeChecker | undefined,
+) {
   if (options.digests) {
     const result = await verifyDigests(ctx, digestConfigFromEnv("verify"), { onProgress: progress, ranges });
     if (result.findings.length) {
-      say(`Disclosure log does NOT agree with its digests (${result.findings.length} ${result.findings.length === 1 ? "finding" : "findings"}):`);
+      say(
+        `Disclosure log does NOT agree with its digests (${result.findings.length} ${result.findings.length === 1 ? "finding" : "findings"}):`,
+      );
       for (const finding of result.findings) say(`  - ${finding}`);
       throw new Exit(1);
     }
@@ -343,10 +456,16 @@ async function verify(ctx: Ctx, options: { full?: boolean; digests?: boolean }, 
     );
     return;
   }
-  const verification = await verifyChainDetailed(ctx, { mode: options.full ? "full" : "incremental", onProgress: options.full ? progress : undefined, ranges });
+  const verification = await verifyChainDetailed(ctx, {
+    mode: options.full ? "full" : "incremental",
+    onProgress: options.full ? progress : undefined,
+    ranges,
+  });
   const report = verification.report;
   if (!report.intact) {
-    say(`Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`);
+    say(
+      `Disclosure log BROKEN at seq ${report.firstBadSeq}: ${report.reason}. ${report.count} entries before it verify.`,
+    );
     throw new Exit(1);
   }
   const from = verification.from;
@@ -381,7 +500,9 @@ disclosures
         say("Nothing to digest: the disclosure log is empty.");
         return;
       }
-      say(`Digest written: s3://${result.bucket}/${result.key} (seq ${result.digest.seq}, hash ${result.digest.hash}).`);
+      say(
+        `Digest written: s3://${result.bucket}/${result.key} (seq ${result.digest.seq}, hash ${result.digest.hash}).`,
+      );
     }),
   );
 
@@ -391,7 +512,9 @@ function progressPrinter() {
   return (p: VerifyProgress) => {
     if (performance.now() - lastPrinted < 1000) return;
     lastPrinted = performance.now();
-    say(`verified ${p.entriesDone.toLocaleString("en")} entries (to seq ${p.seq}), ${p.entriesPerSecond.toLocaleString("en")} entries/s`);
+    say(
+      `verified ${p.entriesDone.toLocaleString("en")} entries (to seq ${p.seq}), ${p.entriesPerSecond.toLocaleString("en")} entries/s`,
+    );
   };
 }
 
@@ -410,7 +533,10 @@ disclosures
   .option("--episode <id>", "entries that disclosed this episode")
   .option("--contributor <name>", "entries that disclosed any of this contributor's episodes")
   .addOption(new Option("--channel <channel>", "entries of this channel").choices(DISCLOSURE_CHANNELS))
-  .examples("das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv", "das-admin disclosures export --format jsonl --contributor op-7 --channel api")
+  .examples(
+    "das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv",
+    "das-admin disclosures export --format jsonl --contributor op-7 --channel api",
+  )
   .action(
     onDatabase(async ({ ctx }, options: ExportOptions) => {
       // An operator's typo names no organisation: said so, rather than exporting nothing.
@@ -420,23 +546,29 @@ disclosures
       if (problems.length) throw new Error(problems.join(" "));
       let rows = 0;
       for await (const text of exportDisclosures(ctx, filter, options.format, { onRows: (n) => (rows += n) })) {
-        if (!process.stdout.write(text)) await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
+        if (!process.stdout.write(text))
+          await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
       }
       say(`Exported ${rows} entries.`);
     }),
   );
 
-type ExportOptions = { format: "csv" | "jsonl" } & Pick<DisclosureSearch, "from" | "to" | "org" | "key" | "user" | "dataset" | "version" | "episode" | "contributor" | "channel">;
+type ExportOptions = { format: "csv" | "jsonl" } & Pick<
+  DisclosureSearch,
+  "from" | "to" | "org" | "key" | "user" | "dataset" | "version" | "episode" | "contributor" | "channel"
+>;
 
 const flagOf = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 function datasetIdValue(text: string): string {
-  if (!DATASET_ID_PATTERN.test(text)) throw new InvalidArgumentError("takes a dataset id: lower-case letters, digits, '.', '_' or '-' (at most 100).");
+  if (!DATASET_ID_PATTERN.test(text))
+    throw new InvalidArgumentError("takes a dataset id: lower-case letters, digits, '.', '_' or '-' (at most 100).");
   return text;
 }
 
 function versionValue(text: string): string {
-  if (!VERSION_PATTERN.test(text)) throw new InvalidArgumentError("takes a version of three dot-separated numbers, e.g. 1.2.0.");
+  if (!VERSION_PATTERN.test(text))
+    throw new InvalidArgumentError("takes a version of three dot-separated numbers, e.g. 1.2.0.");
   return text;
 }
 
@@ -444,7 +576,8 @@ function versionValue(text: string): string {
 function facetValue(field: "outcome" | "environment" | "contributor") {
   return (text: string): string => {
     const checked = EpisodeLine.shape[field].safeParse(text);
-    if (!checked.success) throw new InvalidArgumentError(`${checked.error.issues[0]!.message.replace(`${field} `, "")}.`);
+    if (!checked.success)
+      throw new InvalidArgumentError(`${checked.error.issues[0]!.message.replace(`${field} `, "")}.`);
     return text;
   };
 }
@@ -468,7 +601,11 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
       // From here on every module reads the same configuration, embedded parts included.
       Object.assign(process.env, runtime.env);
       db = createDb(runtime.env.DATABASE_URL!, { max: 4 });
-      const ctx: Ctx = { db, requestId: `cli_${Date.now()}`, principal: { kind: "operator", name: process.env.DAS_OPERATOR ?? userInfo().username, organizationId: null } };
+      const ctx: Ctx = {
+        db,
+        requestId: `cli_${Date.now()}`,
+        principal: { kind: "operator", name: process.env.DAS_OPERATOR ?? userInfo().username, organizationId: null },
+      };
       await work({ ctx, runtime }, ...args);
     } finally {
       await db?.$client.end({ timeout: 5 });

@@ -1,9 +1,26 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { das, disclosuresOf, filesUnder, sha256Of, spawnDas, storedVersion, type StoredVersion } from "@/lib/testing/pull-fixtures";
+import {
+  das,
+  disclosuresOf,
+  filesUnder,
+  sha256Of,
+  spawnDas,
+  storedVersion,
+  type StoredVersion,
+} from "@/lib/testing/pull-fixtures";
 import type { PullSummary } from "@/lib/client/pull";
 
 // `das` as a user runs it: the binary, over HTTP, against `next start` on the build and the run's
@@ -28,7 +45,10 @@ function expectExactly(dir: string, v: StoredVersion, expected: StoredVersion["f
 }
 
 beforeAll(async () => {
-  [server, small] = await Promise.all([startAppServer(), storedVersion({ episodes: 6, seed: 11, fileBytes: [1, 40_000] })]);
+  [server, small] = await Promise.all([
+    startAppServer(),
+    storedVersion({ episodes: 6, seed: 11, fileBytes: [1, 40_000] }),
+  ]);
 }, 180_000);
 
 afterAll(async () => {
@@ -43,7 +63,13 @@ describe("das pull", () => {
     const run = await das(["pull", `${small.datasetId}@1.0.0`, "--dir", dir, "--json"], envOf(small));
     expect(run.code, run.stderr).toBe(0);
     const summary = summaryOf(run.stdout);
-    expect(summary).toMatchObject({ files: small.files.length, downloaded: small.files.length, already_verified: 0, failed: [], interrupted: false });
+    expect(summary).toMatchObject({
+      files: small.files.length,
+      downloaded: small.files.length,
+      already_verified: 0,
+      failed: [],
+      interrupted: false,
+    });
     expect(summary.bytes_received).toBe(small.files.reduce((sum, f) => sum + f.size_bytes, 0));
     expectExactly(dir, small, small.files);
     // One request for the whole version, one disclosure-log entry naming it.
@@ -61,7 +87,10 @@ describe("das pull", () => {
     const matching = new Set(small.episodes.filter((e) => e.outcome === outcome).map((e) => e.episode_id));
     const expected = small.files.filter((f) => f.episode_id && matching.has(f.episode_id) && f.stream === "cam");
     const before = (await disclosuresOf(small.keyId)).length;
-    const run = await das(["pull", `${small.datasetId}@1.0.0`, "--dir", dir, "--outcome", outcome, "--streams", "cam", "--json"], envOf(small));
+    const run = await das(
+      ["pull", `${small.datasetId}@1.0.0`, "--dir", dir, "--outcome", outcome, "--streams", "cam", "--json"],
+      envOf(small),
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(summaryOf(run.stdout).downloaded).toBe(expected.length);
     expectExactly(dir, small, expected);
@@ -73,9 +102,16 @@ describe("das pull", () => {
   it("fetches chosen episodes only", async () => {
     const dir = newDir();
     const chosen = [small.episodes[1]!.episode_id, small.episodes[4]!.episode_id];
-    const run = await das(["pull", `${small.datasetId}@1.0.0`, "--dir", dir, "--episodes", chosen.join(","), "--json"], envOf(small));
+    const run = await das(
+      ["pull", `${small.datasetId}@1.0.0`, "--dir", dir, "--episodes", chosen.join(","), "--json"],
+      envOf(small),
+    );
     expect(run.code, run.stderr).toBe(0);
-    expectExactly(dir, small, small.files.filter((f) => f.episode_id !== null && chosen.includes(f.episode_id)));
+    expectExactly(
+      dir,
+      small,
+      small.files.filter((f) => f.episode_id !== null && chosen.includes(f.episode_id)),
+    );
   });
 
   it("detects corrupted and truncated files on disk and fetches only those again", async () => {
@@ -87,7 +123,9 @@ describe("das pull", () => {
     bytes[Math.floor(bytes.length / 2)]! ^= 0xff; // same size, different content
     writeFileSync(garbledPath, bytes);
     truncateSync(path.join(dir, truncated!.path), 3);
-    const untouched = small.files.filter((f) => f !== garbled && f !== truncated).map((f) => statSync(path.join(dir, f.path)).mtimeMs);
+    const untouched = small.files
+      .filter((f) => f !== garbled && f !== truncated)
+      .map((f) => statSync(path.join(dir, f.path)).mtimeMs);
 
     const run = await das(["pull", `${small.datasetId}@1.0.0`, "--dir", dir, "--json"], envOf(small));
     expect(run.code, run.stderr).toBe(0);
@@ -95,7 +133,9 @@ describe("das pull", () => {
     expect(summary).toMatchObject({ already_verified: small.files.length - 2, downloaded: 2, refetched_corrupt: 2 });
     expect(summary.bytes_received).toBe(garbled!.size_bytes + truncated!.size_bytes);
     expectExactly(dir, small, small.files);
-    expect(small.files.filter((f) => f !== garbled && f !== truncated).map((f) => statSync(path.join(dir, f.path)).mtimeMs)).toEqual(untouched);
+    expect(
+      small.files.filter((f) => f !== garbled && f !== truncated).map((f) => statSync(path.join(dir, f.path)).mtimeMs),
+    ).toEqual(untouched);
   });
 
   it("continues a partial file with a Range request, and fetches a bad partial file whole", async () => {
@@ -122,13 +162,17 @@ describe("das pull", () => {
     const dir = newDir();
     const total = big.files.length;
     // Slowed down so that it is surely mid-way when killed.
-    const { child, done } = spawnDas(["pull", `${big.datasetId}@1.0.0`, "--dir", dir, "--concurrency", "2", "--limit-rate", "400k"], envOf(big));
+    const { child, done } = spawnDas(
+      ["pull", `${big.datasetId}@1.0.0`, "--dir", dir, "--concurrency", "2", "--limit-rate", "400k"],
+      envOf(big),
+    );
     const finished = () => big.files.filter((f) => existsSync(path.join(dir, f.path)));
     const inProgress = () => big.files.some((f) => existsSync(path.join(dir, `${f.path}.das-partial`)));
     const deadline = Date.now() + 30_000;
     // Killed mid-file: after three files, while another is being written (on a loaded machine the
     // gap between one file's end and the next one's start can outlast a poll).
-    while (!(finished().length >= 3 && inProgress()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (!(finished().length >= 3 && inProgress()) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     child.kill("SIGKILL");
     const killed = await done;
     expect(killed.signal).toBe("SIGKILL");
@@ -165,12 +209,19 @@ describe("das pull", () => {
     const { objectKey, storeLocation } = await import("@/lib/storage/config");
     const victim = v.files[1]!;
     const client = s3Client(storeLocation());
-    await putObject(client, storeLocation().bucket, objectKey(v.datasetId, "1.0.0", victim.path), Buffer.alloc(victim.size_bytes, 1));
+    await putObject(
+      client,
+      storeLocation().bucket,
+      objectKey(v.datasetId, "1.0.0", victim.path),
+      Buffer.alloc(victim.size_bytes, 1),
+    );
     client.destroy();
     const dir = newDir();
     const run = await das(["pull", `${v.datasetId}@1.0.0`, "--dir", dir, "--json"], envOf(v));
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`1 file(s) could not be fetched or verified:\n  ${victim.path}: verification failed: sha256`);
+    expect(run.stderr).toContain(
+      `1 file(s) could not be fetched or verified:\n  ${victim.path}: verification failed: sha256`,
+    );
     expect(summaryOf(run.stdout).failed.map((f) => f.path)).toEqual([victim.path]);
     expect(existsSync(path.join(dir, victim.path))).toBe(false);
     expect(existsSync(path.join(dir, `${victim.path}.das-partial`))).toBe(false);
@@ -184,7 +235,9 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
     let cursor: string | undefined;
     do {
       const search = new URLSearchParams({ ...query, limit: "2", ...(cursor ? { cursor } : {}) });
-      const res = await fetch(`${server.url}/api/v1/datasets/${v.datasetId}/versions/1.0.0/episodes?${search}`, { headers: { authorization: `Bearer ${v.key}` } });
+      const res = await fetch(`${server.url}/api/v1/datasets/${v.datasetId}/versions/1.0.0/episodes?${search}`, {
+        headers: { authorization: `Bearer ${v.key}` },
+      });
       expect(res.status).toBe(200);
       const page = await res.json();
       episodes.push(...page.episodes);
@@ -194,24 +247,37 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
   }
 
   it("--format jsonl returns exactly the episodes the API returns for the same filter", async () => {
-    for (const [flag, value] of [["--outcome", small.episodes[2]!.outcome], ["--environment", small.episodes[3]!.environment]] as const) {
+    for (const [flag, value] of [
+      ["--outcome", small.episodes[2]!.outcome],
+      ["--environment", small.episodes[3]!.environment],
+    ] as const) {
       const run = await das(["episodes", `${small.datasetId}@1.0.0`, flag, value, "--format", "jsonl"], envOf(small));
       expect(run.code, run.stderr).toBe(0);
-      const lines = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+      const lines = run.stdout
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line));
       const expected = await apiEpisodes(small, { [flag.slice(2)]: value });
       expect(lines).toEqual(expected);
       expect(lines.length).toBeGreaterThan(0);
       expect(lines.length).toBeLessThan(small.episodes.length + 1);
     }
     const all = await das(["episodes", `${small.datasetId}@1.0.0`, "--format", "jsonl"], envOf(small));
-    expect(all.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))).toEqual(await apiEpisodes(small, {}));
+    expect(
+      all.stdout
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+    ).toEqual(await apiEpisodes(small, {}));
   });
 
   it("--format csv and table list the same episodes", async () => {
     const csv = await das(["episodes", `${small.datasetId}@1.0.0`, "--format", "csv"], envOf(small));
     const rows = csv.stdout.trimEnd().split("\r\n");
     expect(rows[0]).toBe("episode_id,task,environment,duration_s,outcome,has_recovery,contributor,streams");
-    expect(rows.slice(1).map((r) => r.split(",")[0])).toEqual(small.episodes.map((e) => e.episode_id).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    expect(rows.slice(1).map((r) => r.split(",")[0])).toEqual(
+      small.episodes.map((e) => e.episode_id).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
+    );
     const shown = await das(["episodes", `${small.datasetId}@1.0.0`], envOf(small));
     expect(shown.stdout.split("\n")[0]).toMatch(/^EPISODE_ID\s+TASK\s+ENVIRONMENT/);
     expect(shown.stderr).toContain(`${small.episodes.length} episode(s).`);
@@ -224,7 +290,11 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
     const versions = await das(["versions", small.datasetId, "--json"], envOf(small));
     expect(JSON.parse(versions.stdout)).toMatchObject([{ version: "1.0.0", licensed: true }]);
     const manifest = await das(["manifest", `${small.datasetId}@1.0.0`, "--json"], envOf(small));
-    expect(JSON.parse(manifest.stdout).files.map((f: { sha256: string }) => f.sha256).sort()).toEqual(small.files.map((f) => f.sha256).sort());
+    expect(
+      JSON.parse(manifest.stdout)
+        .files.map((f: { sha256: string }) => f.sha256)
+        .sort(),
+    ).toEqual(small.files.map((f) => f.sha256).sort());
     const table = await das(["manifest", `${small.datasetId}@1.0.0`], envOf(small));
     expect(table.stdout.split("\n").filter((l) => l.startsWith("episodes/"))).toHaveLength(small.files.length - 1);
   });
@@ -232,7 +302,12 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
   it("annotations of an episode", async () => {
     const run = await das(["annotations", small.episodes[0]!.episode_id, "--json"], envOf(small));
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ episode_id: small.episodes[0]!.episode_id, dataset_id: small.datasetId, version: "1.0.0", annotations: [] });
+    expect(JSON.parse(run.stdout)).toEqual({
+      episode_id: small.episodes[0]!.episode_id,
+      dataset_id: small.datasetId,
+      version: "1.0.0",
+      annotations: [],
+    });
   });
 
   it("shows API errors as `code: message (request_id)` and exits 1; usage errors exit 2", async () => {
@@ -248,13 +323,19 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
     const noUrl = await das(["datasets"], { DAS_API_URL: "", DAS_API_KEY: small.key });
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr).toContain("Set DAS_API_URL");
-    const stream = await das(["pull", `${small.datasetId}@1.0.0`, "--dir", newDir(), "--streams", "sonar"], envOf(small));
+    const stream = await das(
+      ["pull", `${small.datasetId}@1.0.0`, "--dir", newDir(), "--streams", "sonar"],
+      envOf(small),
+    );
     expect(stream.code).toBe(1);
     expect(stream.stderr).toContain("Unknown stream(s)");
   });
 
   it("takes --url and --key instead of the environment", async () => {
-    const run = await das(["datasets", "--json", "--url", `${server.url}/api/v1/`, "--key", small.key], { DAS_API_URL: "", DAS_API_KEY: "" });
+    const run = await das(["datasets", "--json", "--url", `${server.url}/api/v1/`, "--key", small.key], {
+      DAS_API_URL: "",
+      DAS_API_KEY: "",
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toHaveLength(1);
   });
@@ -272,13 +353,20 @@ describe("rate limits", () => {
     const v = await storedVersion({ episodes: 3, seed: 14, fileBytes: [10, 100] });
     const dir = newDir();
     const started = Date.now();
-    const run = await das(["pull", `${v.datasetId}@1.0.0`, "--dir", dir, "--outcome", v.episodes[0]!.outcome, "--json"], envOf(v, limited.url));
+    const run = await das(
+      ["pull", `${v.datasetId}@1.0.0`, "--dir", dir, "--outcome", v.episodes[0]!.outcome, "--json"],
+      envOf(v, limited.url),
+    );
     expect(run.code, run.stderr).toBe(0);
     const wait = /POST \/api\/v1\/downloads: rate limited \(429\); waiting (\d+) s/.exec(run.stderr);
     expect(wait, run.stderr).not.toBeNull();
     expect(Date.now() - started).toBeGreaterThanOrEqual(Number(wait![1]) * 1000);
     const matching = new Set(v.episodes.filter((e) => e.outcome === v.episodes[0]!.outcome).map((e) => e.episode_id));
-    expectExactly(dir, v, v.files.filter((f) => f.episode_id !== null && matching.has(f.episode_id)));
+    expectExactly(
+      dir,
+      v,
+      v.files.filter((f) => f.episode_id !== null && matching.has(f.episode_id)),
+    );
     expect(summaryOf(run.stdout).downloads).toHaveLength(1);
   }, 150_000);
 });

@@ -11,7 +11,8 @@ import { byteRate, commaList, target, wholeNumberFrom, type Target } from "./cli
 const program = cliProgram({
   name: "das",
   usage: "<command> [options]",
-  description: "The Dataset Access Service's API client: what your key may read, and files pulled and verified against the manifest.",
+  description:
+    "The Dataset Access Service's API client: what your key may read, and files pulled and verified against the manifest.",
   prefix: "",
   footer: `Configuration: DAS_API_URL (e.g. https://das.example.com) and DAS_API_KEY, or --url and --key.
 Errors from the API are shown as \`code: message (request_id)\`.
@@ -31,14 +32,27 @@ program
       const datasets = await api.listDatasets();
       if (options.json) return void out(`${JSON.stringify(datasets, null, 2)}\n`);
       if (!datasets.length) return void say("Your key holds no licence to any dataset.");
-      out(table(["DATASET", "TITLE", "LATEST", "LICENSED VERSIONS", "UPDATED"], datasets.map((d) => [d.dataset_id, shorten(d.title, 40), d.latest_licensed_version, d.licensed_versions.join(", "), d.updated_at.slice(0, 10)])));
+      out(
+        table(
+          ["DATASET", "TITLE", "LATEST", "LICENSED VERSIONS", "UPDATED"],
+          datasets.map((d) => [
+            d.dataset_id,
+            shorten(d.title, 40),
+            d.latest_licensed_version,
+            d.licensed_versions.join(", "),
+            d.updated_at.slice(0, 10),
+          ]),
+        ),
+      );
     }),
   );
 
 program
   .command("versions")
   .summary("released versions of a dataset, newest first, with changelogs")
-  .description("List the released versions of a dataset, newest first: whether your key may read each, and its changelog.")
+  .description(
+    "List the released versions of a dataset, newest first: whether your key may read each, and its changelog.",
+  )
   .argument("<dataset>", "the dataset's id")
   .option("--json", "print JSON instead of a table")
   .action(
@@ -48,7 +62,13 @@ program
       out(
         table(
           ["VERSION", "LICENSED", "RELEASED", "EPISODES", "CHANGELOG"],
-          versions.map((v) => [v.version, v.licensed ? "yes" : "no", v.released_at.slice(0, 10), v.episode_count, shorten(v.changelog.map((c) => `${c.type}: ${c.description}`).join("; "), 80)]),
+          versions.map((v) => [
+            v.version,
+            v.licensed ? "yes" : "no",
+            v.released_at.slice(0, 10),
+            v.episode_count,
+            shorten(v.changelog.map((c) => `${c.type}: ${c.description}`).join("; "), 80),
+          ]),
         ),
       );
     }),
@@ -66,12 +86,26 @@ program
       if (options.json) return void out(`${JSON.stringify(manifest)}\n`);
       out(
         `${manifest.dataset_id}@${manifest.version}, released ${manifest.released_at}: ${manifest.episode_count} episodes, ${manifest.files.length} files, ${bytes(manifest.total_bytes)}; streams: ${manifest.streams.join(", ") || "none"}${
-          manifest.format ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type === null ? "robot type not given" : showUnsafe(manifest.format.robot_type)}, ${manifest.format.fps} fps` : ""
+          manifest.format
+            ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type === null ? "robot type not given" : showUnsafe(manifest.format.robot_type)}, ${manifest.format.fps} fps`
+            : ""
         }\n\n`,
       );
       // A file shared by several episodes (a LeRobot v3.0 video) says how many; --json lists them.
-      const episodeOf = (f: (typeof manifest.files)[number]) => f.episode_id ?? (f.episode_ids.length ? `${f.episode_ids.length} episodes` : "-");
-      out(table(["PATH", "EPISODE", "STREAM", "SIZE", "SHA256"], manifest.files.map((f) => [f.path, episodeOf(f), f.stream ?? "-", bytes(f.size_bytes), f.sha256.slice(0, 12)])));
+      const episodeOf = (f: (typeof manifest.files)[number]) =>
+        f.episode_id ?? (f.episode_ids.length ? `${f.episode_ids.length} episodes` : "-");
+      out(
+        table(
+          ["PATH", "EPISODE", "STREAM", "SIZE", "SHA256"],
+          manifest.files.map((f) => [
+            f.path,
+            episodeOf(f),
+            f.stream ?? "-",
+            bytes(f.size_bytes),
+            f.sha256.slice(0, 12),
+          ]),
+        ),
+      );
     }),
   );
 
@@ -82,26 +116,64 @@ program
   .argument(TARGET, "the version, e.g. kitchen-pick-place@1.1.0", target)
   .option("--outcome <outcome>", "only episodes with this outcome, e.g. failure")
   .option("--environment <environment>", "only episodes recorded in this environment")
-  .addOption(new Option("--format <format>", "table for people, csv or jsonl for scripts (on stdout)").choices(["table", "csv", "jsonl"]).default("table"))
-  .examples("das episodes kitchen-pick-place@1.1.0 --outcome failure", "das episodes kitchen-pick-place@1.1.0 --format jsonl > episodes.jsonl")
+  .addOption(
+    new Option("--format <format>", "table for people, csv or jsonl for scripts (on stdout)")
+      .choices(["table", "csv", "jsonl"])
+      .default("table"),
+  )
+  .examples(
+    "das episodes kitchen-pick-place@1.1.0 --outcome failure",
+    "das episodes kitchen-pick-place@1.1.0 --format jsonl > episodes.jsonl",
+  )
   .action(
-    withApi(async (api, { datasetId, version }: Target, options: { outcome?: string; environment?: string; format: "table" | "csv" | "jsonl" }) => {
-      const { format } = options;
-      const filter = { outcome: options.outcome, environment: options.environment };
-      const columns = ["episode_id", "task", "environment", "duration_s", "outcome", "has_recovery", "contributor", "streams"] as const;
-      const rows: (string | number)[][] = [];
-      let total = 0;
-      if (format === "csv") out(csvLine([...columns]));
-      for await (const episode of api.episodes(datasetId, version, filter, (t) => (total = t))) {
-        if (format === "jsonl") await write(`${JSON.stringify(episode)}\n`);
-        else if (format === "csv") await write(csvLine(columns.map((c) => episode[c])));
-        else rows.push([episode.episode_id, shorten(episode.task, 30), episode.environment, episode.duration_s, episode.outcome, episode.has_recovery ? "yes" : "no", episode.contributor, episode.streams.join(",")]);
-      }
-      if (format === "table") {
-        if (rows.length) out(table(columns.map((c) => c.toUpperCase()), rows));
-        say(`${total} episode(s).`);
-      }
-    }),
+    withApi(
+      async (
+        api,
+        { datasetId, version }: Target,
+        options: { outcome?: string; environment?: string; format: "table" | "csv" | "jsonl" },
+      ) => {
+        const { format } = options;
+        const filter = { outcome: options.outcome, environment: options.environment };
+        const columns = [
+          "episode_id",
+          "task",
+          "environment",
+          "duration_s",
+          "outcome",
+          "has_recovery",
+          "contributor",
+          "streams",
+        ] as const;
+        const rows: (string | number)[][] = [];
+        let total = 0;
+        if (format === "csv") out(csvLine([...columns]));
+        for await (const episode of api.episodes(datasetId, version, filter, (t) => (total = t))) {
+          if (format === "jsonl") await write(`${JSON.stringify(episode)}\n`);
+          else if (format === "csv") await write(csvLine(columns.map((c) => episode[c])));
+          else
+            rows.push([
+              episode.episode_id,
+              shorten(episode.task, 30),
+              episode.environment,
+              episode.duration_s,
+              episode.outcome,
+              episode.has_recovery ? "yes" : "no",
+              episode.contributor,
+              episode.streams.join(","),
+            ]);
+        }
+        if (format === "table") {
+          if (rows.length)
+            out(
+              table(
+                columns.map((c) => c.toUpperCase()),
+                rows,
+              ),
+            );
+          say(`${total} episode(s).`);
+        }
+      },
+    ),
   );
 
 program
@@ -118,12 +190,33 @@ program
       if (options.json) return void out(`${JSON.stringify(document, null, 2)}\n`);
       say(`${page.episode_id} in ${page.dataset_id}@${page.version}: ${page.annotations.length} span(s).`);
       if (page.annotations.length) {
-        out(table(["ANNOTATION", "LABEL", "START_S", "END_S", "ATTRIBUTES"], page.annotations.map((a) => [a.annotation_id, a.label, a.start_s, a.end_s, shorten(JSON.stringify(a.attributes), 60)])));
+        out(
+          table(
+            ["ANNOTATION", "LABEL", "START_S", "END_S", "ATTRIBUTES"],
+            page.annotations.map((a) => [
+              a.annotation_id,
+              a.label,
+              a.start_s,
+              a.end_s,
+              shorten(JSON.stringify(a.attributes), 60),
+            ]),
+          ),
+        );
       }
     }),
   );
 
-type PullOptions = { dir: string; outcome?: string; environment?: string; episodes?: string[]; streams?: string[]; concurrency: number; limitRate?: number; keepOriginalIndices?: boolean; json?: boolean };
+type PullOptions = {
+  dir: string;
+  outcome?: string;
+  environment?: string;
+  episodes?: string[];
+  streams?: string[];
+  concurrency: number;
+  limitRate?: number;
+  keepOriginalIndices?: boolean;
+  json?: boolean;
+};
 
 program
   .command("pull")
@@ -136,7 +229,11 @@ program
   .option("--outcome <outcome>", "only episodes with this outcome, e.g. failure")
   .option("--environment <environment>", "only episodes recorded in this environment")
   .option("--episodes <ids>", "only these episodes (comma-separated ids)", commaList)
-  .option("--streams <streams>", "only these streams (comma-separated), e.g. wrist_cam,joints; a LeRobot version needs data among them", commaList)
+  .option(
+    "--streams <streams>",
+    "only these streams (comma-separated), e.g. wrist_cam,joints; a LeRobot version needs data among them",
+    commaList,
+  )
   .option("--concurrency <n>", "files transferred at once, 1 to 64", wholeNumberFrom(1, 64), 4)
   .option("--limit-rate <rate>", "bytes per second over all transfers, e.g. 500k, 2M, 1.5G", byteRate)
   .option(
@@ -150,7 +247,10 @@ program
   )
   .action(
     withApi(async (api, { datasetId, version }: Target, options: PullOptions) => {
-      const filter = options.outcome !== undefined || options.environment !== undefined ? { outcome: options.outcome, environment: options.environment } : undefined;
+      const filter =
+        options.outcome !== undefined || options.environment !== undefined
+          ? { outcome: options.outcome, environment: options.environment }
+          : undefined;
       const controller = new AbortController();
       const interrupt = () => {
         if (controller.signal.aborted) process.exit(130);
@@ -181,14 +281,21 @@ program
 
 // Every command reads the API: each takes the connection options, after its own in its help.
 for (const command of program.commands) {
-  command.optionsGroup("Connection:").option("--url <url>", "the service's address (default: $DAS_API_URL)").option("--key <key>", "your API key, das_... (default: $DAS_API_KEY)");
+  command
+    .optionsGroup("Connection:")
+    .option("--url <url>", "the service's address (default: $DAS_API_URL)")
+    .option("--key <key>", "your API key, das_... (default: $DAS_API_KEY)");
 }
 
 /** A command's work, given an API client for --url and --key (or DAS_API_URL and DAS_API_KEY). */
 function withApi<A extends unknown[]>(work: (api: ApiClient, ...args: A) => Promise<void>) {
   return async function (this: Command, ...args: A) {
-    const { url = process.env.DAS_API_URL, key = process.env.DAS_API_KEY } = this.opts<{ url?: string; key?: string }>();
-    if (!url) throw new UsageError("Set DAS_API_URL (or --url) to the service's address, e.g. https://das.example.com.");
+    const { url = process.env.DAS_API_URL, key = process.env.DAS_API_KEY } = this.opts<{
+      url?: string;
+      key?: string;
+    }>();
+    if (!url)
+      throw new UsageError("Set DAS_API_URL (or --url) to the service's address, e.g. https://das.example.com.");
     if (!key) throw new UsageError("Set DAS_API_KEY (or --key) to your API key (das_...).");
     await work(new ApiClient({ baseUrl: url, key, onWait }), ...args);
   };
@@ -200,7 +307,12 @@ function write(text: string): Promise<void> | void {
 }
 
 function onWait(wait: Wait): void {
-  const why = wait.status === "network" ? "the API is unreachable" : wait.status === 429 ? "rate limited (429)" : "the service is unavailable (503)";
+  const why =
+    wait.status === "network"
+      ? "the API is unreachable"
+      : wait.status === 429
+        ? "rate limited (429)"
+        : "the service is unavailable (503)";
   say(`${wait.what}: ${why}; waiting ${wait.seconds} s (attempt ${wait.attempt}).`);
 }
 

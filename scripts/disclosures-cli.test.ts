@@ -5,14 +5,23 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { publicKeySha256 } from "@/lib/disclosures/digest";
 import { runCli, type CliRun } from "@/lib/testing/cli";
-import { buildWorld, downloadPlan, exportOracle, makeSequentially, parseCsv, type Made, type World } from "@/lib/testing/disclosure-fixtures";
+import {
+  buildWorld,
+  downloadPlan,
+  exportOracle,
+  makeSequentially,
+  parseCsv,
+  type Made,
+  type World,
+} from "@/lib/testing/disclosure-fixtures";
 
 // `das-admin disclosures verify|digest|export` run as an operator would, against a database of their own:
 // the tamper test breaks the chain for real, which must never happen to the run's shared log.
 
 const EXPORT_USAGE = "Usage: das-admin disclosures export [options]\n";
 const VERIFY_USAGE = "Usage: das-admin disclosures verify [options]\n";
-const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+const CSV_HEADER =
+  "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "das-disclosures-cli-"));
 
@@ -32,8 +41,18 @@ let groups: Date[];
 const PROGRESS_LINE = /^verified [\d,]+ entries \(to seq \d+\), [\d,]+ entries\/s\n/gm;
 
 function das(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: w.iso.url, APP_SECRET: inject("appSecret"), DAS_DATA_DIR: scratch, DAS_OPERATOR: "cli-test", ...extraEnv };
-  return runCli("das-admin", args, { env }).then(({ signal: _signal, stderr, ...run }) => ({ ...run, stderr: stderr.replace(PROGRESS_LINE, "") }));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: w.iso.url,
+    APP_SECRET: inject("appSecret"),
+    DAS_DATA_DIR: scratch,
+    DAS_OPERATOR: "cli-test",
+    ...extraEnv,
+  };
+  return runCli("das-admin", args, { env }).then(({ signal: _signal, stderr, ...run }) => ({
+    ...run,
+    stderr: stderr.replace(PROGRESS_LINE, ""),
+  }));
 }
 
 // The digests' key pair: the signing key as a file (DIGEST_SIGNING_KEY names its path), the
@@ -71,12 +90,19 @@ afterAll(async () => {
 const time = (o: Record<string, unknown>) => Date.parse(o.occurred_at as string);
 
 describe("das-admin disclosures export", () => {
-  it("streams the log as JSON Lines or CSV, filtered by every option and combinations", { timeout: 180_000 }, async () => {
+  it("streams the log as JSON Lines or CSV, filtered by every option and combinations", {
+    timeout: 180_000,
+  }, async () => {
     const episodeA = w.catalog.get(`${w.dsA}@1.0.0`)![0]!.episode_id;
     const contributorsOf = (i: number) => {
       const m = made[i]!;
       const held = new Set(oracle[i]!.episode_ids as string[]);
-      return new Set(w.catalog.get(`${m.body.dataset_id}@${m.body.version}`)!.filter((e) => held.has(e.episode_id)).map((e) => e.contributor));
+      return new Set(
+        w.catalog
+          .get(`${m.body.dataset_id}@${m.body.version}`)!
+          .filter((e) => held.has(e.episode_id))
+          .map((e) => e.contributor),
+      );
     };
     const cases: [string[], (o: Record<string, unknown>, i: number) => boolean][] = [
       [[], () => true],
@@ -86,23 +112,37 @@ describe("das-admin disclosures export", () => {
       [["--from", groups[1]!.toISOString()], (o) => time(o) >= groups[1]!.getTime()],
       // --to includes its instant (a closed range, as on the portal).
       [["--to", groups[1]!.toISOString()], (o) => time(o) <= groups[1]!.getTime()],
-      [["--from", groups[1]!.toISOString(), "--to", groups[2]!.toISOString()], (o) => time(o) >= groups[1]!.getTime() && time(o) <= groups[2]!.getTime()],
+      [
+        ["--from", groups[1]!.toISOString(), "--to", groups[2]!.toISOString()],
+        (o) => time(o) >= groups[1]!.getTime() && time(o) <= groups[2]!.getTime(),
+      ],
       [
         ["--org", w.org1.slug, "--dataset", w.dsA, "--from", groups[1]!.toISOString()],
         (o) => o.organization === w.org1.slug && o.dataset_id === w.dsA && time(o) >= groups[1]!.getTime(),
       ],
       [["--from", "2000-01-01"], () => true],
       [["--to", "2000-01-01"], () => false],
-      [["--key", w.keys1[1].keyPrefix, "--version", "1.1.0"], (o) => o.api_key === w.keys1[1].keyPrefix && o.version === "1.1.0"],
+      [
+        ["--key", w.keys1[1].keyPrefix, "--version", "1.1.0"],
+        (o) => o.api_key === w.keys1[1].keyPrefix && o.version === "1.1.0",
+      ],
       [["--user", w.user2.email, "--channel", "portal"], (o) => o.user === w.user2.email && o.channel === "portal"],
       [["--channel", "api", "--org", w.org1.slug], (o) => o.channel === "api" && o.organization === w.org1.slug],
-      [["--episode", episodeA, "--from", groups[1]!.toISOString()], (o) => (o.episode_ids as string[]).includes(episodeA) && time(o) >= groups[1]!.getTime()],
+      [
+        ["--episode", episodeA, "--from", groups[1]!.toISOString()],
+        (o) => (o.episode_ids as string[]).includes(episodeA) && time(o) >= groups[1]!.getTime(),
+      ],
       [["--contributor", w.contributors.z], (o, i) => contributorsOf(i).has(w.contributors.z)],
     ];
     // Each run starts node and tsx (about a second of CPU): a few at a time.
     const runs: Run[] = [];
     for (const [args] of cases) {
-      runs.push(...(await Promise.all([das(["disclosures", "export", "--format", "jsonl", ...args]), das(["disclosures", "export", "--format", "csv", ...args])])));
+      runs.push(
+        ...(await Promise.all([
+          das(["disclosures", "export", "--format", "jsonl", ...args]),
+          das(["disclosures", "export", "--format", "csv", ...args]),
+        ])),
+      );
     }
     for (const [i, [args, keep]] of cases.entries()) {
       const want = oracle.filter((o, i) => keep(o, i));
@@ -114,7 +154,13 @@ describe("das-admin disclosures export", () => {
       const [jsonl, csv] = [runs[2 * i]!, runs[2 * i + 1]!];
       expect(jsonl.code, `${name}: ${jsonl.stderr}`).toBe(0);
       expect(jsonl.stderr, name).toBe(`Exported ${want.length} entries.\n`);
-      expect(jsonl.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)), name).toEqual(want);
+      expect(
+        jsonl.stdout
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
+        name,
+      ).toEqual(want);
       expect(jsonl.stdout === "" || jsonl.stdout.endsWith("\n"), name).toBe(true);
 
       expect(csv.code, `${name}: ${csv.stderr}`).toBe(0);
@@ -128,7 +174,9 @@ describe("das-admin disclosures export", () => {
     }
   });
 
-  it("exits 2 with the usage for a missing or bad --format, a bad --from or --to, or an unknown option", { timeout: 180_000 }, async () => {
+  it("exits 2 with the usage for a missing or bad --format, a bad --from or --to, or an unknown option", {
+    timeout: 180_000,
+  }, async () => {
     const runs = await Promise.all([
       das(["disclosures", "export", "--format", "xml"]),
       das(["disclosures", "export"]),
@@ -173,8 +221,14 @@ describe("das-admin disclosures verify and digest", () => {
     const [head] = await w.iso.sql<{ hash: string }[]>`select hash from disclosures order by seq desc limit 1`;
     expect(head!.hash).toBe(oracle.at(-1)!.hash);
     const run = await das(["disclosures", "verify"]);
-    expect(run).toEqual({ code: 0, stdout: "", stderr: `Disclosure log intact: 18 entries verified, head hash ${head!.hash}.\n` });
-    const [checkpoint] = await w.iso.sql<{ verified_at: Date }[]>`select verified_at from disclosure_checkpoints where seq = 18`;
+    expect(run).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `Disclosure log intact: 18 entries verified, head hash ${head!.hash}.\n`,
+    });
+    const [checkpoint] = await w.iso.sql<
+      { verified_at: Date }[]
+    >`select verified_at from disclosure_checkpoints where seq = 18`;
     const again = await das(["disclosures", "verify"]);
     expect(again).toEqual({
       code: 0,
@@ -184,7 +238,11 @@ describe("das-admin disclosures verify and digest", () => {
         `whose hash still matches its verification of ${checkpoint!.verified_at.toISOString()}. --full walks every entry.\n`,
     });
     const full = await das(["disclosures", "verify", "--full"]);
-    expect(full).toEqual({ code: 0, stdout: "", stderr: `Disclosure log intact: 18 entries verified, head hash ${head!.hash}.\n` });
+    expect(full).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: `Disclosure log intact: 18 entries verified, head hash ${head!.hash}.\n`,
+    });
     const modes = await w.iso.sql<{ mode: string }[]>`select mode from disclosure_checkpoints order by id`;
     expect(modes.map((m) => m.mode)).toEqual(["incremental", "full"]);
   });
@@ -194,11 +252,19 @@ describe("das-admin disclosures verify and digest", () => {
     const [head] = await w.iso.sql<{ hash: string }[]>`select hash from disclosures order by seq desc limit 1`;
     expect(written.code, written.stderr).toBe(0);
     expect(written.stdout).toBe("");
-    expect(written.stderr).toMatch(new RegExp(`^Digest written: s3://${inject("storeEnv").S3_BUCKET}/${digestPrefix}\\d{4}/\\d{2}/\\d{2}/[^ ]+_seq-18\\.json \\(seq 18, hash ${head!.hash}\\)\\.\\n$`));
+    expect(written.stderr).toMatch(
+      new RegExp(
+        `^Digest written: s3://${inject("storeEnv").S3_BUCKET}/${digestPrefix}\\d{4}/\\d{2}/\\d{2}/[^ ]+_seq-18\\.json \\(seq 18, hash ${head!.hash}\\)\\.\\n$`,
+      ),
+    );
     digestKey = /s3:\/\/[^/]+\/(\S+) /.exec(written.stderr)![1]!;
 
     const key = await das(["disclosures", "digest", "--public-key"], digestEnv);
-    expect(key).toEqual({ code: 0, stdout: publicPem, stderr: `Public key sha256 ${publicKeySha256(createPublicKey(publicPem))}.\n` });
+    expect(key).toEqual({
+      code: 0,
+      stdout: publicPem,
+      stderr: `Public key sha256 ${publicKeySha256(createPublicKey(publicPem))}.\n`,
+    });
 
     const verified = await das(["disclosures", "verify", "--digests"], verifierEnv);
     expect(verified).toEqual({
@@ -208,7 +274,11 @@ describe("das-admin disclosures verify and digest", () => {
     });
     // Without any key there is nothing to check digests with: a failure, said so.
     const keyless = await das(["disclosures", "verify", "--digests"]);
-    expect(keyless).toEqual({ code: 1, stdout: "", stderr: "das-admin: Neither DIGEST_PUBLIC_KEY nor DIGEST_SIGNING_KEY is set: no key to check digests with.\n" });
+    expect(keyless).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "das-admin: Neither DIGEST_PUBLIC_KEY nor DIGEST_SIGNING_KEY is set: no key to check digests with.\n",
+    });
   });
 
   // Last in the file: it breaks this database's chain for good (the database is dropped afterwards).
@@ -230,7 +300,8 @@ describe("das-admin disclosures verify and digest", () => {
     expect(first).toEqual({
       code: 1,
       stdout: "",
-      stderr: "Disclosure log BROKEN at seq 12: the entry does not hash to its recorded hash (altered). 11 entries before it verify.\n",
+      stderr:
+        "Disclosure log BROKEN at seq 12: the entry does not hash to its recorded hash (altered). 11 entries before it verify.\n",
     });
 
     // The last two entries removed: the checkpoint and the digest at 18 both show it.
@@ -238,7 +309,9 @@ describe("das-admin disclosures verify and digest", () => {
       await tx`delete from disclosure_episodes where disclosure_id in (select id from disclosures where seq > 16)`;
       await tx`delete from disclosures where seq > 16`;
     });
-    const [latest] = await w.iso.sql<{ verified_at: Date }[]>`select verified_at from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
+    const [latest] = await w.iso.sql<
+      { verified_at: Date }[]
+    >`select verified_at from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
     const cut = await das(["disclosures", "verify"]);
     expect(cut).toEqual({
       code: 1,
@@ -261,6 +334,10 @@ describe("das-admin disclosures verify and digest", () => {
       await tx`delete from disclosures where seq = 5`;
     });
     const second = await das(["disclosures", "verify", "--full"]);
-    expect(second).toEqual({ code: 1, stdout: "", stderr: "Disclosure log BROKEN at seq 5: seq 5 is missing. 4 entries before it verify.\n" });
+    expect(second).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "Disclosure log BROKEN at seq 5: seq 5 is missing. 4 entries before it verify.\n",
+    });
   });
 });

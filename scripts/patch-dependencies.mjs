@@ -92,14 +92,21 @@ const postgresConnection = [
 ];
 
 const PATCHES = [
-  { package: "postgres", version: "3.4.9", files: ["src/connection.js", "cjs/src/connection.js"], replacements: postgresConnection },
+  {
+    package: "postgres",
+    version: "3.4.9",
+    files: ["src/connection.js", "cjs/src/connection.js"],
+    replacements: postgresConnection,
+  },
 ];
 
 for (const patch of PATCHES) {
   const dir = path.join(root, "node_modules", patch.package);
   const { version } = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
   if (version !== patch.version) {
-    throw new Error(`${patch.package} ${version} is installed, but scripts/patch-dependencies.mjs patches ${patch.version}: review the patch for the new version.`);
+    throw new Error(
+      `${patch.package} ${version} is installed, but scripts/patch-dependencies.mjs patches ${patch.version}: review the patch for the new version.`,
+    );
   }
   for (const file of patch.files) {
     const target = path.join(dir, file);
@@ -110,7 +117,9 @@ for (const patch of PATCHES) {
       if (applied === count) continue;
       const found = text.split(before).length - 1;
       if (applied !== 0 || found !== count) {
-        throw new Error(`${patch.package}/${file}: expected ${count} occurrence(s) of the text to patch, found ${found} (${applied} patched).`);
+        throw new Error(
+          `${patch.package}/${file}: expected ${count} occurrence(s) of the text to patch, found ${found} (${applied} patched).`,
+        );
       }
       text = text.split(before).join(after);
       changed = true;

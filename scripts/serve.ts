@@ -25,7 +25,9 @@ if (runtime.embedded.database) await ensureDemoData(runtime.env.DATABASE_URL!, r
 if (runtime.env.DIGEST_SIGNING_KEY) {
   // The installation's own key: reviewers check the log's digests with this public key.
   const key = createPublicKey(loadSigningKey("DIGEST_SIGNING_KEY", runtime.env.DIGEST_SIGNING_KEY));
-  log(`Disclosure digests are signed with ${runtime.env.DIGEST_SIGNING_KEY}; public key (sha256 ${publicKeySha256(key)}):\n${publicKeyPem(key).trim()}`);
+  log(
+    `Disclosure digests are signed with ${runtime.env.DIGEST_SIGNING_KEY}; public key (sha256 ${publicKeySha256(key)}):\n${publicKeyPem(key).trim()}`,
+  );
 }
 
 if (mode === "start" && !productionBuildIsCurrent()) {

@@ -12,13 +12,18 @@ const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, "node_modules
 const steps: { name: string; args: string[] }[] = [
   // The HTTP suites start `next start` on this build, so it must match the source being tested.
   { name: "next build", args: [NEXT_BIN, "build"] },
-  { name: "vitest", args: [bin("vitest", "vitest.mjs"), "run", "--config", "scripts/vitest.config.ts", ...process.argv.slice(2)] },
+  {
+    name: "vitest",
+    args: [bin("vitest", "vitest.mjs"), "run", "--config", "scripts/vitest.config.ts", ...process.argv.slice(2)],
+  },
   { name: "playwright (e2e)", args: [bin("@playwright/test", "cli.js"), "test", "-c", "e2e/playwright.config.ts"] },
 ];
 
 const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 if (!existsSync(chromium)) {
-  process.stderr.write(`[test] The browser suite needs Debian's Chromium at ${chromium}: apt-get install -y chromium\n`);
+  process.stderr.write(
+    `[test] The browser suite needs Debian's Chromium at ${chromium}: apt-get install -y chromium\n`,
+  );
   process.exit(1);
 }
 

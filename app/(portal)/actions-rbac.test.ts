@@ -22,7 +22,8 @@ const session: Partial<Record<Role, { cookie: string; userId: string }>> = {};
 let catalog: { datasetId: string; episodeId: string };
 
 /** Calls a server action on this suite's server. */
-const callAction = (name: string, input: unknown, cookie?: string, page?: string) => callActionOn(server.url, name, input, cookie, page);
+const callAction = (name: string, input: unknown, cookie?: string, page?: string) =>
+  callActionOn(server.url, name, input, cookie, page);
 
 async function world(): Promise<AdminActionWorld> {
   return { ...(await adminWorld()), unique: uniqueId("w").slice(2) };
@@ -37,7 +38,13 @@ beforeAll(async () => {
       episodes,
       files: episodes.flatMap((e) => [
         { path: `${e.episode_id}.bin`, episode_id: e.episode_id, size_bytes: 1, sha256: "b".repeat(64) },
-        { path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 1, sha256: "c".repeat(64) },
+        {
+          path: `${e.episode_id}/cam.mp4`,
+          episode_id: e.episode_id,
+          stream: "cam",
+          size_bytes: 1,
+          sha256: "c".repeat(64),
+        },
       ]),
     },
   ]);
@@ -46,7 +53,12 @@ beforeAll(async () => {
   server = await startAppServer();
   for (const role of ["licensee", "reviewer", "admin"] as const) {
     const email = `${uniqueId(role)}@actions.example`;
-    const user = await createUser(operatorCtx(), { email, role, organizationId: role === "licensee" ? org.id : null, password: PASSWORD });
+    const user = await createUser(operatorCtx(), {
+      email,
+      role,
+      organizationId: role === "licensee" ? org.id : null,
+      password: PASSWORD,
+    });
     session[role] = { cookie: await signInOverHttp(server.url, email, PASSWORD), userId: user.id };
   }
 });
@@ -66,16 +78,24 @@ describe("the admin action registry", () => {
 describe.each(ADMIN_ACTIONS.map((a) => [a.name, a] as const))("server action %s over HTTP", (name, entry) => {
   it("runs for an admin and writes one audit row naming them", async () => {
     const before = (await auditRowsBy(session.admin!.userId)).length;
-    expect(await callAction(name, entry.exampleInput(await world()), session.admin!.cookie)).toMatchObject({ ok: true });
+    expect(await callAction(name, entry.exampleInput(await world()), session.admin!.cookie)).toMatchObject({
+      ok: true,
+    });
     const rows = await auditRowsBy(session.admin!.userId);
     expect(rows.length).toBe(before + 1);
     expect(rows.map((r) => r.action)).toContain(entry.audit);
   });
 
-  it.each([["reviewer"], ["licensee"]] as const)("is refused for a %s with forbidden, writing nothing", async (role) => {
-    expect(await callAction(name, entry.exampleInput(await world()), session[role]!.cookie)).toMatchObject({ ok: false, error: { code: "forbidden" } });
-    expect(await auditRowsBy(session[role]!.userId)).toEqual([]);
-  });
+  it.each([["reviewer"], ["licensee"]] as const)(
+    "is refused for a %s with forbidden, writing nothing",
+    async (role) => {
+      expect(await callAction(name, entry.exampleInput(await world()), session[role]!.cookie)).toMatchObject({
+        ok: false,
+        error: { code: "forbidden" },
+      });
+      expect(await auditRowsBy(session[role]!.userId)).toEqual([]);
+    },
+  );
 
   it("never runs without a session: the request is sent to sign in", async () => {
     const w = await world();
@@ -95,15 +115,33 @@ describe.each(ADMIN_ACTIONS.map((a) => [a.name, a] as const))("server action %s 
 describe("admin actions over HTTP return errors as data", () => {
   it("a malformed input is invalid_body naming the field, and a domain error keeps its code and message", async () => {
     const admin = session.admin!.cookie;
-    expect(await callAction("createUserAction", { email: "someone@example.com", role: "owner", password: "0123456789" }, admin)).toMatchObject({
+    expect(
+      await callAction(
+        "createUserAction",
+        { email: "someone@example.com", role: "owner", password: "0123456789" },
+        admin,
+      ),
+    ).toMatchObject({
       ok: false,
       error: { code: "invalid_body", message: "'role' must be one of admin, reviewer, licensee" },
     });
-    expect(await callAction("createUserAction", { email: "someone@example.com", role: "reviewer", password: "short" }, admin)).toMatchObject({
+    expect(
+      await callAction(
+        "createUserAction",
+        { email: "someone@example.com", role: "reviewer", password: "short" },
+        admin,
+      ),
+    ).toMatchObject({
       ok: false,
       error: { code: "invalid_parameter", message: "A password needs at least 10 characters." },
     });
-    expect(await callAction("issueKeyAction", { organizationId: "org_missing", name: "k", expiresInDays: null, scope: [] }, admin)).toMatchObject({
+    expect(
+      await callAction(
+        "issueKeyAction",
+        { organizationId: "org_missing", name: "k", expiresInDays: null, scope: [] },
+        admin,
+      ),
+    ).toMatchObject({
       ok: false,
       error: { code: "not_found", message: "No organisation with id 'org_missing'." },
     });
@@ -114,40 +152,65 @@ describe("admin actions over HTTP return errors as data", () => {
     const before = Date.now();
     const result = await callAction(
       "issueKeyAction",
-      { organizationId: w.organizationId, name: "from the portal", expiresInDays: 30, scope: [{ datasetId: w.datasetId, version: w.licensedVersion }] },
+      {
+        organizationId: w.organizationId,
+        name: "from the portal",
+        expiresInDays: 30,
+        scope: [{ datasetId: w.datasetId, version: w.licensedVersion }],
+      },
       session.admin!.cookie,
     );
     if (!("ok" in result) || !result.ok) throw new Error(JSON.stringify(result));
     const { secret, id, expires_at } = result.data as { secret: string; id: string; expires_at: string };
-    const api = await fetch(`${server.url}/api/v1/datasets/${w.datasetId}/versions`, { headers: { authorization: `Bearer ${secret}` } });
+    const api = await fetch(`${server.url}/api/v1/datasets/${w.datasetId}/versions`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
     expect(api.status).toBe(200);
     const versions = (await api.json()).versions as { version: string; licensed: boolean }[];
     expect(versions.filter((v) => v.licensed).map((v) => v.version)).toEqual([w.licensedVersion]);
     expect(Date.parse(expires_at) - before).toBeGreaterThanOrEqual(30 * 86_400_000);
     expect(Date.parse(expires_at) - Date.now()).toBeLessThanOrEqual(30 * 86_400_000);
-    expect((await getDb().$client<{ n: number }[]>`select count(*)::int as n from api_keys where id = ${id} and created_by_user_id = ${session.admin!.userId}`)[0]!.n).toBe(1);
+    expect(
+      (
+        await getDb().$client<
+          { n: number }[]
+        >`select count(*)::int as n from api_keys where id = ${id} and created_by_user_id = ${session.admin!.userId}`
+      )[0]!.n,
+    ).toBe(1);
   });
 });
 
 describe("the preview actions over HTTP", () => {
   const input = () => ({ episode_id: catalog.episodeId });
   const previews = async (userId: string) =>
-    getDb().$client<{ reviewer_role: string | null; organization_id: string | null }[]>`select reviewer_role, organization_id from disclosures where user_id = ${userId} and channel = 'preview'`;
+    getDb().$client<
+      { reviewer_role: string | null; organization_id: string | null }[]
+    >`select reviewer_role, organization_id from disclosures where user_id = ${userId} and channel = 'preview'`;
 
   it("previewEpisode discloses a licensee's preview under their organisation, once while its URLs are valid", async () => {
     const page = `/episodes/${catalog.episodeId}`;
     const first = await callAction("previewEpisode", input(), session.licensee!.cookie, page);
-    expect(first).toMatchObject({ ok: true, data: { episode_id: catalog.episodeId, version: "1.0.0", streams: [{ stream: "cam", media_type: "video/mp4" }] } });
+    expect(first).toMatchObject({
+      ok: true,
+      data: { episode_id: catalog.episodeId, version: "1.0.0", streams: [{ stream: "cam", media_type: "video/mp4" }] },
+    });
     expect(await callAction("previewEpisode", input(), session.licensee!.cookie, page)).toEqual(first);
-    expect(await previews(session.licensee!.userId)).toEqual([{ reviewer_role: null, organization_id: expect.stringMatching(/^org_/) }]);
+    expect(await previews(session.licensee!.userId)).toEqual([
+      { reviewer_role: null, organization_id: expect.stringMatching(/^org_/) },
+    ]);
   });
 
   it("previewEpisodeForReview records a reviewer and an admin as such, and neither action serves the other's area", async () => {
     const page = `/review/episodes/${catalog.episodeId}`;
     for (const role of ["reviewer", "admin"] as const) {
-      expect(await callAction("previewEpisodeForReview", input(), session[role]!.cookie, page)).toMatchObject({ ok: true, data: { episode_id: catalog.episodeId } });
+      expect(await callAction("previewEpisodeForReview", input(), session[role]!.cookie, page)).toMatchObject({
+        ok: true,
+        data: { episode_id: catalog.episodeId },
+      });
       expect(await previews(session[role]!.userId)).toEqual([{ reviewer_role: role, organization_id: null }]);
-      expect(await callAction("previewEpisode", input(), session[role]!.cookie, `/episodes/${catalog.episodeId}`)).toMatchObject({ ok: false, error: { code: "forbidden" } });
+      expect(
+        await callAction("previewEpisode", input(), session[role]!.cookie, `/episodes/${catalog.episodeId}`),
+      ).toMatchObject({ ok: false, error: { code: "forbidden" } });
     }
     const licensee = await callAction("previewEpisodeForReview", input(), session.licensee!.cookie, page);
     expect(licensee).toMatchObject({ ok: false, error: { code: "forbidden" } });
@@ -157,18 +220,47 @@ describe("the preview actions over HTTP", () => {
     const elsewhere = randomEpisodes(1, 43).map((e) => ({ ...e, streams: ["cam"] }));
     const episodeId = elsewhere[0]!.episode_id;
     const otherDataset = await importTestDataset([
-      { version: "1.0.0", episodes: elsewhere, files: [{ path: `${episodeId}/cam.mp4`, episode_id: episodeId, stream: "cam", size_bytes: 1, sha256: "d".repeat(64) }] },
+      {
+        version: "1.0.0",
+        episodes: elsewhere,
+        files: [
+          { path: `${episodeId}/cam.mp4`, episode_id: episodeId, stream: "cam", size_bytes: 1, sha256: "d".repeat(64) },
+        ],
+      },
     ]);
     await grant((await createTestOrg()).id, otherDataset, "1.0.0");
-    const result = await callAction("previewEpisode", { episode_id: episodeId }, session.licensee!.cookie, `/episodes/${catalog.episodeId}`);
-    expect(result).toMatchObject({ ok: false, error: { code: "not_found", message: "No such episode is available to you." } });
+    const result = await callAction(
+      "previewEpisode",
+      { episode_id: episodeId },
+      session.licensee!.cookie,
+      `/episodes/${catalog.episodeId}`,
+    );
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "not_found", message: "No such episode is available to you." },
+    });
     expect(JSON.stringify(result)).not.toContain("X-Amz-");
-    expect((await getDb().$client<{ n: number }[]>`select count(*)::int as n from disclosures where dataset_id = ${otherDataset}`)[0]!.n).toBe(0);
+    expect(
+      (
+        await getDb().$client<
+          { n: number }[]
+        >`select count(*)::int as n from disclosures where dataset_id = ${otherDataset}`
+      )[0]!.n,
+    ).toBe(0);
   });
 
   it("checks its input as the API does, and never runs without a session", async () => {
-    expect(await callAction("previewEpisode", { episode_id: catalog.episodeId, streams: ["nope"] }, session.licensee!.cookie)).toMatchObject({ ok: false, error: { code: "invalid_body" } });
-    expect(await callAction("previewEpisode", { episode_id: 7 }, session.licensee!.cookie)).toMatchObject({ ok: false, error: { code: "invalid_body" } });
+    expect(
+      await callAction(
+        "previewEpisode",
+        { episode_id: catalog.episodeId, streams: ["nope"] },
+        session.licensee!.cookie,
+      ),
+    ).toMatchObject({ ok: false, error: { code: "invalid_body" } });
+    expect(await callAction("previewEpisode", { episode_id: 7 }, session.licensee!.cookie)).toMatchObject({
+      ok: false,
+      error: { code: "invalid_body" },
+    });
     expect(await callAction("previewEpisode", input())).toEqual({ redirectedTo: "/login" });
     expect(await callAction("previewEpisodeForReview", input())).toEqual({ redirectedTo: "/login" });
   });
@@ -178,7 +270,11 @@ describe("server action requestDownload over HTTP", () => {
   const input = () => ({ dataset_id: catalog.datasetId, version: "1.0.0", episode_ids: [catalog.episodeId] });
   const explorer = () => `/datasets/${catalog.datasetId}/1.0.0`;
   const portalEntries = async (userId: string) =>
-    (await getDb().$client<{ n: number }[]>`select count(*)::int as n from disclosures where user_id = ${userId} and channel = 'portal'`)[0]!.n;
+    (
+      await getDb().$client<
+        { n: number }[]
+      >`select count(*)::int as n from disclosures where user_id = ${userId} and channel = 'portal'`
+    )[0]!.n;
 
   it("creates a download disclosed to the licensee, on the portal channel", async () => {
     const result = await callAction("requestDownload", input(), session.licensee!.cookie, explorer());
@@ -187,7 +283,10 @@ describe("server action requestDownload over HTTP", () => {
   });
 
   it.each([["reviewer"], ["admin"]] as const)("is refused for a %s, who belongs to no organisation", async (role) => {
-    expect(await callAction("requestDownload", input(), session[role]!.cookie, explorer())).toMatchObject({ ok: false, error: { code: "forbidden" } });
+    expect(await callAction("requestDownload", input(), session[role]!.cookie, explorer())).toMatchObject({
+      ok: false,
+      error: { code: "forbidden" },
+    });
     expect(await portalEntries(session[role]!.userId)).toBe(0);
   });
 

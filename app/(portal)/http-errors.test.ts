@@ -35,11 +35,23 @@ beforeAll(async () => {
   const episodes = randomEpisodes(8, 41);
   [inBoth, onlyLicensed, onlyUnlicensed] = [episodes[0]!.episode_id, episodes[1]!.episode_id, episodes[7]!.episode_id];
   contributor = episodes[0]!.contributor;
-  const files = (list: typeof episodes) => list.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "a".repeat(64) }));
+  const files = (list: typeof episodes) =>
+    list.map((e) => ({
+      path: `${e.episode_id}/cam.mp4`,
+      episode_id: e.episode_id,
+      stream: "cam",
+      size_bytes: 10,
+      sha256: "a".repeat(64),
+    }));
   const v1 = episodes.slice(0, 7);
   const v2 = [episodes[0]!, ...episodes.slice(2, 8)];
   datasetId = await importTestDataset([
-    { version: "1.0.0", episodes: v1, files: files(v1), annotations: [{ episode_id: inBoth, label: "grasp", start_s: 0, end_s: 1 }] },
+    {
+      version: "1.0.0",
+      episodes: v1,
+      files: files(v1),
+      annotations: [{ episode_id: inBoth, label: "grasp", start_s: 0, end_s: 1 }],
+    },
     { version: "2.0.0", episodes: v2, files: files(v2) },
   ]);
   await grant(org.id, datasetId, "1.0.0");
@@ -55,20 +67,28 @@ beforeAll(async () => {
   await make("reviewer", "reviewer", null);
   await make("admin", "admin", null);
   const download = async (user: UserPrincipal) =>
-    (await createDownload({ db: getDb(), principal: user, requestId: "errors" }, { body: { dataset_id: datasetId, version: "1.0.0" } })).download.download_id;
+    (
+      await createDownload(
+        { db: getDb(), principal: user, requestId: "errors" },
+        { body: { dataset_id: datasetId, version: "1.0.0" } },
+      )
+    ).download.download_id;
   ownDownload = await download(users.licensee!);
   otherDownload = await download(users.other!);
   server = await startAppServer();
-  for (const role of ["licensee", "reviewer", "admin"] as const) cookies[role] = await signInOverHttp(server.url, users[role]!.email, PASSWORD);
+  for (const role of ["licensee", "reviewer", "admin"] as const)
+    cookies[role] = await signInOverHttp(server.url, users[role]!.email, PASSWORD);
 });
 
 afterAll(async () => {
   await server?.stop();
 });
 
-const get = (target: string, role: Role, method = "GET") => rawRequest(server.url, { method, path: target, headers: cookies[role] ? { cookie: cookies[role] } : {} });
+const get = (target: string, role: Role, method = "GET") =>
+  rawRequest(server.url, { method, path: target, headers: cookies[role] ? { cookie: cookies[role] } : {} });
 const header = (res: RawResponse, name: string) => String(res.headers[name] ?? "");
-const context = (target: string, res: RawResponse) => `${target} → ${res.status} ${header(res, "content-type")} ${res.text.slice(0, 200)}`;
+const context = (target: string, res: RawResponse) =>
+  `${target} → ${res.status} ${header(res, "content-type")} ${res.text.slice(0, 200)}`;
 
 // ---- the app's pages and route handlers, from the filesystem --------------------------------
 
@@ -107,12 +127,34 @@ const realValues = (): Record<string, string[]> => ({
 });
 
 const segmentNames = (template: string) => [...template.matchAll(/\[\[?(?:\.\.\.)?(\w+)\]?\]/g)].map((m) => m[1]!);
-const fill = (template: string, values: Record<string, string>) => template.replace(/\[\[?(?:\.\.\.)?(\w+)\]?\]/g, (_, name: string) => values[name]!);
+const fill = (template: string, values: Record<string, string>) =>
+  template.replace(/\[\[?(?:\.\.\.)?(\w+)\]?\]/g, (_, name: string) => values[name]!);
 
 // What a client might send instead: encodings Next cannot decode, control characters, slashes,
 // dot segments, names of Object.prototype, very long and non-ASCII text (all as sent, unnormalised).
-const HOSTILE = ["%FF", "%00", "%0A", "%2F", "%2e%2e", "..", ".", "%", "%25", "%C3%A9", "%E2%80%AE", "%F0%9F%98%80", "a%20b", ";x", "constructor", "__proto__", "x".repeat(3000)];
-const hostileSegment = fc.oneof(fc.constantFrom(...HOSTILE), fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@%-]{1,30}$/));
+const HOSTILE = [
+  "%FF",
+  "%00",
+  "%0A",
+  "%2F",
+  "%2e%2e",
+  "..",
+  ".",
+  "%",
+  "%25",
+  "%C3%A9",
+  "%E2%80%AE",
+  "%F0%9F%98%80",
+  "a%20b",
+  ";x",
+  "constructor",
+  "__proto__",
+  "x".repeat(3000),
+];
+const hostileSegment = fc.oneof(
+  fc.constantFrom(...HOSTILE),
+  fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@%-]{1,30}$/),
+);
 
 /**
  * The names of an object schema's fields, read from source: the top-level keys of each
@@ -141,13 +183,37 @@ function schemaFieldNames(source: string): string[] {
  * Every query parameter a page or route handler reads, taken from their schemas, so that a new one
  * is fuzzed as soon as it exists; and a name none of them reads.
  */
-const QUERY_NAMES = [...new Set([...appTemplates().flatMap(({ file }) => schemaFieldNames(readFileSync(path.join(PROJECT_ROOT, file), "utf8"))), "x"])];
+const QUERY_NAMES = [
+  ...new Set([
+    ...appTemplates().flatMap(({ file }) => schemaFieldNames(readFileSync(path.join(PROJECT_ROOT, file), "utf8"))),
+    "x",
+  ]),
+];
 const queryValue = fc.oneof(
-  fc.constantFrom("", "1", "-1", "1e3", "csv", "jsonl", "1.0.0", "2.0.0", "2026-01-01", "failure", "%00", "%0A", "%FF", "%C3%A9", "__proto__", "x".repeat(2000)),
+  fc.constantFrom(
+    "",
+    "1",
+    "-1",
+    "1e3",
+    "csv",
+    "jsonl",
+    "1.0.0",
+    "2.0.0",
+    "2026-01-01",
+    "failure",
+    "%00",
+    "%0A",
+    "%FF",
+    "%C3%A9",
+    "__proto__",
+    "x".repeat(2000),
+  ),
   fc.stringMatching(/^[A-Za-z0-9._~%-]{0,30}$/),
 );
 // Up to four parameters; names repeat by chance, as a hand-edited link might.
-const query = fc.array(fc.tuple(fc.constantFrom(...QUERY_NAMES), queryValue), { maxLength: 4 }).map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join("&")}` : ""));
+const query = fc
+  .array(fc.tuple(fc.constantFrom(...QUERY_NAMES), queryValue), { maxLength: 4 })
+  .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join("&")}` : ""));
 
 const PAGE_STATUSES = [200, 302, 303, 307, 400, 401, 403, 404];
 
@@ -170,7 +236,13 @@ function expectSensible(target: string, kind: Kind, res: RawResponse) {
   expect(PAGE_STATUSES, where).toContain(res.status);
   const type = header(res, "content-type");
   if (res.status >= 400) expect(type, where).toMatch(/^text\/(html|plain)/);
-  if (kind === "page" && normalised === target.split("?")[0] && res.status !== 302 && res.status !== 303 && res.status !== 307) {
+  if (
+    kind === "page" &&
+    normalised === target.split("?")[0] &&
+    res.status !== 302 &&
+    res.status !== 303 &&
+    res.status !== 307
+  ) {
     expect(type, where).toMatch(/^text\/html/);
   }
   // An error after the page began streaming would show the error boundary under a 200.
@@ -182,18 +254,49 @@ describe("every page and route handler over HTTP, as every role", () => {
 
   it("fuzzes every query parameter the pages and route handlers read, found in their schemas", () => {
     expect(QUERY_NAMES).toEqual(
-      expect.arrayContaining(["outcome", "environment", "cursor", "limit", "version", "before", "episodes_after", "channel", "contributor", "org", "from", "to", "granularity", "format", "callbackUrl", "error", "role", "status", "organization"]),
+      expect.arrayContaining([
+        "outcome",
+        "environment",
+        "cursor",
+        "limit",
+        "version",
+        "before",
+        "episodes_after",
+        "channel",
+        "contributor",
+        "org",
+        "from",
+        "to",
+        "granularity",
+        "format",
+        "callbackUrl",
+        "error",
+        "role",
+        "status",
+        "organization",
+      ]),
     );
-    expect(QUERY_NAMES.every((name) => /^\w+$/.test(name)), QUERY_NAMES.join()).toBe(true);
+    expect(
+      QUERY_NAMES.every((name) => /^\w+$/.test(name)),
+      QUERY_NAMES.join(),
+    ).toBe(true);
   });
 
   it("finds the app's pages and route handlers on disk, and has a real value for each of their segments", () => {
     const kinds = new Set(templates.map((t) => t.kind));
     expect(kinds).toEqual(new Set(["page", "route", "api"]));
-    expect(templates.map((t) => t.template)).toEqual(expect.arrayContaining(["/login", "/datasets/[id]/[version]", "/review/contributors/[contributor]/export", "/api/v1/downloads"]));
+    expect(templates.map((t) => t.template)).toEqual(
+      expect.arrayContaining([
+        "/login",
+        "/datasets/[id]/[version]",
+        "/review/contributors/[contributor]/export",
+        "/api/v1/downloads",
+      ]),
+    );
     const values = realValues();
     for (const { template, file } of templates) {
-      for (const name of segmentNames(template)) expect(values[name], `${file}: give this suite real values for [${name}]`).toBeDefined();
+      for (const name of segmentNames(template))
+        expect(values[name], `${file}: give this suite real values for [${name}]`).toBeDefined();
     }
   });
 
@@ -203,7 +306,17 @@ describe("every page and route handler over HTTP, as every role", () => {
       const requested = new Set<string>();
       for (const { template, kind } of templates) {
         const names = segmentNames(template);
-        const segments = fc.record(Object.fromEntries(names.map((name) => [name, fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...values[name]!) }, { weight: 1, arbitrary: hostileSegment })])));
+        const segments = fc.record(
+          Object.fromEntries(
+            names.map((name) => [
+              name,
+              fc.oneof(
+                { weight: 2, arbitrary: fc.constantFrom(...values[name]!) },
+                { weight: 1, arbitrary: hostileSegment },
+              ),
+            ]),
+          ),
+        );
         await fc.assert(
           fc.asyncProperty(segments, query, async (chosen, search) => {
             const target = `${fill(template, chosen as Record<string, string>)}${search}`;
@@ -222,11 +335,19 @@ describe("every page and route handler over HTTP, as every role", () => {
 
   it("answers methods Next does not dispatch without a 500, on pages and on the API", async () => {
     for (const method of ["TRACE", "PROPFIND", "MKCOL", "OPTIONS", "PUT", "DELETE", "PATCH"]) {
-      for (const target of ["/login", "/datasets", `/datasets/${datasetId}/1.0.0`, "/review/disclosures/export?format=csv", "/api/v1/datasets", "/api"]) {
+      for (const target of [
+        "/login",
+        "/datasets",
+        `/datasets/${datasetId}/1.0.0`,
+        "/review/disclosures/export?format=csv",
+        "/api/v1/datasets",
+        "/api",
+      ]) {
         for (const role of ["signedOut", "admin"] as const) {
           const res = await get(target, role, method);
           expect(res.status, `${method} ${context(target, res)}`).toBeLessThan(500);
-          if (target.startsWith("/api")) expect(header(res, "content-type"), `${method} ${target}`).toMatch(/^application\/json/);
+          if (target.startsWith("/api"))
+            expect(header(res, "content-type"), `${method} ${target}`).toMatch(/^application\/json/);
         }
       }
     }
@@ -252,7 +373,11 @@ describe("portal answers that were 500s", () => {
     // What a person (or a scraper) reads: the markup without its scripts. The scripts carry a nonce
     // of each response's own, and Next streams its 403 row into the RSC payload at a point that
     // depends on timing; neither says anything about the episode.
-    const comparable = (res: RawResponse, id: string) => res.text.replaceAll(id, "EPISODE").replace(/<script\b[^>]*>[\s\S]*?<\/script>/g, "").replace(/ nonce="[^"]*"/g, "");
+    const comparable = (res: RawResponse, id: string) =>
+      res.text
+        .replaceAll(id, "EPISODE")
+        .replace(/<script\b[^>]*>[\s\S]*?<\/script>/g, "")
+        .replace(/ nonce="[^"]*"/g, "");
     expect(comparable(holds, inBoth)).toBe(comparable(lacks, onlyLicensed));
     // An episode only in the unlicensed version is as invisible as one that does not exist.
     expect(await status(`/episodes/${onlyUnlicensed}?version=2.0.0`)).toBe(404);

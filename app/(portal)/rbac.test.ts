@@ -24,7 +24,13 @@ beforeAll(async () => {
   const [orgA, orgB] = [await createTestOrg(), await createTestOrg()];
   const episodes = randomEpisodes(6, 31);
   const contributor = episodes[0]!.contributor;
-  const files = episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "a".repeat(64) }));
+  const files = episodes.map((e) => ({
+    path: `${e.episode_id}/cam.mp4`,
+    episode_id: e.episode_id,
+    stream: "cam",
+    size_bytes: 10,
+    sha256: "a".repeat(64),
+  }));
   const datasetId = await importTestDataset([{ version: "1.0.0", episodes, files }]);
   await grant(orgA.id, datasetId, "1.0.0");
   await grant(orgB.id, datasetId, "1.0.0");
@@ -38,7 +44,12 @@ beforeAll(async () => {
   await make("reviewer", "reviewer", null);
   await make("admin", "admin", null);
   const download = async (user: UserPrincipal) =>
-    (await createDownload({ db: getDb(), principal: user, requestId: "rbac" }, { body: { dataset_id: datasetId, version: "1.0.0" } })).download.download_id;
+    (
+      await createDownload(
+        { db: getDb(), principal: user, requestId: "rbac" },
+        { body: { dataset_id: datasetId, version: "1.0.0" } },
+      )
+    ).download.download_id;
   const ownDownload = await download(users.licensee!);
   otherOrgDownload = await download(users.otherLicensee!);
   pages = [
@@ -72,7 +83,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const get = (path: string, cookie?: string) => fetch(`${server.url}${path}`, { redirect: "manual", headers: cookie ? { cookie } : {} });
+const get = (path: string, cookie?: string) =>
+  fetch(`${server.url}${path}`, { redirect: "manual", headers: cookie ? { cookie } : {} });
 
 describe("the portal's access matrix", () => {
   it("sends a signed-out visitor of every page to /login and back", async () => {
@@ -96,7 +108,8 @@ describe("the portal's access matrix", () => {
         const allowed = mayEnter(users[role]!, area);
         const res = await get(path, cookies[role]);
         expect(res.status, `${role} ${path}`).toBe(allowed ? 200 : 403);
-        if (allowed && !path.includes("/csv") && !path.includes("export")) expect(res.headers.get("content-type"), path).toMatch(/text\/html/);
+        if (allowed && !path.includes("/csv") && !path.includes("export"))
+          expect(res.headers.get("content-type"), path).toMatch(/text\/html/);
       }
     });
   }
@@ -115,7 +128,8 @@ describe("the portal's access matrix", () => {
   });
 
   it("sends each role from / to its own start page", async () => {
-    const start = async (role: Role) => new URL((await get("/", cookies[role])).headers.get("location")!, server.url).pathname;
+    const start = async (role: Role) =>
+      new URL((await get("/", cookies[role])).headers.get("location")!, server.url).pathname;
     expect(await start("licensee")).toBe("/datasets");
     expect(await start("reviewer")).toBe("/review/overview");
     expect(await start("admin")).toBe("/admin/organizations");
@@ -137,13 +151,20 @@ describe("the security headers of portal pages", () => {
   /** The nonce of a response's policy, after checking the policy itself. */
   const checkedNonce = (res: Response, path: string): string => {
     const policy = res.headers.get("content-security-policy") ?? "";
-    const scriptSrc = policy.split(";").map((d) => d.trim()).find((d) => d.startsWith("script-src ")) ?? "";
+    const scriptSrc =
+      policy
+        .split(";")
+        .map((d) => d.trim())
+        .find((d) => d.startsWith("script-src ")) ?? "";
     expect(scriptSrc, path).toMatch(/^script-src 'self' 'nonce-[A-Za-z0-9+/]{22}==' 'strict-dynamic'$/);
     expect(policy, path).toContain("frame-ancestors 'none'");
     expect(policy, path).toContain("object-src 'none'");
     expect(policy, path).toContain("base-uri 'none'");
     // The player's video comes from the store's signed URLs: that origin, and nothing broader.
-    expect(policy.split(";").map((d) => d.trim()), path).toContain(`media-src ${presignedOrigin(storeLocation())}`);
+    expect(
+      policy.split(";").map((d) => d.trim()),
+      path,
+    ).toContain(`media-src ${presignedOrigin(storeLocation())}`);
     expect(policy, path).not.toContain("unsafe-eval");
     expect(res.headers.get("x-frame-options"), path).toBe("DENY");
     expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
@@ -156,8 +177,12 @@ describe("the security headers of portal pages", () => {
       ["/login", undefined],
       ["/docs/api", undefined],
       ["/no-such-page", cookies.licensee],
-      ...pages.filter((p) => mayEnter(users.licensee!, p.area) && !/csv|export/.test(p.path)).map((p): [string, string | undefined] => [p.path, cookies.licensee]),
-      ...pages.filter((p) => mayEnter(users.admin!, p.area) && !/csv|export/.test(p.path)).map((p): [string, string | undefined] => [p.path, cookies.admin]),
+      ...pages
+        .filter((p) => mayEnter(users.licensee!, p.area) && !/csv|export/.test(p.path))
+        .map((p): [string, string | undefined] => [p.path, cookies.licensee]),
+      ...pages
+        .filter((p) => mayEnter(users.admin!, p.area) && !/csv|export/.test(p.path))
+        .map((p): [string, string | undefined] => [p.path, cookies.admin]),
     ];
     for (const [path, cookie] of visits) {
       const res = await get(path, cookie);
@@ -193,7 +218,10 @@ describe("the security headers of portal pages", () => {
       const policy = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
       expect(policy, path).toContain("frame-ancestors 'none'");
       expect(policy, path).toContain("default-src 'none'");
-      expect(policy.some((d) => d.startsWith("script-src")), path).toBe(false);
+      expect(
+        policy.some((d) => d.startsWith("script-src")),
+        path,
+      ).toBe(false);
       expect(res.headers.get("x-frame-options"), path).toBe("DENY");
       expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
     }

@@ -25,7 +25,12 @@ afterAll(async () => {
 
 async function newUser(role: UserRole = "licensee"): Promise<string> {
   const email = `${uniqueId("s")}@signin.example`;
-  await createUser(operatorCtx(), { email, role, organizationId: role === "licensee" ? (await createTestOrg()).id : null, password: PASSWORD });
+  await createUser(operatorCtx(), {
+    email,
+    role,
+    organizationId: role === "licensee" ? (await createTestOrg()).id : null,
+    password: PASSWORD,
+  });
   return email;
 }
 
@@ -41,7 +46,8 @@ describe("portal sign-in", () => {
 
   it("locks an account after SIGNIN_FAILURES_PER_MINUTE failures, from any address, without locking others", async () => {
     const [email, other] = [await newUser(), await newUser()];
-    for (let i = 0; i < 3; i++) expect((await attemptSignIn(server.url, email, `wrong ${i}`, randomIp())).ok).toBe(false);
+    for (let i = 0; i < 3; i++)
+      expect((await attemptSignIn(server.url, email, `wrong ${i}`, randomIp())).ok).toBe(false);
     const locked = await attemptSignIn(server.url, email, PASSWORD, randomIp());
     expect(locked.ok).toBe(false);
     expect(locked.location).toContain("code=rate_limited");
@@ -50,7 +56,10 @@ describe("portal sign-in", () => {
 
   it("stops an address after AUTH_FAILURES_PER_MINUTE failures across accounts, without stopping other addresses", async () => {
     const ip = randomIp();
-    for (let i = 0; i < 6; i++) expect((await attemptSignIn(server.url, `guess-${i}-${uniqueId("g")}@signin.example`, "guess", ip)).ok).toBe(false);
+    for (let i = 0; i < 6; i++)
+      expect((await attemptSignIn(server.url, `guess-${i}-${uniqueId("g")}@signin.example`, "guess", ip)).ok).toBe(
+        false,
+      );
     const email = await newUser();
     const blocked = await attemptSignIn(server.url, email, PASSWORD, ip);
     expect(blocked.ok).toBe(false);
@@ -61,11 +70,15 @@ describe("portal sign-in", () => {
   it("lets a user created with `das-admin user create` sign in with the password given on stdin", async () => {
     const email = `${uniqueId("cli")}@signin.example`;
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "scripts/bin/das-admin.mjs"), "user", "create", email, "--role", "reviewer"], {
-        cwd: PROJECT_ROOT,
-        env: process.env,
-        stdio: ["pipe", "ignore", "ignore"],
-      });
+      const child = spawn(
+        process.execPath,
+        [path.join(PROJECT_ROOT, "scripts/bin/das-admin.mjs"), "user", "create", email, "--role", "reviewer"],
+        {
+          cwd: PROJECT_ROOT,
+          env: process.env,
+          stdio: ["pipe", "ignore", "ignore"],
+        },
+      );
       child.on("exit", resolve);
       child.stdin!.end(`${PASSWORD}\n`);
     });
@@ -77,17 +90,26 @@ describe("portal sign-in", () => {
 
 describe("single sign-on", () => {
   it("is offered on the sign-in page only when AUTH_OIDC_ISSUER, AUTH_OIDC_ID and AUTH_OIDC_SECRET are set", async () => {
-    const withOidc = await startAppServer({ AUTH_OIDC_ISSUER: "https://idp.example.com", AUTH_OIDC_ID: "das", AUTH_OIDC_SECRET: "not-a-real-secret" });
+    const withOidc = await startAppServer({
+      AUTH_OIDC_ISSUER: "https://idp.example.com",
+      AUTH_OIDC_ID: "das",
+      AUTH_OIDC_SECRET: "not-a-real-secret",
+    });
     try {
       expect(await (await fetch(`${withOidc.url}/login`)).text()).toContain("Continue with single sign-on");
-      const providers = (await (await fetch(`${withOidc.url}/api/auth/providers`)).json()) as Record<string, { type: string }>;
+      const providers = (await (await fetch(`${withOidc.url}/api/auth/providers`)).json()) as Record<
+        string,
+        { type: string }
+      >;
       expect(Object.keys(providers).sort()).toEqual(["credentials", "oidc"]);
       expect(providers.oidc!.type).toBe("oidc");
     } finally {
       await withOidc.stop();
     }
     expect(await (await fetch(`${server.url}/login`)).text()).not.toContain("Continue with single sign-on");
-    expect(Object.keys((await (await fetch(`${server.url}/api/auth/providers`)).json()) as object)).toEqual(["credentials"]);
+    expect(Object.keys((await (await fetch(`${server.url}/api/auth/providers`)).json()) as object)).toEqual([
+      "credentials",
+    ]);
   });
 });
 
@@ -132,7 +154,9 @@ describe("where sign-in leads", () => {
   it("the sign-in form's action goes to a path on this site only: a hostile callbackUrl goes home", async () => {
     const email = await newUser();
     for (const callbackUrl of HOSTILE_CALLBACKS) {
-      const res = await postAction(server.url, "signInWithPassword", [{}, signInForm(email, callbackUrl)], { page: "/login" });
+      const res = await postAction(server.url, "signInWithPassword", [{}, signInForm(email, callbackUrl)], {
+        page: "/login",
+      });
       await res.body?.cancel();
       const target = actionRedirect(res);
       expect(target, JSON.stringify(callbackUrl)).not.toBeNull();
@@ -144,7 +168,12 @@ describe("where sign-in leads", () => {
 
   it("the sign-in form's action comes back to the page a signed-out visitor asked for", async () => {
     const email = await newUser();
-    const res = await postAction(server.url, "signInWithPassword", [{}, signInForm(email, "/datasets?outcome=failure")], { page: "/login" });
+    const res = await postAction(
+      server.url,
+      "signInWithPassword",
+      [{}, signInForm(email, "/datasets?outcome=failure")],
+      { page: "/login" },
+    );
     await res.body?.cancel();
     const target = destination(actionRedirect(res)!);
     expect(`${target.origin}${target.pathname}${target.search}`).toBe(`${server.url}/datasets?outcome=failure`);
@@ -154,7 +183,9 @@ describe("where sign-in leads", () => {
     const email = await newUser();
     /** The callback URL Auth.js keeps (in a cookie, for the return from the identity provider) when asked for `callbackUrl`. */
     const keptFor = async (callbackUrl: string) => {
-      const res = await fetch(`${server.url}/api/auth/signin?${new URLSearchParams({ callbackUrl })}`, { redirect: "manual" });
+      const res = await fetch(`${server.url}/api/auth/signin?${new URLSearchParams({ callbackUrl })}`, {
+        redirect: "manual",
+      });
       await res.body?.cancel();
       const cookie = res.headers
         .getSetCookie()
@@ -171,7 +202,9 @@ describe("where sign-in leads", () => {
       // Some of them Auth.js refuses outright (an error page, nothing kept); none is kept as anything but home.
       expect([null, home], JSON.stringify(callbackUrl)).toContain(await keptFor(callbackUrl));
     }
-    expect((await attemptSignIn(server.url, email, PASSWORD, randomIp(), "/datasets?outcome=failure")).location).toBe(new URL("/datasets?outcome=failure", home).href);
+    expect((await attemptSignIn(server.url, email, PASSWORD, randomIp(), "/datasets?outcome=failure")).location).toBe(
+      new URL("/datasets?outcome=failure", home).href,
+    );
   });
 
   it("the sign-in page never writes a hostile callbackUrl into its form", async () => {
@@ -196,11 +229,21 @@ type Access = { page: string; route: number; action: string };
 async function accessWith(cookie: string): Promise<Access> {
   const page = await fetch(`${server.url}/review/disclosures`, { redirect: "manual", headers: { cookie } });
   await page.body?.cancel();
-  const route = await fetch(`${server.url}/review/disclosures/export?format=csv`, { redirect: "manual", headers: { cookie } });
+  const route = await fetch(`${server.url}/review/disclosures/export?format=csv`, {
+    redirect: "manual",
+    headers: { cookie },
+  });
   await route.body?.cancel();
-  const action = await callAction(server.url, "requestDownload", { dataset_id: "none", version: "1.0.0" }, cookie, "/datasets/none/1.0.0");
+  const action = await callAction(
+    server.url,
+    "requestDownload",
+    { dataset_id: "none", version: "1.0.0" },
+    cookie,
+    "/datasets/none/1.0.0",
+  );
   return {
-    page: page.status === 307 ? `to ${new URL(page.headers.get("location")!, server.url).pathname}` : String(page.status),
+    page:
+      page.status === 307 ? `to ${new URL(page.headers.get("location")!, server.url).pathname}` : String(page.status),
     route: route.status,
     action: "error" in action && action.error ? action.error.code : JSON.stringify(action),
   };
@@ -213,7 +256,10 @@ const ENDED: Access = { page: "to /login", route: 401, action: "unauthorized" };
 describe("ending sessions", () => {
   it("signing out ends every session of the user: a replayed cookie is signed out everywhere at once", async () => {
     const email = await newUser("reviewer");
-    const [here, elsewhere] = [await signInOverHttp(server.url, email, PASSWORD), await signInOverHttp(server.url, email, PASSWORD)];
+    const [here, elsewhere] = [
+      await signInOverHttp(server.url, email, PASSWORD),
+      await signInOverHttp(server.url, email, PASSWORD),
+    ];
     expect(await accessWith(here)).toEqual(LIVE_REVIEWER);
     expect(await accessWith(elsewhere)).toEqual(LIVE_REVIEWER);
     const res = await postAction(server.url, "signOutAction", [], { cookie: here, page: "/review/disclosures" });
@@ -237,9 +283,13 @@ describe("ending sessions", () => {
   it("a replayed cookie of an ended session cannot sign the user out of a newer one", async () => {
     const email = await newUser("reviewer");
     const old = await signInOverHttp(server.url, email, PASSWORD);
-    await (await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })).body?.cancel();
+    await (
+      await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })
+    ).body?.cancel();
     const current = await signInOverHttp(server.url, email, PASSWORD);
-    await (await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })).body?.cancel();
+    await (
+      await postAction(server.url, "signOutAction", [], { cookie: old, page: "/review/disclosures" })
+    ).body?.cancel();
     await (await signOutOverHttp(server.url, old)).body?.cancel();
     expect(await accessWith(current)).toEqual(LIVE_REVIEWER);
   });
@@ -247,7 +297,8 @@ describe("ending sessions", () => {
   describe("by an admin", () => {
     let admin: string;
     let adminEmail: string;
-    const idOf = async (email: string) => (await getDb().$client<{ id: string }[]>`select id from users where email = ${email}`)[0]!.id;
+    const idOf = async (email: string) =>
+      (await getDb().$client<{ id: string }[]>`select id from users where email = ${email}`)[0]!.id;
     beforeAll(async () => {
       adminEmail = await newUser("admin");
       admin = await signInOverHttp(server.url, adminEmail, PASSWORD);
@@ -258,7 +309,10 @@ describe("ending sessions", () => {
       const cookie = await signInOverHttp(server.url, email, PASSWORD);
       expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
       const id = await idOf(email);
-      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({ ok: true, data: { id, email } });
+      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({
+        ok: true,
+        data: { id, email },
+      });
       expect(await accessWith(cookie)).toEqual(ENDED);
       expect((await attemptSignIn(server.url, email, PASSWORD, randomIp())).ok).toBe(false);
     });
@@ -269,7 +323,9 @@ describe("ending sessions", () => {
       expect(await accessWith(cookie)).toEqual(LIVE_REVIEWER);
       const id = await idOf(email);
       const organizationId = (await createTestOrg()).id;
-      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "licensee", organizationId }, admin)).toMatchObject({ ok: true, data: { role: "licensee" } });
+      expect(
+        await callAction(server.url, "changeUserRoleAction", { id, role: "licensee", organizationId }, admin),
+      ).toMatchObject({ ok: true, data: { role: "licensee" } });
       expect(await accessWith(cookie)).toEqual(ENDED);
       const again = await signInOverHttp(server.url, email, PASSWORD);
       expect((await accessWith(again)).page).toBe("403");
@@ -277,9 +333,18 @@ describe("ending sessions", () => {
 
     it("an admin cannot disable their own account or change their own role; an unknown user is not found", async () => {
       const id = await idOf(adminEmail);
-      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
-      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "reviewer" }, admin)).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
-      expect(await callAction(server.url, "disableUserAction", { id: "usr_missing" }, admin)).toMatchObject({ ok: false, error: { code: "not_found" } });
+      expect(await callAction(server.url, "disableUserAction", { id }, admin)).toMatchObject({
+        ok: false,
+        error: { code: "invalid_parameter" },
+      });
+      expect(await callAction(server.url, "changeUserRoleAction", { id, role: "reviewer" }, admin)).toMatchObject({
+        ok: false,
+        error: { code: "invalid_parameter" },
+      });
+      expect(await callAction(server.url, "disableUserAction", { id: "usr_missing" }, admin)).toMatchObject({
+        ok: false,
+        error: { code: "not_found" },
+      });
     });
   });
 });

@@ -15,12 +15,19 @@ function safeCallback(value: FormDataEntryValue | null): string {
 export async function signInWithPassword(_previous: SignInState, form: FormData): Promise<SignInState> {
   const email = String(form.get("email") ?? "");
   try {
-    await signIn("credentials", { email, password: String(form.get("password") ?? ""), redirectTo: safeCallback(form.get("callbackUrl")) });
+    await signIn("credentials", {
+      email,
+      password: String(form.get("password") ?? ""),
+      redirectTo: safeCallback(form.get("callbackUrl")),
+    });
     return {};
   } catch (error) {
     unstable_rethrow(error); // the redirect that a successful sign-in throws
     if (error instanceof CredentialsSignin && error.code === "rate_limited") {
-      return { email, error: "Too many failed attempts for this account or from this network. Wait a minute and try again." };
+      return {
+        email,
+        error: "Too many failed attempts for this account or from this network. Wait a minute and try again.",
+      };
     }
     if (error instanceof AuthError) return { email, error: "That email and password do not match an active account." };
     throw error;

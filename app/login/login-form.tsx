@@ -17,7 +17,15 @@ export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
       ) : null}
       <input type="hidden" name="callbackUrl" value={callbackUrl} />
       <Field label="Email" htmlFor="email">
-        <Input id="email" name="email" type="email" autoComplete="username" required defaultValue={state.email} autoFocus />
+        <Input
+          id="email"
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          defaultValue={state.email}
+          autoFocus
+        />
       </Field>
       <Field label="Password" htmlFor="password">
         <Input id="password" name="password" type="password" autoComplete="current-password" required />

@@ -24,7 +24,10 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
     <main className="flex min-h-screen items-center justify-center px-4 py-12">
       <div className="w-full max-w-sm">
         <div className="mb-6 flex flex-col items-center text-center">
-          <span aria-hidden="true" className="grid h-10 w-10 place-items-center rounded-lg bg-brand-600 text-sm font-bold text-white">
+          <span
+            aria-hidden="true"
+            className="grid h-10 w-10 place-items-center rounded-lg bg-brand-600 text-sm font-bold text-white"
+          >
             DA
           </span>
           <h1 className="mt-3 text-xl font-semibold text-slate-900">Sign in to Dataset Access</h1>

@@ -2,7 +2,15 @@ import { Alert } from "../ui/alert";
 import type { ActionFailure } from "./use-admin-action";
 
 /** An action's error as the portal shows every error: the message, and the request id to quote. */
-export function ActionError({ title, failure, className }: { title: string; failure: ActionFailure; className?: string }) {
+export function ActionError({
+  title,
+  failure,
+  className,
+}: {
+  title: string;
+  failure: ActionFailure;
+  className?: string;
+}) {
   return (
     <Alert kind="error" title={title} className={className}>
       {failure.message}

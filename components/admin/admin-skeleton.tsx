@@ -1,5 +1,15 @@
 /** What an admin page looks like while its lists load: header, a form card and a table, as grey blocks. */
-export function AdminSkeleton({ label, form = true, stats = false, rows = 6 }: { label: string; form?: boolean; stats?: boolean; rows?: number }) {
+export function AdminSkeleton({
+  label,
+  form = true,
+  stats = false,
+  rows = 6,
+}: {
+  label: string;
+  form?: boolean;
+  stats?: boolean;
+  rows?: number;
+}) {
   const bar = "rounded bg-slate-200";
   return (
     <div role="status" aria-label={`Loading ${label}`} className="animate-pulse">

@@ -14,4 +14,5 @@ export const AUDIT_LABELS: Record<AuditAction, { label: string; tone: Tone }> = 
 };
 
 /** An action's label; a name outside the table (a row older than it) shows as written. */
-export const auditAction = (action: string) => AUDIT_LABELS[action as AuditAction] ?? { label: action, tone: "neutral" as const };
+export const auditAction = (action: string) =>
+  AUDIT_LABELS[action as AuditAction] ?? { label: action, tone: "neutral" as const };

@@ -49,9 +49,32 @@ const COLUMNS: ColumnDef<AuditRecord, unknown>[] = [
       </span>
     ),
   },
-  { accessorKey: "summary", header: "Details", cell: ({ row }) => (row.original.summary ? <span className="block min-w-48 max-w-xs whitespace-normal text-slate-600">{row.original.summary}</span> : <span className="text-slate-400">—</span>) },
+  {
+    accessorKey: "summary",
+    header: "Details",
+    cell: ({ row }) =>
+      row.original.summary ? (
+        <span className="block min-w-48 max-w-xs whitespace-normal text-slate-600">{row.original.summary}</span>
+      ) : (
+        <span className="text-slate-400">—</span>
+      ),
+  },
 ];
 
-export function AuditTable({ entries, empty = "No admin actions recorded yet." }: { entries: AuditRecord[]; empty?: string }) {
-  return <DataTable caption="Admin audit entries, newest first" data={entries} columns={COLUMNS} rowId={(e) => String(e.id)} empty={empty} />;
+export function AuditTable({
+  entries,
+  empty = "No admin actions recorded yet.",
+}: {
+  entries: AuditRecord[];
+  empty?: string;
+}) {
+  return (
+    <DataTable
+      caption="Admin audit entries, newest first"
+      data={entries}
+      columns={COLUMNS}
+      rowId={(e) => String(e.id)}
+      empty={empty}
+    />
+  );
 }

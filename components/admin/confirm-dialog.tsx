@@ -43,7 +43,17 @@ export type ConfirmedAction<Target, I, T> = {
 };
 
 /** The row's button that opens the confirmation; its accessible name says which row. */
-export function ConfirmTrigger<Target>({ control, target, label, name }: { control: { ask: (target: Target) => void }; target: Target; label: string; name: string }) {
+export function ConfirmTrigger<Target>({
+  control,
+  target,
+  label,
+  name,
+}: {
+  control: { ask: (target: Target) => void };
+  target: Target;
+  label: string;
+  name: string;
+}) {
   return (
     <Button variant="secondary" size="sm" onClick={() => control.ask(target)} aria-label={name}>
       {label}
@@ -112,7 +122,12 @@ export function ConfirmDialog<Target, I, T>({
         <Button data-cancel variant="secondary" onClick={close} disabled={pending}>
           Cancel
         </Button>
-        <Button variant="danger" onClick={() => target !== null && control.confirm(input(target))} disabled={pending} aria-busy={pending || undefined}>
+        <Button
+          variant="danger"
+          onClick={() => target !== null && control.confirm(input(target))}
+          disabled={pending}
+          aria-busy={pending || undefined}
+        >
           {pending ? pendingLabel : confirmLabel}
         </Button>
       </div>

@@ -9,7 +9,15 @@ import { formatDate } from "../ui/format";
 export type IssuedKeyView = { id: string; secret: string; prefix: string; name: string; expires_at: string | null };
 
 /** The one showing of a new key's secret: prominent, copyable, and gone once dismissed or reloaded. */
-export function IssuedSecret({ issued, organization, onDone }: { issued: IssuedKeyView; organization: string; onDone: () => void }) {
+export function IssuedSecret({
+  issued,
+  organization,
+  onDone,
+}: {
+  issued: IssuedKeyView;
+  organization: string;
+  onDone: () => void;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   const [origin, setOrigin] = useState("");
   useEffect(() => {
@@ -18,16 +26,28 @@ export function IssuedSecret({ issued, organization, onDone }: { issued: IssuedK
   }, []);
   const example = `curl -H "Authorization: Bearer ${issued.secret}" ${origin}/api/v1/datasets`;
   return (
-    <div role="region" aria-labelledby="issued-heading" className="rounded-lg bg-emerald-50 p-4 ring-1 ring-inset ring-emerald-300 sm:p-5">
-      <h3 id="issued-heading" ref={heading} tabIndex={-1} className="text-base font-semibold text-emerald-950 focus:outline-none">
+    <div
+      role="region"
+      aria-labelledby="issued-heading"
+      className="rounded-lg bg-emerald-50 p-4 ring-1 ring-inset ring-emerald-300 sm:p-5"
+    >
+      <h3
+        id="issued-heading"
+        ref={heading}
+        tabIndex={-1}
+        className="text-base font-semibold text-emerald-950 focus:outline-none"
+      >
         Key “{issued.name}” issued for {organization}
       </h3>
       <p className="mt-2 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-inset ring-amber-300">
-        <strong className="font-semibold">Copy the secret now: you will not see it again.</strong> Only a hash of it is stored, so it cannot be shown or recovered later. If
-        it is lost, revoke the key and issue a new one.
+        <strong className="font-semibold">Copy the secret now: you will not see it again.</strong> Only a hash of it is
+        stored, so it cannot be shown or recovered later. If it is lost, revoke the key and issue a new one.
       </p>
       <div className="mt-3 flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code aria-label="API key secret" className="block min-w-0 flex-1 break-all rounded-md bg-white px-3 py-2.5 font-mono text-sm text-slate-900 ring-1 ring-inset ring-emerald-300 select-all">
+        <code
+          aria-label="API key secret"
+          className="block min-w-0 flex-1 break-all rounded-md bg-white px-3 py-2.5 font-mono text-sm text-slate-900 ring-1 ring-inset ring-emerald-300 select-all"
+        >
           {issued.secret}
         </code>
         <CopyButton value={issued.secret} label="Copy secret" />

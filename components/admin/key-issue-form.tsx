@@ -15,10 +15,21 @@ import { useAdminAction, type AdminAction } from "./use-admin-action";
 export type LicensedVersion = { organization_id: string; dataset_id: string; dataset_title: string; version: string };
 
 const ORDER = ["key-organization", "key-name"];
-const EXPIRY_LABELS: Record<string, string> = { never: "Never", 7: "7 days", 30: "30 days", 90: "90 days", 365: "1 year" };
+const EXPIRY_LABELS: Record<string, string> = {
+  never: "Never",
+  7: "7 days",
+  30: "30 days",
+  90: "90 days",
+  365: "1 year",
+};
 const EXPIRY_CHOICES = ["never", ...KEY_EXPIRY_DAYS.map(String)];
 
-type NewKey = { organizationId: string; name: string; expiresInDays: number | null; scope: { datasetId: string; version: string }[] };
+type NewKey = {
+  organizationId: string;
+  name: string;
+  expiresInDays: number | null;
+  scope: { datasetId: string; version: string }[];
+};
 
 export function KeyIssueForm({
   organizations,
@@ -44,7 +55,10 @@ export function KeyIssueForm({
   resetRef.current = issue.reset;
   // The secret lives in this component's memory only: leaving the page forgets it.
   useEffect(() => () => resetRef.current(), []);
-  const choices = useMemo(() => licensed.filter((l) => l.organization_id === organizationId), [licensed, organizationId]);
+  const choices = useMemo(
+    () => licensed.filter((l) => l.organization_id === organizationId),
+    [licensed, organizationId],
+  );
   const issued = issue.result && !issue.isPending ? issue.result : undefined;
   if (issued) {
     const org = organizations.find((o) => o.id === organizationId);
@@ -81,7 +95,12 @@ export function KeyIssueForm({
   return (
     <form onSubmit={submit} noValidate className="space-y-5">
       <div className="grid gap-4 sm:grid-cols-2">
-        <Field label="Organisation" htmlFor="key-organization" error={errors["key-organization"]} hint="The key acts for this organisation and sees its licences.">
+        <Field
+          label="Organisation"
+          htmlFor="key-organization"
+          error={errors["key-organization"]}
+          hint="The key acts for this organisation and sees its licences."
+        >
           <Select
             {...invalidProps("key-organization", errors)}
             value={organizationId}
@@ -94,8 +113,21 @@ export function KeyIssueForm({
             <OrganizationOptions organizations={organizations} none="Choose an organisation…" />
           </Select>
         </Field>
-        <Field label="Name" htmlFor="key-name" error={errors["key-name"]} hint="Where the key is used, so it can be recognised later.">
-          <Input {...invalidProps("key-name", errors)} value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" required maxLength={KEY_NAME_MAX} placeholder="e.g. training cluster" />
+        <Field
+          label="Name"
+          htmlFor="key-name"
+          error={errors["key-name"]}
+          hint="Where the key is used, so it can be recognised later."
+        >
+          <Input
+            {...invalidProps("key-name", errors)}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            autoComplete="off"
+            required
+            maxLength={KEY_NAME_MAX}
+            placeholder="e.g. training cluster"
+          />
         </Field>
       </div>
       <fieldset>
@@ -106,35 +138,51 @@ export function KeyIssueForm({
               key={choice}
               className="flex cursor-pointer items-center gap-2 rounded-md px-3 py-1.5 text-sm text-slate-700 ring-1 ring-inset ring-slate-300 has-checked:bg-brand-50 has-checked:text-brand-700 has-checked:ring-brand-600 has-focus-visible:outline-2 has-focus-visible:outline-offset-2 has-focus-visible:outline-brand-600"
             >
-              <input type="radio" name="key-expiry" value={choice} checked={expiry === choice} onChange={() => setExpiry(choice)} className="sr-only" />
+              <input
+                type="radio"
+                name="key-expiry"
+                value={choice}
+                checked={expiry === choice}
+                onChange={() => setExpiry(choice)}
+                className="sr-only"
+              />
               {EXPIRY_LABELS[choice]}
             </label>
           ))}
         </div>
-        <p className="mt-1 text-xs text-slate-500">{expiresOn ? `The key stops working on ${expiresOn} (UTC).` : "The key works until it is revoked."}</p>
+        <p className="mt-1 text-xs text-slate-500">
+          {expiresOn ? `The key stops working on ${expiresOn} (UTC).` : "The key works until it is revoked."}
+        </p>
       </fieldset>
       <fieldset>
         <legend className="text-sm font-medium text-slate-700">Scope</legend>
         <p className="mt-0.5 text-xs text-slate-500">
-          Leave every box clear for a key that reaches all of the organisation’s licences, including ones granted later. Tick versions to narrow the key to them.
+          Leave every box clear for a key that reaches all of the organisation’s licences, including ones granted later.
+          Tick versions to narrow the key to them.
         </p>
         {!organizationId ? (
           <p className="mt-2 text-sm text-slate-500">Choose an organisation to see its licensed versions.</p>
         ) : choices.length === 0 ? (
           <Alert kind="warning" className="mt-2">
-            This organisation holds no licence yet, so the key will reach nothing until one is granted on the Licences page.
+            This organisation holds no licence yet, so the key will reach nothing until one is granted on the Licences
+            page.
           </Alert>
         ) : (
           <div className="mt-2 grid gap-2 sm:grid-cols-2 lg:grid-cols-3">
             {choices.map((l) => {
               const key = `${l.dataset_id}@${l.version}`;
               return (
-                <label key={key} className="flex items-start gap-2 rounded-md px-3 py-2 text-sm ring-1 ring-inset ring-slate-200 has-checked:bg-brand-50/60 has-checked:ring-brand-300">
+                <label
+                  key={key}
+                  className="flex items-start gap-2 rounded-md px-3 py-2 text-sm ring-1 ring-inset ring-slate-200 has-checked:bg-brand-50/60 has-checked:ring-brand-300"
+                >
                   <input
                     type="checkbox"
                     className="mt-0.5 h-4 w-4 rounded border-slate-300 accent-brand-600"
                     checked={scope.includes(key)}
-                    onChange={(e) => setScope((now) => (e.target.checked ? [...now, key] : now.filter((k) => k !== key)))}
+                    onChange={(e) =>
+                      setScope((now) => (e.target.checked ? [...now, key] : now.filter((k) => k !== key)))
+                    }
                   />
                   <span>
                     <span className="font-mono font-medium text-slate-900">{key}</span>
@@ -145,12 +193,18 @@ export function KeyIssueForm({
             })}
           </div>
         )}
-        {scope.length ? <p className="mt-2 text-xs text-slate-600">Narrowed to {scope.length} version{scope.length === 1 ? "" : "s"}.</p> : null}
+        {scope.length ? (
+          <p className="mt-2 text-xs text-slate-600">
+            Narrowed to {scope.length} version{scope.length === 1 ? "" : "s"}.
+          </p>
+        ) : null}
       </fieldset>
       <Button type="submit" disabled={issue.isPending} aria-busy={issue.isPending || undefined}>
         {issue.isPending ? "Issuing…" : "Issue key"}
       </Button>
-      <div aria-live="polite">{issue.failure ? <ActionError title="The key was not issued" failure={issue.failure} /> : null}</div>
+      <div aria-live="polite">
+        {issue.failure ? <ActionError title="The key was not issued" failure={issue.failure} /> : null}
+      </div>
     </form>
   );
 }

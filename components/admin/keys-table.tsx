@@ -57,7 +57,10 @@ const COLUMNS: ColumnDef<KeyRecord, unknown>[] = [
         <ul className="flex max-w-xs flex-wrap gap-1" aria-label="Narrowed to">
           {row.original.scope.map((s) => (
             <li key={`${s.dataset_id}@${s.version}`}>
-              <Badge tone={s.licensed ? "blue" : "neutral"} className={s.licensed ? "font-mono" : "font-mono line-through"}>
+              <Badge
+                tone={s.licensed ? "blue" : "neutral"}
+                className={s.licensed ? "font-mono" : "font-mono line-through"}
+              >
                 <span title={s.licensed ? undefined : "The organisation's licence for this version was revoked"}>
                   {s.dataset_id}@{s.version}
                   {s.licensed ? null : <TableSrOnly> (licence revoked)</TableSrOnly>}
@@ -81,16 +84,38 @@ const COLUMNS: ColumnDef<KeyRecord, unknown>[] = [
       </span>
     ),
   },
-  { accessorKey: "expires_at", header: "Expires", cell: ({ row }) => (row.original.expires_at ? <span className="tabular-nums">{formatDate(row.original.expires_at)}</span> : dim("never")) },
+  {
+    accessorKey: "expires_at",
+    header: "Expires",
+    cell: ({ row }) =>
+      row.original.expires_at ? (
+        <span className="tabular-nums">{formatDate(row.original.expires_at)}</span>
+      ) : (
+        dim("never")
+      ),
+  },
   {
     accessorKey: "last_used_at",
     header: "Last used",
-    cell: ({ row }) => (row.original.last_used_at ? <span className="tabular-nums">{formatDateTime(row.original.last_used_at)}</span> : dim("never")),
+    cell: ({ row }) =>
+      row.original.last_used_at ? (
+        <span className="tabular-nums">{formatDateTime(row.original.last_used_at)}</span>
+      ) : (
+        dim("never")
+      ),
   },
 ];
 
 /** Every key with its status; keys not yet revoked can be revoked after a confirmation. */
-export function KeysTable({ keys, empty, revoke: revokeAction }: { keys: KeyRecord[]; empty: string; revoke: AdminAction<{ id: string }, { id: string; prefix: string }> }) {
+export function KeysTable({
+  keys,
+  empty,
+  revoke: revokeAction,
+}: {
+  keys: KeyRecord[];
+  empty: string;
+  revoke: AdminAction<{ id: string }, { id: string; prefix: string }>;
+}) {
   const revoke = useConfirmedAction<KeyRecord, { id: string }, { id: string; prefix: string }>(revokeAction);
   const columns: ColumnDef<KeyRecord, unknown>[] = [
     ...COLUMNS,
@@ -99,7 +124,12 @@ export function KeysTable({ keys, empty, revoke: revokeAction }: { keys: KeyReco
       header: () => <TableSrOnly>Actions</TableSrOnly>,
       cell: ({ row }) =>
         row.original.status === "revoked" ? null : (
-          <ConfirmTrigger control={revoke} target={row.original} label="Revoke" name={`Revoke key ${row.original.name} (${row.original.prefix})`} />
+          <ConfirmTrigger
+            control={revoke}
+            target={row.original}
+            label="Revoke"
+            name={`Revoke key ${row.original.name} (${row.original.prefix})`}
+          />
         ),
     },
   ];
@@ -108,17 +138,26 @@ export function KeysTable({ keys, empty, revoke: revokeAction }: { keys: KeyReco
       <div aria-live="polite">
         {revoke.done ? (
           <Alert kind="success">
-            Key <span className="font-mono">{revoke.done.prefix}…</span> is revoked: requests with it are refused with 401 from now on.
+            Key <span className="font-mono">{revoke.done.prefix}…</span> is revoked: requests with it are refused with
+            401 from now on.
           </Alert>
         ) : null}
       </div>
       <DataTable caption="API keys, newest first" data={keys} columns={columns} rowId={(k) => k.id} empty={empty} />
-      <ConfirmDialog control={revoke} title="Revoke this API key?" confirmLabel="Revoke key" pendingLabel="Revoking…" failureTitle="The key was not revoked" input={(k) => ({ id: k.id })}>
+      <ConfirmDialog
+        control={revoke}
+        title="Revoke this API key?"
+        confirmLabel="Revoke key"
+        pendingLabel="Revoking…"
+        failureTitle="The key was not revoked"
+        input={(k) => ({ id: k.id })}
+      >
         {(target) => (
           <>
             <p>
-              <span className="font-semibold text-slate-900">“{target.name}”</span> (<span className="font-mono text-slate-900">{target.prefix}…</span>) of{" "}
-              {target.organization_name} stops working at once: every request with it gets <span className="font-mono">401 unauthorized</span>.
+              <span className="font-semibold text-slate-900">“{target.name}”</span> (
+              <span className="font-mono text-slate-900">{target.prefix}…</span>) of {target.organization_name} stops
+              working at once: every request with it gets <span className="font-mono">401 unauthorized</span>.
             </p>
             <p>This cannot be undone. Clients that still need access need a new key.</p>
           </>

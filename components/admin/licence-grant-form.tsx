@@ -58,12 +58,27 @@ export function LicenceGrantForm({
     <form onSubmit={submit} noValidate className="space-y-4">
       <div className="grid gap-4 sm:grid-cols-2">
         <Field label="Organisation" htmlFor="licence-organization" error={errors["licence-organization"]}>
-          <Select {...invalidProps("licence-organization", errors)} value={organizationId} onChange={(e) => setOrganizationId(e.target.value)} required>
+          <Select
+            {...invalidProps("licence-organization", errors)}
+            value={organizationId}
+            onChange={(e) => setOrganizationId(e.target.value)}
+            required
+          >
             <OrganizationOptions organizations={organizations} none="Choose an organisation…" />
           </Select>
         </Field>
-        <Field label="Dataset version" htmlFor="licence-version" error={errors["licence-version"]} hint="A licence covers one version; newer versions need their own.">
-          <Select {...invalidProps("licence-version", errors)} value={target} onChange={(e) => setTarget(e.target.value)} required>
+        <Field
+          label="Dataset version"
+          htmlFor="licence-version"
+          error={errors["licence-version"]}
+          hint="A licence covers one version; newer versions need their own."
+        >
+          <Select
+            {...invalidProps("licence-version", errors)}
+            value={target}
+            onChange={(e) => setTarget(e.target.value)}
+            required
+          >
             <option value="">Choose a dataset version…</option>
             {datasets.map((group) => (
               <optgroup key={group[0]!.dataset_id} label={`${group[0]!.dataset_title} (${group[0]!.dataset_id})`}>
@@ -71,7 +86,8 @@ export function LicenceGrantForm({
                   const key = versionKey(v.dataset_id, v.version);
                   return (
                     <option key={key} value={key} disabled={isHeld(key)}>
-                      {v.version} · released {formatDate(v.released_at)} · {formatNumber(v.episode_count)} episodes{isHeld(key) ? " · already licensed" : ""}
+                      {v.version} · released {formatDate(v.released_at)} · {formatNumber(v.episode_count)} episodes
+                      {isHeld(key) ? " · already licensed" : ""}
                     </option>
                   );
                 })}
@@ -80,16 +96,26 @@ export function LicenceGrantForm({
           </Select>
         </Field>
       </div>
-      <Button type="submit" disabled={grant.isPending || versions.length === 0} aria-busy={grant.isPending || undefined}>
+      <Button
+        type="submit"
+        disabled={grant.isPending || versions.length === 0}
+        aria-busy={grant.isPending || undefined}
+      >
         {grant.isPending ? "Granting…" : "Grant licence"}
       </Button>
       <div aria-live="polite">
-        {versions.length === 0 ? <Alert kind="info">No dataset versions are imported yet. Import one with das-admin import, then grant it here.</Alert> : null}
+        {versions.length === 0 ? (
+          <Alert kind="info">
+            No dataset versions are imported yet. Import one with das-admin import, then grant it here.
+          </Alert>
+        ) : null}
         {grant.failure ? <ActionError title="The licence was not granted" failure={grant.failure} /> : null}
         {granted ? (
           <Alert kind="success">
-            {granted.created ? "Granted" : "Already held:"} <span className="font-mono">{versionKey(granted.datasetId, granted.version)}</span> to{" "}
-            <span className="font-semibold">{grantedOrg?.name ?? granted.organizationId}</span>. Its members and keys can use it now.
+            {granted.created ? "Granted" : "Already held:"}{" "}
+            <span className="font-mono">{versionKey(granted.datasetId, granted.version)}</span> to{" "}
+            <span className="font-semibold">{grantedOrg?.name ?? granted.organizationId}</span>. Its members and keys
+            can use it now.
           </Alert>
         ) : null}
       </div>

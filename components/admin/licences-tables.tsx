@@ -33,7 +33,11 @@ const datasetCell: ColumnDef<LicenceRecord, unknown> = {
     </span>
   ),
 };
-const versionCell: ColumnDef<LicenceRecord, unknown> = { accessorKey: "version", header: "Version", cell: ({ row }) => <span className="font-mono font-medium">{row.original.version}</span> };
+const versionCell: ColumnDef<LicenceRecord, unknown> = {
+  accessorKey: "version",
+  header: "Version",
+  cell: ({ row }) => <span className="font-mono font-medium">{row.original.version}</span>,
+};
 const time = (value: string) => (
   <time dateTime={value} className="tabular-nums">
     {formatDateTime(value)}
@@ -46,7 +50,11 @@ const REVOKED_COLUMNS: ColumnDef<LicenceRecord, unknown>[] = [
   versionCell,
   { accessorKey: "granted_at", header: "Granted", cell: ({ row }) => time(row.original.granted_at) },
   { accessorKey: "revoked_at", header: "Revoked", cell: ({ row }) => time(row.original.revoked_at!) },
-  { accessorKey: "id", header: "Licence id", cell: ({ row }) => <span className="font-mono text-xs text-slate-500">{row.original.id}</span> },
+  {
+    accessorKey: "id",
+    header: "Licence id",
+    cell: ({ row }) => <span className="font-mono text-xs text-slate-500">{row.original.id}</span>,
+  },
 ];
 
 /** Active licences, each revocable after a confirmation, and the revoked ones kept for the record. */
@@ -88,9 +96,15 @@ export function LicencesTables({
       <div aria-live="polite">
         {done ? (
           <Alert kind="success">
-            Revoked <span className="font-mono">{done.datasetId}@{done.version}</span> for{" "}
-            <span className="font-semibold">{licences.find((l) => l.id === done.id)?.organization_name ?? done.organizationId}</span>. Its keys and members lost access at once; earlier
-            disclosures still name the licence.
+            Revoked{" "}
+            <span className="font-mono">
+              {done.datasetId}@{done.version}
+            </span>{" "}
+            for{" "}
+            <span className="font-semibold">
+              {licences.find((l) => l.id === done.id)?.organization_name ?? done.organizationId}
+            </span>
+            . Its keys and members lost access at once; earlier disclosures still name the licence.
           </Alert>
         ) : null}
       </div>
@@ -100,9 +114,19 @@ export function LicencesTables({
         count={active.length}
         filters={filters}
         filtered={filtered}
-        empty={<EmptyState title="No active licences">Grant one above: an organisation sees nothing until it holds a licence.</EmptyState>}
+        empty={
+          <EmptyState title="No active licences">
+            Grant one above: an organisation sees nothing until it holds a licence.
+          </EmptyState>
+        }
       >
-        <DataTable caption="Active licences" data={active} columns={columns} rowId={(l) => l.id} empty="This organisation holds no active licence." />
+        <DataTable
+          caption="Active licences"
+          data={active}
+          columns={columns}
+          rowId={(l) => l.id}
+          empty="This organisation holds no active licence."
+        />
       </AdminListSection>
       <AdminListSection
         id="revoked-heading"
@@ -110,7 +134,13 @@ export function LicencesTables({
         count={revoked.length}
         description="Kept for the record: the disclosure log names the licence under which each download was made."
       >
-        <DataTable caption="Revoked licences" data={revoked} columns={REVOKED_COLUMNS} rowId={(l) => l.id} empty="No licence has been revoked." />
+        <DataTable
+          caption="Revoked licences"
+          data={revoked}
+          columns={REVOKED_COLUMNS}
+          rowId={(l) => l.id}
+          empty="No licence has been revoked."
+        />
       </AdminListSection>
       <ConfirmDialog
         control={revoke}
@@ -127,9 +157,13 @@ export function LicencesTables({
               <span className="font-mono text-slate-900">
                 {target.dataset_id}@{target.version}
               </span>{" "}
-              at once: its members and API keys can no longer list, read or download it, and keys narrowed to it reach one version fewer.
+              at once: its members and API keys can no longer list, read or download it, and keys narrowed to it reach
+              one version fewer.
             </p>
-            <p>Links already handed out stay valid until they expire (at most 15 minutes). You can grant the version again later.</p>
+            <p>
+              Links already handed out stay valid until they expire (at most 15 minutes). You can grant the version
+              again later.
+            </p>
           </>
         )}
       </ConfirmDialog>

@@ -33,7 +33,10 @@ export function RecentActivity({ entries }: { entries: AuditRecord[] }) {
                   {entry.target_label}
                 </span>
                 <span className="text-slate-500">
-                  by {entry.actor_label} · <time dateTime={entry.occurred_at} className="tabular-nums">{formatDateTime(entry.occurred_at)}</time>
+                  by {entry.actor_label} ·{" "}
+                  <time dateTime={entry.occurred_at} className="tabular-nums">
+                    {formatDateTime(entry.occurred_at)}
+                  </time>
                 </span>
               </li>
             );

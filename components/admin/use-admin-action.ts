@@ -31,7 +31,11 @@ export function useAdminAction<I, T>(action: AdminAction<I, T>, onSuccess?: (dat
     mutation.data && !mutation.data.ok
       ? mutation.data.error
       : mutation.error
-        ? { code: "unavailable", message: "The server could not be reached. Check your connection and try again.", request_id: "" }
+        ? {
+            code: "unavailable",
+            message: "The server could not be reached. Check your connection and try again.",
+            request_id: "",
+          }
         : null;
   return { ...mutation, failure, result: mutation.data?.ok ? mutation.data.data : undefined };
 }

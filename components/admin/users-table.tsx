@@ -26,7 +26,11 @@ const COLUMNS: ColumnDef<UserRecord, unknown>[] = [
       </span>
     ),
   },
-  { accessorKey: "role", header: "Role", cell: ({ row }) => <Badge tone={ROLE_TONES[row.original.role]}>{row.original.role}</Badge> },
+  {
+    accessorKey: "role",
+    header: "Role",
+    cell: ({ row }) => <Badge tone={ROLE_TONES[row.original.role]}>{row.original.role}</Badge>,
+  },
   {
     accessorKey: "organization_slug",
     header: "Organisation",
@@ -40,12 +44,20 @@ const COLUMNS: ColumnDef<UserRecord, unknown>[] = [
         <span className="text-slate-400">—</span>
       ),
   },
-  { accessorKey: "created_at", header: "Created", cell: ({ row }) => <span className="tabular-nums">{formatDate(row.original.created_at)}</span> },
+  {
+    accessorKey: "created_at",
+    header: "Created",
+    cell: ({ row }) => <span className="tabular-nums">{formatDate(row.original.created_at)}</span>,
+  },
   {
     accessorKey: "disabled_at",
     header: "Status",
     cell: ({ row }) =>
-      row.original.disabled_at ? <Badge tone="red">disabled {formatDate(row.original.disabled_at)}</Badge> : <Badge tone="green">active</Badge>,
+      row.original.disabled_at ? (
+        <Badge tone="red">disabled {formatDate(row.original.disabled_at)}</Badge>
+      ) : (
+        <Badge tone="green">active</Badge>
+      ),
   },
 ];
 
@@ -84,11 +96,20 @@ export function UsersTable({
           <span className="flex gap-2">
             <ConfirmTrigger
               control={change}
-              target={{ user: row.original, role: row.original.role, organizationId: row.original.organization_id ?? "" }}
+              target={{
+                user: row.original,
+                role: row.original.role,
+                organizationId: row.original.organization_id ?? "",
+              }}
               label="Change role"
               name={`Change the role of ${row.original.email}`}
             />
-            <ConfirmTrigger control={disable} target={row.original} label="Disable" name={`Disable ${row.original.email}`} />
+            <ConfirmTrigger
+              control={disable}
+              target={row.original}
+              label="Disable"
+              name={`Disable ${row.original.email}`}
+            />
           </span>
         ),
     },
@@ -98,20 +119,30 @@ export function UsersTable({
       <div aria-live="polite">
         {disable.done ? (
           <Alert kind="success">
-            <span className="font-semibold">{disable.done.email}</span> is disabled: they cannot sign in, and every session they had open has ended.
+            <span className="font-semibold">{disable.done.email}</span> is disabled: they cannot sign in, and every
+            session they had open has ended.
           </Alert>
         ) : null}
         {change.done ? (
           <Alert kind="success">
-            <span className="font-semibold">{change.done.email}</span> is now {change.done.role}: every session they had open has ended, and they sign in again under the new role.
+            <span className="font-semibold">{change.done.email}</span> is now {change.done.role}: every session they had
+            open has ended, and they sign in again under the new role.
           </Alert>
         ) : null}
       </div>
       <DataTable caption="Users" data={users} columns={columns} rowId={(u) => u.id} empty={empty} />
-      <ConfirmDialog control={disable} title="Disable this user?" confirmLabel="Disable user" pendingLabel="Disabling…" failureTitle="The user was not disabled" input={(u) => ({ id: u.id })}>
+      <ConfirmDialog
+        control={disable}
+        title="Disable this user?"
+        confirmLabel="Disable user"
+        pendingLabel="Disabling…"
+        failureTitle="The user was not disabled"
+        input={(u) => ({ id: u.id })}
+      >
         {(target) => (
           <p>
-            <span className="font-semibold text-slate-900">{target.email}</span> can no longer sign in, and every session they have open ends at once.
+            <span className="font-semibold text-slate-900">{target.email}</span> can no longer sign in, and every
+            session they have open ends at once.
           </p>
         )}
       </ConfirmDialog>
@@ -126,15 +157,27 @@ export function UsersTable({
         {(changing) => (
           <>
             <p>
-              Every session <span className="font-semibold text-slate-900">{changing.user.email}</span> has open ends at once; they sign in again under the new role.
+              Every session <span className="font-semibold text-slate-900">{changing.user.email}</span> has open ends at
+              once; they sign in again under the new role.
             </p>
             <Field label="Role" htmlFor="change-role" hint={ROLES.find((r) => r.value === changing.role)?.hint}>
-              <Select id="change-role" value={changing.role} onChange={(e) => change.update({ ...changing, role: e.target.value as UserRole })}>
+              <Select
+                id="change-role"
+                value={changing.role}
+                onChange={(e) => change.update({ ...changing, role: e.target.value as UserRole })}
+              >
                 <RoleOptions />
               </Select>
             </Field>
-            <Field label={changing.role === "licensee" ? "Organisation" : "Organisation (optional)"} htmlFor="change-organization">
-              <Select id="change-organization" value={changing.organizationId} onChange={(e) => change.update({ ...changing, organizationId: e.target.value })}>
+            <Field
+              label={changing.role === "licensee" ? "Organisation" : "Organisation (optional)"}
+              htmlFor="change-organization"
+            >
+              <Select
+                id="change-organization"
+                value={changing.organizationId}
+                onChange={(e) => change.update({ ...changing, organizationId: e.target.value })}
+              >
                 <OrganizationOptions organizations={organizations} none={noOrganization(changing.role)} />
               </Select>
             </Field>

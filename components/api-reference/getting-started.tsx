@@ -42,17 +42,19 @@ export function GettingStarted() {
     <section id="getting-started" className="scroll-mt-6 space-y-4">
       <h2 className="text-xl font-semibold text-slate-900">Getting started</h2>
       <p className="text-sm leading-6 text-slate-700">
-        Every request carries your API key as a bearer token. With <code className="font-mono">curl</code>, replace <code className="font-mono">das_YOUR_KEY</code> with your key and the address with your
-        service&apos;s:
+        Every request carries your API key as a bearer token. With <code className="font-mono">curl</code>, replace{" "}
+        <code className="font-mono">das_YOUR_KEY</code> with your key and the address with your service&apos;s:
       </p>
       <CodeBlock label="curl" code={CURL} />
       <h3 className="pt-2 text-base font-semibold text-slate-900">
         The <code className="font-mono">das</code> command line
       </h3>
       <p className="text-sm leading-6 text-slate-700">
-        <code className="font-mono">das</code> ships with this service&apos;s package (<code className="font-mono">npx das --help</code>). It reads <code className="font-mono">DAS_API_URL</code> and{" "}
-        <code className="font-mono">DAS_API_KEY</code>, prints tables for people and <code className="font-mono">--json</code> (or <code className="font-mono">--format csv|jsonl</code>) for scripts, and walks every
-        page for you.
+        <code className="font-mono">das</code> ships with this service&apos;s package (
+        <code className="font-mono">npx das --help</code>). It reads <code className="font-mono">DAS_API_URL</code> and{" "}
+        <code className="font-mono">DAS_API_KEY</code>, prints tables for people and{" "}
+        <code className="font-mono">--json</code> (or <code className="font-mono">--format csv|jsonl</code>) for
+        scripts, and walks every page for you.
       </p>
       <CodeBlock label="das" code={CLI} />
       <ul className="list-disc space-y-1 pl-5 text-sm leading-6 text-slate-700">

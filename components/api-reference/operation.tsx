@@ -4,7 +4,11 @@ import { Inline, Markdown } from "./markdown";
 import { MethodBadge, StatusBadge } from "./method-badge";
 import { Constraints, PropertiesTable, refName, SchemaType, type JsonSchema } from "./schema";
 
-type Media = { schema?: JsonSchema; example?: unknown; examples?: Record<string, { summary?: string; value: unknown }> };
+type Media = {
+  schema?: JsonSchema;
+  example?: unknown;
+  examples?: Record<string, { summary?: string; value: unknown }>;
+};
 type Parameter = { name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema };
 export type OperationObject = {
   operationId?: string;
@@ -13,10 +17,14 @@ export type OperationObject = {
   security?: unknown[];
   parameters?: Parameter[];
   requestBody?: { required?: boolean; content?: Record<string, Media> };
-  responses: Record<string, { description: string; headers?: Record<string, { $ref?: string }>; content?: Record<string, Media> }>;
+  responses: Record<
+    string,
+    { description: string; headers?: Record<string, { $ref?: string }>; content?: Record<string, Media> }
+  >;
 };
 
-export const operationAnchor = (op: OperationObject, method: string, path: string) => op.operationId ?? `${method}-${path}`;
+export const operationAnchor = (op: OperationObject, method: string, path: string) =>
+  op.operationId ?? `${method}-${path}`;
 
 function Examples({ media }: { media: Media }) {
   const examples = [
@@ -46,14 +54,22 @@ function Parameters({ parameters }: { parameters: Parameter[] }) {
         cells: [
           <>
             {p.name}
-            {p.required ? <span className="ml-1 text-red-600" title="required">*</span> : null}
+            {p.required ? (
+              <span className="ml-1 text-red-600" title="required">
+                *
+              </span>
+            ) : null}
           </>,
           p.in,
           p.schema && <SchemaType schema={p.schema} />,
           <>
             {p.description && <Inline text={p.description} />}
             {p.schema && <Constraints schema={p.schema} />}
-            {p.schema?.example !== undefined && <span className="block text-xs text-slate-500">Example: <code className="font-mono">{String(p.schema.example)}</code></span>}
+            {p.schema?.example !== undefined && (
+              <span className="block text-xs text-slate-500">
+                Example: <code className="font-mono">{String(p.schema.example)}</code>
+              </span>
+            )}
           </>,
         ],
       }))}
@@ -65,11 +81,18 @@ function Parameters({ parameters }: { parameters: Parameter[] }) {
 export function Operation({ method, path, op }: { method: string; path: string; op: OperationObject }) {
   const body = op.requestBody?.content?.["application/json"];
   return (
-    <section id={operationAnchor(op, method, path)} className="scroll-mt-6 rounded-xl border border-slate-200 bg-white p-6 shadow-sm">
+    <section
+      id={operationAnchor(op, method, path)}
+      className="scroll-mt-6 rounded-xl border border-slate-200 bg-white p-6 shadow-sm"
+    >
       <header className="flex flex-wrap items-center gap-3">
         <MethodBadge method={method} />
         <h3 className="font-mono text-base font-semibold text-slate-900">{path}</h3>
-        {op.security?.length === 0 && <span className="rounded-md bg-amber-50 px-2 py-0.5 text-xs font-medium text-amber-800 ring-1 ring-inset ring-amber-600/20">no key needed</span>}
+        {op.security?.length === 0 && (
+          <span className="rounded-md bg-amber-50 px-2 py-0.5 text-xs font-medium text-amber-800 ring-1 ring-inset ring-amber-600/20">
+            no key needed
+          </span>
+        )}
       </header>
       {op.summary && <p className="mt-2 text-sm font-medium text-slate-900">{op.summary}</p>}
       {op.description && <Markdown className="mt-2" text={op.description} />}
@@ -84,7 +107,10 @@ export function Operation({ method, path, op }: { method: string; path: string; 
       {body && (
         <div className="mt-5 space-y-2">
           <h4 className="text-sm font-semibold text-slate-900">
-            Request body <span className="font-normal text-slate-500">application/json{op.requestBody?.required ? ", required" : ""}: </span>
+            Request body{" "}
+            <span className="font-normal text-slate-500">
+              application/json{op.requestBody?.required ? ", required" : ""}:{" "}
+            </span>
             {body.schema && <SchemaType schema={body.schema} />}
           </h4>
           <Examples media={body} />
@@ -109,14 +135,19 @@ export function Operation({ method, path, op }: { method: string; path: string; 
                     Body: <SchemaType schema={media.schema} />
                   </p>
                 )}
-                {media?.schema && !media.schema.$ref && media.schema.properties && <PropertiesTable schema={media.schema} />}
+                {media?.schema && !media.schema.$ref && media.schema.properties && (
+                  <PropertiesTable schema={media.schema} />
+                )}
                 {response.headers && (
                   <p className="text-xs text-slate-500">
                     Headers:{" "}
                     {Object.entries(response.headers).map(([name, header], i) => (
                       <span key={name}>
                         {i > 0 && ", "}
-                        <a href={`#header-${header.$ref ? refName(header.$ref) : name}`} className="font-mono text-slate-700 hover:text-brand-700">
+                        <a
+                          href={`#header-${header.$ref ? refName(header.$ref) : name}`}
+                          className="font-mono text-slate-700 hover:text-brand-700"
+                        >
                           {name}
                         </a>
                       </span>

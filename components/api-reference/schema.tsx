@@ -32,7 +32,10 @@ export function SchemaType({ schema }: { schema: JsonSchema }) {
   if (schema.$ref) {
     const name = refName(schema.$ref);
     return (
-      <a href={`#${schemaAnchor(name)}`} className="font-mono text-xs font-medium text-brand-700 underline decoration-brand-200 underline-offset-2 hover:decoration-brand-600">
+      <a
+        href={`#${schemaAnchor(name)}`}
+        className="font-mono text-xs font-medium text-brand-700 underline decoration-brand-200 underline-offset-2 hover:decoration-brand-600"
+      >
         {name}
       </a>
     );
@@ -107,7 +110,13 @@ export function PropertiesTable({ schema }: { schema: JsonSchema }) {
         cells: [
           <>
             {name}
-            {schema.required?.includes(name) ? <span className="ml-1 text-red-600" title="required">*</span> : <span className="ml-1 text-slate-400">optional</span>}
+            {schema.required?.includes(name) ? (
+              <span className="ml-1 text-red-600" title="required">
+                *
+              </span>
+            ) : (
+              <span className="ml-1 text-slate-400">optional</span>
+            )}
           </>,
           <SchemaType schema={property} />,
           <>

@@ -65,22 +65,44 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
       </figcaption>
       {/* Right to left, so that on a narrow screen it opens scrolled to the latest bars; the drawing itself is left to right. */}
       <div className="overflow-x-auto [direction:rtl]">
-        <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} className="block h-auto w-full min-w-[32rem] [direction:ltr]" role="group" aria-labelledby={`${id}-title`}>
+        <svg
+          viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+          className="block h-auto w-full min-w-[32rem] [direction:ltr]"
+          role="group"
+          aria-labelledby={`${id}-title`}
+        >
           <g aria-hidden="true" className="text-[12px]">
             {ticks.map((t) => (
               <g key={t}>
-                <line x1={MARGIN.left} x2={WIDTH - MARGIN.right} y1={y(t)} y2={y(t)} className={t === 0 ? "stroke-slate-400" : "stroke-slate-200"} strokeWidth={1} />
+                <line
+                  x1={MARGIN.left}
+                  x2={WIDTH - MARGIN.right}
+                  y1={y(t)}
+                  y2={y(t)}
+                  className={t === 0 ? "stroke-slate-400" : "stroke-slate-200"}
+                  strokeWidth={1}
+                />
                 <text x={MARGIN.left - 6} y={y(t)} dy="0.32em" textAnchor="end" className="fill-slate-500 tabular-nums">
                   {compact.format(t)}
                 </text>
               </g>
             ))}
-            <text transform={`translate(12 ${MARGIN.top + PLOT_H / 2}) rotate(-90)`} textAnchor="middle" className="fill-slate-500">
+            <text
+              transform={`translate(12 ${MARGIN.top + PLOT_H / 2}) rotate(-90)`}
+              textAnchor="middle"
+              className="fill-slate-500"
+            >
               {unit}
             </text>
             {bars.map((b, i) =>
               shown.has(i) ? (
-                <text key={b.label} x={MARGIN.left + slot * (i + 0.5)} y={HEIGHT - 8} textAnchor={i === 0 && slot < 40 ? "start" : i === bars.length - 1 && slot < 40 ? "end" : "middle"} className="fill-slate-500">
+                <text
+                  key={b.label}
+                  x={MARGIN.left + slot * (i + 0.5)}
+                  y={HEIGHT - 8}
+                  textAnchor={i === 0 && slot < 40 ? "start" : i === bars.length - 1 && slot < 40 ? "end" : "middle"}
+                  className="fill-slate-500"
+                >
                   {b.tick}
                 </text>
               ) : null,
@@ -95,8 +117,21 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
               <a key={b.label} href={b.href} aria-label={b.description} tabIndex={-1} className="group outline-none">
                 <title>{b.description}</title>
                 {/* The whole column is the link, so a short bar is as easy to hit as a tall one. */}
-                <rect x={x} y={MARGIN.top} width={slot} height={PLOT_H} className="fill-transparent group-hover:fill-slate-100 group-focus-visible:fill-brand-100" />
-                <rect x={x + gap / 2} y={y(0) - height} width={Math.max(0.5, slot - gap)} height={height} rx={slot > 8 ? 2 : 0} className="fill-brand-500 group-hover:fill-brand-700 group-focus-visible:fill-brand-700" />
+                <rect
+                  x={x}
+                  y={MARGIN.top}
+                  width={slot}
+                  height={PLOT_H}
+                  className="fill-transparent group-hover:fill-slate-100 group-focus-visible:fill-brand-100"
+                />
+                <rect
+                  x={x + gap / 2}
+                  y={y(0) - height}
+                  width={Math.max(0.5, slot - gap)}
+                  height={height}
+                  rx={slot > 8 ? 2 : 0}
+                  className="fill-brand-500 group-hover:fill-brand-700 group-focus-visible:fill-brand-700"
+                />
               </a>
             );
           })}
@@ -109,10 +144,16 @@ export function BarChart({ title, unit, bars, id }: { title: string; unit: strin
             <caption className="sr-only">{title}</caption>
             <thead className="sticky top-0 bg-slate-50">
               <tr>
-                <th scope="col" className="px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600">
+                <th
+                  scope="col"
+                  className="px-3 py-2 text-left text-xs font-semibold uppercase tracking-wide text-slate-600"
+                >
                   Period
                 </th>
-                <th scope="col" className="px-3 py-2 text-right text-xs font-semibold uppercase tracking-wide text-slate-600">
+                <th
+                  scope="col"
+                  className="px-3 py-2 text-right text-xs font-semibold uppercase tracking-wide text-slate-600"
+                >
                   {unit}
                 </th>
               </tr>

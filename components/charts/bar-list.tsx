@@ -14,11 +14,15 @@ export function BarList({ title, items, total }: { title: string; items: BarItem
             <div className="flex items-baseline justify-between gap-3 text-sm">
               <span className="truncate text-slate-700">{item.label}</span>
               <span className="shrink-0 tabular-nums text-slate-500">
-                {formatNumber(item.count)} <span className="text-xs">({total ? ((item.count / total) * 100).toFixed(1) : "0"}%)</span>
+                {formatNumber(item.count)}{" "}
+                <span className="text-xs">({total ? ((item.count / total) * 100).toFixed(1) : "0"}%)</span>
               </span>
             </div>
             <div className="mt-1 h-2 rounded-full bg-slate-100" aria-hidden="true">
-              <div className={`h-2 rounded-full ${item.color ?? "bg-brand-500"}`} style={{ width: `${(item.count / max) * 100}%` }} />
+              <div
+                className={`h-2 rounded-full ${item.color ?? "bg-brand-500"}`}
+                style={{ width: `${(item.count / max) * 100}%` }}
+              />
             </div>
           </li>
         ))}

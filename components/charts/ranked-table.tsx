@@ -74,7 +74,14 @@ export function RankedTable({
               <td className={`${cell} hidden sm:table-cell`} aria-hidden="true">
                 <svg viewBox="0 0 100 8" preserveAspectRatio="none" className="block h-2 w-full">
                   <rect x={0} y={0} width={100} height={8} rx={4} className="fill-slate-100" />
-                  <rect x={0} y={0} width={Math.max(r.entries > 0 ? 2 : 0, (r.entries / max) * 100)} height={8} rx={4} className="fill-brand-500" />
+                  <rect
+                    x={0}
+                    y={0}
+                    width={Math.max(r.entries > 0 ? 2 : 0, (r.entries / max) * 100)}
+                    height={8}
+                    rx={4}
+                    className="fill-brand-500"
+                  />
                 </svg>
               </td>
               <td className={number}>{formatNumber(r.entries)}</td>
@@ -84,7 +91,9 @@ export function RankedTable({
           {others && others.count > rows.length ? (
             <tr className="text-slate-500">
               <th scope="row" className={`${cell} text-left font-normal italic`}>
-                {othersLabel ? othersLabel(others.count - rows.length) : `${formatNumber(others.count - rows.length)} more`}
+                {othersLabel
+                  ? othersLabel(others.count - rows.length)
+                  : `${formatNumber(others.count - rows.length)} more`}
               </th>
               <td className={`${cell} hidden sm:table-cell`} />
               <td className={number}>{formatNumber(others.entries)}</td>

@@ -9,7 +9,11 @@ import { formatBytes } from "../ui/format";
 const dash = (value: string | null) => value ?? "—";
 
 const COLUMNS: ColumnDef<DownloadFile, unknown>[] = [
-  { accessorKey: "path", header: "Path", cell: ({ row }) => <span className="font-mono text-xs">{row.original.path}</span> },
+  {
+    accessorKey: "path",
+    header: "Path",
+    cell: ({ row }) => <span className="font-mono text-xs">{row.original.path}</span>,
+  },
   {
     accessorKey: "episode_id",
     header: "Episode",
@@ -24,7 +28,12 @@ const COLUMNS: ColumnDef<DownloadFile, unknown>[] = [
     },
   },
   { accessorKey: "stream", header: "Stream", cell: ({ row }) => dash(row.original.stream) },
-  { accessorKey: "size_bytes", header: "Size", meta: { align: "right" }, cell: ({ row }) => formatBytes(row.original.size_bytes) },
+  {
+    accessorKey: "size_bytes",
+    header: "Size",
+    meta: { align: "right" },
+    cell: ({ row }) => formatBytes(row.original.size_bytes),
+  },
   {
     accessorKey: "sha256",
     header: "SHA-256",
@@ -51,5 +60,13 @@ const COLUMNS: ColumnDef<DownloadFile, unknown>[] = [
 
 /** A download's files with their signed links, inside the page's Files card. */
 export function DownloadFilesTable({ files }: { files: DownloadFile[] }) {
-  return <DataTable bare caption="Files of this download with their signed links" data={files} columns={COLUMNS} rowId={(f) => f.path} />;
+  return (
+    <DataTable
+      bare
+      caption="Files of this download with their signed links"
+      data={files}
+      columns={COLUMNS}
+      rowId={(f) => f.path}
+    />
+  );
 }

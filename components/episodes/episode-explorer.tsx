@@ -16,7 +16,13 @@ import { formatNumber } from "../ui/format";
 type Filter = { outcome?: string; environment?: string };
 
 /** The body of a download request, as POST /v1/downloads takes it. */
-export type DownloadRequest = { dataset_id: string; version: string; episode_ids?: string[]; filter?: Filter; streams?: string[] };
+export type DownloadRequest = {
+  dataset_id: string;
+  version: string;
+  episode_ids?: string[];
+  filter?: Filter;
+  streams?: string[];
+};
 
 type Props = {
   datasetId: string;
@@ -40,7 +46,12 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
       if (result.ok) router.push(`/downloads/${result.data.download_id}`);
     },
   });
-  const failure = download.data && !download.data.ok ? download.data.error : download.error ? { message: String(download.error), request_id: "" } : null;
+  const failure =
+    download.data && !download.data.ok
+      ? download.data.error
+      : download.error
+        ? { message: String(download.error), request_id: "" }
+        : null;
   const columns = useMemo<ColumnDef<EpisodeRecord, unknown>[]>(
     () => [
       {
@@ -71,16 +82,32 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
         accessorKey: "episode_id",
         header: "Episode",
         cell: ({ row }) => (
-          <Link className="font-mono text-brand-700 hover:underline" href={`/episodes/${row.original.episode_id}?version=${version}`}>
+          <Link
+            className="font-mono text-brand-700 hover:underline"
+            href={`/episodes/${row.original.episode_id}?version=${version}`}
+          >
             {row.original.episode_id}
           </Link>
         ),
       },
       { accessorKey: "task", header: "Task" },
       { accessorKey: "environment", header: "Environment" },
-      { accessorKey: "duration_s", header: "Duration", cell: ({ row }) => <span className="tabular-nums">{row.original.duration_s.toFixed(2)} s</span> },
-      { accessorKey: "outcome", header: "Outcome", cell: ({ row }) => <Badge tone={outcomeTone(row.original.outcome)}>{row.original.outcome}</Badge> },
-      { accessorKey: "has_recovery", header: "Recovery", cell: ({ row }) => (row.original.has_recovery ? <Badge tone="amber">recovery</Badge> : <span className="text-slate-400">—</span>) },
+      {
+        accessorKey: "duration_s",
+        header: "Duration",
+        cell: ({ row }) => <span className="tabular-nums">{row.original.duration_s.toFixed(2)} s</span>,
+      },
+      {
+        accessorKey: "outcome",
+        header: "Outcome",
+        cell: ({ row }) => <Badge tone={outcomeTone(row.original.outcome)}>{row.original.outcome}</Badge>,
+      },
+      {
+        accessorKey: "has_recovery",
+        header: "Recovery",
+        cell: ({ row }) =>
+          row.original.has_recovery ? <Badge tone="amber">recovery</Badge> : <span className="text-slate-400">—</span>,
+      },
       { accessorKey: "contributor", header: "Contributor" },
       {
         accessorKey: "streams",
@@ -100,12 +127,22 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
   const hasFilter = Boolean(filter.outcome || filter.environment);
   return (
     <div className="mt-3 space-y-3">
-      <DataTable caption="Episodes" data={episodes} columns={columns} rowId={(e) => e.episode_id} selection={selection} onSelectionChange={setSelection} empty="No episode matches these filters." />
+      <DataTable
+        caption="Episodes"
+        data={episodes}
+        columns={columns}
+        rowId={(e) => e.episode_id}
+        selection={selection}
+        onSelectionChange={setSelection}
+        empty="No episode matches these filters."
+      />
       <section aria-labelledby="download-heading" className="rounded-lg bg-white p-4 shadow-sm ring-1 ring-slate-200">
         <h2 id="download-heading" className="text-sm font-semibold text-slate-900">
           Request a download
         </h2>
-        <p className="mt-1 text-sm text-slate-500">Links are valid for 15 minutes. Every download is recorded in the disclosure log under your name.</p>
+        <p className="mt-1 text-sm text-slate-500">
+          Links are valid for 15 minutes. Every download is recorded in the disclosure log under your name.
+        </p>
         <fieldset className="mt-3">
           <legend className="text-sm font-medium text-slate-700">Streams</legend>
           <div className="mt-1 flex flex-wrap gap-x-4 gap-y-2">
@@ -115,7 +152,9 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
                   type="checkbox"
                   className="h-4 w-4 rounded border-slate-300 accent-brand-600"
                   checked={chosenStreams.includes(stream)}
-                  onChange={(e) => setChosenStreams((now) => (e.target.checked ? [...now, stream] : now.filter((s) => s !== stream)))}
+                  onChange={(e) =>
+                    setChosenStreams((now) => (e.target.checked ? [...now, stream] : now.filter((s) => s !== stream)))
+                  }
                 />
                 {stream}
               </label>
@@ -123,18 +162,29 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
           </div>
         </fieldset>
         <div className="mt-4 flex flex-wrap gap-2">
-          <Button disabled={!selected.length || !chosenStreams.length || download.isPending} onClick={() => request({ episode_ids: selected })}>
+          <Button
+            disabled={!selected.length || !chosenStreams.length || download.isPending}
+            onClick={() => request({ episode_ids: selected })}
+          >
             Download selected ({selected.length})
           </Button>
-          <Button variant="secondary" disabled={!total || !chosenStreams.length || download.isPending} onClick={() => request(hasFilter ? { filter } : {})}>
+          <Button
+            variant="secondary"
+            disabled={!total || !chosenStreams.length || download.isPending}
+            onClick={() => request(hasFilter ? { filter } : {})}
+          >
             Download all {formatNumber(total)} {hasFilter ? "matching" : "episodes of this version"}
           </Button>
-          {download.isPending ? <span className="self-center text-sm text-slate-500">Preparing signed links…</span> : null}
+          {download.isPending ? (
+            <span className="self-center text-sm text-slate-500">Preparing signed links…</span>
+          ) : null}
         </div>
         {failure ? (
           <Alert kind="error" title="The download was not created" className="mt-3">
             {failure.message}
-            {failure.request_id ? <span className="mt-1 block text-xs opacity-75">Request id {failure.request_id}</span> : null}
+            {failure.request_id ? (
+              <span className="mt-1 block text-xs opacity-75">Request id {failure.request_id}</span>
+            ) : null}
           </Alert>
         ) : null}
       </section>

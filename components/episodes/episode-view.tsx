@@ -28,9 +28,28 @@ export function EpisodeView({
     ["Task", episode.task],
     ["Environment", episode.environment],
     ["Duration", formatSeconds(episode.duration_s)],
-    ["Outcome", <Badge key="o" tone={outcomeTone(episode.outcome)}>{episode.outcome}</Badge>],
-    ["Recovery", episode.has_recovery ? <Badge key="r" tone="amber">yes</Badge> : "no"],
-    ["Contributor", <span key="c" className="font-mono">{episode.contributor}</span>],
+    [
+      "Outcome",
+      <Badge key="o" tone={outcomeTone(episode.outcome)}>
+        {episode.outcome}
+      </Badge>,
+    ],
+    [
+      "Recovery",
+      episode.has_recovery ? (
+        <Badge key="r" tone="amber">
+          yes
+        </Badge>
+      ) : (
+        "no"
+      ),
+    ],
+    [
+      "Contributor",
+      <span key="c" className="font-mono">
+        {episode.contributor}
+      </span>,
+    ],
     ["Streams", episode.streams.join(", ")],
   ];
   const videos = streams.filter((s) => s.video).length;
@@ -41,7 +60,10 @@ export function EpisodeView({
         videos ? "Playback and subtask timeline" : "Subtask timeline",
         `${spans.length} ${spans.length === 1 ? "span" : "spans"} over ${length}. ${videos ? "Choose a span to play from its start." : "Hover or focus a span for its times."}`,
       ]
-    : [videos ? "Playback" : "Subtask timeline", `${length}, with no subtask spans in this version.${videos ? " Press play to watch it." : ""}`];
+    : [
+        videos ? "Playback" : "Subtask timeline",
+        `${length}, with no subtask spans in this version.${videos ? " Press play to watch it." : ""}`,
+      ];
   return (
     <>
       <div className="grid gap-4 lg:grid-cols-3">

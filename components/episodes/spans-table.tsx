@@ -21,13 +21,27 @@ const COLUMNS: ColumnDef<AnnotationRecord, unknown>[] = [
         <LongText text={row.original.label} className="min-w-32 max-w-[min(28rem,70vw)] font-medium" />
       ),
   },
-  { accessorKey: "start_s", header: "Start", meta: { align: "right" }, cell: ({ row }) => seconds(row.original.start_s) },
+  {
+    accessorKey: "start_s",
+    header: "Start",
+    meta: { align: "right" },
+    cell: ({ row }) => seconds(row.original.start_s),
+  },
   { accessorKey: "end_s", header: "End", meta: { align: "right" }, cell: ({ row }) => seconds(row.original.end_s) },
-  { id: "length", header: "Length", meta: { align: "right" }, cell: ({ row }) => seconds(row.original.end_s - row.original.start_s) },
+  {
+    id: "length",
+    header: "Length",
+    meta: { align: "right" },
+    cell: ({ row }) => seconds(row.original.end_s - row.original.start_s),
+  },
   {
     accessorKey: "attributes",
     header: "Attributes",
-    cell: ({ row }) => <span className="block min-w-48 max-w-md whitespace-normal break-all font-mono text-xs text-slate-500">{JSON.stringify(row.original.attributes)}</span>,
+    cell: ({ row }) => (
+      <span className="block min-w-48 max-w-md whitespace-normal break-all font-mono text-xs text-slate-500">
+        {JSON.stringify(row.original.attributes)}
+      </span>
+    ),
   },
 ];
 

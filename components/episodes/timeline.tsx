@@ -20,7 +20,8 @@ const ticks = (duration: number) => {
 };
 
 /** The spans running at `time` (a recovery inside a phase: both). */
-export const spansAt = (spans: readonly AnnotationRecord[], time: number) => spans.filter((s) => s.start_s <= time && time < s.end_s);
+export const spansAt = (spans: readonly AnnotationRecord[], time: number) =>
+  spans.filter((s) => s.start_s <= time && time < s.end_s);
 
 /** With a player: where playback is, and what choosing a span does (seek to its start). */
 export type TimelinePlayback = {
@@ -36,7 +37,15 @@ export type TimelinePlayback = {
  * (`playback`) each span is a button that seeks to its start, the spans under the playhead are
  * highlighted, and the playhead is drawn across the lanes.
  */
-export function Timeline({ spans, duration, playback }: { spans: AnnotationRecord[]; duration: number; playback?: TimelinePlayback }) {
+export function Timeline({
+  spans,
+  duration,
+  playback,
+}: {
+  spans: AnnotationRecord[];
+  duration: number;
+  playback?: TimelinePlayback;
+}) {
   const fraction = (t: number) => Math.min(Math.max(t, 0), duration) / duration;
   const scale = (t: number) => `${fraction(t) * 100}%`;
   const current = new Set(playback ? spansAt(spans, playback.time).map((s) => s.annotation_id) : []);
@@ -53,9 +62,16 @@ export function Timeline({ spans, duration, playback }: { spans: AnnotationRecor
               const label = clipText(span.label, 300);
               const description = `${label}: ${span.start_s.toFixed(2)} s to ${span.end_s.toFixed(2)} s`;
               const className = `group absolute top-0 flex h-9 items-center overflow-visible rounded px-1.5 text-xs font-medium text-white outline-offset-1 focus-visible:outline focus-visible:outline-2 focus-visible:outline-slate-900 ${
-                recovery ? "bg-[repeating-linear-gradient(135deg,#dc2626_0_6px,#b91c1c_6px_12px)] ring-2 ring-red-300" : active ? "bg-brand-900" : "bg-brand-600"
+                recovery
+                  ? "bg-[repeating-linear-gradient(135deg,#dc2626_0_6px,#b91c1c_6px_12px)] ring-2 ring-red-300"
+                  : active
+                    ? "bg-brand-900"
+                    : "bg-brand-600"
               } ${active ? "ring-2 ring-amber-400 ring-offset-1" : ""} ${playback ? "cursor-pointer text-left hover:brightness-110" : ""}`;
-              const style = { left: scale(span.start_s), width: `max(4px, calc(${scale(span.end_s)} - ${scale(span.start_s)}))` };
+              const style = {
+                left: scale(span.start_s),
+                width: `max(4px, calc(${scale(span.end_s)} - ${scale(span.start_s)}))`,
+              };
               // The tooltip opens from the span's side with more room (its start, or its end near the
               // lane's right edge) and is at most that room wide, so it never widens the page.
               const [from, to] = [fraction(span.start_s), fraction(span.end_s)];
@@ -92,7 +108,15 @@ export function Timeline({ spans, duration, playback }: { spans: AnnotationRecor
                   {content}
                 </button>
               ) : (
-                <div key={span.annotation_id} tabIndex={0} role="img" aria-label={description} data-recovery={recovery || undefined} className={className} style={style}>
+                <div
+                  key={span.annotation_id}
+                  tabIndex={0}
+                  role="img"
+                  aria-label={description}
+                  data-recovery={recovery || undefined}
+                  className={className}
+                  style={style}
+                >
                   {content}
                 </div>
               );
@@ -104,7 +128,9 @@ export function Timeline({ spans, duration, playback }: { spans: AnnotationRecor
             aria-hidden="true"
             data-playhead
             className="pointer-events-none absolute inset-y-0 w-0.5 bg-amber-500 shadow-[0_0_0_1px_white]"
-            style={{ left: `calc(0.5rem + (100% - 1rem) * ${Math.min(Math.max(playback.time, 0), duration) / duration})` }}
+            style={{
+              left: `calc(0.5rem + (100% - 1rem) * ${Math.min(Math.max(playback.time, 0), duration) / duration})`,
+            }}
           />
         ) : null}
       </div>
@@ -120,7 +146,11 @@ export function Timeline({ spans, duration, playback }: { spans: AnnotationRecor
           <span className="inline-block h-3 w-5 rounded bg-brand-600" aria-hidden="true" /> subtask
         </span>
         <span className="flex items-center gap-1.5">
-          <span className="inline-block h-3 w-5 rounded bg-[repeating-linear-gradient(135deg,#dc2626_0_4px,#b91c1c_4px_8px)]" aria-hidden="true" /> recovery
+          <span
+            className="inline-block h-3 w-5 rounded bg-[repeating-linear-gradient(135deg,#dc2626_0_4px,#b91c1c_4px_8px)]"
+            aria-hidden="true"
+          />{" "}
+          recovery
         </span>
       </p>
     </div>

@@ -11,7 +11,13 @@ import { formatBytes, formatDateTime, formatNumber } from "../ui/format";
 import { basisOf, CHANNEL_TONE } from "./recipient";
 
 /** What the log's entries and a contributor's recipients share: a numbered, dated download of one version. */
-type Entry = Recipient & { seq: number; occurred_at: string | Date; dataset_id: string; version: string; episode_count: number };
+type Entry = Recipient & {
+  seq: number;
+  occurred_at: string | Date;
+  dataset_id: string;
+  version: string;
+  episode_count: number;
+};
 
 const entryLink = (id: string, seq: number) => (
   <Link href={`/review/disclosures/${id}`} className="font-medium tabular-nums text-brand-700 hover:underline">
@@ -36,7 +42,12 @@ const version = <T extends Entry>(header: string): ColumnDef<T, unknown> => ({
     </span>
   ),
 });
-const numeric = <T,>(id: string, header: string, value: (row: T) => string): ColumnDef<T, unknown> => ({ id, header, meta: { align: "right" }, cell: ({ row }) => value(row.original) });
+const numeric = <T,>(id: string, header: string, value: (row: T) => string): ColumnDef<T, unknown> => ({
+  id,
+  header,
+  meta: { align: "right" },
+  cell: ({ row }) => value(row.original),
+});
 
 const LOG_COLUMNS: ColumnDef<DisclosureSummary, unknown>[] = [
   { accessorKey: "seq", header: "#", cell: ({ row }) => entryLink(row.original.id, row.original.seq) },
@@ -46,7 +57,8 @@ const LOG_COLUMNS: ColumnDef<DisclosureSummary, unknown>[] = [
     header: "Recipient",
     cell: ({ row }) => (
       <>
-        <span className="font-medium">{basisOf(row.original)}</span> <span className="text-slate-500">{recipient(row.original)}</span> {channel(row.original)}
+        <span className="font-medium">{basisOf(row.original)}</span>{" "}
+        <span className="text-slate-500">{recipient(row.original)}</span> {channel(row.original)}
       </>
     ),
   },
@@ -58,7 +70,14 @@ const LOG_COLUMNS: ColumnDef<DisclosureSummary, unknown>[] = [
 
 /** A page of the disclosure log, newest first. */
 export function DisclosuresTable({ entries }: { entries: DisclosureSummary[] }) {
-  return <DataTable caption="Disclosure log entries, newest first" data={entries} columns={LOG_COLUMNS} rowId={(e) => e.id} />;
+  return (
+    <DataTable
+      caption="Disclosure log entries, newest first"
+      data={entries}
+      columns={LOG_COLUMNS}
+      rowId={(e) => e.id}
+    />
+  );
 }
 
 const RECIPIENT_COLUMNS: ColumnDef<ContributorRecipient, unknown>[] = [
@@ -75,11 +94,23 @@ const RECIPIENT_COLUMNS: ColumnDef<ContributorRecipient, unknown>[] = [
     ),
   },
   version("Version"),
-  { id: "licence", header: "Licence", cell: ({ row }) => (row.original.licence_id ? <span className="font-mono text-xs">{row.original.licence_id}</span> : "None") },
+  {
+    id: "licence",
+    header: "Licence",
+    cell: ({ row }) =>
+      row.original.licence_id ? <span className="font-mono text-xs">{row.original.licence_id}</span> : "None",
+  },
   numeric("episodes", "Their episodes", (r) => formatNumber(r.episode_count)),
 ];
 
 /** The downloads and previews that included a contributor's episodes, with how many of theirs each held. */
 export function ContributorRecipientsTable({ rows }: { rows: ContributorRecipient[] }) {
-  return <DataTable caption="Downloads and previews that included this contributor's episodes" data={rows} columns={RECIPIENT_COLUMNS} rowId={(r) => r.download_id} />;
+  return (
+    <DataTable
+      caption="Downloads and previews that included this contributor's episodes"
+      data={rows}
+      columns={RECIPIENT_COLUMNS}
+      rowId={(r) => r.download_id}
+    />
+  );
 }

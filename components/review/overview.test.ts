@@ -28,11 +28,31 @@ const overview: DisclosureOverview = {
     count: 3,
     others: { entries: 3, episodes: 24 },
   },
-  versions: { top: [{ dataset_id: "kitchen", version: "1.1.0", entries: 10, episodes: 55 }], count: 1, others: { entries: 0, episodes: 0 } },
+  versions: {
+    top: [{ dataset_id: "kitchen", version: "1.1.0", entries: 10, episodes: 55 }],
+    count: 1,
+    others: { entries: 0, episodes: 0 },
+  },
   recipients: {
     top: [
-      { kind: "api_key", label: "das_AbCdEfGh", detail: "ci key", organization: "acme", organization_name: "Acme <Robotics>", entries: 5, episodes: 29 },
-      { kind: "user", label: "rev@example.com", detail: "reviewer", organization: null, organization_name: null, entries: 1, episodes: 1 },
+      {
+        kind: "api_key",
+        label: "das_AbCdEfGh",
+        detail: "ci key",
+        organization: "acme",
+        organization_name: "Acme <Robotics>",
+        entries: 5,
+        episodes: 29,
+      },
+      {
+        kind: "user",
+        label: "rev@example.com",
+        detail: "reviewer",
+        organization: null,
+        organization_name: null,
+        entries: 1,
+        episodes: 1,
+      },
     ],
     count: 2,
     others: { entries: 0, episodes: 0 },
@@ -40,12 +60,24 @@ const overview: DisclosureOverview = {
 };
 
 const html = renderToStaticMarkup(createElement(OverviewView, { overview }));
-const text = html.replace(/<[^>]+>/g, " ").replace(/&amp;/g, "&").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/\s+/g, " ");
+const text = html
+  .replace(/<[^>]+>/g, " ")
+  .replace(/&amp;/g, "&")
+  .replace(/&lt;/g, "<")
+  .replace(/&gt;/g, ">")
+  .replace(/\s+/g, " ");
 
 describe("OverviewView", () => {
   it("shows the period's totals", () => {
     expect(text).toContain("Disclosures 10 7 API · 3 preview");
-    for (const figure of ["Disclosures 10", "Episodes disclosed 55", "Organisations 2", "Recipients 4", "Reviewer previews 1"]) expect(text).toContain(figure);
+    for (const figure of [
+      "Disclosures 10",
+      "Episodes disclosed 55",
+      "Organisations 2",
+      "Recipients 4",
+      "Reviewer previews 1",
+    ])
+      expect(text).toContain(figure);
   });
 
   it("draws a linked bar per week in each chart, titled with its figure, and the same figures as a table", () => {
@@ -63,7 +95,9 @@ describe("OverviewView", () => {
     expect(html.match(/<svg[^>]*role="group"/g)).toHaveLength(2);
     // The bars stay out of the tab order; the tables' links (one per bar) are the keyboard's.
     expect(html.match(/<a [^>]*tabindex="-1"/g)).toHaveLength(6);
-    expect(html.match(/<a [^>]*href="\/review\/disclosures\?from=[^>]*>/g)!.filter((a) => !a.includes("tabindex"))).toHaveLength(6);
+    expect(
+      html.match(/<a [^>]*href="\/review\/disclosures\?from=[^>]*>/g)!.filter((a) => !a.includes("tabindex")),
+    ).toHaveLength(6);
     expect(text).toContain("Disclosures per week");
     expect(text).toContain("Episodes disclosed per week");
   });
@@ -72,8 +106,12 @@ describe("OverviewView", () => {
     expect(html).toContain('href="/review/disclosures?org=acme&amp;from=2026-12-30&amp;to=2027-01-12"');
     // Reviewers' previews, which no organisation holds, lead to the search for no organisation.
     expect(html).toContain('href="/review/disclosures?org=-&amp;from=2026-12-30&amp;to=2027-01-12"');
-    expect(html).toContain('href="/review/disclosures?dataset=kitchen&amp;version=1.1.0&amp;from=2026-12-30&amp;to=2027-01-12"');
-    expect(html).toContain('href="/review/disclosures?key=das_AbCdEfGh&amp;org=acme&amp;from=2026-12-30&amp;to=2027-01-12"');
+    expect(html).toContain(
+      'href="/review/disclosures?dataset=kitchen&amp;version=1.1.0&amp;from=2026-12-30&amp;to=2027-01-12"',
+    );
+    expect(html).toContain(
+      'href="/review/disclosures?key=das_AbCdEfGh&amp;org=acme&amp;from=2026-12-30&amp;to=2027-01-12"',
+    );
     expect(html).toContain('href="/review/disclosures?user=rev%40example.com&amp;from=2026-12-30&amp;to=2027-01-12"');
     expect(html).toContain("Acme &lt;Robotics&gt;");
     expect(html).not.toContain("<Robotics>");

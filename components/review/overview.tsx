@@ -1,5 +1,11 @@
 import Link from "next/link";
-import type { Bucket, DisclosureOverview, OrganizationFigures, RecipientFigures, VersionFigures } from "@/lib/disclosures/overview";
+import type {
+  Bucket,
+  DisclosureOverview,
+  OrganizationFigures,
+  RecipientFigures,
+  VersionFigures,
+} from "@/lib/disclosures/overview";
 import { NO_ORGANIZATION } from "@/lib/disclosures/filter";
 import { BarChart, type ChartBar } from "../charts/bar-chart";
 import { RankedTable, type RankedRow } from "../charts/ranked-table";
@@ -52,7 +58,10 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
   const organizationRows: RankedRow[] = overview.organizations.top.map((o: OrganizationFigures) => ({
     key: o.organization ?? "(previews)",
     title: o.organization_name ?? REVIEWER_PREVIEWS,
-    name: link(logHref({ org: o.organization ?? NO_ORGANIZATION, ...within }), o.organization_name ?? o.organization ?? REVIEWER_PREVIEWS),
+    name: link(
+      logHref({ org: o.organization ?? NO_ORGANIZATION, ...within }),
+      o.organization_name ?? o.organization ?? REVIEWER_PREVIEWS,
+    ),
     detail: o.organization ?? "each reviewer under Top recipients",
     entries: o.entries,
     episodes: o.episodes,
@@ -67,10 +76,14 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
   const recipientRows: RankedRow[] = overview.recipients.top.map((r: RecipientFigures) => ({
     key: `${r.organization}/${r.kind}/${r.label}`,
     title: r.label,
-    name: link(logHref({ [r.kind === "api_key" ? "key" : "user"]: r.label, org: r.organization, ...within }), r.kind === "api_key" ? `${r.label}…` : r.label),
+    name: link(
+      logHref({ [r.kind === "api_key" ? "key" : "user"]: r.label, org: r.organization, ...within }),
+      r.kind === "api_key" ? `${r.label}…` : r.label,
+    ),
     detail: (
       <>
-        <Badge tone={r.kind === "api_key" ? "blue" : "brand"}>{r.kind === "api_key" ? "API key" : "user"}</Badge> {r.organization_name ?? REVIEWER_PREVIEWS}
+        <Badge tone={r.kind === "api_key" ? "blue" : "brand"}>{r.kind === "api_key" ? "API key" : "user"}</Badge>{" "}
+        {r.organization_name ?? REVIEWER_PREVIEWS}
         {r.detail ? ` · ${r.detail}` : ""}
       </>
     ),
@@ -83,7 +96,11 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
         <Stat
           label="Disclosures"
           value={formatNumber(totals.entries)}
-          hint={overview.channels.length ? overview.channels.map((c) => `${formatNumber(c.entries)} ${CHANNEL_NAMES[c.channel]}`).join(" · ") : "entries in the log"}
+          hint={
+            overview.channels.length
+              ? overview.channels.map((c) => `${formatNumber(c.entries)} ${CHANNEL_NAMES[c.channel]}`).join(" · ")
+              : "entries in the log"
+          }
         />
         <Stat label="Episodes disclosed" value={formatNumber(totals.episodes)} hint="summed over entries" />
         <Stat label="Organisations" value={formatNumber(totals.organizations)} />
@@ -96,25 +113,56 @@ export function OverviewView({ overview }: { overview: DisclosureOverview }) {
           description={`Per ${unit}${period.granularity === "week" ? " (ISO weeks, Monday to Sunday)" : ""}, UTC. Select a bar to open its entries in the log.`}
         />
         <CardBody className="grid gap-8 lg:grid-cols-2">
-          <BarChart id="chart-entries" title={`Disclosures per ${unit}`} unit="Disclosures" bars={bars(overview.series, period.granularity, "entries")} />
-          <BarChart id="chart-episodes" title={`Episodes disclosed per ${unit}`} unit="Episodes" bars={bars(overview.series, period.granularity, "episodes")} />
+          <BarChart
+            id="chart-entries"
+            title={`Disclosures per ${unit}`}
+            unit="Disclosures"
+            bars={bars(overview.series, period.granularity, "entries")}
+          />
+          <BarChart
+            id="chart-episodes"
+            title={`Episodes disclosed per ${unit}`}
+            unit="Episodes"
+            bars={bars(overview.series, period.granularity, "episodes")}
+          />
         </CardBody>
       </Card>
       <div className="grid gap-6 lg:grid-cols-2">
         <Card className="min-w-0">
           <CardHeader title="By organisation" description="Top recipients by organisation, most disclosures first." />
-          <RankedTable caption="Disclosures by organisation" heading="Organisation" rows={organizationRows} others={{ ...overview.organizations.others, count: overview.organizations.count }} othersLabel={(n) => `${plural(n, "more organisation", "more organisations")}`} />
+          <RankedTable
+            caption="Disclosures by organisation"
+            heading="Organisation"
+            rows={organizationRows}
+            others={{ ...overview.organizations.others, count: overview.organizations.count }}
+            othersLabel={(n) => `${plural(n, "more organisation", "more organisations")}`}
+          />
         </Card>
         <Card className="min-w-0">
           <CardHeader title="By dataset version" description="Most disclosures first." />
-          <RankedTable caption="Disclosures by dataset version" heading="Version" rows={versionRows} others={{ ...overview.versions.others, count: overview.versions.count }} othersLabel={(n) => `${plural(n, "more version", "more versions")}`} />
+          <RankedTable
+            caption="Disclosures by dataset version"
+            heading="Version"
+            rows={versionRows}
+            others={{ ...overview.versions.others, count: overview.versions.count }}
+            othersLabel={(n) => `${plural(n, "more version", "more versions")}`}
+          />
         </Card>
       </div>
       <Card>
         <div id="recipients">
-          <CardHeader title="Top recipients" description="The API keys and users that received the most disclosures in the period." />
+          <CardHeader
+            title="Top recipients"
+            description="The API keys and users that received the most disclosures in the period."
+          />
         </div>
-        <RankedTable caption="Top recipients: API keys and users" heading="Recipient" rows={recipientRows} others={{ ...overview.recipients.others, count: overview.recipients.count }} othersLabel={(n) => `${plural(n, "more recipient", "more recipients")}`} />
+        <RankedTable
+          caption="Top recipients: API keys and users"
+          heading="Recipient"
+          rows={recipientRows}
+          others={{ ...overview.recipients.others, count: overview.recipients.count }}
+          othersLabel={(n) => `${plural(n, "more recipient", "more recipients")}`}
+        />
       </Card>
     </div>
   );

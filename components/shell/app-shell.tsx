@@ -22,22 +22,42 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
 };
 
 /** The portal's frame: product name, the navigation the user's role allows, who is signed in. */
-export function AppShell({ user, signOut, children }: { user: UserPrincipal | null; signOut: () => Promise<void>; children: ReactNode }) {
-  const links = [...(user ? areasOf(user).flatMap((area) => LINKS[area]) : []), { href: "/docs/api", label: "API docs" }];
+export function AppShell({
+  user,
+  signOut,
+  children,
+}: {
+  user: UserPrincipal | null;
+  signOut: () => Promise<void>;
+  children: ReactNode;
+}) {
+  const links = [
+    ...(user ? areasOf(user).flatMap((area) => LINKS[area]) : []),
+    { href: "/docs/api", label: "API docs" },
+  ];
   return (
     <div className="flex min-h-screen flex-col">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-4 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:shadow">
+      <a
+        href="#main"
+        className="sr-only focus:not-sr-only focus:absolute focus:left-4 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:shadow"
+      >
         Skip to content
       </a>
       <header className="border-b border-slate-200 bg-white">
         <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6 lg:px-8">
           <Link href="/" className="flex items-center gap-2 font-semibold text-slate-900">
-            <span aria-hidden="true" className="grid h-7 w-7 place-items-center rounded-md bg-brand-600 text-xs font-bold text-white">
+            <span
+              aria-hidden="true"
+              className="grid h-7 w-7 place-items-center rounded-md bg-brand-600 text-xs font-bold text-white"
+            >
               DA
             </span>
             Dataset Access
           </Link>
-          <nav aria-label="Main" className="order-last -mx-1 flex w-full gap-1 overflow-x-auto pb-1 md:order-none md:w-auto md:pb-0">
+          <nav
+            aria-label="Main"
+            className="order-last -mx-1 flex w-full gap-1 overflow-x-auto pb-1 md:order-none md:w-auto md:pb-0"
+          >
             {links.map((link) => (
               <NavLink key={link.href} href={link.href}>
                 {link.label}
@@ -50,11 +70,17 @@ export function AppShell({ user, signOut, children }: { user: UserPrincipal | nu
                 <div className="hidden text-right sm:block">
                   <p className="text-sm font-medium text-slate-800">{user.email}</p>
                   <p className="text-xs text-slate-500">
-                    <Badge tone={user.role === "admin" ? "brand" : user.role === "reviewer" ? "blue" : "neutral"}>{user.role}</Badge>
+                    <Badge tone={user.role === "admin" ? "brand" : user.role === "reviewer" ? "blue" : "neutral"}>
+                      {user.role}
+                    </Badge>
                   </p>
                 </div>
                 <form action={signOut}>
-                  <button type="submit" className={buttonClass("secondary", "sm")} title="Ends your sessions on every device">
+                  <button
+                    type="submit"
+                    className={buttonClass("secondary", "sm")}
+                    title="Ends your sessions on every device"
+                  >
                     Sign out
                   </button>
                 </form>

@@ -10,9 +10,22 @@ const KINDS: Record<Kind, string> = {
   error: "bg-red-50 text-red-900 ring-red-200",
 };
 
-export function Alert({ kind = "info", title, children, className }: { kind?: Kind; title?: ReactNode; children?: ReactNode; className?: string }) {
+export function Alert({
+  kind = "info",
+  title,
+  children,
+  className,
+}: {
+  kind?: Kind;
+  title?: ReactNode;
+  children?: ReactNode;
+  className?: string;
+}) {
   return (
-    <div role={kind === "error" ? "alert" : "status"} className={cn("rounded-md px-4 py-3 text-sm ring-1 ring-inset", KINDS[kind], className)}>
+    <div
+      role={kind === "error" ? "alert" : "status"}
+      className={cn("rounded-md px-4 py-3 text-sm ring-1 ring-inset", KINDS[kind], className)}
+    >
       {title ? <p className="font-medium">{title}</p> : null}
       {children ? <div className={title ? "mt-1" : undefined}>{children}</div> : null}
     </div>

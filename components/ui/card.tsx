@@ -5,7 +5,15 @@ export function Card({ children, className }: { children: ReactNode; className?:
   return <section className={cn("rounded-lg bg-white shadow-sm ring-1 ring-slate-200", className)}>{children}</section>;
 }
 
-export function CardHeader({ title, description, actions }: { title: ReactNode; description?: ReactNode; actions?: ReactNode }) {
+export function CardHeader({
+  title,
+  description,
+  actions,
+}: {
+  title: ReactNode;
+  description?: ReactNode;
+  actions?: ReactNode;
+}) {
   return (
     <div className="flex flex-wrap items-start justify-between gap-3 border-b border-slate-200 px-4 py-3 sm:px-5">
       <div className="min-w-0">

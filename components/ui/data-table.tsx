@@ -1,6 +1,14 @@
 "use client";
 
-import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type OnChangeFn, type RowData, type RowSelectionState } from "@tanstack/react-table";
+import {
+  flexRender,
+  getCoreRowModel,
+  useReactTable,
+  type ColumnDef,
+  type OnChangeFn,
+  type RowData,
+  type RowSelectionState,
+} from "@tanstack/react-table";
 import { cn } from "./cn";
 
 declare module "@tanstack/react-table" {
@@ -53,7 +61,10 @@ export function DataTable<T>({
                 <th
                   key={header.id}
                   scope="col"
-                  className={cn("whitespace-nowrap px-3 py-2.5 text-xs font-semibold uppercase tracking-wide text-slate-600", header.column.columnDef.meta?.align === "right" ? "text-right" : "text-left")}
+                  className={cn(
+                    "whitespace-nowrap px-3 py-2.5 text-xs font-semibold uppercase tracking-wide text-slate-600",
+                    header.column.columnDef.meta?.align === "right" ? "text-right" : "text-left",
+                  )}
                 >
                   {header.isPlaceholder ? null : flexRender(header.column.columnDef.header, header.getContext())}
                 </th>
@@ -72,7 +83,13 @@ export function DataTable<T>({
             table.getRowModel().rows.map((row) => (
               <tr key={row.id} className={row.getIsSelected() ? "bg-brand-50/60" : "hover:bg-slate-50"}>
                 {row.getVisibleCells().map((cell) => (
-                  <td key={cell.id} className={cn("whitespace-nowrap px-3 py-2 text-slate-700", cell.column.columnDef.meta?.align === "right" && "text-right tabular-nums")}>
+                  <td
+                    key={cell.id}
+                    className={cn(
+                      "whitespace-nowrap px-3 py-2 text-slate-700",
+                      cell.column.columnDef.meta?.align === "right" && "text-right tabular-nums",
+                    )}
+                  >
                     {flexRender(cell.column.columnDef.cell, cell.getContext())}
                   </td>
                 ))}

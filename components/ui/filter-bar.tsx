@@ -44,12 +44,21 @@ export function FilterBar({
       ref={form}
       action=""
       aria-label={label}
-      className={cn("flex w-full flex-wrap items-start gap-3", framed ? "rounded-lg bg-white p-4 shadow-sm ring-1 ring-slate-200" : "sm:w-auto")}
+      className={cn(
+        "flex w-full flex-wrap items-start gap-3",
+        framed ? "rounded-lg bg-white p-4 shadow-sm ring-1 ring-slate-200" : "sm:w-auto",
+      )}
     >
       {fields.map((f) => {
         const id = `filter-${f.name}`;
         return (
-          <Field key={f.name} label={f.label} htmlFor={id} hint={f.hint} className={f.narrow ? "w-28" : "w-full sm:w-52"}>
+          <Field
+            key={f.name}
+            label={f.label}
+            htmlFor={id}
+            hint={f.hint}
+            className={f.narrow ? "w-28" : "w-full sm:w-52"}
+          >
             {f.kind === "select" ? (
               <Select id={id} name={f.name} defaultValue={f.value} onChange={onChange}>
                 {f.any !== undefined ? <option value="">{f.any}</option> : null}

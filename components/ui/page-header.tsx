@@ -3,7 +3,17 @@ import type { ReactNode } from "react";
 
 export type Crumb = { label: string; href?: string };
 
-export function PageHeader({ title, description, crumbs, actions }: { title: ReactNode; description?: ReactNode; crumbs?: Crumb[]; actions?: ReactNode }) {
+export function PageHeader({
+  title,
+  description,
+  crumbs,
+  actions,
+}: {
+  title: ReactNode;
+  description?: ReactNode;
+  crumbs?: Crumb[];
+  actions?: ReactNode;
+}) {
   return (
     <header className="mb-6">
       {crumbs?.length ? (

@@ -12,42 +12,115 @@ import { listUsers } from "./users";
 import { listLicences, listVersionChoices } from "./list-licences";
 import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
-import { ADMIN_CALLERS, CALLERS, actorOf, adminWorld, auditRowsBy, auditRowsFor, callers, ctxOf, type CallerName } from "@/lib/testing/admin";
+import {
+  ADMIN_CALLERS,
+  CALLERS,
+  actorOf,
+  adminWorld,
+  auditRowsBy,
+  auditRowsFor,
+  callers,
+  ctxOf,
+  type CallerName,
+} from "@/lib/testing/admin";
 import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
 
 type World = Awaited<ReturnType<typeof adminWorld>>;
 
 /** Each admin verb, called as an allowed caller would; `audit` is the action its one audit row names (none for reads). */
-const VERBS: { name: string; audit: AuditAction | null; call: (ctx: Ctx, w: World) => Promise<{ targetId?: string }> }[] = [
-  { name: "createOrganization", audit: "organization.create", call: async (ctx) => ({ targetId: (await createOrganization(ctx, { slug: uniqueId("org") })).id }) },
+const VERBS: {
+  name: string;
+  audit: AuditAction | null;
+  call: (ctx: Ctx, w: World) => Promise<{ targetId?: string }>;
+}[] = [
+  {
+    name: "createOrganization",
+    audit: "organization.create",
+    call: async (ctx) => ({ targetId: (await createOrganization(ctx, { slug: uniqueId("org") })).id }),
+  },
   {
     name: "createUser",
     audit: "user.create",
-    call: async (ctx, w) => ({ targetId: (await createUser(ctx, { email: `${uniqueId("u")}@example.com`, role: "licensee", organizationId: w.organizationId, password: "0123456789" })).id }),
+    call: async (ctx, w) => ({
+      targetId: (
+        await createUser(ctx, {
+          email: `${uniqueId("u")}@example.com`,
+          role: "licensee",
+          organizationId: w.organizationId,
+          password: "0123456789",
+        })
+      ).id,
+    }),
   },
-  { name: "changeUserRole", audit: "user.role", call: async (ctx, w) => ({ targetId: (await changeUserRole(ctx, { id: w.userId, role: "reviewer" })).id }) },
-  { name: "disableUser", audit: "user.disable", call: async (ctx, w) => ({ targetId: (await disableUser(ctx, { id: w.userId })).id }) },
+  {
+    name: "changeUserRole",
+    audit: "user.role",
+    call: async (ctx, w) => ({ targetId: (await changeUserRole(ctx, { id: w.userId, role: "reviewer" })).id }),
+  },
+  {
+    name: "disableUser",
+    audit: "user.disable",
+    call: async (ctx, w) => ({ targetId: (await disableUser(ctx, { id: w.userId })).id }),
+  },
   {
     name: "grantLicence",
     audit: "licence.grant",
-    call: async (ctx, w) => ({ targetId: (await grantLicence(ctx, { organizationId: w.organizationId, datasetId: w.datasetId, version: w.unlicensedVersion })).id }),
+    call: async (ctx, w) => ({
+      targetId: (
+        await grantLicence(ctx, {
+          organizationId: w.organizationId,
+          datasetId: w.datasetId,
+          version: w.unlicensedVersion,
+        })
+      ).id,
+    }),
   },
   {
     name: "revokeLicence",
     audit: "licence.revoke",
-    call: async (ctx, w) => ({ targetId: (await revokeLicence(ctx, { organizationId: w.organizationId, datasetId: w.datasetId, version: w.licensedVersion })).id }),
+    call: async (ctx, w) => ({
+      targetId: (
+        await revokeLicence(ctx, {
+          organizationId: w.organizationId,
+          datasetId: w.datasetId,
+          version: w.licensedVersion,
+        })
+      ).id,
+    }),
   },
-  { name: "issueKey", audit: "key.issue", call: async (ctx, w) => ({ targetId: (await issueKey(ctx, { organizationId: w.organizationId, name: "rbac" })).id }) },
-  { name: "revokeKey", audit: "key.revoke", call: async (ctx, w) => ({ targetId: (await revokeKey(ctx, { id: w.keyId })).id }) },
+  {
+    name: "issueKey",
+    audit: "key.issue",
+    call: async (ctx, w) => ({
+      targetId: (await issueKey(ctx, { organizationId: w.organizationId, name: "rbac" })).id,
+    }),
+  },
+  {
+    name: "revokeKey",
+    audit: "key.revoke",
+    call: async (ctx, w) => ({ targetId: (await revokeKey(ctx, { id: w.keyId })).id }),
+  },
   { name: "listOrganizations", audit: null, call: async (ctx) => (await listOrganizations(ctx), {}) },
   { name: "listUsers", audit: null, call: async (ctx) => (await listUsers(ctx), {}) },
   { name: "listLicences", audit: null, call: async (ctx) => (await listLicences(ctx), {}) },
   { name: "listVersionChoices", audit: null, call: async (ctx) => (await listVersionChoices(ctx), {}) },
   { name: "listKeys", audit: null, call: async (ctx) => (await listKeys(ctx), {}) },
   { name: "listAdminAudit", audit: null, call: async (ctx) => (await listAdminAudit(ctx), {}) },
-  { name: "requireOrganization", audit: null, call: async (ctx, w) => (await requireOrganization(ctx, w.organizationId), {}) },
-  { name: "organizationBySlug", audit: null, call: async (ctx, w) => (await organizationBySlug(ctx, w.organizationSlug), {}) },
-  { name: "versionId", audit: null, call: async (ctx, w) => (await versionId(ctx, w.datasetId, w.licensedVersion), {}) },
+  {
+    name: "requireOrganization",
+    audit: null,
+    call: async (ctx, w) => (await requireOrganization(ctx, w.organizationId), {}),
+  },
+  {
+    name: "organizationBySlug",
+    audit: null,
+    call: async (ctx, w) => (await organizationBySlug(ctx, w.organizationSlug), {}),
+  },
+  {
+    name: "versionId",
+    audit: null,
+    call: async (ctx, w) => (await versionId(ctx, w.datasetId, w.licensedVersion), {}),
+  },
 ];
 
 let who: Record<CallerName, Principal>;
@@ -63,30 +136,36 @@ it("every audited action of the table is written by one admin verb, and no verb 
 });
 
 describe.each(VERBS)("$name", (verb) => {
-  it.each(ADMIN_CALLERS.map((c) => [c]))("is allowed for %s, and a change writes one audit row naming the actor", async (caller) => {
-    const world = verb.audit ? await adminWorld() : shared;
-    const actorId = actorOf(who[caller]).actor_id;
-    const before = (await auditRowsBy(actorId)).length;
-    const { targetId } = await verb.call(ctxOf(who[caller]), world);
-    // The tests of this file run one at a time, so the actor's rows grow by exactly this call's.
-    expect((await auditRowsBy(actorId)).length - before).toBe(verb.audit ? 1 : 0);
-    if (!verb.audit) return;
-    // A revoke's target already has the row of its grant or issue; the call itself adds one.
-    const rows = (await auditRowsFor(targetId!)).filter((r) => r.action === verb.audit);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ action: verb.audit, target_id: targetId, ...actorOf(who[caller]) });
-  });
+  it.each(ADMIN_CALLERS.map((c) => [c]))(
+    "is allowed for %s, and a change writes one audit row naming the actor",
+    async (caller) => {
+      const world = verb.audit ? await adminWorld() : shared;
+      const actorId = actorOf(who[caller]).actor_id;
+      const before = (await auditRowsBy(actorId)).length;
+      const { targetId } = await verb.call(ctxOf(who[caller]), world);
+      // The tests of this file run one at a time, so the actor's rows grow by exactly this call's.
+      expect((await auditRowsBy(actorId)).length - before).toBe(verb.audit ? 1 : 0);
+      if (!verb.audit) return;
+      // A revoke's target already has the row of its grant or issue; the call itself adds one.
+      const rows = (await auditRowsFor(targetId!)).filter((r) => r.action === verb.audit);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ action: verb.audit, target_id: targetId, ...actorOf(who[caller]) });
+    },
+  );
 
-  it.each(CALLERS.filter((c) => !ADMIN_CALLERS.includes(c)).map((c) => [c]))("is refused for %s with 403 forbidden, changing nothing", async (caller) => {
-    const error = await verb.call(ctxOf(who[caller]), shared).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ code: "forbidden", status: 403 });
-    const principal = who[caller];
-    if (principal.kind === "user") expect(await auditRowsBy(principal.userId)).toEqual([]);
-  });
+  it.each(CALLERS.filter((c) => !ADMIN_CALLERS.includes(c)).map((c) => [c]))(
+    "is refused for %s with 403 forbidden, changing nothing",
+    async (caller) => {
+      const error = await verb.call(ctxOf(who[caller]), shared).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ code: "forbidden", status: 403 });
+      const principal = who[caller];
+      if (principal.kind === "user") expect(await auditRowsBy(principal.userId)).toEqual([]);
+    },
+  );
 });
 
 describe("refusals leave the world as it was", () => {
@@ -95,7 +174,11 @@ describe("refusals leave the world as it was", () => {
     for (const caller of ["reviewer", "licensee", "api_key"] as const) {
       await expect(revokeKey(ctxOf(who[caller]), { id: world.keyId })).rejects.toMatchObject({ code: "forbidden" });
       await expect(
-        revokeLicence(ctxOf(who[caller]), { organizationId: world.organizationId, datasetId: world.datasetId, version: world.licensedVersion }),
+        revokeLicence(ctxOf(who[caller]), {
+          organizationId: world.organizationId,
+          datasetId: world.datasetId,
+          version: world.licensedVersion,
+        }),
       ).rejects.toMatchObject({ code: "forbidden" });
     }
     const keys = await listKeys(ctxOf(who.admin), { organizationId: world.organizationId });

@@ -12,7 +12,8 @@ import { FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
 // Control characters (a NUL above all, which PostgreSQL refuses) are an invalid body here, before
 // any SQL: none in one-line fields, only tabs and line breaks in names. Passwords are only hashed.
 const line = () => z.string().trim().regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters");
-const displayName = () => z.string().trim().regex(FREE_TEXT, "must not contain control characters other than tabs and line breaks");
+const displayName = () =>
+  z.string().trim().regex(FREE_TEXT, "must not contain control characters other than tabs and line breaks");
 const id = line().min(1, "is required").max(100, "is too long");
 const versionTarget = { datasetId: id, version: id };
 
@@ -45,7 +46,10 @@ export const IssueKeyInput = z.object({
   expiresInDays: z
     .number()
     .nullable()
-    .refine((days) => days === null || (KEY_EXPIRY_DAYS as readonly number[]).includes(days), `must be one of ${KEY_EXPIRY_DAYS.join(", ")} or null`),
+    .refine(
+      (days) => days === null || (KEY_EXPIRY_DAYS as readonly number[]).includes(days),
+      `must be one of ${KEY_EXPIRY_DAYS.join(", ")} or null`,
+    ),
   scope: z.array(z.object(versionTarget)).max(1000, "is too long").default([]),
 });
 

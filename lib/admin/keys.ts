@@ -28,12 +28,15 @@ export type IssuedKey = { id: string; secret: string; prefix: string; name: stri
 export async function issueKey(ctx: Ctx, input: IssueKeyInput): Promise<IssuedKey> {
   requireAdmin(ctx);
   const name = input.name.trim();
-  if (!name || name.length > KEY_NAME_MAX) throw new AppError("invalid_parameter", `A key needs a name of 1 to ${KEY_NAME_MAX} characters.`);
-  if (!WITHOUT_CONTROL_CHARACTERS.test(name)) throw new AppError("invalid_parameter", "A key name must not contain control characters.");
+  if (!name || name.length > KEY_NAME_MAX)
+    throw new AppError("invalid_parameter", `A key needs a name of 1 to ${KEY_NAME_MAX} characters.`);
+  if (!WITHOUT_CONTROL_CHARACTERS.test(name))
+    throw new AppError("invalid_parameter", "A key name must not contain control characters.");
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
     throw new AppError("invalid_parameter", "The expiry must be in the future.");
   }
-  if (input.secret !== undefined && !KEY_PATTERN.test(input.secret)) throw new AppError("invalid_parameter", "A chosen secret must look like a key this service mints.");
+  if (input.secret !== undefined && !KEY_PATTERN.test(input.secret))
+    throw new AppError("invalid_parameter", "A chosen secret must look like a key this service mints.");
   const minted = input.secret ? keyFromSecret(input.secret) : mintKey();
   return withTx(ctx, async (tx) => {
     await requireOrganization(tx, input.organizationId);
@@ -43,8 +46,18 @@ export async function issueKey(ctx: Ctx, input: IssueKeyInput): Promise<IssuedKe
       const [held] = await tx.db
         .select({ id: licences.id })
         .from(licences)
-        .where(and(eq(licences.organizationId, input.organizationId), eq(licences.versionId, id), isNull(licences.revokedAt)));
-      if (!held) throw new AppError("invalid_parameter", `The organisation holds no licence for ${datasetId}@${version}, so a key cannot be narrowed to it.`);
+        .where(
+          and(
+            eq(licences.organizationId, input.organizationId),
+            eq(licences.versionId, id),
+            isNull(licences.revokedAt),
+          ),
+        );
+      if (!held)
+        throw new AppError(
+          "invalid_parameter",
+          `The organisation holds no licence for ${datasetId}@${version}, so a key cannot be narrowed to it.`,
+        );
       scopeVersions.push(id);
     }
     const id = newId("key");
@@ -60,7 +73,9 @@ export async function issueKey(ctx: Ctx, input: IssueKeyInput): Promise<IssuedKe
       expiresAt: input.expiresAt ?? null,
     });
     if (scopeVersions.length) {
-      await tx.db.insert(apiKeyScopes).values([...new Set(scopeVersions)].map((versionId) => ({ keyId: id, versionId })));
+      await tx.db
+        .insert(apiKeyScopes)
+        .values([...new Set(scopeVersions)].map((versionId) => ({ keyId: id, versionId })));
     }
     await recordAdminAction(tx, "key.issue", id, {
       organizationId: input.organizationId,
@@ -74,7 +89,10 @@ export async function issueKey(ctx: Ctx, input: IssueKeyInput): Promise<IssuedKe
 }
 
 /** Revokes a key by id or by its display prefix; a prefix shared by several live keys must be disambiguated. */
-export async function revokeKey(ctx: Ctx, input: { id?: string; prefix?: string; organizationId?: string }): Promise<{ id: string; prefix: string }> {
+export async function revokeKey(
+  ctx: Ctx,
+  input: { id?: string; prefix?: string; organizationId?: string },
+): Promise<{ id: string; prefix: string }> {
   requireAdmin(ctx);
   return withTx(ctx, async (tx) => {
     const matches = await tx.db
@@ -88,9 +106,13 @@ export async function revokeKey(ctx: Ctx, input: { id?: string; prefix?: string;
       );
     const live = matches.filter((k) => !k.revokedAt);
     if (!live.length) {
-      throw new AppError("not_found", matches.length ? "That key is already revoked." : "No key matches that id or prefix.");
+      throw new AppError(
+        "not_found",
+        matches.length ? "That key is already revoked." : "No key matches that id or prefix.",
+      );
     }
-    if (live.length > 1) throw new AppError("invalid_parameter", "Several live keys share that prefix; revoke by key id instead.");
+    if (live.length > 1)
+      throw new AppError("invalid_parameter", "Several live keys share that prefix; revoke by key id instead.");
     const key = live[0]!;
     await tx.db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, key.id));
     await recordAdminAction(tx, "key.revoke", key.id, { prefix: key.prefix });

@@ -45,9 +45,19 @@ export async function revokeLicence(ctx: Ctx, target: LicenceTarget): Promise<{ 
     const [revoked] = await tx.db
       .update(licences)
       .set({ revokedAt: new Date() })
-      .where(and(eq(licences.organizationId, target.organizationId), eq(licences.versionId, version), isNull(licences.revokedAt)))
+      .where(
+        and(
+          eq(licences.organizationId, target.organizationId),
+          eq(licences.versionId, version),
+          isNull(licences.revokedAt),
+        ),
+      )
       .returning({ id: licences.id });
-    if (!revoked) throw new AppError("not_found", `The organisation holds no active licence for ${target.datasetId}@${target.version}.`);
+    if (!revoked)
+      throw new AppError(
+        "not_found",
+        `The organisation holds no active licence for ${target.datasetId}@${target.version}.`,
+      );
     await recordAdminAction(tx, "licence.revoke", revoked.id, { ...target });
     return revoked;
   });
@@ -57,6 +67,8 @@ async function activeLicence(ctx: Ctx, organizationId: string, version: number):
   const [found] = await ctx.db
     .select({ id: licences.id })
     .from(licences)
-    .where(and(eq(licences.organizationId, organizationId), eq(licences.versionId, version), isNull(licences.revokedAt)));
+    .where(
+      and(eq(licences.organizationId, organizationId), eq(licences.versionId, version), isNull(licences.revokedAt)),
+    );
   return found?.id;
 }

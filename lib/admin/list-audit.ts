@@ -76,7 +76,9 @@ function targetLabel(
     case "key": {
       const prefix = joined.key_prefix ?? text(details.prefix);
       const name = joined.key_name ?? text(details.name);
-      return [prefix ? `${prefix}…` : targetId, name ? `“${name}”` : null, org ? `of ${org}` : null].filter(Boolean).join(" ");
+      return [prefix ? `${prefix}…` : targetId, name ? `“${name}”` : null, org ? `of ${org}` : null]
+        .filter(Boolean)
+        .join(" ");
     }
     default:
       return targetId;

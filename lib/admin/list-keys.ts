@@ -42,7 +42,10 @@ type Row = Omit<KeyRecord, "created_at" | "expires_at" | "last_used_at" | "revok
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 /** API keys, newest first, optionally one organisation's and/or one status. The secrets are never stored, so never listed. */
-export async function listKeys(ctx: Ctx, input: { organizationId?: string; status?: KeyStatus } = {}): Promise<KeyRecord[]> {
+export async function listKeys(
+  ctx: Ctx,
+  input: { organizationId?: string; status?: KeyStatus } = {},
+): Promise<KeyRecord[]> {
   requireAdmin(ctx);
   if (input.status !== undefined && !KEY_STATUSES.includes(input.status)) {
     throw new AppError("invalid_parameter", `Status must be one of ${KEY_STATUSES.join(", ")}.`);

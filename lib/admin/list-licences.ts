@@ -22,7 +22,9 @@ export async function listLicences(ctx: Ctx, input: { organizationId?: string } 
   requireAdmin(ctx);
   const sql = sqlOf(ctx.db);
   const org = input.organizationId ?? null;
-  const rows = await sql<(Omit<LicenceRecord, "granted_at" | "revoked_at"> & { granted_at: Date; revoked_at: Date | null })[]>`
+  const rows = await sql<
+    (Omit<LicenceRecord, "granted_at" | "revoked_at"> & { granted_at: Date; revoked_at: Date | null })[]
+  >`
     select l.id, l.organization_id, o.slug as organization_slug, o.name as organization_name,
            v.dataset_id, d.title as dataset_title, v.version, l.granted_at, l.revoked_at
     from licences l
@@ -31,10 +33,20 @@ export async function listLicences(ctx: Ctx, input: { organizationId?: string } 
     join datasets d on d.id = v.dataset_id
     where (${org}::text is null or l.organization_id = ${org})
     order by o.slug, v.dataset_id, v.major desc, v.minor desc, v.patch desc, l.granted_at desc`;
-  return rows.map((r) => ({ ...r, granted_at: r.granted_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null }));
+  return rows.map((r) => ({
+    ...r,
+    granted_at: r.granted_at.toISOString(),
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+  }));
 }
 
-export type VersionChoice = { dataset_id: string; dataset_title: string; version: string; released_at: string; episode_count: number };
+export type VersionChoice = {
+  dataset_id: string;
+  dataset_title: string;
+  version: string;
+  released_at: string;
+  episode_count: number;
+};
 
 /** Every released dataset version, for the grant form: by dataset, newest version first. */
 export async function listVersionChoices(ctx: Ctx): Promise<VersionChoice[]> {

@@ -34,7 +34,11 @@ beforeAll(async () => {
   ]);
 });
 
-const target = (organizationId: string, version: string, dataset = datasetId) => ({ organizationId, datasetId: dataset, version });
+const target = (organizationId: string, version: string, dataset = datasetId) => ({
+  organizationId,
+  datasetId: dataset,
+  version,
+});
 
 describe("listOrganizations", () => {
   it("counts users, active licences only, and live keys only (not revoked, not expired)", async () => {
@@ -48,7 +52,11 @@ describe("listOrganizations", () => {
     // Live: one without expiry and one expiring tomorrow; not live: one revoked, one expired.
     const [, , revoked, expired] = await Promise.all(
       ["live", "future", "revoked", "expired"].map((name) =>
-        issueKey(ctx, { organizationId: org.id, name, expiresAt: name === "future" ? new Date(Date.now() + 86_400_000) : null }),
+        issueKey(ctx, {
+          organizationId: org.id,
+          name,
+          expiresAt: name === "future" ? new Date(Date.now() + 86_400_000) : null,
+        }),
       ),
     );
     await revokeKey(ctx, { id: revoked!.id });
@@ -64,7 +72,11 @@ describe("listOrganizations", () => {
       active_licence_count: 2,
       live_key_count: 2,
     });
-    expect(all.find((o) => o.id === empty.id)).toMatchObject({ user_count: 0, active_licence_count: 0, live_key_count: 0 });
+    expect(all.find((o) => o.id === empty.id)).toMatchObject({
+      user_count: 0,
+      active_licence_count: 0,
+      live_key_count: 0,
+    });
     const slugs = all.map((o) => o.slug);
     expect(slugs).toEqual([...slugs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });
@@ -81,12 +93,20 @@ describe("listUsers", () => {
     const members = await listUsers(ctx, { organizationId: org.id });
     expect(members.map((u) => u.email)).toEqual([a.email, b.email, reviewer.email].sort());
     const rowB = members.find((u) => u.id === b.userId)!;
-    expect(rowB).toMatchObject({ role: "licensee", organization_id: org.id, organization_slug: org.slug, organization_name: org.name, name: null });
+    expect(rowB).toMatchObject({
+      role: "licensee",
+      organization_id: org.id,
+      organization_slug: org.slug,
+      organization_name: org.name,
+      name: null,
+    });
     expect(Date.parse(rowB.created_at)).toBeGreaterThan(Date.now() - 60_000);
     expect(rowB.disabled_at).not.toBeNull();
     expect(members.find((u) => u.id === a.userId)!.disabled_at).toBeNull();
 
-    expect((await listUsers(ctx, { organizationId: org.id, role: "reviewer" })).map((u) => u.id)).toEqual([reviewer.userId]);
+    expect((await listUsers(ctx, { organizationId: org.id, role: "reviewer" })).map((u) => u.id)).toEqual([
+      reviewer.userId,
+    ]);
     const admins = await listUsers(ctx, { role: "admin" });
     expect(admins.every((u) => u.role === "admin")).toBe(true);
     expect(admins.find((u) => u.id === admin.userId)).toMatchObject({ organization_id: null, organization_slug: null });
@@ -111,7 +131,12 @@ describe("listLicences and listVersionChoices", () => {
       [again.id, "1.0.0", true],
       [first.id, "1.0.0", false],
     ]);
-    expect(rows[0]).toMatchObject({ organization_id: org.id, organization_slug: org.slug, dataset_id: datasetId, dataset_title: `Dataset ${datasetId}` });
+    expect(rows[0]).toMatchObject({
+      organization_id: org.id,
+      organization_slug: org.slug,
+      dataset_id: datasetId,
+      dataset_title: `Dataset ${datasetId}`,
+    });
     expect(Date.parse(rows[2]!.revoked_at!)).toBeGreaterThanOrEqual(Date.parse(rows[2]!.granted_at));
     expect((await listLicences(ctx)).filter((l) => l.organization_id === org.id)).toEqual(rows);
   });
@@ -123,14 +148,18 @@ describe("listLicences and listVersionChoices", () => {
       ["1.2.0", 2],
       ["1.0.0", 2],
     ]);
-    expect(choices.find((c) => c.dataset_id === otherDatasetId)).toMatchObject({ version: "0.1.0", dataset_title: `Dataset ${otherDatasetId}` });
+    expect(choices.find((c) => c.dataset_id === otherDatasetId)).toMatchObject({
+      version: "0.1.0",
+      dataset_title: `Dataset ${otherDatasetId}`,
+    });
   });
 });
 
 describe("listKeys", () => {
   it("gives each key's status: active, expired, revoked (revoked wins over expired)", async () => {
     const org = await createTestOrg();
-    const issue = (name: string, expiresAt: Date | null = null) => issueKey(ctx, { organizationId: org.id, name, expiresAt });
+    const issue = (name: string, expiresAt: Date | null = null) =>
+      issueKey(ctx, { organizationId: org.id, name, expiresAt });
     const active = await issue("active");
     const future = await issue("future", new Date(Date.now() + 3_600_000));
     const expired = await issue("expired");
@@ -142,7 +171,13 @@ describe("listKeys", () => {
     await revokeKey(ctx, { id: both.id });
 
     const keys = await listKeys(ctx, { organizationId: org.id });
-    expect(Object.fromEntries(keys.map((k) => [k.name, k.status]))).toEqual({ active: "active", future: "active", expired: "expired", revoked: "revoked", both: "revoked" });
+    expect(Object.fromEntries(keys.map((k) => [k.name, k.status]))).toEqual({
+      active: "active",
+      future: "active",
+      expired: "expired",
+      revoked: "revoked",
+      both: "revoked",
+    });
     // Newest first.
     expect(keys.map((k) => k.name)).toEqual(["both", "revoked", "expired", "future", "active"]);
     const row = keys.find((k) => k.id === future.id)!;
@@ -159,9 +194,17 @@ describe("listKeys", () => {
     });
     expect(JSON.stringify(keys)).not.toContain(active.secret);
 
-    expect((await listKeys(ctx, { organizationId: org.id, status: "active" })).map((k) => k.name).sort()).toEqual(["active", "future"]);
-    expect((await listKeys(ctx, { organizationId: org.id, status: "expired" })).map((k) => k.name)).toEqual(["expired"]);
-    expect((await listKeys(ctx, { organizationId: org.id, status: "revoked" })).map((k) => k.name)).toEqual(["both", "revoked"]);
+    expect((await listKeys(ctx, { organizationId: org.id, status: "active" })).map((k) => k.name).sort()).toEqual([
+      "active",
+      "future",
+    ]);
+    expect((await listKeys(ctx, { organizationId: org.id, status: "expired" })).map((k) => k.name)).toEqual([
+      "expired",
+    ]);
+    expect((await listKeys(ctx, { organizationId: org.id, status: "revoked" })).map((k) => k.name)).toEqual([
+      "both",
+      "revoked",
+    ]);
     await expect(listKeys(ctx, { status: "lost" as never })).rejects.toMatchObject({ code: "invalid_parameter" });
   });
 
@@ -202,13 +245,22 @@ describe("listAdminAudit", () => {
     const org = await createOrganization(ctx, { slug: uniqueId("audit"), name: "Audited" });
     const user = await userOfRole("licensee", org.id);
     await grantLicence(ctx, target(org.id, "1.2.0"));
-    const key = await issueKey(ctx, { organizationId: org.id, name: "audited key", scope: [target(org.id, "1.2.0")], expiresAt: new Date("2099-01-02T00:00:00Z") });
+    const key = await issueKey(ctx, {
+      organizationId: org.id,
+      name: "audited key",
+      scope: [target(org.id, "1.2.0")],
+      expiresAt: new Date("2099-01-02T00:00:00Z"),
+    });
     await revokeKey(ctx, { id: key.id });
     await changeUserRole(ctx, { id: user.userId, role: "reviewer", organizationId: org.id });
     await disableUser(ctx, { id: user.userId });
 
     const { entries } = await listAdminAudit(ctx, { limit: 200 });
-    const mine = entries.filter((e) => e.actor_id === admin.userId && ([org.id, key.id, user.userId].includes(e.target_id) || e.details.organizationId === org.id));
+    const mine = entries.filter(
+      (e) =>
+        e.actor_id === admin.userId &&
+        ([org.id, key.id, user.userId].includes(e.target_id) || e.details.organizationId === org.id),
+    );
     expect(mine.map((e) => [e.action, e.target_label])).toEqual([
       ["user.disable", user.email],
       ["user.role", user.email],
@@ -221,7 +273,12 @@ describe("listAdminAudit", () => {
     expect(mine[1]!.summary).toBe(`role reviewer in ${org.slug}`);
     expect(mine[3]!.summary).toBe(`expires 2099-01-02; narrowed to ${datasetId}@1.2.0`);
     const created = entries.find((e) => e.target_id === user.userId && e.action === "user.create")!;
-    expect(created).toMatchObject({ action: "user.create", target_label: user.email, actor_kind: "operator", summary: `role licensee in ${org.slug}` });
+    expect(created).toMatchObject({
+      action: "user.create",
+      target_label: user.email,
+      actor_kind: "operator",
+      summary: `role licensee in ${org.slug}`,
+    });
     const ids = entries.map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
   });

@@ -14,10 +14,16 @@ export type Organization = typeof organizations.$inferSelect;
 export async function createOrganization(ctx: Ctx, input: { slug: string; name?: string }): Promise<Organization> {
   requireAdmin(ctx);
   if (!SLUG_PATTERN.test(input.slug)) {
-    throw new AppError("invalid_parameter", "An organisation slug is lower-case letters, digits and inner '-', at most 63 characters.");
+    throw new AppError(
+      "invalid_parameter",
+      "An organisation slug is lower-case letters, digits and inner '-', at most 63 characters.",
+    );
   }
   if (input.name !== undefined && !FREE_TEXT.test(input.name)) {
-    throw new AppError("invalid_parameter", "An organisation name must not contain control characters other than tabs and line breaks.");
+    throw new AppError(
+      "invalid_parameter",
+      "An organisation name must not contain control characters other than tabs and line breaks.",
+    );
   }
   return withTx(ctx, async (tx) => {
     const [created] = await tx.db

@@ -1,6 +1,14 @@
 import type { ErrorCode } from "../errors";
 import type { DownloadBody, PreviewBody } from "./requests";
-import type { AnnotationPageBody, DatasetListBody, DownloadBodyResponse, EpisodePageBody, ManifestBody, PreviewBodyResponse, VersionListBody } from "./responses";
+import type {
+  AnnotationPageBody,
+  DatasetListBody,
+  DownloadBodyResponse,
+  EpisodePageBody,
+  ManifestBody,
+  PreviewBodyResponse,
+  VersionListBody,
+} from "./responses";
 
 /**
  * Example bodies for the OpenAPI document and the reference page. They are typed by the response
@@ -49,7 +57,9 @@ const versions: VersionListBody = {
         robot_type: "so100",
         fps: 30,
         total_frames: 648000,
-        cameras: [{ key: "observation.images.front", storage: "video", codec: "av1", height: 480, width: 640, fps: 30 }],
+        cameras: [
+          { key: "observation.images.front", storage: "video", codec: "av1", height: 480, width: 640, fps: 30 },
+        ],
       },
     },
   ],
@@ -64,9 +74,33 @@ const manifest: ManifestBody = {
   total_bytes: 49263905,
   streams: ["cam_front", "joints"],
   files: [
-    { path: "README.md", episode_id: null, episode_ids: [], stream: null, size_bytes: 2048, sha256: SHA("e"), media_type: "text/markdown" },
-    { path: "episodes/kpp-000042/cam_front.mp4", episode_id: "kpp-000042", episode_ids: ["kpp-000042"], stream: "cam_front", size_bytes: 48213377, sha256: SHA("a"), media_type: "video/mp4" },
-    { path: "episodes/kpp-000042/joints.parquet", episode_id: "kpp-000042", episode_ids: ["kpp-000042"], stream: "joints", size_bytes: 1048480, sha256: SHA("b"), media_type: "application/vnd.apache.parquet" },
+    {
+      path: "README.md",
+      episode_id: null,
+      episode_ids: [],
+      stream: null,
+      size_bytes: 2048,
+      sha256: SHA("e"),
+      media_type: "text/markdown",
+    },
+    {
+      path: "episodes/kpp-000042/cam_front.mp4",
+      episode_id: "kpp-000042",
+      episode_ids: ["kpp-000042"],
+      stream: "cam_front",
+      size_bytes: 48213377,
+      sha256: SHA("a"),
+      media_type: "video/mp4",
+    },
+    {
+      path: "episodes/kpp-000042/joints.parquet",
+      episode_id: "kpp-000042",
+      episode_ids: ["kpp-000042"],
+      stream: "joints",
+      size_bytes: 1048480,
+      sha256: SHA("b"),
+      media_type: "application/vnd.apache.parquet",
+    },
   ],
 };
 
@@ -115,8 +149,19 @@ const download: DownloadBodyResponse = {
 };
 
 const downloadRequests: Record<string, { summary: string; value: DownloadBody }> = {
-  filter: { summary: "Failed episodes, front camera only", value: { dataset_id: "kitchen-pick-place", version: "1.1.0", filter: { outcome: "failure" }, streams: ["cam_front"] } },
-  episodes: { summary: "Chosen episodes", value: { dataset_id: "kitchen-pick-place", version: "1.1.0", episode_ids: ["kpp-000042", "kpp-000043"] } },
+  filter: {
+    summary: "Failed episodes, front camera only",
+    value: {
+      dataset_id: "kitchen-pick-place",
+      version: "1.1.0",
+      filter: { outcome: "failure" },
+      streams: ["cam_front"],
+    },
+  },
+  episodes: {
+    summary: "Chosen episodes",
+    value: { dataset_id: "kitchen-pick-place", version: "1.1.0", episode_ids: ["kpp-000042", "kpp-000043"] },
+  },
   version: { summary: "The whole version", value: { dataset_id: "kitchen-pick-place", version: "1.1.0" } },
 };
 
@@ -126,12 +171,23 @@ const preview: PreviewBodyResponse = {
   dataset_id: "kitchen-pick-place",
   version: "1.1.0",
   expires_at: "2026-03-01T09:15:00.000Z",
-  streams: [{ stream: "cam_front", url: url("episodes/kpp-000042/cam_front.mp4"), media_type: "video/mp4", start_s: 0, end_s: 18.4 }],
+  streams: [
+    {
+      stream: "cam_front",
+      url: url("episodes/kpp-000042/cam_front.mp4"),
+      media_type: "video/mp4",
+      start_s: 0,
+      end_s: 18.4,
+    },
+  ],
 };
 
 const previewRequests: Record<string, { summary: string; value: PreviewBody }> = {
   newest: { summary: "Every video stream, in the newest licensed version", value: { episode_id: "kpp-000042" } },
-  pinned: { summary: "One stream, in a pinned version", value: { episode_id: "kpp-000042", version: "1.1.0", streams: ["cam_front"] } },
+  pinned: {
+    summary: "One stream, in a pinned version",
+    value: { episode_id: "kpp-000042", version: "1.1.0", streams: ["cam_front"] },
+  },
 };
 
 const MESSAGES: Record<ErrorCode, string> = {
@@ -139,14 +195,17 @@ const MESSAGES: Record<ErrorCode, string> = {
   invalid_cursor: "The cursor does not fit this query. Start again without a cursor.",
   invalid_body: "These episode_ids are not in kitchen-pick-place@1.1.0: kpp-999999.",
   unauthorized: "The API key is missing. Send it as `Authorization: Bearer <key>`.",
-  version_not_licensed: "Version 1.1.0 of dataset 'kitchen-pick-place' is not licensed to you. Ask your administrator for a licence to it.",
-  https_required: "This API is served over HTTPS only. Repeat the request with https:// and consider rotating the key you sent.",
+  version_not_licensed:
+    "Version 1.1.0 of dataset 'kitchen-pick-place' is not licensed to you. Ask your administrator for a licence to it.",
+  https_required:
+    "This API is served over HTTPS only. Repeat the request with https:// and consider rotating the key you sent.",
   forbidden: "Downloads are made by members of a licensed organisation.",
   not_found: "No such dataset is available to you.",
   method_not_allowed: "DELETE is not supported here. Allowed: GET.",
   not_acceptable: "This API responds with application/json only; send `Accept: application/json`.",
   idempotency_conflict: "This Idempotency-Key was used with a different request body. Use a new key for a new request.",
-  scope_too_large: "This scope covers 12000 files; a download holds at most 10000. Split it into several requests by episode_ids, filter or streams.",
+  scope_too_large:
+    "This scope covers 12000 files; a download holds at most 10000. Split it into several requests by episode_ids, filter or streams.",
   rate_limited: "Too many requests for this key: the limit is 600 per minute. Retry after 17 s.",
   internal_error: "Something went wrong on our side. Quote the request id when reporting it.",
   unavailable: "The service is temporarily unavailable. Retry after the number of seconds in Retry-After.",
@@ -156,4 +215,15 @@ const errors = Object.fromEntries(
   Object.entries(MESSAGES).map(([code, message]) => [code, { error: { code, message, request_id: REQUEST_ID } }]),
 ) as Record<ErrorCode, { error: { code: ErrorCode; message: string; request_id: string } }>;
 
-export const EXAMPLES = { datasets, versions, manifest, episodes, annotations, download, downloadRequests, preview, previewRequests, errors };
+export const EXAMPLES = {
+  datasets,
+  versions,
+  manifest,
+  episodes,
+  annotations,
+  download,
+  downloadRequests,
+  preview,
+  previewRequests,
+  errors,
+};

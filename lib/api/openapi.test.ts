@@ -36,7 +36,8 @@ function routeFiles(): string[] {
 }
 
 /** `app/api/v1/datasets/[id]/versions/route.ts` -> `/api/v1/datasets/{}/versions` */
-const routePathShape = (file: string) => `/${path.posix.dirname(file).replace(/^app\//, "")}`.replace(/\[[^\]]+\]/g, "{}");
+const routePathShape = (file: string) =>
+  `/${path.posix.dirname(file).replace(/^app\//, "")}`.replace(/\[[^\]]+\]/g, "{}");
 
 describe("the OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document", async () => {
@@ -63,10 +64,15 @@ describe("the OpenAPI document", () => {
     for (const file of routeFiles()) {
       const module = (await import(/* @vite-ignore */ path.join(PROJECT_ROOT, file))) as Record<string, RouteHandler>;
       const docPath = Object.keys(doc.paths!).find((p) => shape(p) === routePathShape(file))!;
-      const documented = Object.keys(doc.paths![docPath]!).map((m) => m.toUpperCase()).sort();
+      const documented = Object.keys(doc.paths![docPath]!)
+        .map((m) => m.toUpperCase())
+        .sort();
       const served: string[] = [];
       for (const method of METHODS) {
-        const res = await call(module[method]!, docPath.replace(/\{[^}]+\}/g, "x"), { method, body: method === "GET" ? undefined : {} });
+        const res = await call(module[method]!, docPath.replace(/\{[^}]+\}/g, "x"), {
+          method,
+          body: method === "GET" ? undefined : {},
+        });
         if (res.status !== 405) served.push(method);
       }
       expect(served.sort(), file).toEqual(documented);
@@ -94,14 +100,18 @@ describe("the OpenAPI document", () => {
       for (const [m, op] of Object.entries(item as Record<string, any>)) {
         for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
           const names = Object.keys(response.headers ?? {});
-          expect(names, `${m} ${p} ${status}`).toEqual(expect.arrayContaining(["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]));
+          expect(names, `${m} ${p} ${status}`).toEqual(
+            expect.arrayContaining(["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]),
+          );
           expect(names.includes("Retry-After"), `${m} ${p} ${status}`).toBe(status === "429" || status === "503");
           expect(names.includes("WWW-Authenticate"), `${m} ${p} ${status}`).toBe(status === "401");
         }
       }
     }
     const post = (doc.paths!["/api/v1/downloads"] as any).post;
-    expect(post.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: "header", name: "Idempotency-Key" })]));
+    expect(post.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ in: "header", name: "Idempotency-Key" })]),
+    );
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["200", "201", "409", "422"]));
   });
 
@@ -113,16 +123,25 @@ describe("the OpenAPI document", () => {
         for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
           const media = response.content?.["application/json"];
           const at = `/paths/${p.replace(/\//g, "~1")}/${m}/responses/${status}/content/application~1json/schema`;
-          const examples = [media?.example, ...Object.values(media?.examples ?? {}).map((e: any) => e.value)].filter((e) => e !== undefined);
+          const examples = [media?.example, ...Object.values(media?.examples ?? {}).map((e: any) => e.value)].filter(
+            (e) => e !== undefined,
+          );
           // A 304 has no body, so nothing to illustrate.
-          if ((p !== "/api/v1/openapi.json" || status !== "200") && status !== "304") expect(examples.length, `${m} ${p} ${status}`).toBeGreaterThan(0);
+          if ((p !== "/api/v1/openapi.json" || status !== "200") && status !== "304")
+            expect(examples.length, `${m} ${p} ${status}`).toBeGreaterThan(0);
           for (const example of examples) {
             expect(c.validate(at, example), `${m} ${p} ${status}`).toEqual([]);
             checked++;
           }
         }
         for (const [name, example] of Object.entries(op.requestBody?.content?.["application/json"]?.examples ?? {})) {
-          expect(c.validate(`/paths/${p.replace(/\//g, "~1")}/${m}/requestBody/content/application~1json/schema`, (example as any).value), name).toEqual([]);
+          expect(
+            c.validate(
+              `/paths/${p.replace(/\//g, "~1")}/${m}/requestBody/content/application~1json/schema`,
+              (example as any).value,
+            ),
+            name,
+          ).toEqual([]);
           checked++;
         }
       }
@@ -147,25 +166,51 @@ describe("the contract check on responses", () => {
   const observed = (method: string, url: string, status: number, json: unknown, extra: Record<string, string> = {}) => {
     const h = headers();
     for (const [k, v] of Object.entries(extra)) h.set(k, v);
-    return { method, url: new URL(url, "http://localhost"), result: { status, headers: h, text: JSON.stringify(json), json } };
+    return {
+      method,
+      url: new URL(url, "http://localhost"),
+      result: { status, headers: h, text: JSON.stringify(json), json },
+    };
   };
 
   it("accepts a documented response and refuses an undocumented field, status, code or missing header", () => {
     expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 200, EXAMPLES.datasets))).not.toThrow();
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 200, { ...EXAMPLES.datasets, total: 1 }))).toThrow(/additional properties/);
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 422, EXAMPLES.errors.scope_too_large))).toThrow(/not documented/);
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets/x/versions", 403, EXAMPLES.errors.version_not_licensed))).toThrow(/allowed values/);
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited))).toThrow(/Retry-After is missing/);
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited, { "retry-after": "soon" }))).toThrow(/Retry-After/);
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited, { "retry-after": "3" }))).not.toThrow();
-    expect(() => assertMatchesContract(observed("PUT", "/api/v1/downloads", 405, EXAMPLES.errors.method_not_allowed))).toThrow(/Allow is missing/);
-    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 200, EXAMPLES.datasets, { etag: "unquoted" }))).toThrow(/header ETag/);
+    expect(() =>
+      assertMatchesContract(observed("GET", "/api/v1/datasets", 200, { ...EXAMPLES.datasets, total: 1 })),
+    ).toThrow(/additional properties/);
+    expect(() =>
+      assertMatchesContract(observed("GET", "/api/v1/datasets", 422, EXAMPLES.errors.scope_too_large)),
+    ).toThrow(/not documented/);
+    expect(() =>
+      assertMatchesContract(observed("GET", "/api/v1/datasets/x/versions", 403, EXAMPLES.errors.version_not_licensed)),
+    ).toThrow(/allowed values/);
+    expect(() => assertMatchesContract(observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited))).toThrow(
+      /Retry-After is missing/,
+    );
+    expect(() =>
+      assertMatchesContract(
+        observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited, { "retry-after": "soon" }),
+      ),
+    ).toThrow(/Retry-After/);
+    expect(() =>
+      assertMatchesContract(
+        observed("GET", "/api/v1/datasets", 429, EXAMPLES.errors.rate_limited, { "retry-after": "3" }),
+      ),
+    ).not.toThrow();
+    expect(() =>
+      assertMatchesContract(observed("PUT", "/api/v1/downloads", 405, EXAMPLES.errors.method_not_allowed)),
+    ).toThrow(/Allow is missing/);
+    expect(() =>
+      assertMatchesContract(observed("GET", "/api/v1/datasets", 200, EXAMPLES.datasets, { etag: "unquoted" })),
+    ).toThrow(/header ETag/);
   });
 
   it("is applied to every call() of the suites (worker-setup registers it)", async () => {
     // A handler that answers a documented path with an undocumented body must fail the call.
     const rogue: RouteHandler = async () =>
-      new Response(JSON.stringify({ datasets: "none" }), { headers: { "content-type": "application/json", "x-request-id": "req_0123456789ab" } });
+      new Response(JSON.stringify({ datasets: "none" }), {
+        headers: { "content-type": "application/json", "x-request-id": "req_0123456789ab" },
+      });
     await expect(call(rogue, "/api/v1/datasets")).rejects.toThrow(/does not match the OpenAPI document/);
   });
 });
@@ -197,8 +242,20 @@ describe("a sweep of every endpoint and status", () => {
       annotations: [{ episode_id: episodeId, label: "reach", start_s: 0, end_s: 1, attributes: { hand: "left" } }],
       files: [
         { path: "README.md", size_bytes: 3, sha256: "a".repeat(64) },
-        ...episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "b".repeat(64) })),
-        { path: `${episodeId}/joints.parquet`, episode_id: episodeId, stream: "joints", size_bytes: 10, sha256: "d".repeat(64) },
+        ...episodes.map((e) => ({
+          path: `${e.episode_id}/cam.mp4`,
+          episode_id: e.episode_id,
+          stream: "cam",
+          size_bytes: 10,
+          sha256: "b".repeat(64),
+        })),
+        {
+          path: `${episodeId}/joints.parquet`,
+          episode_id: episodeId,
+          stream: "joints",
+          size_bytes: 10,
+          sha256: "d".repeat(64),
+        },
       ],
     });
     datasetId = await importTestDataset([version("1.0.0"), version("2.0.0")]);
@@ -207,7 +264,13 @@ describe("a sweep of every endpoint and status", () => {
       {
         version: "1.0.0",
         episodes: many,
-        files: Array.from({ length: 10_001 }, (_, i) => ({ path: `f/${i}.bin`, episode_id: many[0]!.episode_id, stream: "cam", size_bytes: 1, sha256: "c".repeat(64) })),
+        files: Array.from({ length: 10_001 }, (_, i) => ({
+          path: `f/${i}.bin`,
+          episode_id: many[0]!.episode_id,
+          stream: "cam",
+          size_bytes: 1,
+          sha256: "c".repeat(64),
+        })),
       },
     ]);
     await grant(org.id, datasetId, "1.0.0");
@@ -217,10 +280,30 @@ describe("a sweep of every endpoint and status", () => {
   }, 120_000);
   afterAll(() => stopObserving?.());
 
-  type Endpoint = { name: string; route: Record<string, RouteHandler>; handler: RouteHandler; url: () => string; params: () => Record<string, string>; method?: string; body?: () => unknown };
+  type Endpoint = {
+    name: string;
+    route: Record<string, RouteHandler>;
+    handler: RouteHandler;
+    url: () => string;
+    params: () => Record<string, string>;
+    method?: string;
+    body?: () => unknown;
+  };
   const ENDPOINTS: Endpoint[] = [
-    { name: "GET /api/v1/datasets", route: datasetsRoute, handler: datasetsRoute.GET, url: () => "/api/v1/datasets", params: () => ({}) },
-    { name: "GET /api/v1/datasets/{id}/versions", route: versionsRoute, handler: versionsRoute.GET, url: () => `/api/v1/datasets/${datasetId}/versions`, params: () => ({ id: datasetId }) },
+    {
+      name: "GET /api/v1/datasets",
+      route: datasetsRoute,
+      handler: datasetsRoute.GET,
+      url: () => "/api/v1/datasets",
+      params: () => ({}),
+    },
+    {
+      name: "GET /api/v1/datasets/{id}/versions",
+      route: versionsRoute,
+      handler: versionsRoute.GET,
+      url: () => `/api/v1/datasets/${datasetId}/versions`,
+      params: () => ({ id: datasetId }),
+    },
     {
       name: "GET /api/v1/datasets/{id}/versions/{version}/manifest",
       route: manifestRoute,
@@ -235,13 +318,41 @@ describe("a sweep of every endpoint and status", () => {
       url: () => `/api/v1/datasets/${datasetId}/versions/1.0.0/episodes`,
       params: () => ({ id: datasetId, version: "1.0.0" }),
     },
-    { name: "GET /api/v1/episodes/{episode_id}/annotations", route: annotationsRoute, handler: annotationsRoute.GET, url: () => `/api/v1/episodes/${episodeId}/annotations`, params: () => ({ episodeId }) },
-    { name: "POST /api/v1/downloads", route: downloadsRoute, handler: downloadsRoute.POST, url: () => "/api/v1/downloads", params: () => ({}), method: "POST", body: () => ({ dataset_id: datasetId, version: "1.0.0" }) },
-    { name: "POST /api/v1/previews", route: previewsRoute, handler: previewsRoute.POST, url: () => "/api/v1/previews", params: () => ({}), method: "POST", body: () => ({ episode_id: episodeId }) },
+    {
+      name: "GET /api/v1/episodes/{episode_id}/annotations",
+      route: annotationsRoute,
+      handler: annotationsRoute.GET,
+      url: () => `/api/v1/episodes/${episodeId}/annotations`,
+      params: () => ({ episodeId }),
+    },
+    {
+      name: "POST /api/v1/downloads",
+      route: downloadsRoute,
+      handler: downloadsRoute.POST,
+      url: () => "/api/v1/downloads",
+      params: () => ({}),
+      method: "POST",
+      body: () => ({ dataset_id: datasetId, version: "1.0.0" }),
+    },
+    {
+      name: "POST /api/v1/previews",
+      route: previewsRoute,
+      handler: previewsRoute.POST,
+      url: () => "/api/v1/previews",
+      params: () => ({}),
+      method: "POST",
+      body: () => ({ episode_id: episodeId }),
+    },
   ];
 
   const send = (e: Endpoint, options: Partial<CallOptions> & { query?: string } = {}): Promise<CallResult> =>
-    call(e.handler, `${e.url()}${options.query ?? ""}`, { key, params: e.params(), method: e.method, body: e.body?.(), ...options });
+    call(e.handler, `${e.url()}${options.query ?? ""}`, {
+      key,
+      params: e.params(),
+      method: e.method,
+      body: e.body?.(),
+      ...options,
+    });
 
   it.each(ENDPOINTS)("$name: success, 304, 400, 401, 403, 404, 405, 406", async (e) => {
     const ok = await send(e);
@@ -276,7 +387,10 @@ describe("a sweep of every endpoint and status", () => {
 
   it("annotations: an unknown episode is 404, a pinned unlicensed version 403", async () => {
     const e = ENDPOINTS[4]!;
-    expect((await call(e.handler, "/api/v1/episodes/nope-404/annotations", { key, params: { episodeId: "nope-404" } })).status).toBe(404);
+    expect(
+      (await call(e.handler, "/api/v1/episodes/nope-404/annotations", { key, params: { episodeId: "nope-404" } }))
+        .status,
+    ).toBe(404);
     expect((await send(e, { query: "?version=2.0.0" })).status).toBe(403);
   });
 
@@ -285,7 +399,9 @@ describe("a sweep of every endpoint and status", () => {
     const idem = { "idempotency-key": `sweep-${Date.now()}` };
     expect((await send(e, { headers: idem })).status).toBe(201);
     expect((await send(e, { headers: idem })).status).toBe(200);
-    expect((await send(e, { headers: idem, body: { dataset_id: datasetId, version: "1.0.0", streams: ["cam"] } })).status).toBe(409);
+    expect(
+      (await send(e, { headers: idem, body: { dataset_id: datasetId, version: "1.0.0", streams: ["cam"] } })).status,
+    ).toBe(409);
     expect((await send(e, { body: { dataset_id: datasetId } })).json.error.code).toBe("invalid_body");
     expect((await send(e, { headers: { "idempotency-key": "has space" } })).json.error.code).toBe("invalid_parameter");
     expect((await send(e, { body: { dataset_id: datasetId, version: "2.0.0" } })).status).toBe(403);
@@ -300,7 +416,9 @@ describe("a sweep of every endpoint and status", () => {
     const again = await send(e, { body: { episode_id: episodeId, streams: ["cam"] } });
     expect(again.status).toBe(200);
     expect(again.json).toEqual(first.json);
-    expect((await send(e, { body: { episode_id: episodeId, streams: ["joints"] } })).json.error.code).toBe("invalid_body");
+    expect((await send(e, { body: { episode_id: episodeId, streams: ["joints"] } })).json.error.code).toBe(
+      "invalid_body",
+    );
     expect((await send(e, { body: { episode: episodeId } })).json.error.code).toBe("invalid_body");
     expect((await send(e, { body: { episode_id: episodeId, version: "2.0.0" } })).status).toBe(403);
     expect((await send(e, { body: { episode_id: "nope-404" } })).status).toBe(404);
@@ -314,7 +432,9 @@ describe("a sweep of every endpoint and status", () => {
     expect(res.headers.get("ratelimit-limit")).toMatch(/^[0-9]+$/);
     expect((await call(openapiRoute.GET, "/api/v1/openapi.json?x=1")).status).toBe(400);
     expect((await call(openapiRoute.POST, "/api/v1/openapi.json", { method: "POST", body: {} })).status).toBe(405);
-    expect((await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { accept: "text/html" } })).status).toBe(406);
+    expect((await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { accept: "text/html" } })).status).toBe(
+      406,
+    );
   });
 
   it("an unknown path under /api is the documented 404", async () => {
@@ -329,7 +449,8 @@ describe("a sweep of every endpoint and status", () => {
     (settings as { NODE_ENV: string }).NODE_ENV = "production";
     try {
       const plain = { "x-forwarded-proto": "http" };
-      for (const e of ENDPOINTS) expect((await send(e, { headers: plain })).json.error.code, e.name).toBe("https_required");
+      for (const e of ENDPOINTS)
+        expect((await send(e, { headers: plain })).json.error.code, e.name).toBe("https_required");
       expect((await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: plain })).status).toBe(403);
     } finally {
       (settings as { NODE_ENV: string }).NODE_ENV = before;
@@ -339,7 +460,11 @@ describe("a sweep of every endpoint and status", () => {
   it("429 with Retry-After once the budget is spent, for every endpoint", async () => {
     const holder = globalThis as unknown as { dasRateLimiters?: RateLimiters };
     const before = holder.dasRateLimiters;
-    holder.dasRateLimiters = createRateLimiters({ perMinute: 1, authFailuresPerMinute: 1, keyPrefix: `sweep${Date.now()}` });
+    holder.dasRateLimiters = createRateLimiters({
+      perMinute: 1,
+      authFailuresPerMinute: 1,
+      keyPrefix: `sweep${Date.now()}`,
+    });
     try {
       for (const e of ENDPOINTS) {
         const fresh = (await createTestKey((await createTestOrg()).id)).secret;
@@ -350,7 +475,9 @@ describe("a sweep of every endpoint and status", () => {
       }
       const ip = "10.99.99.99";
       await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } });
-      expect((await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } })).status).toBe(429);
+      expect(
+        (await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } })).status,
+      ).toBe(429);
     } finally {
       await holder.dasRateLimiters.close();
       holder.dasRateLimiters = before;
@@ -373,7 +500,10 @@ describe("a sweep of every endpoint and status", () => {
       holder.dasDb = db;
     }
     const presigner = holder.dasPresigner;
-    holder.dasPresigner = { presignKeys: async () => Promise.reject(Object.assign(new Error("store down"), { name: "StoreUnavailableError" })) };
+    holder.dasPresigner = {
+      presignKeys: async () =>
+        Promise.reject(Object.assign(new Error("store down"), { name: "StoreUnavailableError" })),
+    };
     try {
       const res = await send(ENDPOINTS[5]!);
       expect(res.status).toBe(503);
@@ -387,7 +517,9 @@ describe("a sweep of every endpoint and status", () => {
 
   it("provoked every documented status of every operation", () => {
     const documented = Object.entries(doc.paths!).flatMap(([p, item]) =>
-      Object.entries(item as Record<string, any>).flatMap(([m, op]) => Object.keys(op.responses).map((s) => `${m.toUpperCase()} ${p} ${s}`)),
+      Object.entries(item as Record<string, any>).flatMap(([m, op]) =>
+        Object.keys(op.responses).map((s) => `${m.toUpperCase()} ${p} ${s}`),
+      ),
     );
     const missing = documented.filter((d) => !seen.has(d) && !NOT_PROVOKED.some((re) => re.test(d)));
     expect(missing).toEqual([]);
@@ -398,7 +530,9 @@ describe("a sweep of every endpoint and status", () => {
 describe("Contract", () => {
   it("matches request paths to documented templates", () => {
     const c = new Contract(doc);
-    expect(c.pathOf("/api/v1/datasets/abc/versions/1.0.0/episodes")).toBe("/api/v1/datasets/{id}/versions/{version}/episodes");
+    expect(c.pathOf("/api/v1/datasets/abc/versions/1.0.0/episodes")).toBe(
+      "/api/v1/datasets/{id}/versions/{version}/episodes",
+    );
     expect(c.pathOf("/api/v1/episodes/e-1/annotations")).toBe("/api/v1/episodes/{episode_id}/annotations");
     expect(c.pathOf("/api/v1/datasets/abc/extra")).toBeUndefined();
   });

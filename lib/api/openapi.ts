@@ -4,7 +4,16 @@ import type { oas31 } from "zod-openapi";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import { URL_TTL_SECONDS } from "../storage/config";
 import { MAX_FILES_PER_DOWNLOAD } from "../downloads/scope";
-import { AnnotationsQuery, DEFAULT_LIMIT, DownloadBody, DownloadHeaders, EpisodesQuery, MAX_LIMIT, PageQuery, PreviewBody } from "./requests";
+import {
+  AnnotationsQuery,
+  DEFAULT_LIMIT,
+  DownloadBody,
+  DownloadHeaders,
+  EpisodesQuery,
+  MAX_LIMIT,
+  PageQuery,
+  PreviewBody,
+} from "./requests";
 import {
   AnnotationPage,
   DatasetId,
@@ -26,28 +35,52 @@ export type OpenApiDocument = oas31.OpenAPIObject;
 // ---- Headers every response carries, and those some errors add.
 
 const rateLimitHeader = (name: string, description: string, example: string) =>
-  z.string().regex(/^[0-9]+$/).meta({ header: { id: name, required: true }, description, example });
+  z
+    .string()
+    .regex(/^[0-9]+$/)
+    .meta({ header: { id: name, required: true }, description, example });
 
 const XRequestId = z
   .string()
   .regex(/^req_[0-9A-Za-z]+$/)
-  .meta({ header: { id: "X-Request-Id", required: true }, description: "Minted for every response; the same value as `error.request_id` in an error.", example: "req_7QdRk2mZpL1xYbN4" });
-const RateLimitLimit = rateLimitHeader("RateLimit-Limit", "Requests allowed per minute for this key (or, without a key, this client address).", "600");
+  .meta({
+    header: { id: "X-Request-Id", required: true },
+    description: "Minted for every response; the same value as `error.request_id` in an error.",
+    example: "req_7QdRk2mZpL1xYbN4",
+  });
+const RateLimitLimit = rateLimitHeader(
+  "RateLimit-Limit",
+  "Requests allowed per minute for this key (or, without a key, this client address).",
+  "600",
+);
 const RateLimitRemaining = rateLimitHeader("RateLimit-Remaining", "Requests left in the current window.", "599");
 const RateLimitReset = rateLimitHeader("RateLimit-Reset", "Seconds until the window resets.", "42");
 const RetryAfter = z
   .string()
   .regex(/^[1-9][0-9]*$/)
-  .meta({ header: { id: "Retry-After", required: true }, description: "Whole seconds to wait before retrying.", example: "17" });
-const WwwAuthenticate = z.string().meta({ header: { id: "WWW-Authenticate", required: true }, description: "The scheme to authenticate with.", example: "Bearer" });
-const Allow = z.string().meta({ header: { id: "Allow", required: true }, description: "The methods this path supports.", example: "GET" });
+  .meta({
+    header: { id: "Retry-After", required: true },
+    description: "Whole seconds to wait before retrying.",
+    example: "17",
+  });
+const WwwAuthenticate = z
+  .string()
+  .meta({
+    header: { id: "WWW-Authenticate", required: true },
+    description: "The scheme to authenticate with.",
+    example: "Bearer",
+  });
+const Allow = z
+  .string()
+  .meta({ header: { id: "Allow", required: true }, description: "The methods this path supports.", example: "GET" });
 
 const ETag = z
   .string()
   .regex(/^"[\x21\x23-\x7e]*"$/)
   .meta({
     header: { id: "ETag", required: true },
-    description: "A strong validator of exactly this body. Send it back in `If-None-Match` to get 304 without a body while the answer is unchanged.",
+    description:
+      "A strong validator of exactly this body. Send it back in `If-None-Match` to get 304 without a body while the answer is unchanged.",
     example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"',
   });
 const CacheControl = z.string().meta({
@@ -58,7 +91,12 @@ const CacheControl = z.string().meta({
 });
 const CACHE_HEADERS = { ETag, "Cache-Control": CacheControl };
 
-const COMMON_HEADERS = { "X-Request-Id": XRequestId, "RateLimit-Limit": RateLimitLimit, "RateLimit-Remaining": RateLimitRemaining, "RateLimit-Reset": RateLimitReset };
+const COMMON_HEADERS = {
+  "X-Request-Id": XRequestId,
+  "RateLimit-Limit": RateLimitLimit,
+  "RateLimit-Remaining": RateLimitRemaining,
+  "RateLimit-Reset": RateLimitReset,
+};
 const EXTRA_HEADERS: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
   unauthorized: { "WWW-Authenticate": WwwAuthenticate },
   method_not_allowed: { Allow },
@@ -84,12 +122,16 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** When each code is returned; shown in the document and on the reference page. */
 export const ERROR_MEANING: Record<ErrorCode, string> = {
-  invalid_parameter: "A query parameter (or the Idempotency-Key header) is unknown, repeated or malformed; nothing is returned silently widened.",
+  invalid_parameter:
+    "A query parameter (or the Idempotency-Key header) is unknown, repeated or malformed; nothing is returned silently widened.",
   invalid_cursor: "The cursor was altered, or does not belong to this query (only `limit` may change between pages).",
-  invalid_body: "The JSON body is missing, malformed or names unknown episodes or streams; the message says what and where.",
+  invalid_body:
+    "The JSON body is missing, malformed or names unknown episodes or streams; the message says what and where.",
   unauthorized: "The key is missing, malformed, unknown, revoked or expired.",
-  version_not_licensed: "The dataset is visible to the key, but this version is not licensed to it; the message names the version and dataset.",
-  https_required: "A plain-HTTP request in production. Repeat it over HTTPS (and consider rotating the key it carried).",
+  version_not_licensed:
+    "The dataset is visible to the key, but this version is not licensed to it; the message names the version and dataset.",
+  https_required:
+    "A plain-HTTP request in production. Repeat it over HTTPS (and consider rotating the key it carried).",
   forbidden: "The signed-in portal user's role does not allow this.",
   not_found: "No such dataset, version or episode, or none visible to the key: the two cannot be told apart.",
   method_not_allowed: "The path exists but not with this method; `Allow` lists the methods it has.",
@@ -119,27 +161,48 @@ function errorResponse(status: number, codes: readonly ErrorCode[]): ZodOpenApiR
 function errorResponses(codes: readonly ErrorCode[]): Record<string, ZodOpenApiResponseObject> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
-  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, grouped]) => [String(status), errorResponse(status, grouped)]));
+  return Object.fromEntries(
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, grouped]) => [String(status), errorResponse(status, grouped)]),
+  );
 }
 
 const TRANSPORT: ErrorCode[] = ["https_required", "not_acceptable", "rate_limited", "internal_error"];
 const KEYED: ErrorCode[] = ["invalid_parameter", "unauthorized", ...TRANSPORT, "unavailable"];
 const LIST: ErrorCode[] = [...KEYED, "invalid_cursor"];
 
-function ok(description: string, schema: z.ZodType, example: unknown, status = "200"): Record<string, ZodOpenApiResponseObject> {
-  return { [status]: { description, headers: z.object(COMMON_HEADERS), content: { "application/json": { schema, example } } } };
+function ok(
+  description: string,
+  schema: z.ZodType,
+  example: unknown,
+  status = "200",
+): Record<string, ZodOpenApiResponseObject> {
+  return {
+    [status]: { description, headers: z.object(COMMON_HEADERS), content: { "application/json": { schema, example } } },
+  };
 }
 
 /**
  * A catalog read: 200 with an ETag and Cache-Control, or 304 without a body when `If-None-Match`
  * names the current ETag. `etag: "optional"` where a large answer is streamed without one.
  */
-function cacheable(description: string, schema: z.ZodType, example: unknown, etag: "required" | "optional" = "required"): Record<string, ZodOpenApiResponseObject> {
+function cacheable(
+  description: string,
+  schema: z.ZodType,
+  example: unknown,
+  etag: "required" | "optional" = "required",
+): Record<string, ZodOpenApiResponseObject> {
   const etagHeader = etag === "required" ? ETag : ETag.optional().meta({ header: { required: false } });
   return {
-    "200": { description, headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS, ETag: etagHeader }), content: { "application/json": { schema, example } } },
+    "200": {
+      description,
+      headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS, ETag: etagHeader }),
+      content: { "application/json": { schema, example } },
+    },
     "304": {
-      description: "Not modified: `If-None-Match` names the current ETag (or is `*`). No body; the rate limit counted the request.",
+      description:
+        "Not modified: `If-None-Match` names the current ETag (or is `*`). No body; the rate limit counted the request.",
       headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS }),
     },
   };
@@ -149,13 +212,18 @@ const Conditional = z.object({
   "If-None-Match": z
     .string()
     .optional()
-    .meta({ description: "ETags of answers the client holds (or `*`): if one is current, the answer is 304 without a body.", example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"' }),
+    .meta({
+      description: "ETags of answers the client holds (or `*`): if one is current, the answer is 304 without a body.",
+      example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"',
+    }),
 });
 
 // ---- Path parameters (identifiers of another shape cannot exist: such a request is 404, not 400).
 
 const DatasetPath = z.object({ id: DatasetId.meta({ description: "Identifier of the dataset." }) });
-const VersionPath = DatasetPath.extend({ version: VersionNumber.meta({ description: "A version of the dataset, x.y.z." }) });
+const VersionPath = DatasetPath.extend({
+  version: VersionNumber.meta({ description: "A version of the dataset, x.y.z." }),
+});
 const EpisodePath = z.object({ episode_id: EpisodeId.meta({ description: "Identifier of the episode." }) });
 
 const paging = `Cursor-paginated: pass \`next_cursor\` back as \`cursor\` until it is \`null\`. \`limit\` is ${1}–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`;
@@ -179,7 +247,10 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       summary: "Released versions of a dataset, with changelogs",
       description: `All released versions of a visible dataset, newest first, each saying whether the key holds a licence for it. ${paging}`,
       requestParams: { path: DatasetPath, query: PageQuery, header: Conditional },
-      responses: { ...cacheable("One page of versions.", VersionList, EXAMPLES.versions), ...errorResponses([...LIST, "not_found"]) },
+      responses: {
+        ...cacheable("One page of versions.", VersionList, EXAMPLES.versions),
+        ...errorResponses([...LIST, "not_found"]),
+      },
     },
     post: undefined,
   },
@@ -191,7 +262,10 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       description:
         "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list. A manifest of more than 2,000 files is streamed as it is read and has no ETag.",
       requestParams: { path: VersionPath, header: Conditional },
-      responses: { ...cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"), ...errorResponses([...KEYED, "version_not_licensed", "not_found"]) },
+      responses: {
+        ...cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"),
+        ...errorResponses([...KEYED, "version_not_licensed", "not_found"]),
+      },
     },
     post: undefined,
   },
@@ -202,7 +276,10 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       summary: "Episodes of a version, filtered",
       description: `Episode metadata of a licensed version in \`episode_id\` byte order. \`total\` counts every episode matching the filters. Unknown parameters are refused (a typo never silently returns everything). ${paging}`,
       requestParams: { path: VersionPath, query: EpisodesQuery, header: Conditional },
-      responses: { ...cacheable("One page of episodes.", EpisodePage, EXAMPLES.episodes), ...errorResponses([...LIST, "version_not_licensed", "not_found"]) },
+      responses: {
+        ...cacheable("One page of episodes.", EpisodePage, EXAMPLES.episodes),
+        ...errorResponses([...LIST, "version_not_licensed", "not_found"]),
+      },
     },
     post: undefined,
   },
@@ -213,7 +290,10 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       summary: "Subtask spans of an episode",
       description: `The episode's spans, ordered by \`start_s\`, in the newest version licensed to the key that contains it, or in the pinned \`version\`. ${paging}`,
       requestParams: { path: EpisodePath, query: AnnotationsQuery, header: Conditional },
-      responses: { ...cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations), ...errorResponses([...LIST, "version_not_licensed", "not_found"]) },
+      responses: {
+        ...cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations),
+        ...errorResponses([...LIST, "version_not_licensed", "not_found"]),
+      },
     },
     post: undefined,
   },
@@ -231,8 +311,20 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       },
       responses: {
         ...ok("A new download.", Download, EXAMPLES.download, "201"),
-        ...ok("The download made earlier with this Idempotency-Key and body (no new disclosure).", Download, EXAMPLES.download, "200"),
-        ...errorResponses([...KEYED, "invalid_body", "version_not_licensed", "not_found", "idempotency_conflict", "scope_too_large"]),
+        ...ok(
+          "The download made earlier with this Idempotency-Key and body (no new disclosure).",
+          Download,
+          EXAMPLES.download,
+          "200",
+        ),
+        ...errorResponses([
+          ...KEYED,
+          "invalid_body",
+          "version_not_licensed",
+          "not_found",
+          "idempotency_conflict",
+          "scope_too_large",
+        ]),
       },
     },
   },
@@ -249,7 +341,12 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       },
       responses: {
         ...ok("A new preview, recorded in the disclosure log.", Preview, EXAMPLES.preview, "201"),
-        ...ok("The preview already issued for the same episode, version and streams, still valid (no new disclosure).", Preview, EXAMPLES.preview, "200"),
+        ...ok(
+          "The preview already issued for the same episode, version and streams, still valid (no new disclosure).",
+          Preview,
+          EXAMPLES.preview,
+          "200",
+        ),
         ...errorResponses([...KEYED, "invalid_body", "version_not_licensed", "not_found"]),
       },
     },
@@ -262,7 +359,11 @@ const operations: Record<string, Record<"get" | "post", ZodOpenApiOperationObjec
       description: "The OpenAPI 3.1 description of the API. Needs no key; rate-limited per client address.",
       security: [],
       responses: {
-        "200": { description: "The OpenAPI document.", headers: z.object(COMMON_HEADERS), content: { "application/json": { schema: { type: "object" } } } },
+        "200": {
+          description: "The OpenAPI document.",
+          headers: z.object(COMMON_HEADERS),
+          content: { "application/json": { schema: { type: "object" } } },
+        },
         ...errorResponses(["invalid_parameter", ...TRANSPORT]),
       },
     },
@@ -286,35 +387,48 @@ function build(): OpenApiDocument {
       Object.fromEntries(Object.entries(methods).filter(([, operation]) => operation !== undefined)),
     ]),
   );
-  const document = createDocument(
-    {
-      openapi: "3.1.0",
-      info: { title: "Dataset Access Service API", version: "1.0.0", description: DESCRIPTION },
-      servers: [{ url: "/", description: "This server" }],
-      security: [{ bearerAuth: [] }],
-      tags: [
-        { name: "Catalog", description: "Datasets, versions, manifests, episodes and annotations, scoped by the key's licences." },
-        { name: "Downloads", description: "Signed URLs to download files or watch an episode's video; every request is written to the disclosure log." },
-        { name: "Meta", description: "About the API itself." },
-      ],
-      paths,
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: "http",
-            scheme: "bearer",
-            bearerFormat: "das_<43 base62 characters>",
-            description: "An API key issued by your administrator, shown once. Send it as `Authorization: Bearer das_...`.",
-          },
+  const document = createDocument({
+    openapi: "3.1.0",
+    info: { title: "Dataset Access Service API", version: "1.0.0", description: DESCRIPTION },
+    servers: [{ url: "/", description: "This server" }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      {
+        name: "Catalog",
+        description: "Datasets, versions, manifests, episodes and annotations, scoped by the key's licences.",
+      },
+      {
+        name: "Downloads",
+        description:
+          "Signed URLs to download files or watch an episode's video; every request is written to the disclosure log.",
+      },
+      { name: "Meta", description: "About the API itself." },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "das_<43 base62 characters>",
+          description:
+            "An API key issued by your administrator, shown once. Send it as `Authorization: Bearer das_...`.",
         },
-        schemas: { Error: ErrorEnvelope },
-        responses: { MethodNotAllowed: errorResponse(405, ["method_not_allowed"]), NotFound: errorResponse(404, ["not_found"]) },
+      },
+      schemas: { Error: ErrorEnvelope },
+      responses: {
+        MethodNotAllowed: errorResponse(405, ["method_not_allowed"]),
+        NotFound: errorResponse(404, ["not_found"]),
       },
     },
-  );
+  });
   return {
     ...document,
-    "x-error-codes": Object.entries(ERROR_STATUS).map(([code, status]) => ({ code, status, meaning: ERROR_MEANING[code as ErrorCode] })),
+    "x-error-codes": Object.entries(ERROR_STATUS).map(([code, status]) => ({
+      code,
+      status,
+      meaning: ERROR_MEANING[code as ErrorCode],
+    })),
   } as OpenApiDocument;
 }
 

@@ -17,7 +17,13 @@ const limitParam = z
   .string()
   .regex(/^[0-9]{1,4}$/, `must be an integer from 1 to ${MAX_LIMIT}`)
   .transform(Number)
-  .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_LIMIT}`).max(MAX_LIMIT, `must be an integer from 1 to ${MAX_LIMIT}`))
+  .pipe(
+    z
+      .number()
+      .int()
+      .min(1, `must be an integer from 1 to ${MAX_LIMIT}`)
+      .max(MAX_LIMIT, `must be an integer from 1 to ${MAX_LIMIT}`),
+  )
   .default(DEFAULT_LIMIT);
 
 const cursorParam = z.string().min(1, "must not be empty").max(1000, "is too long").optional();
@@ -33,9 +39,11 @@ const limit = limitParam.meta({
   },
 });
 const cursor = cursorParam.meta({
-  description: "The `next_cursor` of the previous page. Cursors are bound to the query that made them; only `limit` may change.",
+  description:
+    "The `next_cursor` of the previous page. Cursors are bound to the query that made them; only `limit` may change.",
 });
-const filter = (what: string, example: string) => filterValue.optional().meta({ description: `Only episodes whose ${what} is exactly this value.`, example });
+const filter = (what: string, example: string) =>
+  filterValue.optional().meta({ description: `Only episodes whose ${what} is exactly this value.`, example });
 
 /** Query parameters of each endpoint: the routes validate with these, and the OpenAPI document is built from them. */
 export const PageQuery = z.object({ limit, cursor });
@@ -53,50 +61,78 @@ export const AnnotationsQuery = z.object({
     .min(1, "must not be empty")
     .max(40, "is too long")
     .optional()
-    .meta({ description: "Read the spans in this version instead of the newest licensed one that contains the episode.", example: "1.1.0" }),
+    .meta({
+      description: "Read the spans in this version instead of the newest licensed one that contains the episode.",
+      example: "1.1.0",
+    }),
   limit,
   cursor,
 });
 
-
 const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 // Identifiers are checked here, where the body is read: one with a control character cannot exist
 // (PostgreSQL cannot even compare a NUL), so it is refused before any lookup.
-const identifier = (what: string) => z.string(`must be ${what}`).regex(WITHOUT_CONTROL_CHARACTERS, `must not contain control characters`);
+const identifier = (what: string) =>
+  z.string(`must be ${what}`).regex(WITHOUT_CONTROL_CHARACTERS, `must not contain control characters`);
 const unique = (values: string[]) => new Set(values).size === values.length;
 
 /** POST /v1/downloads: exactly one of episode_ids / filter, or neither for the whole version. */
 export const DownloadBody = z
   .strictObject({
-    dataset_id: identifier("a string").min(1, "must not be empty").max(100, "is too long").meta({ example: "kitchen-pick-place" }),
-    version: identifier("a string").min(1, "must not be empty").max(40, "is too long").meta({ description: "A version licensed to the key.", example: "1.1.0" }),
+    dataset_id: identifier("a string")
+      .min(1, "must not be empty")
+      .max(100, "is too long")
+      .meta({ example: "kitchen-pick-place" }),
+    version: identifier("a string")
+      .min(1, "must not be empty")
+      .max(40, "is too long")
+      .meta({ description: "A version licensed to the key.", example: "1.1.0" }),
     episode_ids: z
-      .array(identifier("strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"), "must be an array of episode ids")
+      .array(
+        identifier("strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"),
+        "must be an array of episode ids",
+      )
       .min(1, "must list at least one episode (leave it out for the whole version)")
       .max(MAX_FILES_PER_DOWNLOAD, `must list at most ${MAX_FILES_PER_DOWNLOAD} episodes; split the request`)
       .refine(unique, "must not repeat an episode id")
       .optional()
-      .meta({ override: { uniqueItems: true }, description: "Download only these episodes' files. Leave out (with `filter`) for the whole version.", example: ["kpp-000042", "kpp-000043"] }),
+      .meta({
+        override: { uniqueItems: true },
+        description: "Download only these episodes' files. Leave out (with `filter`) for the whole version.",
+        example: ["kpp-000042", "kpp-000043"],
+      }),
     filter: z
-      .strictObject({ outcome: filterValue.optional(), environment: filterValue.optional() }, "must be an object with outcome and/or environment")
-      .refine((f) => f.outcome !== undefined || f.environment !== undefined, "needs outcome or environment (leave filter out for the whole version)")
+      .strictObject(
+        { outcome: filterValue.optional(), environment: filterValue.optional() },
+        "must be an object with outcome and/or environment",
+      )
+      .refine(
+        (f) => f.outcome !== undefined || f.environment !== undefined,
+        "needs outcome or environment (leave filter out for the whole version)",
+      )
       .optional()
-      .meta({ description: "Download the files of the episodes matching this filter (as on the episodes endpoint). Not together with `episode_ids`.", example: { outcome: "failure" } }),
+      .meta({
+        description:
+          "Download the files of the episodes matching this filter (as on the episodes endpoint). Not together with `episode_ids`.",
+        example: { outcome: "failure" },
+      }),
     streams: z
       .array(z.string("must be strings").regex(STREAM_NAME, "must be stream names"), "must be an array of stream names")
       .min(1, "must list at least one stream (leave it out for every stream)")
       .max(100, "is too long")
       .refine(unique, "must not repeat a stream")
       .optional()
-      .meta({ override: { uniqueItems: true }, description: "Only files of these streams (files of the whole version, which record no stream, are then left out unless `include_version_files`).", example: ["cam_front"] }),
-    include_version_files: z
-      .boolean("must be true or false")
-      .optional()
       .meta({
+        override: { uniqueItems: true },
         description:
-          "Also deliver every file of the whole version (files of no episode, such as a LeRobot dataset's `meta/`), whatever `streams` says. A download of the whole version without `streams` includes them anyway.",
-        example: true,
+          "Only files of these streams (files of the whole version, which record no stream, are then left out unless `include_version_files`).",
+        example: ["cam_front"],
       }),
+    include_version_files: z.boolean("must be true or false").optional().meta({
+      description:
+        "Also deliver every file of the whole version (files of no episode, such as a LeRobot dataset's `meta/`), whatever `streams` says. A download of the whole version without `streams` includes them anyway.",
+      example: true,
+    }),
   })
   .refine((b) => !(b.episode_ids && b.filter), { message: "give episode_ids or filter, not both", path: ["filter"] })
   .meta({
@@ -109,23 +145,36 @@ export type DownloadBody = z.infer<typeof DownloadBody>;
 /** POST /v1/previews: one episode, in a version (by default the newest licensed one that holds it), some or all of its video streams. */
 export const PreviewBody = z
   .strictObject({
-    episode_id: identifier("a string").min(1, "must not be empty").max(200, "is too long").meta({ example: "kpp-000042" }),
+    episode_id: identifier("a string")
+      .min(1, "must not be empty")
+      .max(200, "is too long")
+      .meta({ example: "kpp-000042" }),
     version: identifier("a string")
       .min(1, "must not be empty")
       .max(40, "is too long")
       .optional()
-      .meta({ description: "Preview the episode in this version instead of the newest licensed one that contains it (as for annotations).", example: "1.1.0" }),
+      .meta({
+        description:
+          "Preview the episode in this version instead of the newest licensed one that contains it (as for annotations).",
+        example: "1.1.0",
+      }),
     streams: z
       .array(z.string("must be strings").regex(STREAM_NAME, "must be stream names"), "must be an array of stream names")
       .min(1, "must list at least one stream (leave it out for every video stream)")
       .max(100, "is too long")
       .refine(unique, "must not repeat a stream")
       .optional()
-      .meta({ override: { uniqueItems: true }, description: "Only these video streams of the episode. Leave out for all of them. A stream that is not video (or not the episode's) is 400.", example: ["wrist_cam"] }),
+      .meta({
+        override: { uniqueItems: true },
+        description:
+          "Only these video streams of the episode. Leave out for all of them. A stream that is not video (or not the episode's) is 400.",
+        example: ["wrist_cam"],
+      }),
   })
   .meta({
     id: "PreviewRequest",
-    description: "An episode to watch: signed URLs of its video streams, recorded in the disclosure log with channel `preview`.",
+    description:
+      "An episode to watch: signed URLs of its video streams, recorded in the disclosure log with channel `preview`.",
   }) satisfies z.ZodType<PreviewRequest>;
 
 export type PreviewBody = z.infer<typeof PreviewBody>;
@@ -138,13 +187,9 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The request headers POST /v1/downloads reads besides Authorization. */
 export const DownloadHeaders = z.object({
-  "Idempotency-Key": z
-    .string()
-    .regex(IDEMPOTENCY_KEY)
-    .optional()
-    .meta({
-      description:
-        "Makes the request safe to retry: a retry with the same key and body returns the same download (200) without a second disclosure-log entry; the same key with another body is 409 `idempotency_conflict`.",
-      example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
-    }),
+  "Idempotency-Key": z.string().regex(IDEMPOTENCY_KEY).optional().meta({
+    description:
+      "Makes the request safe to retry: a retry with the same key and body returns the same download (200) without a second disclosure-log entry; the same key with another body is 409 `idempotency_conflict`.",
+    example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
+  }),
 });

@@ -18,36 +18,68 @@ import type { Preview as PreviewDocument } from "../previews/create-preview";
  * checks at the end of this file fail the build if a verb's return type and its schema part.
  */
 
-export const DatasetId = z.string().regex(DATASET_ID_PATTERN).meta({ id: "DatasetId", description: "Identifier of a dataset.", example: "kitchen-pick-place" });
-export const VersionNumber = z.string().regex(VERSION_PATTERN).meta({ id: "Version", description: "A dataset version: three dot-separated numbers.", example: "1.1.0" });
-export const EpisodeId = z.string().regex(EPISODE_ID_PATTERN).meta({ id: "EpisodeId", description: "Identifier of an episode, unique across datasets and stable across versions.", example: "kpp-000042" });
-const Timestamp = z.iso.datetime().meta({ description: "ISO 8601 date-time in UTC.", example: "2026-03-01T09:00:00.000Z" });
-const Sha256 = z.string().regex(/^[0-9a-f]{64}$/).meta({ description: "SHA-256 of the file's content, lower-case hex.", example: "9f2c4a1e0b7d3f5a6c8e2d4b1a3f5c7e9d0b2a4c6e8f1a3b5d7c9e0f2a4b6c8d" });
+export const DatasetId = z
+  .string()
+  .regex(DATASET_ID_PATTERN)
+  .meta({ id: "DatasetId", description: "Identifier of a dataset.", example: "kitchen-pick-place" });
+export const VersionNumber = z
+  .string()
+  .regex(VERSION_PATTERN)
+  .meta({ id: "Version", description: "A dataset version: three dot-separated numbers.", example: "1.1.0" });
+export const EpisodeId = z
+  .string()
+  .regex(EPISODE_ID_PATTERN)
+  .meta({
+    id: "EpisodeId",
+    description: "Identifier of an episode, unique across datasets and stable across versions.",
+    example: "kpp-000042",
+  });
+const Timestamp = z.iso
+  .datetime()
+  .meta({ description: "ISO 8601 date-time in UTC.", example: "2026-03-01T09:00:00.000Z" });
+const Sha256 = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .meta({
+    description: "SHA-256 of the file's content, lower-case hex.",
+    example: "9f2c4a1e0b7d3f5a6c8e2d4b1a3f5c7e9d0b2a4c6e8f1a3b5d7c9e0f2a4b6c8d",
+  });
 const Bytes = z.number().int().nonnegative();
 const NextCursor = z
   .string()
   .nullable()
-  .meta({ description: "Pass as `cursor` to get the next page; `null` on the last page.", example: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IkFiQ2QifQ.x1Y2z3" });
+  .meta({
+    description: "Pass as `cursor` to get the next page; `null` on the last page.",
+    example: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IkFiQ2QifQ.x1Y2z3",
+  });
 
 export const DatasetRecord = z
   .object({
     dataset_id: DatasetId,
     title: z.string(),
     description: z.string(),
-    licensed_versions: z.array(VersionNumber).meta({ description: "The versions the key holds a licence for, newest first." }),
+    licensed_versions: z
+      .array(VersionNumber)
+      .meta({ description: "The versions the key holds a licence for, newest first." }),
     latest_licensed_version: VersionNumber,
     updated_at: Timestamp,
   })
   .meta({ id: "Dataset" });
 
-export const DatasetList = z.object({ datasets: z.array(DatasetRecord), next_cursor: NextCursor }).meta({ id: "DatasetList" });
+export const DatasetList = z
+  .object({ datasets: z.array(DatasetRecord), next_cursor: NextCursor })
+  .meta({ id: "DatasetList" });
 
-export const ChangelogEntry = z.object({ type: z.enum(CHANGELOG_TYPES), description: z.string() }).meta({ id: "ChangelogEntry" });
+export const ChangelogEntry = z
+  .object({ type: z.enum(CHANGELOG_TYPES), description: z.string() })
+  .meta({ id: "ChangelogEntry" });
 
 export const Camera = z
   .object({
     key: z.string().meta({ description: "The camera's feature key.", example: "observation.images.front" }),
-    storage: z.enum(["video", "image"]).meta({ description: "`video`: files of its own; `image`: frames inside the data files." }),
+    storage: z
+      .enum(["video", "image"])
+      .meta({ description: "`video`: files of its own; `image`: frames inside the data files." }),
     codec: z.string().nullable().meta({ example: "av1" }),
     height: z.number().int().nullable().meta({ example: 480 }),
     width: z.number().int().nullable().meta({ example: 640 }),
@@ -64,7 +96,11 @@ export const VersionFormat = z
     total_frames: z.number().int().nonnegative(),
     cameras: z.array(Camera),
   })
-  .meta({ id: "VersionFormat", description: "Present for a version imported from a LeRobot dataset: its robot, frame rate and cameras. `das pull` writes such a version as a LeRobot dataset." });
+  .meta({
+    id: "VersionFormat",
+    description:
+      "Present for a version imported from a LeRobot dataset: its robot, frame rate and cameras. `das pull` writes such a version as a LeRobot dataset.",
+  });
 
 export const VersionRecord = z
   .object({
@@ -78,17 +114,33 @@ export const VersionRecord = z
   .meta({ id: "VersionRecord" });
 
 export const VersionList = z
-  .object({ dataset_id: DatasetId, versions: z.array(VersionRecord).meta({ description: "Released versions, newest first." }), next_cursor: NextCursor })
+  .object({
+    dataset_id: DatasetId,
+    versions: z.array(VersionRecord).meta({ description: "Released versions, newest first." }),
+    next_cursor: NextCursor,
+  })
   .meta({ id: "VersionList" });
 
 export const ManifestFile = z
   .object({
-    path: z.string().meta({ description: "Path of the file within the version.", example: "episodes/kpp-000042/cam_front.mp4" }),
-    episode_id: EpisodeId.nullable().meta({ description: "The episode the file belongs to when it holds exactly one; `null` for files of the whole version and files shared by several episodes." }),
+    path: z
+      .string()
+      .meta({ description: "Path of the file within the version.", example: "episodes/kpp-000042/cam_front.mp4" }),
+    episode_id: EpisodeId.nullable().meta({
+      description:
+        "The episode the file belongs to when it holds exactly one; `null` for files of the whole version and files shared by several episodes.",
+    }),
     episode_ids: z
       .array(EpisodeId)
-      .meta({ description: "Every episode the file holds, in byte order: one for a file of its own, several for a file shared by episodes (a LeRobot v3.0 video), `[]` for files of the whole version.", example: ["kpp-000042"] }),
-    stream: z.string().nullable().meta({ description: "The stream the file records; `null` when it records none.", example: "cam_front" }),
+      .meta({
+        description:
+          "Every episode the file holds, in byte order: one for a file of its own, several for a file shared by episodes (a LeRobot v3.0 video), `[]` for files of the whole version.",
+        example: ["kpp-000042"],
+      }),
+    stream: z
+      .string()
+      .nullable()
+      .meta({ description: "The stream the file records; `null` when it records none.", example: "cam_front" }),
     size_bytes: Bytes,
     sha256: Sha256,
     media_type: z.string().meta({ example: "video/mp4" }),
@@ -105,7 +157,9 @@ export const ManifestHeadSchema = z.object({
   format: VersionFormat.optional(),
 });
 
-export const Manifest = ManifestHeadSchema.extend({ files: z.array(ManifestFile).meta({ description: "Every file of the version, by path." }) }).meta({ id: "Manifest" });
+export const Manifest = ManifestHeadSchema.extend({
+  files: z.array(ManifestFile).meta({ description: "Every file of the version, by path." }),
+}).meta({ id: "Manifest" });
 
 export const Episode = z
   .object({
@@ -132,11 +186,16 @@ export const EpisodePage = z
 
 export const Annotation = z
   .object({
-    annotation_id: z.string().regex(/^ann_[0-9]+$/).meta({ example: "ann_1042" }),
+    annotation_id: z
+      .string()
+      .regex(/^ann_[0-9]+$/)
+      .meta({ example: "ann_1042" }),
     label: z.string().meta({ example: "grasp" }),
     start_s: z.number().nonnegative(),
     end_s: z.number().nonnegative(),
-    attributes: z.record(z.string(), z.unknown()).meta({ description: "Free-form attributes of the span.", example: { grip: "handle" } }),
+    attributes: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "Free-form attributes of the span.", example: { grip: "handle" } }),
   })
   .meta({ id: "Annotation" });
 
@@ -144,59 +203,104 @@ export const AnnotationPage = z
   .object({
     episode_id: EpisodeId,
     dataset_id: DatasetId,
-    version: VersionNumber.meta({ description: "The version the spans were read from: the newest licensed one, or the pinned `version`." }),
+    version: VersionNumber.meta({
+      description: "The version the spans were read from: the newest licensed one, or the pinned `version`.",
+    }),
     annotations: z.array(Annotation).meta({ description: "Subtask spans, by start_s." }),
     next_cursor: NextCursor,
   })
   .meta({ id: "AnnotationPage" });
 
 export const DownloadFile = ManifestFile.omit({ media_type: true })
-  .extend({ url: z.url().meta({ description: "Signed GET URL for the file; valid until `expires_at`. Supports HTTP Range requests." }) })
+  .extend({
+    url: z
+      .url()
+      .meta({ description: "Signed GET URL for the file; valid until `expires_at`. Supports HTTP Range requests." }),
+  })
   .meta({ id: "DownloadFile" });
 
 export const Download = z
   .object({
-    download_id: z.string().regex(/^dl_[0-9A-Za-z]+$/).meta({ description: "Identifier of the download, as recorded in the disclosure log.", example: "dl_01a1fd70f23b4fQ8zT1bC9xY2w" }),
+    download_id: z
+      .string()
+      .regex(/^dl_[0-9A-Za-z]+$/)
+      .meta({
+        description: "Identifier of the download, as recorded in the disclosure log.",
+        example: "dl_01a1fd70f23b4fQ8zT1bC9xY2w",
+      }),
     dataset_id: DatasetId,
     version: VersionNumber,
     expires_at: Timestamp.meta({ description: "When every URL of this download stops working: 900 s after issue." }),
     file_count: z.number().int().nonnegative(),
     total_bytes: Bytes,
     files: z.array(DownloadFile),
-    co_delivered_episode_ids: z
-      .array(EpisodeId)
-      .meta({
-        description:
-          "Episodes delivered beyond those asked for (the listed `episode_ids`, or those matching `filter`), because a delivered file also holds them, sorted. Every episode in a delivered file is recorded in the disclosure log.",
-        example: [],
-      }),
+    co_delivered_episode_ids: z.array(EpisodeId).meta({
+      description:
+        "Episodes delivered beyond those asked for (the listed `episode_ids`, or those matching `filter`), because a delivered file also holds them, sorted. Every episode in a delivered file is recorded in the disclosure log.",
+      example: [],
+    }),
   })
   .meta({ id: "Download" });
 
 export const PreviewStream = z
   .object({
     stream: z.string().meta({ example: "wrist_cam" }),
-    url: z.url().meta({ description: "Signed GET URL of the file that holds the stream; valid until `expires_at`. Supports HTTP Range requests, as a video element makes them." }),
-    media_type: z.string().regex(/^video\//).meta({ example: "video/mp4" }),
-    start_s: z.number().nonnegative().meta({ description: "Where the episode starts in the file, in seconds: 0 for a file of its own, later in a file that holds several episodes.", example: 0 }),
-    end_s: z.number().nonnegative().meta({ description: "Where the episode ends in the file, in seconds. Play from `start_s` to `end_s`.", example: 18.4 }),
+    url: z
+      .url()
+      .meta({
+        description:
+          "Signed GET URL of the file that holds the stream; valid until `expires_at`. Supports HTTP Range requests, as a video element makes them.",
+      }),
+    media_type: z
+      .string()
+      .regex(/^video\//)
+      .meta({ example: "video/mp4" }),
+    start_s: z
+      .number()
+      .nonnegative()
+      .meta({
+        description:
+          "Where the episode starts in the file, in seconds: 0 for a file of its own, later in a file that holds several episodes.",
+        example: 0,
+      }),
+    end_s: z
+      .number()
+      .nonnegative()
+      .meta({
+        description: "Where the episode ends in the file, in seconds. Play from `start_s` to `end_s`.",
+        example: 18.4,
+      }),
   })
   .meta({ id: "PreviewStream" });
 
 export const Preview = z
   .object({
-    preview_id: z.string().regex(/^pv_[0-9A-Za-z]+$/).meta({ description: "Identifier of the preview, as recorded in the disclosure log.", example: "pv_01a1fd70f23b2hJ9kQ4mN7pR1s" }),
+    preview_id: z
+      .string()
+      .regex(/^pv_[0-9A-Za-z]+$/)
+      .meta({
+        description: "Identifier of the preview, as recorded in the disclosure log.",
+        example: "pv_01a1fd70f23b2hJ9kQ4mN7pR1s",
+      }),
     episode_id: EpisodeId,
     dataset_id: DatasetId,
-    version: VersionNumber.meta({ description: "The version previewed: the newest licensed one that contains the episode, or the pinned `version`." }),
-    expires_at: Timestamp.meta({ description: "When every URL of this preview stops working: 900 s after it was first issued." }),
-    streams: z.array(PreviewStream).meta({ description: "The episode's video streams asked for, in the episode's order of streams." }),
+    version: VersionNumber.meta({
+      description: "The version previewed: the newest licensed one that contains the episode, or the pinned `version`.",
+    }),
+    expires_at: Timestamp.meta({
+      description: "When every URL of this preview stops working: 900 s after it was first issued.",
+    }),
+    streams: z
+      .array(PreviewStream)
+      .meta({ description: "The episode's video streams asked for, in the episode's order of streams." }),
   })
   .meta({ id: "Preview" });
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
-export const ErrorCodeSchema = z.enum(ERROR_CODES).meta({ id: "ErrorCode", description: "Stable, machine-readable error code." });
+export const ErrorCodeSchema = z
+  .enum(ERROR_CODES)
+  .meta({ id: "ErrorCode", description: "Stable, machine-readable error code." });
 
 /** The one error envelope; `codes` narrows `error.code` to the codes a given response can carry. */
 export function errorEnvelope(codes?: readonly ErrorCode[]) {
@@ -204,7 +308,13 @@ export function errorEnvelope(codes?: readonly ErrorCode[]) {
     error: z.object({
       code: codes ? z.enum(codes as [ErrorCode, ...ErrorCode[]]) : ErrorCodeSchema,
       message: z.string().min(1).meta({ description: "Human-readable explanation, safe to show." }),
-      request_id: z.string().regex(/^req_[0-9A-Za-z]+$/).meta({ description: "Same as the X-Request-Id header; quote it when reporting a problem.", example: "req_7QdRk2mZpL1xYbN4" }),
+      request_id: z
+        .string()
+        .regex(/^req_[0-9A-Za-z]+$/)
+        .meta({
+          description: "Same as the X-Request-Id header; quote it when reporting a problem.",
+          example: "req_7QdRk2mZpL1xYbN4",
+        }),
     }),
   });
 }
@@ -225,7 +335,16 @@ const drift: {
   download: Same<z.output<typeof Download>, DownloadDocument>;
   preview: Same<z.output<typeof Preview>, PreviewDocument>;
   error: Same<z.output<typeof ErrorEnvelope>, ErrorBody>;
-} = { datasets: true, versions: true, manifest: true, episodes: true, annotations: true, download: true, preview: true, error: true };
+} = {
+  datasets: true,
+  versions: true,
+  manifest: true,
+  episodes: true,
+  annotations: true,
+  download: true,
+  preview: true,
+  error: true,
+};
 void drift;
 
 export type DatasetListBody = z.output<typeof DatasetList>;

@@ -54,7 +54,11 @@ type KeyRow = {
  * (revoked and expired keys too: the row says so), and the expiry is checked against the clock on
  * every request all the same.
  */
-export async function authenticateApiKey(db: Db, secret: string, options: { cache?: ReadCache; now?: Date } = {}): Promise<ApiKeyPrincipal> {
+export async function authenticateApiKey(
+  db: Db,
+  secret: string,
+  options: { cache?: ReadCache; now?: Date } = {},
+): Promise<ApiKeyPrincipal> {
   const now = options.now ?? new Date();
   const hash = hashKey(secret);
   const key = await cachedRead({ db, cache: options.cache }, "keys", [hash], async () => {
@@ -73,7 +77,13 @@ export async function authenticateApiKey(db: Db, secret: string, options: { cach
     key.last_used_at = now;
     touchLastUsed(db, key.id, now);
   }
-  return { kind: "api_key", keyId: key.id, keyPrefix: key.prefix, organizationId: key.organization_id, narrowed: key.narrowed };
+  return {
+    kind: "api_key",
+    keyId: key.id,
+    keyPrefix: key.prefix,
+    organizationId: key.organization_id,
+    narrowed: key.narrowed,
+  };
 }
 
 /** Written at most once a minute per key and off the request's path: a lost update only blurs the minute. */

@@ -36,10 +36,14 @@ async function authorizeCredentials(credentials: Partial<Record<string, unknown>
   const email = typeof credentials.email === "string" ? credentials.email.trim().toLowerCase() : "";
   const password = typeof credentials.password === "string" ? credentials.password : "";
   // A control character cannot be in any account's email; refused here, it never reaches SQL.
-  if (!email || !password || email.length > 320 || password.length > 1024 || CONTROL_CHARACTERS.test(email)) return null;
+  if (!email || !password || email.length > 320 || password.length > 1024 || CONTROL_CHARACTERS.test(email))
+    return null;
   const limits = rateLimiters();
   const ip = clientIp(request);
-  const [perAccount, perIp] = await Promise.all([limits.signInFailuresPerAccount.peek(email), limits.authFailuresPerIp.peek(ip)]);
+  const [perAccount, perIp] = await Promise.all([
+    limits.signInFailuresPerAccount.peek(email),
+    limits.authFailuresPerIp.peek(ip),
+  ]);
   // Checked before the password: once the allowed failures are spent, even the right one waits.
   if (perAccount.remaining === 0 || perIp.remaining === 0) throw new TooManyAttempts();
   const account = await accountByEmail(getDb(), email);
@@ -55,7 +59,16 @@ function config(): NextAuthConfig {
   const e = env();
   const oidc =
     e.AUTH_OIDC_ISSUER && e.AUTH_OIDC_ID && e.AUTH_OIDC_SECRET
-      ? [{ id: "oidc", name: "Single sign-on", type: "oidc" as const, issuer: e.AUTH_OIDC_ISSUER, clientId: e.AUTH_OIDC_ID, clientSecret: e.AUTH_OIDC_SECRET }]
+      ? [
+          {
+            id: "oidc",
+            name: "Single sign-on",
+            type: "oidc" as const,
+            issuer: e.AUTH_OIDC_ISSUER,
+            clientId: e.AUTH_OIDC_ID,
+            clientSecret: e.AUTH_OIDC_SECRET,
+          },
+        ]
       : [];
   return {
     // Derived, so one APP_SECRET serves cursors and sessions without reusing the same key for both.
@@ -73,7 +86,10 @@ function config(): NextAuthConfig {
     session: { strategy: "jwt", maxAge: 8 * 60 * 60 },
     pages: { signIn: "/login", error: "/login" },
     providers: [
-      Credentials({ credentials: { email: { label: "Email" }, password: { label: "Password", type: "password" } }, authorize: authorizeCredentials }),
+      Credentials({
+        credentials: { email: { label: "Email" }, password: { label: "Password", type: "password" } },
+        authorize: authorizeCredentials,
+      }),
       ...oidc,
     ],
     callbacks: {
@@ -111,7 +127,8 @@ function config(): NextAuthConfig {
       // Signing out (the portal's button or Auth.js's own endpoint) ends every session of the user, not only this browser's.
       async signOut(message) {
         const token = "token" in message ? message.token : null;
-        if (typeof token?.uid === "string" && typeof token.sv === "number") await endSessionsOf(getDb(), token.uid, token.sv);
+        if (typeof token?.uid === "string" && typeof token.sv === "number")
+          await endSessionsOf(getDb(), token.uid, token.sv);
       },
     },
   };

@@ -107,7 +107,10 @@ export class InvalidationChannel {
       if (this.outageSince === null) {
         log.info("api cache: listening for invalidations", { channel: INVALIDATION_CHANNEL });
       } else {
-        log.info("api cache: listening again; caches flushed and in use", { channel: INVALIDATION_CHANNEL, outage_ms: Date.now() - this.outageSince });
+        log.info("api cache: listening again; caches flushed and in use", {
+          channel: INVALIDATION_CHANNEL,
+          outage_ms: Date.now() - this.outageSince,
+        });
         this.outageSince = null;
       }
       this.heartbeat = setInterval(() => {
@@ -142,7 +145,13 @@ export class InvalidationChannel {
         if (error) reject(error);
         else resolve();
       };
-      const timer = setTimeout(() => done(new ProbeNotReturned(`a probe on ${INVALIDATION_CHANNEL} did not come back within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+      const timer = setTimeout(
+        () =>
+          done(
+            new ProbeNotReturned(`a probe on ${INVALIDATION_CHANNEL} did not come back within ${PROBE_TIMEOUT_MS} ms`),
+          ),
+        PROBE_TIMEOUT_MS,
+      );
       this.pendingProbe = pending;
       this.options.notifier`select pg_notify(${INVALIDATION_CHANNEL}, ${payload})`.then(
         () => undefined,

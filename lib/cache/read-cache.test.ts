@@ -22,7 +22,11 @@ const sql = () => iso.sql;
 const started: InvalidationChannel[] = [];
 
 function channel(options: { notifier?: postgres.Sql; relistenMs?: number } = {}) {
-  const c = new InvalidationChannel({ url: iso.url, notifier: options.notifier ?? sql(), relistenMs: options.relistenMs ?? 100 });
+  const c = new InvalidationChannel({
+    url: iso.url,
+    notifier: options.notifier ?? sql(),
+    relistenMs: options.relistenMs ?? 100,
+  });
   started.push(c);
   return c;
 }
@@ -64,7 +68,10 @@ describe("ReadCache.memo", () => {
 
   it("is not flushed by a key's last use being recorded (written once a minute per key in use), only by real changes", async () => {
     const { channel: c } = await listeningCache();
-    const key = await issueKey(iso.operator, { organizationId: (await createOrganization(iso.operator, { slug: uniqueId("org") })).id, name: "k" });
+    const key = await issueKey(iso.operator, {
+      organizationId: (await createOrganization(iso.operator, { slug: uniqueId("org") })).id,
+      name: "k",
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const generation = c.generation;
     await sql()`update api_keys set last_used_at = now() where id = ${key.id}`;
@@ -142,7 +149,20 @@ describe("ReadCache.memo", () => {
 
 describe("the invalidation triggers", () => {
   // Whatever table an answer of the API depends on: a statement on it notifies, whoever runs it.
-  const TABLES = ["api_keys", "api_key_scopes", "licences", "organizations", "users", "datasets", "dataset_versions", "changelog_entries", "episodes", "annotations", "files", "file_episodes"];
+  const TABLES = [
+    "api_keys",
+    "api_key_scopes",
+    "licences",
+    "organizations",
+    "users",
+    "datasets",
+    "dataset_versions",
+    "changelog_entries",
+    "episodes",
+    "annotations",
+    "files",
+    "file_episodes",
+  ];
 
   it("notify the channel with the table's name for a statement on every table an answer depends on", async () => {
     const heard: string[] = [];

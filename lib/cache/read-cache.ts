@@ -63,7 +63,12 @@ export class ReadCache {
  * asked: the transaction's snapshot may hold its own writes, and a check made there (a download's
  * licence) belongs to the same transaction as what it guards.
  */
-export function cachedRead<T>(ctx: { db: Db; cache?: ReadCache }, store: Store, key: readonly unknown[], load: () => Promise<T>): Promise<T> {
+export function cachedRead<T>(
+  ctx: { db: Db; cache?: ReadCache },
+  store: Store,
+  key: readonly unknown[],
+  load: () => Promise<T>,
+): Promise<T> {
   return ctx.cache && !isTransaction(ctx.db) ? ctx.cache.memo(store, JSON.stringify(key), load) : load();
 }
 
@@ -82,7 +87,11 @@ export function readCache(): ReadCache | undefined {
     if (API_CACHE_MB === 0) {
       holder.dasReadCache = null;
     } else {
-      const channel = new InvalidationChannel({ url: requireEnv("DATABASE_URL"), notifier: getDb().$client, relistenMs: API_CACHE_RELISTEN_MS });
+      const channel = new InvalidationChannel({
+        url: requireEnv("DATABASE_URL"),
+        notifier: getDb().$client,
+        relistenMs: API_CACHE_RELISTEN_MS,
+      });
       holder.dasReadCache = new ReadCache(channel, API_CACHE_MB * 2 ** 20);
       channel.start();
     }

@@ -25,7 +25,9 @@ export function usableLicence(sql: Sql, principal: Principal): PendingQuery<Row[
 
 /** Whose licences a principal uses: its organisation's, or, for a narrowed key, the key's own share of them. */
 function licenceHolder(principal: Principal): readonly unknown[] {
-  return principal.kind === "api_key" && principal.narrowed ? ["key", principal.keyId] : ["org", principal.organizationId];
+  return principal.kind === "api_key" && principal.narrowed
+    ? ["key", principal.keyId]
+    : ["org", principal.organizationId];
 }
 
 /**
@@ -59,13 +61,18 @@ export type ReleasedVersion = {
 export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedVersion[]> {
   return cachedRead(ctx, "datasets", [datasetId], async () => {
     const sql = sqlOf(ctx.db);
-    const rows = await sql<(Omit<ReleasedVersion, "format"> & { sourceFormat: SourceFormat; formatInfo: LeRobotFormatInfo | null })[]>`
+    const rows = await sql<
+      (Omit<ReleasedVersion, "format"> & { sourceFormat: SourceFormat; formatInfo: LeRobotFormatInfo | null })[]
+    >`
       select id as "versionId", version, released_at as "releasedAt", episode_count as "episodeCount", file_count as "fileCount",
              total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts", source_format as "sourceFormat", format_info as "formatInfo"
       from dataset_versions
       where dataset_id = ${datasetId}
       order by major desc, minor desc, patch desc`;
-    return rows.map(({ sourceFormat, formatInfo, ...v }) => ({ ...v, format: versionFormat(sourceFormat, formatInfo) }));
+    return rows.map(({ sourceFormat, formatInfo, ...v }) => ({
+      ...v,
+      format: versionFormat(sourceFormat, formatInfo),
+    }));
   });
 }
 

@@ -4,7 +4,14 @@ import type { Ctx } from "@/lib/context";
 import { getDb } from "@/lib/db/client";
 import { prng } from "@/lib/dev/demo/generate";
 import { ctxOf, userOfRole } from "@/lib/testing/admin";
-import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import type { AnnotationLine, EpisodeLine } from "./import/records";
 import { listEpisodeSpans } from "./episode-spans";
 import { listAnnotations, type AnnotationRecord } from "./list-annotations";
@@ -18,7 +25,13 @@ function spans(count: number, seed: number, tag: string): AnnotationLine[] {
   const random = prng(seed);
   return Array.from({ length: count }, (_, i) => {
     const start = Math.floor(random() * 200) / 2;
-    return { episode_id: E, label: `${tag}-${i}`, start_s: start, end_s: Math.min(100, start + 1), ...(i % 4 ? { attributes: { n: i, tag } } : {}) };
+    return {
+      episode_id: E,
+      label: `${tag}-${i}`,
+      start_s: start,
+      end_s: Math.min(100, start + 1),
+      ...(i % 4 ? { attributes: { n: i, tag } } : {}),
+    };
   });
 }
 
@@ -91,18 +104,27 @@ describe("listEpisodeSpans", () => {
   });
 
   it("answers an episode whose version has no spans with an empty list", async () => {
-    expect(await listEpisodeSpans(licensee, { episodeId: unspanned.episode_id })).toEqual({ episode_id: unspanned.episode_id, dataset_id: datasetId, version: "1.10.0", spans: [] });
+    expect(await listEpisodeSpans(licensee, { episodeId: unspanned.episode_id })).toEqual({
+      episode_id: unspanned.episode_id,
+      dataset_id: datasetId,
+      version: "1.10.0",
+      spans: [],
+    });
   });
 
   describe("is scoped by the caller's licences", () => {
     it("refuses a pinned unlicensed version with 403, whether or not it holds the episode", async () => {
       for (const episodeId of [E, unspanned.episode_id]) {
-        await expect(listEpisodeSpans(licensee, { episodeId, version: "2.0.0" })).rejects.toMatchObject({ code: "version_not_licensed" });
+        await expect(listEpisodeSpans(licensee, { episodeId, version: "2.0.0" })).rejects.toMatchObject({
+          code: "version_not_licensed",
+        });
       }
     });
 
     it("answers an episode in no licensed version exactly as a missing one", async () => {
-      const hidden = await listEpisodeSpans(licensee, { episodeId: onlyUnlicensed.episode_id }).catch((e: unknown) => e);
+      const hidden = await listEpisodeSpans(licensee, { episodeId: onlyUnlicensed.episode_id }).catch(
+        (e: unknown) => e,
+      );
       const absent = await listEpisodeSpans(licensee, { episodeId: uniqueId("ep") }).catch((e: unknown) => e);
       expect(hidden).toMatchObject({ code: "not_found" });
       expect(hidden).toEqual(absent);
@@ -115,7 +137,9 @@ describe("listEpisodeSpans", () => {
 
     it("follows a key's narrowing to the versions it may read", async () => {
       expect((await listEpisodeSpans(narrowed, { episodeId: E })).version).toBe("1.9.0");
-      await expect(listEpisodeSpans(narrowed, { episodeId: E, version: "1.10.0" })).rejects.toMatchObject({ code: "version_not_licensed" });
+      await expect(listEpisodeSpans(narrowed, { episodeId: E, version: "1.10.0" })).rejects.toMatchObject({
+        code: "version_not_licensed",
+      });
     });
   });
 
@@ -127,7 +151,9 @@ describe("listEpisodeSpans", () => {
     });
 
     it("in a pinned version, and for a narrowed key", async () => {
-      expect((await listEpisodeSpans(key, { episodeId: E, version: "1.9.0" })).spans).toEqual((await walkPages(key, 2, "1.9.0")).items);
+      expect((await listEpisodeSpans(key, { episodeId: E, version: "1.9.0" })).spans).toEqual(
+        (await walkPages(key, 2, "1.9.0")).items,
+      );
       expect((await listEpisodeSpans(narrowed, { episodeId: E })).spans).toEqual((await walkPages(narrowed, 4)).items);
     });
   });

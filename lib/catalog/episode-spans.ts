@@ -12,8 +12,16 @@ export type EpisodeSpans = {
  * Every subtask span of an episode at once, for a page that draws the whole timeline: the same
  * version, licence check and order as `listAnnotations`, without its cursor pages.
  */
-export async function listEpisodeSpans(ctx: Ctx, input: { episodeId: string; version?: string }): Promise<EpisodeSpans> {
+export async function listEpisodeSpans(
+  ctx: Ctx,
+  input: { episodeId: string; version?: string },
+): Promise<EpisodeSpans> {
   const { chosen } = await resolveEpisodeVersion(ctx, input.episodeId, input.version);
   const rows = await spanRows(ctx, chosen.versionId, input.episodeId);
-  return { episode_id: input.episodeId, dataset_id: chosen.datasetId, version: chosen.version, spans: rows.map(toAnnotation) };
+  return {
+    episode_id: input.episodeId,
+    dataset_id: chosen.datasetId,
+    version: chosen.version,
+    spans: rows.map(toAnnotation),
+  };
 }

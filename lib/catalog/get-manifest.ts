@@ -46,7 +46,11 @@ export const fileColumns = (sql: Sql) => sql`f.path, f.episode_id,
  * so a version with hundreds of thousands of files is served with flat memory. A small manifest
  * (at most one batch of files) can also be had `whole`, as one document a cache may keep.
  */
-export type Manifest = { head: ManifestHead; files: AsyncIterable<FileRecord>; whole: CacheableRead<ManifestDocument> | null };
+export type Manifest = {
+  head: ManifestHead;
+  files: AsyncIterable<FileRecord>;
+  whole: CacheableRead<ManifestDocument> | null;
+};
 
 const BATCH = 2000;
 

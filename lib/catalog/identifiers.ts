@@ -5,14 +5,15 @@ export const DATASET_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 // Episode ids appear as a path segment of /v1/episodes/{episode_id}/annotations: no slashes or spaces.
 export const EPISODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:~-]{0,199}$/;
 
-
 /**
  * Whether a file path is relative with '/' separators and no empty, '.' or '..' segment: the
  * shape of every object key under its version, so that it names a file below a directory
  * wherever it is written.
  */
 export function isRelativePath(path: string): boolean {
-  return !path.startsWith("/") && !path.includes("\\") && !path.split("/").some((s) => s === "" || s === "." || s === "..");
+  return (
+    !path.startsWith("/") && !path.includes("\\") && !path.split("/").some((s) => s === "" || s === "." || s === "..")
+  );
 }
 
 /**

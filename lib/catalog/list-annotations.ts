@@ -28,7 +28,10 @@ export type AnnotationPage = {
 export type EpisodeVersion = VersionAccess & { datasetId: string };
 
 /** The dataset an episode belongs to (episode ids are unique across datasets) and the versions that contain it. */
-function episodeLocation(ctx: Ctx, episodeId: string): Promise<{ datasetId: string; versionIds: number[] } | undefined> {
+function episodeLocation(
+  ctx: Ctx,
+  episodeId: string,
+): Promise<{ datasetId: string; versionIds: number[] } | undefined> {
   return cachedRead(ctx, "episodes", [episodeId], async () => {
     const rows = await sqlOf(ctx.db)<{ datasetId: string; versionId: number }[]>`
       select v.dataset_id as "datasetId", v.id as "versionId"
@@ -52,9 +55,12 @@ export async function resolveEpisodeVersion(
 ): Promise<{ chosen: EpisodeVersion & { licenceId: string }; licensed: (EpisodeVersion & { licenceId: string })[] }> {
   const location = EPISODE_ID_PATTERN.test(episodeId) ? await episodeLocation(ctx, episodeId) : undefined;
   // The dataset's versions, newest first; shown below only once one of them holding the episode is licensed.
-  const access = location ? (await datasetVersionAccess(ctx, location.datasetId)).map((v) => ({ ...v, datasetId: location.datasetId })) : [];
+  const access = location
+    ? (await datasetVersionAccess(ctx, location.datasetId)).map((v) => ({ ...v, datasetId: location.datasetId }))
+    : [];
   const licensed = access.filter(
-    (v): v is EpisodeVersion & { licenceId: string } => v.licenceId !== null && location!.versionIds.includes(v.versionId),
+    (v): v is EpisodeVersion & { licenceId: string } =>
+      v.licenceId !== null && location!.versionIds.includes(v.versionId),
   );
   if (!licensed.length) throw new AppError("not_found", NOT_VISIBLE.episode);
   if (version === undefined) return { chosen: licensed[0]!, licensed };
@@ -75,7 +81,12 @@ type SpanRow = { id: number; label: string; start_s: number; end_s: number; attr
  * order: all of them, or with `page` those after a position, one more than the limit (so the
  * caller knows whether another page follows).
  */
-export function spanRows(ctx: Ctx, versionId: number, episodeId: string, page?: { after: [number, number] | null; limit: number }) {
+export function spanRows(
+  ctx: Ctx,
+  versionId: number,
+  episodeId: string,
+  page?: { after: [number, number] | null; limit: number },
+) {
   const sql = sqlOf(ctx.db);
   return sql<SpanRow[]>`
     select id::float8 as id, label, start_s, end_s, attributes from annotations
@@ -85,7 +96,13 @@ export function spanRows(ctx: Ctx, versionId: number, episodeId: string, page?: 
     ${page ? sql`limit ${page.limit + 1}` : sql``}`;
 }
 
-export const toAnnotation = (a: SpanRow): AnnotationRecord => ({ annotation_id: `ann_${a.id}`, label: a.label, start_s: a.start_s, end_s: a.end_s, attributes: a.attributes });
+export const toAnnotation = (a: SpanRow): AnnotationRecord => ({
+  annotation_id: `ann_${a.id}`,
+  label: a.label,
+  start_s: a.start_s,
+  end_s: a.end_s,
+  attributes: a.attributes,
+});
 
 /**
  * The subtask spans of an episode, in the newest version licensed to the caller that contains it,

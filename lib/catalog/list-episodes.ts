@@ -31,7 +31,8 @@ export type EpisodePage = {
 /** Episodes matching a filter, counted at import: released versions never change. */
 export function matchingCount(counts: FacetCounts, episodeCount: number, filter: EpisodeFilter): number {
   const { outcome, environment } = filter;
-  if (outcome !== undefined && environment !== undefined) return counts.pairs[JSON.stringify([outcome, environment])] ?? 0;
+  if (outcome !== undefined && environment !== undefined)
+    return counts.pairs[JSON.stringify([outcome, environment])] ?? 0;
   if (outcome !== undefined) return counts.outcome[outcome] ?? 0;
   if (environment !== undefined) return counts.environment[environment] ?? 0;
   return episodeCount;
@@ -49,10 +50,13 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
   const binding = queryBinding(["episodes", input.datasetId, input.version, filter.outcome, filter.environment]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : undefined;
   // The version id stands for the dataset and version; the rest is every parameter of the page.
-  return new CacheableRead(["episodes", versionId, filter.outcome ?? null, filter.environment ?? null, after ?? null, input.limit], "immutable", async () => {
-    const sql = sqlOf(ctx.db);
-    // Distinct statements per filter shape, so each prepared plan fits its own index.
-    const rows = await sql<EpisodeRecord[]>`
+  return new CacheableRead(
+    ["episodes", versionId, filter.outcome ?? null, filter.environment ?? null, after ?? null, input.limit],
+    "immutable",
+    async () => {
+      const sql = sqlOf(ctx.db);
+      // Distinct statements per filter shape, so each prepared plan fits its own index.
+      const rows = await sql<EpisodeRecord[]>`
       select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams
       from episodes
       where version_id = ${versionId}
@@ -61,16 +65,17 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
         ${after === undefined ? sql`` : sql`and episode_id > ${after}`}
       order by episode_id
       limit ${input.limit + 1}`;
-    const page = rows.slice(0, input.limit);
-    const last = page.at(-1);
-    return {
-      dataset_id: input.datasetId,
-      version: input.version,
-      total: matchingCount(facetCounts, episodeCount, filter),
-      episodes: page,
-      next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.episode_id]) : null,
-    };
-  });
+      const page = rows.slice(0, input.limit);
+      const last = page.at(-1);
+      return {
+        dataset_id: input.datasetId,
+        version: input.version,
+        total: matchingCount(facetCounts, episodeCount, filter),
+        episodes: page,
+        next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.episode_id]) : null,
+      };
+    },
+  );
 }
 
 export async function listEpisodes(ctx: Ctx, input: ListEpisodesInput): Promise<EpisodePage> {

@@ -35,7 +35,8 @@ export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<
   if (input.cursor) {
     const [after] = decodeCursor(input.cursor, binding, ["string"]);
     start = access.findIndex((v) => v.version === after) + 1;
-    if (start === 0) throw new AppError("invalid_cursor", "The cursor does not fit this query. Start again without a cursor.");
+    if (start === 0)
+      throw new AppError("invalid_cursor", "The cursor does not fit this query. Start again without a cursor.");
   }
   const page = access.slice(start, start + input.limit);
   const held = access.filter((v) => v.licenceId !== null).map((v) => v.versionId);
@@ -55,7 +56,9 @@ export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<
         licensed: v.licenceId !== null,
         released_at: v.releasedAt.toISOString(),
         episode_count: v.episodeCount,
-        changelog: changelog.filter((c) => c.versionId === v.versionId).map((c) => ({ type: c.type, description: c.description })),
+        changelog: changelog
+          .filter((c) => c.versionId === v.versionId)
+          .map((c) => ({ type: c.type, description: c.description })),
         ...(v.format ? { format: v.format } : {}),
       })),
       next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,

@@ -21,9 +21,15 @@ const PARALLEL = 32;
  * time, reading the manifest in batches (flat memory). A listing would take fewer requests, but
  * the local store (s3rver) computes signatures of bucket-level requests differently from the SDK.
  */
-export async function checkVersionStore(ctx: Ctx, input: { datasetId: string; version: string }, store: StoreTarget): Promise<StoreCheck> {
+export async function checkVersionStore(
+  ctx: Ctx,
+  input: { datasetId: string; version: string },
+  store: StoreTarget,
+): Promise<StoreCheck> {
   const sql = sqlOf(ctx.db);
-  const [version] = await sql<{ id: number }[]>`select id from dataset_versions where dataset_id = ${input.datasetId} and version = ${input.version}`;
+  const [version] = await sql<
+    { id: number }[]
+  >`select id from dataset_versions where dataset_id = ${input.datasetId} and version = ${input.version}`;
   if (!version) throw new AppError("not_found", `Dataset '${input.datasetId}' has no version '${input.version}'.`);
   const result: StoreCheck = { files: 0, missing: [], wrongSize: [] };
   let after = "";

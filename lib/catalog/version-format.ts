@@ -12,6 +12,13 @@ export function versionFormat(source: SourceFormat, info: LeRobotFormatInfo | nu
     robot_type: info.robot_type,
     fps: info.fps,
     total_frames: info.total_frames,
-    cameras: info.cameras.map((c) => ({ key: c.key, storage: c.storage, codec: c.codec, height: c.height, width: c.width, fps: c.fps })),
+    cameras: info.cameras.map((c) => ({
+      key: c.key,
+      storage: c.storage,
+      codec: c.codec,
+      height: c.height,
+      width: c.width,
+      fps: c.fps,
+    })),
   };
 }

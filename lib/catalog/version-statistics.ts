@@ -22,10 +22,16 @@ export type VersionStatistics = {
 const BUCKETS = 12;
 
 // Released versions never change, so what is computed once per version is kept for the process.
-const computed = new Map<number, Omit<VersionStatistics, "dataset_id" | "version" | "outcomes" | "environments" | "episode_count">>();
+const computed = new Map<
+  number,
+  Omit<VersionStatistics, "dataset_id" | "version" | "outcomes" | "environments" | "episode_count">
+>();
 
 /** The numbers behind a licensed version's charts: outcome split, environments, durations. */
-export async function versionStatistics(ctx: Ctx, input: { datasetId: string; version: string }): Promise<VersionStatistics> {
+export async function versionStatistics(
+  ctx: Ctx,
+  input: { datasetId: string; version: string },
+): Promise<VersionStatistics> {
   const licensed = await requireLicensedVersion(ctx, input.datasetId, input.version);
   const byCount = (counts: Record<string, number>) =>
     Object.entries(counts)
@@ -34,7 +40,18 @@ export async function versionStatistics(ctx: Ctx, input: { datasetId: string; ve
   let rest = computed.get(licensed.versionId);
   if (!rest) {
     const sql = sqlOf(ctx.db);
-    const [summary] = await sql<{ file_count: number; total_bytes: number; streams: string[]; recoveries: number; contributors: number; min: number | null; max: number | null; mean: number | null }[]>`
+    const [summary] = await sql<
+      {
+        file_count: number;
+        total_bytes: number;
+        streams: string[];
+        recoveries: number;
+        contributors: number;
+        min: number | null;
+        max: number | null;
+        mean: number | null;
+      }[]
+    >`
       select v.file_count, v.total_bytes::float8 as total_bytes, v.streams,
              count(*) filter (where e.has_recovery)::int as recoveries, count(distinct e.contributor)::int as contributors,
              min(e.duration_s) as min, max(e.duration_s) as max, avg(e.duration_s) as mean
@@ -46,7 +63,11 @@ export async function versionStatistics(ctx: Ctx, input: { datasetId: string; ve
     const rows = await sql<{ bucket: number; count: number }[]>`
       select least(width_bucket(duration_s, ${min}::float8, ${min + width * BUCKETS}::float8, ${BUCKETS}), ${BUCKETS}) as bucket, count(*)::int as count
       from episodes where version_id = ${licensed.versionId} group by 1`;
-    const buckets = Array.from({ length: max > min ? BUCKETS : 1 }, (_, i) => ({ from: min + i * width, to: min + (i + 1) * width, count: 0 }));
+    const buckets = Array.from({ length: max > min ? BUCKETS : 1 }, (_, i) => ({
+      from: min + i * width,
+      to: min + (i + 1) * width,
+      count: 0,
+    }));
     for (const row of rows) buckets[Math.min(buckets.length, Math.max(1, row.bucket)) - 1]!.count += row.count;
     rest = {
       file_count: summary!.file_count,

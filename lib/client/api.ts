@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
-import { AnnotationPage, DatasetList, Download, EpisodePage, ErrorEnvelope, Manifest, VersionList } from "../api/responses";
+import {
+  AnnotationPage,
+  DatasetList,
+  Download,
+  EpisodePage,
+  ErrorEnvelope,
+  Manifest,
+  VersionList,
+} from "../api/responses";
 import type { DownloadBody } from "../api/requests";
 import { backoffSeconds, retryAfterSeconds, sleep } from "./retry";
 
@@ -97,11 +105,20 @@ export class ApiClient {
   }
 
   /** Every episode matching the filter, page by page; `onTotal` hears the filtered total once. */
-  async *episodes(datasetId: string, version: string, filter: EpisodeFilter = {}, onTotal?: (total: number) => void): AsyncGenerator<EpisodeRecord> {
+  async *episodes(
+    datasetId: string,
+    version: string,
+    filter: EpisodeFilter = {},
+    onTotal?: (total: number) => void,
+  ): AsyncGenerator<EpisodeRecord> {
     let cursor: string | undefined;
     let first = true;
     do {
-      const page = await this.get(`/datasets/${enc(datasetId)}/versions/${enc(version)}/episodes`, { ...filter, limit: String(PAGE), cursor }, EpisodePage);
+      const page = await this.get(
+        `/datasets/${enc(datasetId)}/versions/${enc(version)}/episodes`,
+        { ...filter, limit: String(PAGE), cursor },
+        EpisodePage,
+      );
       if (first) onTotal?.(page.total);
       first = false;
       yield* page.episodes;
@@ -113,7 +130,11 @@ export class ApiClient {
     let cursor: string | undefined;
     let all: AnnotationPageDocument | undefined;
     do {
-      const page = await this.get(`/episodes/${enc(episodeId)}/annotations`, { version, limit: String(PAGE), cursor }, AnnotationPage);
+      const page = await this.get(
+        `/episodes/${enc(episodeId)}/annotations`,
+        { version, limit: String(PAGE), cursor },
+        AnnotationPage,
+      );
       all = all ? { ...all, annotations: [...all.annotations, ...page.annotations] } : page;
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
@@ -128,7 +149,12 @@ export class ApiClient {
     return this.send("POST", "/downloads", {}, Download, { body, headers: { "Idempotency-Key": randomUUID() } });
   }
 
-  private async collect<S extends z.ZodType, T>(path: string, query: Record<string, string | undefined>, schema: S, items: (page: z.output<S>) => T[]): Promise<T[]> {
+  private async collect<S extends z.ZodType, T>(
+    path: string,
+    query: Record<string, string | undefined>,
+    schema: S,
+    items: (page: z.output<S>) => T[],
+  ): Promise<T[]> {
     const all: T[] = [];
     let cursor: string | undefined;
     do {
@@ -139,7 +165,11 @@ export class ApiClient {
     return all;
   }
 
-  private get<S extends z.ZodType>(path: string, query: Record<string, string | undefined>, schema: S): Promise<z.output<S>> {
+  private get<S extends z.ZodType>(
+    path: string,
+    query: Record<string, string | undefined>,
+    schema: S,
+  ): Promise<z.output<S>> {
     return this.send("GET", path, query, schema);
   }
 
@@ -152,16 +182,25 @@ export class ApiClient {
   ): Promise<z.output<S>> {
     const url = new URL(`${this.base}${path}`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.options.key}`, Accept: "application/json", ...extra.headers };
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.options.key}`,
+      Accept: "application/json",
+      ...extra.headers,
+    };
     if (extra.body !== undefined) headers["Content-Type"] = "application/json";
     const what = `${method} ${url.pathname}`;
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetch(url, { method, headers, body: extra.body === undefined ? undefined : JSON.stringify(extra.body) });
+        response = await this.fetch(url, {
+          method,
+          headers,
+          body: extra.body === undefined ? undefined : JSON.stringify(extra.body),
+        });
       } catch (error) {
         // A service that cannot be reached at all is reported within seconds, not minutes.
-        if (attempt >= Math.min(this.maxAttempts, NETWORK_ATTEMPTS)) throw new TransportError(`Cannot reach ${this.base}: ${describe(error)}`);
+        if (attempt >= Math.min(this.maxAttempts, NETWORK_ATTEMPTS))
+          throw new TransportError(`Cannot reach ${this.base}: ${describe(error)}`);
         await this.wait({ status: "network", seconds: backoffSeconds(attempt), attempt, what });
         continue;
       }
@@ -169,12 +208,20 @@ export class ApiClient {
       const json = parseJson(text);
       if (response.ok) {
         const parsed = schema.safeParse(json);
-        if (!parsed.success) throw new TransportError(`${what} answered with an unexpected body (is ${this.base} a Dataset Access Service?): ${parsed.error.issues[0]?.message}`);
+        if (!parsed.success)
+          throw new TransportError(
+            `${what} answered with an unexpected body (is ${this.base} a Dataset Access Service?): ${parsed.error.issues[0]?.message}`,
+          );
         return parsed.data;
       }
       const error = toApiError(response, json, text);
       if ((response.status === 429 || response.status === 503) && attempt < this.maxAttempts) {
-        await this.wait({ status: response.status, seconds: retryAfterSeconds(response.headers.get("retry-after")) ?? backoffSeconds(attempt), attempt, what });
+        await this.wait({
+          status: response.status,
+          seconds: retryAfterSeconds(response.headers.get("retry-after")) ?? backoffSeconds(attempt),
+          attempt,
+          what,
+        });
         continue;
       }
       throw error;
@@ -189,9 +236,20 @@ export class ApiClient {
 
 function toApiError(response: Response, json: unknown, text: string): ApiError {
   const envelope = ErrorEnvelope.safeParse(json);
-  if (envelope.success) return new ApiError(response.status, envelope.data.error.code, envelope.data.error.message, envelope.data.error.request_id);
+  if (envelope.success)
+    return new ApiError(
+      response.status,
+      envelope.data.error.code,
+      envelope.data.error.message,
+      envelope.data.error.request_id,
+    );
   // Not the API's envelope: a proxy or load balancer in between said no.
-  return new ApiError(response.status, `http_${response.status}`, text.trim().slice(0, 200) || response.statusText, response.headers.get("x-request-id"));
+  return new ApiError(
+    response.status,
+    `http_${response.status}`,
+    text.trim().slice(0, 200) || response.statusText,
+    response.headers.get("x-request-id"),
+  );
 }
 
 function parseJson(text: string): unknown {

@@ -7,7 +7,9 @@ export function table(headers: string[], rows: (string | number)[][]): string {
   return cells
     .map((row) =>
       row
-        .map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+        .map((cell, i) =>
+          right[i] ? cell.padStart(widths[i]!) : i === row.length - 1 ? cell : cell.padEnd(widths[i]!),
+        )
         .join("  ")
         .trimEnd(),
     )

@@ -2,7 +2,14 @@ import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { isSupportedVersion } from "../lerobot/format";
-import { listedEpisodes, needsRenumbering, RENUMBERED_COLUMNS, writeAtomically, writeSubsetMeta, type SubsetResult } from "../lerobot/subset";
+import {
+  listedEpisodes,
+  needsRenumbering,
+  RENUMBERED_COLUMNS,
+  writeAtomically,
+  writeSubsetMeta,
+  type SubsetResult,
+} from "../lerobot/subset";
 import type { ManifestDocument, ManifestFile } from "./api";
 import { sha256File } from "./transfer";
 
@@ -76,30 +83,52 @@ function deliveredEpisodes(manifest: ManifestDocument, inScope: ManifestFile[], 
   const inScopePaths = new Set(inScope.map((f) => f.path));
   const lacking = new Set<string>();
   for (const file of manifest.files) {
-    if (file.stream !== null && streams.includes(file.stream) && !inScopePaths.has(file.path)) for (const id of file.episode_ids) lacking.add(id);
+    if (file.stream !== null && streams.includes(file.stream) && !inScopePaths.has(file.path))
+      for (const id of file.episode_ids) lacking.add(id);
   }
   const complete = delivered.filter((id) => !lacking.has(id));
   const idOf = new Map(complete.map((id) => [episodeIndexOf(manifest.dataset_id, id), id]));
-  return { delivered, complete, incomplete: delivered.filter((id) => lacking.has(id)), indices: [...idOf.keys()].sort((a, b) => a - b), idOf };
+  return {
+    delivered,
+    complete,
+    incomplete: delivered.filter((id) => lacking.has(id)),
+    indices: [...idOf.keys()].sort((a, b) => a - b),
+    idOf,
+  };
 }
 
-export function leRobotLayout(manifest: ManifestDocument, inScope: ManifestFile[], options: { keepOriginalIndices?: boolean; streams?: string[] } = {}): LeRobotLayout {
+export function leRobotLayout(
+  manifest: ManifestDocument,
+  inScope: ManifestFile[],
+  options: { keepOriginalIndices?: boolean; streams?: string[] } = {},
+): LeRobotLayout {
   const keepOriginalIndices = options.keepOriginalIndices ?? false;
   const version = manifest.format?.codebase_version;
   const cameras = (manifest.format?.cameras ?? []).filter((c) => c.storage === "video").map((c) => c.key);
-  const videoKeys = options.streams && cameras.some((key) => !options.streams!.includes(key)) ? cameras.filter((key) => options.streams!.includes(key)) : undefined;
+  const videoKeys =
+    options.streams && cameras.some((key) => !options.streams!.includes(key))
+      ? cameras.filter((key) => options.streams!.includes(key))
+      : undefined;
   const episodes = deliveredEpisodes(manifest, inScope, options.streams ?? manifest.streams);
   const complete = new Set(episodes.complete);
   // LeRobot reads every frame under data/ (with no episode list), and looks v3.0 episodes up by position.
   const holdsOthers = inScope.some((f) => isDataFile(f) && f.episode_ids.some((id) => !complete.has(id)));
-  const rewrite = !keepOriginalIndices && version === "v3.0" && inScope.some(isDataFile) && (needsRenumbering(version, episodes.indices) || holdsOthers);
+  const rewrite =
+    !keepOriginalIndices &&
+    version === "v3.0" &&
+    inScope.some(isDataFile) &&
+    (needsRenumbering(version, episodes.indices) || holdsOthers);
   return {
     rewrite,
     keepOriginalIndices,
     videoKeys,
     episodes,
-    placeOf: (file) => (file.episode_ids.length === 0 && file.path.startsWith("meta/")) || (rewrite && isDataFile(file)) ? original(file.path) : file.path,
-    alternativesOf: (file) => (version === "v3.0" && isDataFile(file) ? [rewrite ? file.path : original(file.path)] : []),
+    placeOf: (file) =>
+      (file.episode_ids.length === 0 && file.path.startsWith("meta/")) || (rewrite && isDataFile(file))
+        ? original(file.path)
+        : file.path,
+    alternativesOf: (file) =>
+      version === "v3.0" && isDataFile(file) ? [rewrite ? file.path : original(file.path)] : [],
   };
 }
 
@@ -146,7 +175,8 @@ export type LeRobotPullResult = {
 /** The LeRobot episode index behind one of our episode ids (`<dataset>-<index>`). */
 export function episodeIndexOf(datasetId: string, episodeId: string): number {
   const rest = episodeId.startsWith(`${datasetId}-`) ? episodeId.slice(datasetId.length + 1) : "";
-  if (!/^[0-9]+$/.test(rest)) throw new Error(`episode ${episodeId} is not named <dataset>-<episode_index>, as a LeRobot import names them`);
+  if (!/^[0-9]+$/.test(rest))
+    throw new Error(`episode ${episodeId} is not named <dataset>-<episode_index>, as a LeRobot import names them`);
   return Number(rest);
 }
 
@@ -196,12 +226,24 @@ export async function finishLeRobotPull(input: {
   // The version's own meta/ serves as it is only if it lists exactly these episodes (after an import
   // with --skip-incomplete-episodes it also lists those the version left out) and every camera.
   const asDelivered = indices.length ? await listedEpisodes(originals) : null;
-  const whole = asDelivered !== null && !layout.rewrite && !layout.videoKeys && JSON.stringify(asDelivered.episodes) === JSON.stringify(indices);
+  const whole =
+    asDelivered !== null &&
+    !layout.rewrite &&
+    !layout.videoKeys &&
+    JSON.stringify(asDelivered.episodes) === JSON.stringify(indices);
   if (whole) await copyTree(path.join(originals, "meta"), path.join(dir, "meta"));
-  else if (indices.length) subset = await writeSubsetMeta({ sourceRoot: originals, targetRoot: dir, episodes: indices, videoKeys: layout.videoKeys, rewriteData: layout.rewrite && { unchanged } });
+  else if (indices.length)
+    subset = await writeSubsetMeta({
+      sourceRoot: originals,
+      targetRoot: dir,
+      episodes: indices,
+      videoKeys: layout.videoKeys,
+      rewriteData: layout.rewrite && { unchanged },
+    });
   for (const relative of subset?.written ?? []) written.set(relative, await sha256File(path.join(dir, relative)));
   // Not rewritten: each data file is verified in place, so a copy an earlier, rewriting pull kept under .das/original/ is one too many.
-  if (!layout.rewrite) for (const file of input.inScope.filter(isDataFile)) await rm(path.join(dir, original(file.path)), { force: true });
+  if (!layout.rewrite)
+    for (const file of input.inScope.filter(isDataFile)) await rm(path.join(dir, original(file.path)), { force: true });
 
   // What LeRobot opens is what meta/ points at: checked on disk, not assumed.
   const missingFiles: string[] = [];
@@ -222,7 +264,9 @@ export async function finishLeRobotPull(input: {
       : loadsWithList
         ? `LeRobotDataset(${repo}, root=${root}, episodes=[${indices.join(", ")}])`
         : null;
-  const droppedEpisodes = [...new Set(rewrite?.dataFiles.flatMap((f) => f.droppedEpisodes) ?? [])].sort((a, b) => a - b).map((e) => `${datasetId}-${String(e).padStart(6, "0")}`);
+  const droppedEpisodes = [...new Set(rewrite?.dataFiles.flatMap((f) => f.droppedEpisodes) ?? [])]
+    .sort((a, b) => a - b)
+    .map((e) => `${datasetId}-${String(e).padStart(6, "0")}`);
   const notes = [
     v2 ? "LeRobot reads v2.x datasets up to its 0.3 releases (or converts them to v3.0 with its converter)." : null,
     missingFiles.length
@@ -231,13 +275,32 @@ export async function finishLeRobotPull(input: {
     renumbering
       ? `Episodes renumbered 0..${indices.length - 1} for LeRobot (episode_index and index in the data files, the episode rows in meta/episodes); the data files as delivered are in ${ORIGINALS_DIR}/, the original indices in ${PROVENANCE_FILE}.`
       : null,
-    rewrite && droppedEpisodes.length ? `The data files LeRobot reads leave out the frames of the episodes meta/ does not list; as delivered they are in ${ORIGINALS_DIR}/.` : null,
-    layout.videoKeys ? `meta/info.json declares only the cameras pulled (${layout.videoKeys.join(", ") || "none"}); the others are left out of it and of meta/stats.json, as LeRobot's remove_feature does.` : null,
-    subset?.loader.note ? `${subset.loader.note}${layout.keepOriginalIndices ? "; das pull does that without --keep-original-indices." : "."}` : null,
+    rewrite && droppedEpisodes.length
+      ? `The data files LeRobot reads leave out the frames of the episodes meta/ does not list; as delivered they are in ${ORIGINALS_DIR}/.`
+      : null,
+    layout.videoKeys
+      ? `meta/info.json declares only the cameras pulled (${layout.videoKeys.join(", ") || "none"}); the others are left out of it and of meta/stats.json, as LeRobot's remove_feature does.`
+      : null,
+    subset?.loader.note
+      ? `${subset.loader.note}${layout.keepOriginalIndices ? "; das pull does that without --keep-original-indices." : "."}`
+      : null,
   ];
 
-  const mapping = renumbering?.episodes.map((e) => ({ episode_id: idOf.get(e.originalEpisodeIndex)!, original_episode_index: e.originalEpisodeIndex, episode_index: e.episodeIndex })) ?? null;
-  await writeProvenance(provenanceFile, input, earlier, { requested, coDelivered, leftOut: incomplete, indices, idOf, subset, written });
+  const mapping =
+    renumbering?.episodes.map((e) => ({
+      episode_id: idOf.get(e.originalEpisodeIndex)!,
+      original_episode_index: e.originalEpisodeIndex,
+      episode_index: e.episodeIndex,
+    })) ?? null;
+  await writeProvenance(provenanceFile, input, earlier, {
+    requested,
+    coDelivered,
+    leftOut: incomplete,
+    indices,
+    idOf,
+    subset,
+    written,
+  });
   return {
     codebase_version: input.format.codebase_version,
     episode_indices: indices,
@@ -312,7 +375,15 @@ async function writeProvenance(
   file: string,
   input: Parameters<typeof finishLeRobotPull>[0],
   earlier: Partial<Provenance> | null,
-  result: { requested: string[]; coDelivered: string[]; leftOut: string[]; indices: number[]; idOf: Map<number, string>; subset: SubsetResult | null; written: Map<string, string> },
+  result: {
+    requested: string[];
+    coDelivered: string[];
+    leftOut: string[];
+    indices: number[];
+    idOf: Map<number, string>;
+    subset: SubsetResult | null;
+    written: Map<string, string>;
+  },
 ): Promise<void> {
   // A resumed pull keeps what earlier runs recorded for the files it did not fetch again.
   const before = new Map((earlier?.files ?? []).map((f) => [`${f.path}\0${f.sha256}`, f.download_id]));
@@ -329,7 +400,12 @@ async function writeProvenance(
     source_format: "lerobot",
     codebase_version: input.format.codebase_version,
     written_at: new Date().toISOString(),
-    episodes: { requested: result.requested, co_delivered: result.coDelivered, left_out: result.leftOut, episode_indices: result.indices },
+    episodes: {
+      requested: result.requested,
+      co_delivered: result.coDelivered,
+      left_out: result.leftOut,
+      episode_indices: result.indices,
+    },
     downloads,
     files: input.inScope.map((f) => ({
       path: f.path,
@@ -350,21 +426,31 @@ async function writeProvenance(
         dataset_to_index: e.to,
       })),
     },
-    written: [...result.written].sort(([a], [b]) => byteOrder(a, b)).map(([relative, sha256]) => {
-      const rewritten = dataFiles.get(relative);
-      const delivered = rewritten ? byPath.get(relative) : undefined;
-      if (!rewritten || !delivered) return { path: relative, sha256, from: null, change: `written for the delivered episodes from the version's meta/ in ${ORIGINALS_DIR}/meta` };
-      const changes = [
-        rewritten.droppedEpisodes.length ? `the frames of ${rewritten.droppedEpisodes.map(idOf).join(", ")} (not in meta/: not every file of theirs was delivered) left out` : null,
-        renumbering ? `${RENUMBERED_COLUMNS.join(" and ")} renumbered as in renumbering.episodes` : null,
-      ].filter(Boolean);
-      return {
-        path: relative,
-        sha256,
-        from: { path: input.layout.placeOf(delivered), sha256: delivered.sha256 },
-        change: `${changes.join("; ")}; every other column, the schema, the key/value metadata and the row groups as delivered${rewritten.droppedEpisodes.length ? " (less the rows left out)" : ""}`,
-      };
-    }),
+    written: [...result.written]
+      .sort(([a], [b]) => byteOrder(a, b))
+      .map(([relative, sha256]) => {
+        const rewritten = dataFiles.get(relative);
+        const delivered = rewritten ? byPath.get(relative) : undefined;
+        if (!rewritten || !delivered)
+          return {
+            path: relative,
+            sha256,
+            from: null,
+            change: `written for the delivered episodes from the version's meta/ in ${ORIGINALS_DIR}/meta`,
+          };
+        const changes = [
+          rewritten.droppedEpisodes.length
+            ? `the frames of ${rewritten.droppedEpisodes.map(idOf).join(", ")} (not in meta/: not every file of theirs was delivered) left out`
+            : null,
+          renumbering ? `${RENUMBERED_COLUMNS.join(" and ")} renumbered as in renumbering.episodes` : null,
+        ].filter(Boolean);
+        return {
+          path: relative,
+          sha256,
+          from: { path: input.layout.placeOf(delivered), sha256: delivered.sha256 },
+          change: `${changes.join("; ")}; every other column, the schema, the key/value metadata and the row groups as delivered${rewritten.droppedEpisodes.length ? " (less the rows left out)" : ""}`,
+        };
+      }),
     meta_originals: ORIGINALS_DIR,
   };
   await writeAtomically(file, `${JSON.stringify(document, null, 2)}\n`);

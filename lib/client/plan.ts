@@ -33,7 +33,10 @@ const MAX_BODY_CHARS = 900_000;
 export function filesInScope(manifest: ManifestDocument, scope: Scope, episodes: Set<string> | null): ManifestFile[] {
   return manifest.files.filter((f) => {
     if (scope.includeVersionFiles && f.episode_ids.length === 0) return true;
-    return (episodes === null || f.episode_ids.some((id) => episodes.has(id))) && (!scope.streams || (f.stream !== null && scope.streams.includes(f.stream)));
+    return (
+      (episodes === null || f.episode_ids.some((id) => episodes.has(id))) &&
+      (!scope.streams || (f.stream !== null && scope.streams.includes(f.stream)))
+    );
   });
 }
 
@@ -56,13 +59,19 @@ export function planRequests(
     version: scope.version,
     ...(scope.streams ? { streams: scope.streams } : {}),
   };
-  const withVersionFiles = (body: DownloadBody): DownloadBody => (scope.includeVersionFiles ? { ...body, include_version_files: true } : body);
+  const withVersionFiles = (body: DownloadBody): DownloadBody =>
+    scope.includeVersionFiles ? { ...body, include_version_files: true } : body;
   if (!pending.length) return { requests: [], unplannable: [] };
 
   // Everything still missing and the whole scope fits in one request: ask for the scope as the user gave it.
   if (pending.length === inScope.length && inScope.length <= limit) {
-    if (!scope.episodeIds && !scope.filter) return { requests: [{ body: withVersionFiles(base), files: [...pending] }], unplannable: [] };
-    if (options.filterCovers && scope.filter && !scope.episodeIds) return { requests: [{ body: withVersionFiles({ ...base, filter: scope.filter }), files: [...pending] }], unplannable: [] };
+    if (!scope.episodeIds && !scope.filter)
+      return { requests: [{ body: withVersionFiles(base), files: [...pending] }], unplannable: [] };
+    if (options.filterCovers && scope.filter && !scope.episodeIds)
+      return {
+        requests: [{ body: withVersionFiles({ ...base, filter: scope.filter }), files: [...pending] }],
+        unplannable: [],
+      };
   }
 
   type Planned = PlannedRequest & { resolves: number; split?: true };
@@ -73,8 +82,14 @@ export function planRequests(
   if (versionLevel.length && !scope.includeVersionFiles) {
     // Files of no episode are only in a whole-version request.
     const whole = inScope.length;
-    if (!scope.episodeIds && !scope.filter && whole <= limit) requests.push({ body: base, files: versionLevel, resolves: whole });
-    else for (const file of versionLevel) unplannable.push({ file, reason: `only a download of the whole version holds it, and that is ${whole} files (more than ${limit})` });
+    if (!scope.episodeIds && !scope.filter && whole <= limit)
+      requests.push({ body: base, files: versionLevel, resolves: whole });
+    else
+      for (const file of versionLevel)
+        unplannable.push({
+          file,
+          reason: `only a download of the whole version holds it, and that is ${whole} files (more than ${limit})`,
+        });
   }
 
   // What a request for an episode resolves to: every file of the scope that holds it.
@@ -88,9 +103,15 @@ export function planRequests(
     if (first !== undefined) push(pendingByEpisode, first, f);
   }
 
-  let batch: { ids: string[]; files: ManifestFile[]; resolved: Set<string>; chars: number } = { ids: [], files: [], resolved: new Set(), chars: 0 };
+  let batch: { ids: string[]; files: ManifestFile[]; resolved: Set<string>; chars: number } = {
+    ids: [],
+    files: [],
+    resolved: new Set(),
+    chars: 0,
+  };
   const flush = () => {
-    if (batch.ids.length) requests.push({ body: { ...base, episode_ids: batch.ids }, files: batch.files, resolves: batch.resolved.size });
+    if (batch.ids.length)
+      requests.push({ body: { ...base, episode_ids: batch.ids }, files: batch.files, resolves: batch.resolved.size });
     batch = { ids: [], files: [], resolved: new Set(), chars: 0 };
   };
   for (const [episodeId, files] of pendingByEpisode) {
@@ -100,16 +121,26 @@ export function planRequests(
       for (const [stream, ofStream] of groupBy(files, (f) => f.stream)) {
         const streamTotal = resolving.filter((f) => f.stream === stream).length;
         if (stream === null || streamTotal > limit) {
-          for (const file of ofStream) unplannable.push({ file, reason: `episode ${episodeId} has ${streamTotal} files${stream ? ` of stream ${stream}` : " without a stream"}, more than one download holds (${limit})` });
+          for (const file of ofStream)
+            unplannable.push({
+              file,
+              reason: `episode ${episodeId} has ${streamTotal} files${stream ? ` of stream ${stream}` : " without a stream"}, more than one download holds (${limit})`,
+            });
         } else {
-          requests.push({ body: { ...base, episode_ids: [episodeId], streams: [stream] }, files: ofStream, resolves: streamTotal, split: true });
+          requests.push({
+            body: { ...base, episode_ids: [episodeId], streams: [stream] },
+            files: ofStream,
+            resolves: streamTotal,
+            split: true,
+          });
         }
       }
       continue;
     }
     const chars = episodeId.length + 3;
     const adds = resolving.filter((f) => !batch.resolved.has(f.path)).length;
-    if (batch.resolved.size + adds > limit || batch.chars + chars > MAX_BODY_CHARS || batch.ids.length >= limit) flush();
+    if (batch.resolved.size + adds > limit || batch.chars + chars > MAX_BODY_CHARS || batch.ids.length >= limit)
+      flush();
     batch.ids.push(episodeId);
     batch.files.push(...files);
     for (const f of resolving) batch.resolved.add(f.path);
@@ -127,11 +158,19 @@ export function planRequests(
       // Nothing else to fetch (or no room): a request of its own, for the smallest chosen episode.
       const smallest = [...perEpisode].sort((a, b) => a[1].length - b[1].length)[0];
       if (smallest && smallest[1].length + versionLevelInScope <= limit) {
-        requests.push({ body: { ...base, episode_ids: [smallest[0]], include_version_files: true }, files: versionLevel, resolves: smallest[1].length + versionLevelInScope });
+        requests.push({
+          body: { ...base, episode_ids: [smallest[0]], include_version_files: true },
+          files: versionLevel,
+          resolves: smallest[1].length + versionLevelInScope,
+        });
       } else if (!smallest && !scope.episodeIds && !scope.filter && versionLevelInScope <= limit) {
         requests.push({ body: withVersionFiles(base), files: versionLevel, resolves: inScope.length });
       } else {
-        for (const file of versionLevel) unplannable.push({ file, reason: `no request for the chosen episodes has room for the ${versionLevelInScope} files of the whole version (at most ${limit})` });
+        for (const file of versionLevel)
+          unplannable.push({
+            file,
+            reason: `no request for the chosen episodes has room for the ${versionLevelInScope} files of the whole version (at most ${limit})`,
+          });
       }
     }
   }

@@ -53,13 +53,19 @@ export class Progress {
     while (this.samples.length > 2 && now - this.samples[0]!.at > 10_000) this.samples.shift();
     const first = this.samples[0]!;
     const seconds = (now - first.at) / 1000;
-    return seconds > 0.2 ? (this.received - first.received) / seconds : this.received / Math.max(0.001, (now - this.started) / 1000);
+    return seconds > 0.2
+      ? (this.received - first.received) / seconds
+      : this.received / Math.max(0.001, (now - this.started) / 1000);
   }
 
   line(): string {
     const rate = this.rate();
     const remaining = Math.max(0, this.totalBytes - this.bytesDone);
-    const share = this.totalBytes ? Math.min(1, this.bytesDone / this.totalBytes) : this.totalFiles ? this.filesDone / this.totalFiles : 1;
+    const share = this.totalBytes
+      ? Math.min(1, this.bytesDone / this.totalBytes)
+      : this.totalFiles
+        ? this.filesDone / this.totalFiles
+        : 1;
     const width = 24;
     const filled = Math.round(share * width);
     const bar = `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`;

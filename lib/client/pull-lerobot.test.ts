@@ -48,7 +48,8 @@ function filesUnder(dir: string, prefix = ""): string[] {
 async function frames(dir: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for (const file of filesUnder(dir, "data")) {
-    for await (const { rows } of parquetBatches(await openParquet(path.join(dir, file)))) out.push(...rows.map((r) => plainValue(r) as Record<string, unknown>));
+    for await (const { rows } of parquetBatches(await openParquet(path.join(dir, file))))
+      out.push(...rows.map((r) => plainValue(r) as Record<string, unknown>));
   }
   return out;
 }
@@ -107,7 +108,12 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     });
     const location = storeLocation();
     const client = s3Client(location);
-    await importLeRobotVersion(getDb().$client, { dir: f.root, datasetId, version: "1.0.0", upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
+    await importLeRobotVersion(getDb().$client, {
+      dir: f.root,
+      datasetId,
+      version: "1.0.0",
+      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) },
+    });
     client.destroy();
     const org = await createTestOrg();
     orgId = org.id;
@@ -127,7 +133,13 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     const delivered = version === "v3.0" ? [0, 1, 4, 5] : failures;
     const coDelivered = delivered.filter((e) => !failures.includes(e)).map(id);
     expect(summary.co_delivered_episode_ids).toEqual(coDelivered);
-    expect(summary.lerobot).toMatchObject({ codebase_version: version, episode_indices: delivered, requested: failures.map(id), co_delivered: coDelivered, meta: "rewritten" });
+    expect(summary.lerobot).toMatchObject({
+      codebase_version: version,
+      episode_indices: delivered,
+      requested: failures.map(id),
+      co_delivered: coDelivered,
+      meta: "rewritten",
+    });
 
     // Data and video files: exactly those of the delivered episodes, at their paths. Videos are
     // byte for byte as delivered; v3.0 data files are renumbered, and kept as delivered under .das/original/.
@@ -139,18 +151,21 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       const asDelivered = renumbered && p.startsWith("data/") ? path.join(dir, ORIGINALS_DIR, p) : path.join(dir, p);
       expect(sha256(asDelivered), p).toBe(sha256(path.join(f.root, p)));
     }
-    for (const file of f.files.filter((file) => file.episodes.some((e) => !delivered.includes(e)))) expect(onDisk).not.toContain(file.path);
+    for (const file of f.files.filter((file) => file.episodes.some((e) => !delivered.includes(e))))
+      expect(onDisk).not.toContain(file.path);
 
     // meta/ lists exactly the delivered episodes (v3.0: renumbered 0..k-1), and every one of them has its files; totals match.
     const listed = await listedEpisodes(dir, version);
     expect([...listed.keys()].sort((a, b) => a - b)).toEqual(renumbered ? delivered.map((_, i) => i) : delivered);
-    for (const e of delivered) for (const file of f.files.filter((file) => file.episodes.includes(e))) expect(onDisk).toContain(file.path);
+    for (const e of delivered)
+      for (const file of f.files.filter((file) => file.episodes.includes(e))) expect(onDisk).toContain(file.path);
     const info = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8"));
     expect(info.total_episodes).toBe(delivered.length);
     expect(info.total_frames).toBe(delivered.reduce((n, e) => n + f.episodes[e]!.length, 0));
     expect(info.total_frames).toBe([...listed.values()].reduce((a, b) => a + b, 0));
     // The version's own meta/ is kept as delivered, where LeRobot does not look.
-    for (const p of filesUnder(f.root).filter((p) => p.startsWith("meta/"))) expect(sha256(path.join(dir, ORIGINALS_DIR, p)), p).toBe(sha256(path.join(f.root, p)));
+    for (const p of filesUnder(f.root).filter((p) => p.startsWith("meta/")))
+      expect(sha256(path.join(dir, ORIGINALS_DIR, p)), p).toBe(sha256(path.join(f.root, p)));
 
     if (version === "v3.0") {
       // Not episodes 0..k-1: LeRobot v3.0 looks episodes up by position, so they are renumbered 0..3 (in ascending order) and it opens as it is.
@@ -164,7 +179,9 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: info.total_frames });
       // Every frame of every episode, with its values as delivered but episode_index and index.
       const original = (await frames(f.root)).filter((r) => delivered.includes(r.episode_index as number));
-      expect(await frames(dir)).toEqual(original.map((row, i) => ({ ...row, episode_index: delivered.indexOf(row.episode_index as number), index: i })));
+      expect(await frames(dir)).toEqual(
+        original.map((row, i) => ({ ...row, episode_index: delivered.indexOf(row.episode_index as number), index: i })),
+      );
     } else {
       expect(summary.lerobot).toMatchObject({ loads_as_is: false, loads_with_episode_list: true });
       expect(summary.lerobot!.open_with).toContain(`episodes=[${delivered.join(", ")}]`);
@@ -173,12 +190,24 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
 
     // The provenance names the downloads behind every file; the log disclosed the co-delivered episodes.
     const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
-    expect(provenance).toMatchObject({ dataset_id: datasetId, version: "1.0.0", source_format: "lerobot", codebase_version: version });
-    expect(provenance.episodes).toEqual({ requested: failures.map(id), co_delivered: coDelivered, left_out: [], episode_indices: delivered });
+    expect(provenance).toMatchObject({
+      dataset_id: datasetId,
+      version: "1.0.0",
+      source_format: "lerobot",
+      codebase_version: version,
+    });
+    expect(provenance.episodes).toEqual({
+      requested: failures.map(id),
+      co_delivered: coDelivered,
+      left_out: [],
+      episode_indices: delivered,
+    });
     expect(provenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual(summary.downloads);
     const versionFiles = filesUnder(f.root).filter((p) => !p.startsWith("data/") && !p.startsWith("videos/"));
     expect(versionFiles).toContain("README.md");
-    expect(provenance.files.map((file: { path: string }) => file.path).sort()).toEqual([...onDisk, ...versionFiles].sort());
+    expect(provenance.files.map((file: { path: string }) => file.path).sort()).toEqual(
+      [...onDisk, ...versionFiles].sort(),
+    );
     for (const file of provenance.files) expect(summary.downloads).toContain(file.download_id);
     // Each delivered file's sha256 is the one the manifest (and the disclosure log) has, and it is kept with it where stored_at says.
     const manifest = await api.manifest(datasetId, "1.0.0");
@@ -187,11 +216,17 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       expect(sha256(path.join(dir, file.stored_at)), file.path).toBe(file.sha256);
     }
     // Files das pull wrote: meta/ always; the renumbered data files with what they were made from and the mapping.
-    for (const file of provenance.written as { path: string; sha256: string }[]) expect(sha256(path.join(dir, file.path)), file.path).toBe(file.sha256);
+    for (const file of provenance.written as { path: string; sha256: string }[])
+      expect(sha256(path.join(dir, file.path)), file.path).toBe(file.sha256);
     if (renumbered) {
       const dataFiles = onDisk.filter((p) => p.startsWith("data/"));
       expect(provenance.written.filter((w: { from: unknown }) => w.from !== null)).toEqual(
-        dataFiles.map((p) => ({ path: p, sha256: sha256(path.join(dir, p)), from: { path: `${ORIGINALS_DIR}/${p}`, sha256: sha256(path.join(f.root, p)) }, change: expect.stringContaining("episode_index and index renumbered") })),
+        dataFiles.map((p) => ({
+          path: p,
+          sha256: sha256(path.join(dir, p)),
+          from: { path: `${ORIGINALS_DIR}/${p}`, sha256: sha256(path.join(f.root, p)) },
+          change: expect.stringContaining("episode_index and index renumbered"),
+        })),
       );
       let next = 0;
       expect(provenance.renumbering).toEqual({
@@ -200,7 +235,15 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
           const from = f.episodes.slice(0, e).reduce((n, x) => n + x.length, 0);
           const length = f.episodes[e]!.length;
           next += length;
-          return { episode_id: id(e), original_episode_index: e, episode_index: i, original_dataset_from_index: from, original_dataset_to_index: from + length, dataset_from_index: next - length, dataset_to_index: next };
+          return {
+            episode_id: id(e),
+            original_episode_index: e,
+            episode_index: i,
+            original_dataset_from_index: from,
+            original_dataset_to_index: from + length,
+            dataset_from_index: next - length,
+            dataset_to_index: next,
+          };
         }),
       });
     } else {
@@ -211,7 +254,11 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     for (const e of delivered) expect(disclosed).toContain(id(e));
     // The contributor report finds the pull for an episode that only came along (v3.0), and only for what was delivered.
     const reviewer = await userOfRole("reviewer");
-    const reportOf = (e: number) => allRecipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, `${datasetId}-op-${e}`);
+    const reportOf = (e: number) =>
+      allRecipientsOfContributor(
+        { db: getDb(), requestId: uniqueId("req"), principal: reviewer },
+        `${datasetId}-op-${e}`,
+      );
     for (const e of [0, 1, 2, 3, 4, 5]) {
       const found = (await reportOf(e)).filter((r) => summary.downloads.includes(r.download_id));
       expect(found.length > 0, `episode ${e}`).toBe(delivered.includes(e));
@@ -236,75 +283,137 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     // (data/chunk-000/file-002.parquet holds episodes 4 and 5, renumbered 2 and 3.)
     const [, second] = dataFiles;
     writeFileSync(path.join(dir, second!), "not the written bytes");
-    const rewritten = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, stderr: sink });
+    const rewritten = await pull({
+      api,
+      datasetId,
+      version: "1.0.0",
+      dir,
+      filter: { outcome: "failure" },
+      stderr: sink,
+    });
     expect(rewritten).toMatchObject({ failed: [], downloaded: 0, downloads: [] });
     expect(rewritten.lerobot!.renumbered).toMatchObject({ data_files_written: 1, data_files_kept: 1 });
     expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: info.total_frames });
 
     // A data file changed as delivered is verified where it is kept, so it is fetched again (a new download).
     writeFileSync(path.join(dir, ORIGINALS_DIR, second!), "not the delivered bytes");
-    const repaired = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, stderr: sink });
+    const repaired = await pull({
+      api,
+      datasetId,
+      version: "1.0.0",
+      dir,
+      filter: { outcome: "failure" },
+      stderr: sink,
+    });
     expect(repaired).toMatchObject({ failed: [], downloaded: 1, refetched_corrupt: 1 });
     expect(repaired.lerobot!.renumbered).toMatchObject({ data_files_written: 0, data_files_kept: 2 });
     expect(sha256(path.join(dir, ORIGINALS_DIR, second!))).toBe(sha256(path.join(f.root, second!)));
     expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: info.total_frames });
     const repairedProvenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
     expect(repairedProvenance.written).toEqual(provenance.written);
-    expect(repairedProvenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual([...summary.downloads, ...repaired.downloads]);
-    expect(repairedProvenance.files.find((file: { path: string }) => file.path === second).download_id).toBe(repaired.downloads[0]);
+    expect(repairedProvenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual([
+      ...summary.downloads,
+      ...repaired.downloads,
+    ]);
+    expect(repairedProvenance.files.find((file: { path: string }) => file.path === second).download_id).toBe(
+      repaired.downloads[0],
+    );
   });
 
   // v3.0 only: a v2.x subset keeps its own indices, as each episode has files of its own.
-  if (version === "v3.0") it("keeps the indices and the data files in place with --keep-original-indices, and moves verified files between the layouts instead of fetching them again", async () => {
-    const dir = newDir("das-lerobot-pull-");
-    const delivered = [0, 1, 4, 5];
-    const dataFiles = f.files.filter((file) => file.stream === "data" && file.episodes.every((e) => delivered.includes(e))).map((file) => file.path);
-    const asDelivered = (root: string) => dataFiles.every((p) => sha256(path.join(root, p)) === sha256(path.join(f.root, p)));
+  if (version === "v3.0")
+    it("keeps the indices and the data files in place with --keep-original-indices, and moves verified files between the layouts instead of fetching them again", async () => {
+      const dir = newDir("das-lerobot-pull-");
+      const delivered = [0, 1, 4, 5];
+      const dataFiles = f.files
+        .filter((file) => file.stream === "data" && file.episodes.every((e) => delivered.includes(e)))
+        .map((file) => file.path);
+      const asDelivered = (root: string) =>
+        dataFiles.every((p) => sha256(path.join(root, p)) === sha256(path.join(f.root, p)));
 
-    // As a user runs it: `das pull ... --keep-original-indices`.
-    const run = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--keep-original-indices", "--json"], env);
-    expect(run.code, run.stderr).toBe(0);
-    const kept = JSON.parse(run.stdout) as PullSummary;
-    expect(kept.failed).toEqual([]);
-    expect(run.stderr).not.toContain("Open it with");
-    expect(run.stderr).toContain("without --keep-original-indices");
-    expect(kept.lerobot).toMatchObject({ episode_indices: delivered, renumbered: null, loads_as_is: false, loads_with_episode_list: false, open_with: null });
-    expect(kept.lerobot!.note).toMatch(/renumbered 0\.\.k-1.*without --keep-original-indices/);
-    expect(asDelivered(dir)).toBe(true);
-    expect(existsSync(path.join(dir, ORIGINALS_DIR, "data"))).toBe(false);
-    expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
-    expect(await simulateLeRobotLoad(dir)).toMatchObject({ ok: false });
+      // As a user runs it: `das pull ... --keep-original-indices`.
+      const run = await das(
+        ["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--keep-original-indices", "--json"],
+        env,
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const kept = JSON.parse(run.stdout) as PullSummary;
+      expect(kept.failed).toEqual([]);
+      expect(run.stderr).not.toContain("Open it with");
+      expect(run.stderr).toContain("without --keep-original-indices");
+      expect(kept.lerobot).toMatchObject({
+        episode_indices: delivered,
+        renumbered: null,
+        loads_as_is: false,
+        loads_with_episode_list: false,
+        open_with: null,
+      });
+      expect(kept.lerobot!.note).toMatch(/renumbered 0\.\.k-1.*without --keep-original-indices/);
+      expect(asDelivered(dir)).toBe(true);
+      expect(existsSync(path.join(dir, ORIGINALS_DIR, "data"))).toBe(false);
+      expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
+      expect(await simulateLeRobotLoad(dir)).toMatchObject({ ok: false });
 
-    // Renumbered in the same directory: the data files as delivered move under .das/original/, nothing is fetched.
-    const again = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--json"], env);
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain(`data files written with the episodes renumbered 0..3`);
-    expect(again.stderr).toContain(`Open it with: LeRobotDataset("${datasetId}", root=${JSON.stringify(path.resolve(dir))})`);
-    const moved = JSON.parse(again.stdout) as PullSummary;
-    expect(moved).toMatchObject({ failed: [], downloaded: 0, downloads: [], already_verified: kept.files });
-    expect(moved.lerobot).toMatchObject({ loads_as_is: true, renumbered: { data_files_written: 2 } });
-    expect(asDelivered(path.join(dir, ORIGINALS_DIR))).toBe(true);
-    expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: delivered.reduce((n, e) => n + f.episodes[e]!.length, 0) });
+      // Renumbered in the same directory: the data files as delivered move under .das/original/, nothing is fetched.
+      const again = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--json"], env);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toContain(`data files written with the episodes renumbered 0..3`);
+      expect(again.stderr).toContain(
+        `Open it with: LeRobotDataset("${datasetId}", root=${JSON.stringify(path.resolve(dir))})`,
+      );
+      const moved = JSON.parse(again.stdout) as PullSummary;
+      expect(moved).toMatchObject({ failed: [], downloaded: 0, downloads: [], already_verified: kept.files });
+      expect(moved.lerobot).toMatchObject({ loads_as_is: true, renumbered: { data_files_written: 2 } });
+      expect(asDelivered(path.join(dir, ORIGINALS_DIR))).toBe(true);
+      expect(await simulateLeRobotLoad(dir)).toEqual({
+        ok: true,
+        frames: delivered.reduce((n, e) => n + f.episodes[e]!.length, 0),
+      });
 
-    // And back: the delivered files return to their paths, the renumbered ones are gone, nothing is fetched.
-    const back = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, keepOriginalIndices: true, stderr: sink });
-    expect(back).toMatchObject({ failed: [], downloaded: 0, downloads: [], lerobot: { renumbered: null } });
-    expect(asDelivered(dir)).toBe(true);
-    expect(filesUnder(path.join(dir, ORIGINALS_DIR)).filter((p) => p.startsWith("data/"))).toEqual([]);
-    expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
-    const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
-    expect(provenance.renumbering).toBeNull();
-    expect(provenance.files.filter((file: { path: string; stored_at: string }) => file.path.startsWith("data/")).every((file: { path: string; stored_at: string }) => file.stored_at === file.path)).toBe(true);
-    expect(provenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual(kept.downloads);
-  });
+      // And back: the delivered files return to their paths, the renumbered ones are gone, nothing is fetched.
+      const back = await pull({
+        api,
+        datasetId,
+        version: "1.0.0",
+        dir,
+        filter: { outcome: "failure" },
+        keepOriginalIndices: true,
+        stderr: sink,
+      });
+      expect(back).toMatchObject({ failed: [], downloaded: 0, downloads: [], lerobot: { renumbered: null } });
+      expect(asDelivered(dir)).toBe(true);
+      expect(filesUnder(path.join(dir, ORIGINALS_DIR)).filter((p) => p.startsWith("data/"))).toEqual([]);
+      expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
+      const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
+      expect(provenance.renumbering).toBeNull();
+      expect(
+        provenance.files
+          .filter((file: { path: string; stored_at: string }) => file.path.startsWith("data/"))
+          .every((file: { path: string; stored_at: string }) => file.stored_at === file.path),
+      ).toBe(true);
+      expect(provenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual(kept.downloads);
+    });
 
   it("with --streams, writes meta/ for the cameras pulled only, and refuses to leave out the data files", async () => {
     const [front, wrist] = ["observation.images.front", "observation.images.wrist"];
     const dir = newDir("das-lerobot-pull-");
-    const summary = await pull({ api, datasetId, version: "1.0.0", dir, filter: { outcome: "failure" }, streams: ["data", front], stderr: sink });
+    const summary = await pull({
+      api,
+      datasetId,
+      version: "1.0.0",
+      dir,
+      filter: { outcome: "failure" },
+      streams: ["data", front],
+      stderr: sink,
+    });
     expect(summary.failed).toEqual([]);
     const delivered = version === "v3.0" ? [0, 1, 4, 5] : failures;
-    expect(summary.lerobot).toMatchObject({ episode_indices: delivered, cameras: [front], left_out: [], meta: "rewritten" });
+    expect(summary.lerobot).toMatchObject({
+      episode_indices: delivered,
+      cameras: [front],
+      left_out: [],
+      meta: "rewritten",
+    });
     expect(summary.lerobot!.note).toContain(`declares only the cameras pulled (${front})`);
     const videos = filesUnder(dir).filter((p) => p.startsWith("videos/"));
     expect(videos.length).toBeGreaterThan(0);
@@ -315,25 +424,52 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     expect(Object.keys(info.features)).not.toContain(wrist);
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "meta/stats.json"), "utf8")))).not.toContain(wrist);
     expect(await expectConsistent(dir)).toEqual(version === "v3.0" ? [0, 1, 2, 3] : failures);
-    expect(await simulateLeRobotLoad(dir, version === "v3.0" ? undefined : failures)).toEqual({ ok: true, frames: info.total_frames });
+    expect(await simulateLeRobotLoad(dir, version === "v3.0" ? undefined : failures)).toEqual({
+      ok: true,
+      frames: info.total_frames,
+    });
 
     // Without the data files there is no LeRobot dataset: refused before anything is requested or disclosed.
     const before = (await disclosuresOf(keyId)).length;
     const refused = newDir("das-lerobot-pull-");
-    await expect(pull({ api, datasetId, version: "1.0.0", dir: refused, filter: { outcome: "failure" }, streams: [front], stderr: sink })).rejects.toThrow(/--streams must include data \(e\.g\. --streams data,observation\.images\.front\)/);
+    await expect(
+      pull({
+        api,
+        datasetId,
+        version: "1.0.0",
+        dir: refused,
+        filter: { outcome: "failure" },
+        streams: [front],
+        stderr: sink,
+      }),
+    ).rejects.toThrow(/--streams must include data \(e\.g\. --streams data,observation\.images\.front\)/);
     expect((await disclosuresOf(keyId)).length).toBe(before);
     expect(readdirSync(refused)).toEqual([]);
   });
 
   it("shows the version's robot type, frame rate and cameras on the portal's dataset page", async () => {
     const email = `${uniqueId("licensee")}@example.com`;
-    await createUser(operatorCtx(), { email, role: "licensee", organizationId: orgId, password: "a long test password" });
+    await createUser(operatorCtx(), {
+      email,
+      role: "licensee",
+      organizationId: orgId,
+      password: "a long test password",
+    });
     const cookie = await signInOverHttp(server.url, email, "a long test password");
     const page = await fetch(`${server.url}/datasets/${datasetId}`, { headers: { cookie } });
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain(`LeRobot <!-- -->${version}`);
-    for (const text of ["Robot type", "so100", "10 fps", "observation.images.front", "observation.images.wrist", "64×48", "h264"]) expect(html, text).toContain(text);
+    for (const text of [
+      "Robot type",
+      "so100",
+      "10 fps",
+      "observation.images.front",
+      "observation.images.wrist",
+      "64×48",
+      "h264",
+    ])
+      expect(html, text).toContain(text);
   });
 
   it("writes a subset of episodes 0..k-1 that LeRobot opens as it is, and the whole version with meta/ as delivered", async () => {
@@ -341,10 +477,16 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     const summary = await pull({ api, datasetId, version: "1.0.0", dir, episodeIds: [id(0)], stderr: sink });
     expect(summary.failed).toEqual([]);
     const delivered = version === "v3.0" ? [0, 1] : [0];
-    expect(summary.lerobot).toMatchObject({ episode_indices: delivered, renumbered: null, loads_as_is: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)})` });
+    expect(summary.lerobot).toMatchObject({
+      episode_indices: delivered,
+      renumbered: null,
+      loads_as_is: true,
+      open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)})`,
+    });
     // Already 0..k-1: nothing is renumbered, the data files are where LeRobot reads them, as delivered.
     expect(existsSync(path.join(dir, ORIGINALS_DIR, "data"))).toBe(false);
-    for (const file of f.files.filter((file) => file.stream === "data" && file.episodes.includes(0))) expect(sha256(path.join(dir, file.path))).toBe(sha256(path.join(f.root, file.path)));
+    for (const file of f.files.filter((file) => file.stream === "data" && file.episodes.includes(0)))
+      expect(sha256(path.join(dir, file.path))).toBe(sha256(path.join(f.root, file.path)));
     const info = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8"));
     expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: info.total_frames });
 
@@ -375,7 +517,8 @@ async function expectConsistent(dir: string): Promise<number[]> {
   expect(dataset.problems).toEqual([]);
   expect(await dataset.missingFiles()).toEqual([]);
   const listed = (await all(dataset.episodes())).map((e) => e.episode_index);
-  for (const file of await all(dataset.files())) for (const range of file.episodes) expect(listed, file.path).toContain(range.episode_index);
+  for (const file of await all(dataset.files()))
+    for (const range of file.episodes) expect(listed, file.path).toContain(range.episode_index);
   const info = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8"));
   const rows = await frames(dir);
   expect(rows.length).toBe(info.total_frames);
@@ -402,7 +545,12 @@ describe("das pull of a LeRobot v3.0 version whose data and videos group episode
     });
     const location = storeLocation();
     const client = s3Client(location);
-    await importLeRobotVersion(getDb().$client, { dir: f.root, datasetId, version: "1.0.0", upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
+    await importLeRobotVersion(getDb().$client, {
+      dir: f.root,
+      datasetId,
+      version: "1.0.0",
+      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) },
+    });
     client.destroy();
     const org = await createTestOrg();
     await grant(org.id, datasetId, "1.0.0");
@@ -418,9 +566,16 @@ describe("das pull of a LeRobot v3.0 version whose data and videos group episode
     expect(summary.co_delivered_episode_ids).toEqual([5, 7, 8, 9].map(id));
     const disclosed = (await Promise.all(summary.downloads.map(disclosureEpisodes))).flat();
     for (const e of [5, 6, 7, 8, 9]) expect(disclosed).toContain(id(e));
-    expect(summary.lerobot).toMatchObject({ episode_indices: [6, 7], requested: [id(6)], co_delivered: [5, 7, 8, 9].map(id), loads_as_is: true });
+    expect(summary.lerobot).toMatchObject({
+      episode_indices: [6, 7],
+      requested: [id(6)],
+      co_delivered: [5, 7, 8, 9].map(id),
+      loads_as_is: true,
+    });
     expect(summary.lerobot!.left_out).toEqual([5, 8, 9].map(id));
-    expect(summary.lerobot!.renumbered!.episodes).toEqual([6, 7].map((e, i) => ({ episode_id: id(e), original_episode_index: e, episode_index: i })));
+    expect(summary.lerobot!.renumbered!.episodes).toEqual(
+      [6, 7].map((e, i) => ({ episode_id: id(e), original_episode_index: e, episode_index: i })),
+    );
     expect(summary.lerobot!.data_rewritten).toEqual({ written: 1, kept: 0, dropped_episodes: [5, 8, 9].map(id) });
     expect(await expectConsistent(dir)).toEqual([0, 1]);
     const frameCount = f.episodes[6]!.length + f.episodes[7]!.length;
@@ -429,11 +584,24 @@ describe("das pull of a LeRobot v3.0 version whose data and videos group episode
     expect(existsSync(path.join(dir, "videos/observation.images.wrist/chunk-000/file-001.mp4"))).toBe(false);
     expect(existsSync(path.join(dir, "videos/observation.images.front/chunk-000/file-004.mp4"))).toBe(false);
     // The data file as delivered is kept, with the frames of 5 to 9, and the provenance says what was left out of the one LeRobot reads.
-    expect(sha256(path.join(dir, ORIGINALS_DIR, "data/chunk-000/file-001.parquet"))).toBe(sha256(path.join(f.root, "data/chunk-000/file-001.parquet")));
+    expect(sha256(path.join(dir, ORIGINALS_DIR, "data/chunk-000/file-001.parquet"))).toBe(
+      sha256(path.join(f.root, "data/chunk-000/file-001.parquet")),
+    );
     const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
-    expect(provenance.episodes).toEqual({ requested: [id(6)], co_delivered: [5, 7, 8, 9].map(id), left_out: [5, 8, 9].map(id), episode_indices: [6, 7] });
-    expect(provenance.written.find((w: { path: string }) => w.path === "data/chunk-000/file-001.parquet").change).toMatch(/^the frames of .*000005, .*000008, .*000009 \(not in meta\/: not every file of theirs was delivered\) left out; episode_index and index renumbered/);
-    expect(describeSummary(summary)).toContain("3 episode(s) that came along are not in it, because not every file of theirs was delivered");
+    expect(provenance.episodes).toEqual({
+      requested: [id(6)],
+      co_delivered: [5, 7, 8, 9].map(id),
+      left_out: [5, 8, 9].map(id),
+      episode_indices: [6, 7],
+    });
+    expect(
+      provenance.written.find((w: { path: string }) => w.path === "data/chunk-000/file-001.parquet").change,
+    ).toMatch(
+      /^the frames of .*000005, .*000008, .*000009 \(not in meta\/: not every file of theirs was delivered\) left out; episode_index and index renumbered/,
+    );
+    expect(describeSummary(summary)).toContain(
+      "3 episode(s) that came along are not in it, because not every file of theirs was delivered",
+    );
   });
 
   it("writes a subset of episodes 0..k-1 without the frames of the others in its data file; --keep-original-indices keeps the file as delivered and opens with the episode list", async () => {
@@ -460,49 +628,91 @@ describe("das pull of a LeRobot v3.0 version whose data and videos group episode
     expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames: frameCount });
 
     const kept = newDir("das-lerobot-pull-");
-    const asDelivered = await pull({ api, datasetId, version: "1.0.0", dir: kept, episodeIds: [id(0)], keepOriginalIndices: true, stderr: sink });
-    expect(asDelivered.lerobot).toMatchObject({ episode_indices: [0, 1], data_rewritten: null, loads_as_is: false, loads_with_episode_list: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(kept)}, episodes=[0, 1])` });
+    const asDelivered = await pull({
+      api,
+      datasetId,
+      version: "1.0.0",
+      dir: kept,
+      episodeIds: [id(0)],
+      keepOriginalIndices: true,
+      stderr: sink,
+    });
+    expect(asDelivered.lerobot).toMatchObject({
+      episode_indices: [0, 1],
+      data_rewritten: null,
+      loads_as_is: false,
+      loads_with_episode_list: true,
+      open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(kept)}, episodes=[0, 1])`,
+    });
     expect(asDelivered.lerobot!.note).toMatch(/data files also hold frames of episodes the metadata does not list/);
-    expect(sha256(path.join(kept, "data/chunk-000/file-000.parquet"))).toBe(sha256(path.join(f.root, "data/chunk-000/file-000.parquet")));
+    expect(sha256(path.join(kept, "data/chunk-000/file-000.parquet"))).toBe(
+      sha256(path.join(f.root, "data/chunk-000/file-000.parquet")),
+    );
     expect(await simulateLeRobotLoad(kept, [0, 1])).toEqual({ ok: true, frames: frameCount });
   });
 });
 
-describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version imported with --skip-incomplete-episodes", (version) => {
-  // The wrist video of episode 4 is missing: v2.1 skips episode 4; v3.0 episodes 4 and 5, which share it (and their other files).
-  const wrist = "observation.images.wrist";
-  const datasetId = uniqueId("lrs");
-  const kept = version === "v3.0" ? [0, 1, 2, 3] : [0, 1, 2, 3, 5];
-  let api: ApiClient;
+describe.each(["v2.1", "v3.0"] as const)(
+  "das pull of a LeRobot %s version imported with --skip-incomplete-episodes",
+  (version) => {
+    // The wrist video of episode 4 is missing: v2.1 skips episode 4; v3.0 episodes 4 and 5, which share it (and their other files).
+    const wrist = "observation.images.wrist";
+    const datasetId = uniqueId("lrs");
+    const kept = version === "v3.0" ? [0, 1, 2, 3] : [0, 1, 2, 3, 5];
+    let api: ApiClient;
 
-  beforeAll(async () => {
-    const f = await buildLeRobotFixture(newDir("das-lerobot-src-"), { version, episodes: 6, cameras: ["observation.images.front", wrist], episodesPerFile: 2 });
-    rmSync(path.join(f.root, f.files.find((file) => file.stream === wrist && file.episodes.includes(4))!.path));
-    const location = storeLocation();
-    const client = s3Client(location);
-    const result = await importLeRobotVersion(getDb().$client, { dir: f.root, datasetId, version: "1.0.0", skipIncompleteEpisodes: true, upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) } });
-    client.destroy();
-    expect(result.episodes).toBe(kept.length);
-    const org = await createTestOrg();
-    await grant(org.id, datasetId, "1.0.0");
-    api = new ApiClient({ baseUrl: server.url, key: (await createTestKey(org.id)).secret });
-  }, 180_000);
+    beforeAll(async () => {
+      const f = await buildLeRobotFixture(newDir("das-lerobot-src-"), {
+        version,
+        episodes: 6,
+        cameras: ["observation.images.front", wrist],
+        episodesPerFile: 2,
+      });
+      rmSync(path.join(f.root, f.files.find((file) => file.stream === wrist && file.episodes.includes(4))!.path));
+      const location = storeLocation();
+      const client = s3Client(location);
+      const result = await importLeRobotVersion(getDb().$client, {
+        dir: f.root,
+        datasetId,
+        version: "1.0.0",
+        skipIncompleteEpisodes: true,
+        upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) },
+      });
+      client.destroy();
+      expect(result.episodes).toBe(kept.length);
+      const org = await createTestOrg();
+      await grant(org.id, datasetId, "1.0.0");
+      api = new ApiClient({ baseUrl: server.url, key: (await createTestKey(org.id)).secret });
+    }, 180_000);
 
-  it("writes meta/ for the episodes the version holds, not the original's list of them all", async () => {
-    const dir = newDir("das-lerobot-pull-");
-    const summary = await pull({ api, datasetId, version: "1.0.0", dir, stderr: sink });
-    expect(summary.failed).toEqual([]);
-    // Every file of the version was delivered, but the version's meta/ still lists the 6 episodes of the original.
-    expect(JSON.parse(readFileSync(path.join(dir, ORIGINALS_DIR, "meta/info.json"), "utf8")).total_episodes).toBe(6);
-    expect(summary.lerobot).toMatchObject({ episode_indices: kept, meta: "rewritten", left_out: [], missing_files: [] });
-    expect(await expectConsistent(dir)).toEqual(kept);
-    const frames = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8")).total_frames;
-    if (version === "v3.0") {
-      expect(summary.lerobot).toMatchObject({ loads_as_is: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)})` });
-      expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames });
-    } else {
-      expect(summary.lerobot).toMatchObject({ loads_as_is: false, loads_with_episode_list: true, open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)}, episodes=[${kept.join(", ")}])` });
-      expect(await simulateLeRobotLoad(dir, kept)).toEqual({ ok: true, frames });
-    }
-  });
-});
+    it("writes meta/ for the episodes the version holds, not the original's list of them all", async () => {
+      const dir = newDir("das-lerobot-pull-");
+      const summary = await pull({ api, datasetId, version: "1.0.0", dir, stderr: sink });
+      expect(summary.failed).toEqual([]);
+      // Every file of the version was delivered, but the version's meta/ still lists the 6 episodes of the original.
+      expect(JSON.parse(readFileSync(path.join(dir, ORIGINALS_DIR, "meta/info.json"), "utf8")).total_episodes).toBe(6);
+      expect(summary.lerobot).toMatchObject({
+        episode_indices: kept,
+        meta: "rewritten",
+        left_out: [],
+        missing_files: [],
+      });
+      expect(await expectConsistent(dir)).toEqual(kept);
+      const frames = JSON.parse(readFileSync(path.join(dir, "meta/info.json"), "utf8")).total_frames;
+      if (version === "v3.0") {
+        expect(summary.lerobot).toMatchObject({
+          loads_as_is: true,
+          open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)})`,
+        });
+        expect(await simulateLeRobotLoad(dir)).toEqual({ ok: true, frames });
+      } else {
+        expect(summary.lerobot).toMatchObject({
+          loads_as_is: false,
+          loads_with_episode_list: true,
+          open_with: `LeRobotDataset("${datasetId}", root=${JSON.stringify(dir)}, episodes=[${kept.join(", ")}])`,
+        });
+        expect(await simulateLeRobotLoad(dir, kept)).toEqual({ ok: true, frames });
+      }
+    });
+  },
+);

@@ -87,7 +87,9 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     );
   }
   const inScope = filesInScope(manifest, scope, episodes);
-  const layout = format ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices, streams: options.streams }) : null;
+  const layout = format
+    ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices, streams: options.streams })
+    : null;
   const placeOf = layout?.placeOf ?? ((file: ManifestFile) => file.path);
   const summary: PullSummary = {
     dataset_id: options.datasetId,
@@ -110,12 +112,27 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     lerobot: null,
   };
 
-  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary, placeOf, layout?.alternativesOf);
+  const { pending, corrupt, partialBytes } = await checkLocal(
+    options.dir,
+    inScope,
+    summary,
+    placeOf,
+    layout?.alternativesOf,
+  );
   if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the manifest and will be fetched again.\n`);
-  const plan = planRequests(scope, inScope, pending, { filterCovers: Boolean(options.filter && !options.episodeIds), limit: options.maxFilesPerRequest, episodes });
-  for (const { file, reason } of plan.unplannable) summary.failed.push({ path: file.path, reason: `cannot be requested: ${reason}` });
+  const plan = planRequests(scope, inScope, pending, {
+    filterCovers: Boolean(options.filter && !options.episodeIds),
+    limit: options.maxFilesPerRequest,
+    episodes,
+  });
+  for (const { file, reason } of plan.unplannable)
+    summary.failed.push({ path: file.path, reason: `cannot be requested: ${reason}` });
 
-  const progress = new Progress(pending.length, pending.reduce((sum, f) => sum + f.size_bytes, 0), err);
+  const progress = new Progress(
+    pending.length,
+    pending.reduce((sum, f) => sum + f.size_bytes, 0),
+    err,
+  );
   progress.credit(partialBytes);
   const context: RunContext = {
     options,
@@ -141,10 +158,21 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     progress.finish();
   }
   summary.interrupted = Boolean(options.signal?.aborted);
-  summary.co_delivered_episode_ids = [...new Set(context.downloadRecords.flatMap((d) => d.co_delivered_episode_ids))].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  summary.co_delivered_episode_ids = [
+    ...new Set(context.downloadRecords.flatMap((d) => d.co_delivered_episode_ids)),
+  ].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   // meta/ describes what is on disk, so it is written only once every file of the scope is.
   if (format && layout && !summary.interrupted && !summary.failed.length) {
-    summary.lerobot = await finishLeRobotPull({ dir: options.dir, format, manifest, inScope, layout, chosen: episodes, deliveredBy: context.deliveredBy, downloads: context.downloadRecords });
+    summary.lerobot = await finishLeRobotPull({
+      dir: options.dir,
+      format,
+      manifest,
+      inScope,
+      layout,
+      chosen: episodes,
+      deliveredBy: context.deliveredBy,
+      downloads: context.downloadRecords,
+    });
   }
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
@@ -154,18 +182,25 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
 async function episodeSet(options: PullOptions, manifest: ManifestDocument): Promise<Set<string> | null> {
   if (options.streams) {
     const unknown = options.streams.filter((s) => !manifest.streams.includes(s));
-    if (unknown.length) throw new PullError(`Unknown stream(s) for ${options.datasetId}@${options.version}: ${unknown.join(", ")}. Its streams are: ${manifest.streams.join(", ")}.`);
+    if (unknown.length)
+      throw new PullError(
+        `Unknown stream(s) for ${options.datasetId}@${options.version}: ${unknown.join(", ")}. Its streams are: ${manifest.streams.join(", ")}.`,
+      );
   }
   let set: Set<string> | null = null;
   if (options.episodeIds) {
     const withFiles = new Set(manifest.files.flatMap((f) => f.episode_ids));
     const unknown = options.episodeIds.filter((id) => !withFiles.has(id));
-    if (unknown.length) throw new PullError(`No files of these episodes in ${options.datasetId}@${options.version}: ${unknown.slice(0, 20).join(", ")}${unknown.length > 20 ? ", ..." : ""}.`);
+    if (unknown.length)
+      throw new PullError(
+        `No files of these episodes in ${options.datasetId}@${options.version}: ${unknown.slice(0, 20).join(", ")}${unknown.length > 20 ? ", ..." : ""}.`,
+      );
     set = new Set(options.episodeIds);
   }
   if (options.filter) {
     const matching = new Set<string>();
-    for await (const episode of options.api.episodes(options.datasetId, options.version, options.filter)) matching.add(episode.episode_id);
+    for await (const episode of options.api.episodes(options.datasetId, options.version, options.filter))
+      matching.add(episode.episode_id);
     set = set ? new Set([...set].filter((id) => matching.has(id))) : matching;
   }
   return set;
@@ -180,7 +215,13 @@ export function destination(dir: string, file: string): string {
   return path.join(path.resolve(dir), ...segments);
 }
 
-async function checkLocal(dir: string, files: ManifestFile[], summary: PullSummary, placeOf: (file: ManifestFile) => string, alternativesOf?: (file: ManifestFile) => string[]) {
+async function checkLocal(
+  dir: string,
+  files: ManifestFile[],
+  summary: PullSummary,
+  placeOf: (file: ManifestFile) => string,
+  alternativesOf?: (file: ManifestFile) => string[],
+) {
   const pending: ManifestFile[] = [];
   const corrupt = new Set<string>();
   let partialBytes = 0;
@@ -217,7 +258,12 @@ async function checkLocal(dir: string, files: ManifestFile[], summary: PullSumma
  * A verified copy of the file where an earlier pull into the directory kept it (a LeRobot data file
  * it did or did not rewrite) is moved into place: fetching it again would be another disclosure.
  */
-async function adoptVerifiedCopy(dir: string, file: ManifestFile, dest: string, alternatives: string[]): Promise<boolean> {
+async function adoptVerifiedCopy(
+  dir: string,
+  file: ManifestFile,
+  dest: string,
+  alternatives: string[],
+): Promise<boolean> {
   for (const alternative of alternatives) {
     const from = destination(dir, alternative);
     if ((await localState(from, file)) !== "verified") continue;
@@ -269,7 +315,8 @@ class Lease {
   /** A URL for the file that will not expire within the margin, and the generation it belongs to. */
   async url(file: ManifestFile): Promise<{ url: string; generation: number }> {
     const { now = Date.now, refreshMarginSeconds = 60 } = this.context.options;
-    if (now() >= Date.parse(this.document.expires_at) - refreshMarginSeconds * 1000) await this.renew(this.generation, "expire");
+    if (now() >= Date.parse(this.document.expires_at) - refreshMarginSeconds * 1000)
+      await this.renew(this.generation, "expire");
     return { url: this.urls.get(file.path)!, generation: this.generation };
   }
 
@@ -279,9 +326,16 @@ class Lease {
     this.renewing ??= (async () => {
       this.context.summary.url_renewals++;
       this.context.progress.log(
-        why === "expire" ? `URLs of ${this.document.download_id} expire at ${this.document.expires_at}: requesting them again (a new download).` : `The store refused a URL of ${this.document.download_id}: requesting the files again (a new download).`,
+        why === "expire"
+          ? `URLs of ${this.document.download_id} expire at ${this.document.expires_at}: requesting them again (a new download).`
+          : `The store refused a URL of ${this.document.download_id}: requesting the files again (a new download).`,
       );
-      await this.issue(narrowed(this.request.body, this.request.files.filter((f) => this.open.has(f.path))));
+      await this.issue(
+        narrowed(
+          this.request.body,
+          this.request.files.filter((f) => this.open.has(f.path)),
+        ),
+      );
       this.generation++;
     })().finally(() => (this.renewing = undefined));
     return this.renewing;
@@ -290,7 +344,10 @@ class Lease {
   private async issue(body: DownloadBody): Promise<void> {
     this.document = await this.context.options.api.createDownload(body);
     this.context.summary.downloads.push(this.document.download_id);
-    this.context.downloadRecords.push({ download_id: this.document.download_id, co_delivered_episode_ids: this.document.co_delivered_episode_ids });
+    this.context.downloadRecords.push({
+      download_id: this.document.download_id,
+      co_delivered_episode_ids: this.document.co_delivered_episode_ids,
+    });
     this.urls = new Map(this.document.files.map((f) => [f.path, f.url]));
   }
 }
@@ -378,16 +435,24 @@ export function describeSummary(s: PullSummary): string {
   ].filter(Boolean);
   if (extras.length) lines.push(`  ${extras.join(", ")}.`);
   if (s.downloads.length) {
-    lines.push(`  ${s.downloads.length} download request(s), each recorded in the disclosure log${s.url_renewals ? ` (${s.url_renewals} for expired or refused URLs)` : ""}: ${s.downloads.join(", ")}.`);
+    lines.push(
+      `  ${s.downloads.length} download request(s), each recorded in the disclosure log${s.url_renewals ? ` (${s.url_renewals} for expired or refused URLs)` : ""}: ${s.downloads.join(", ")}.`,
+    );
   }
   if (s.co_delivered_episode_ids.length) {
-    lines.push(`  ${s.co_delivered_episode_ids.length} more episode(s) came along in files they share with the chosen ones, and are recorded in the disclosure log too.`);
+    lines.push(
+      `  ${s.co_delivered_episode_ids.length} more episode(s) came along in files they share with the chosen ones, and are recorded in the disclosure log too.`,
+    );
   }
   if (s.lerobot) {
     const l = s.lerobot;
     lines.push(
       `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/)${
-        l.renumbered ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}` : l.data_rewritten ? ", data files written with only their frames" : ""
+        l.renumbered
+          ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}`
+          : l.data_rewritten
+            ? ", data files written with only their frames"
+            : ""
       }, provenance in ${l.provenance}.`,
     );
     if (l.left_out.length) {
@@ -403,6 +468,7 @@ export function describeSummary(s: PullSummary): string {
     for (const f of s.failed.slice(0, 50)) lines.push(`  ${f.path}: ${f.reason}`);
     if (s.failed.length > 50) lines.push(`  ... and ${s.failed.length - 50} more (see --json).`);
   }
-  if (s.interrupted) lines.push("Run the same command again to resume: verified files are kept, partial files are continued.");
+  if (s.interrupted)
+    lines.push("Run the same command again to resume: verified files are kept, partial files are continued.");
   return `${lines.join("\n")}\n`;
 }

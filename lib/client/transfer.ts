@@ -69,7 +69,12 @@ export async function localState(dest: string, file: ManifestFile): Promise<"ver
   return (await sha256File(dest)) === file.sha256 ? "verified" : "corrupt";
 }
 
-export async function fetchFile(file: ManifestFile, url: string, dest: string, options: TransferOptions = {}): Promise<TransferResult> {
+export async function fetchFile(
+  file: ManifestFile,
+  url: string,
+  dest: string,
+  options: TransferOptions = {},
+): Promise<TransferResult> {
   const doFetch = options.fetch ?? fetch;
   const maxAttempts = options.maxAttempts ?? 6;
   const wait = async (seconds: number, why: string) => {
@@ -156,7 +161,8 @@ export async function fetchFile(file: ManifestFile, url: string, dest: string, o
     const sha256 = size === file.size_bytes ? await sha256File(temp) : null;
     if (sha256 !== file.sha256) {
       await rm(temp, { force: true });
-      lastProblem = sha256 === null ? `${size} bytes instead of ${file.size_bytes}` : `sha256 ${sha256} instead of ${file.sha256}`;
+      lastProblem =
+        sha256 === null ? `${size} bytes instead of ${file.size_bytes}` : `sha256 ${sha256} instead of ${file.sha256}`;
       // A bad partial file from an earlier run may be to blame: fetch it whole, once.
       if (!restartedAfterMismatch && (resumedFrom > 0 || attempt > 1)) {
         restartedAfterMismatch = true;

@@ -53,7 +53,12 @@ describe("the database client", () => {
       const error = await db
         .transaction(async (tx) => {
           // Terminated while a statement runs: the driver then rolls the transaction back.
-          setTimeout(() => void getDb().$client`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`.then(), 300);
+          setTimeout(
+            () =>
+              void getDb()
+                .$client`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`.then(),
+            300,
+          );
           await sqlOf(tx)`select pg_sleep(3)`;
         })
         .then(
@@ -83,7 +88,10 @@ async function cuttableRelay(target: URL): Promise<{ url: URL; cut(on: boolean):
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       sockets.add(from);
       from.on("data", (chunk) => void (cut || to.write(chunk)));
       from.on("error", () => to.destroy());
@@ -104,7 +112,9 @@ async function cuttableRelay(target: URL): Promise<{ url: URL; cut(on: boolean):
 }
 
 describe("the service pool's limits (DB_STATEMENT_TIMEOUT_S)", () => {
-  it("closes a connection that owes an answer and stays silent past the limit, answers 503, then reconnects", { timeout: 60_000 }, async () => {
+  it("closes a connection that owes an answer and stays silent past the limit, answers 503, then reconnects", {
+    timeout: 60_000,
+  }, async () => {
     const relay = await cuttableRelay(new URL(inject("databaseUrl")));
     const db = createDb(relay.url.toString(), { max: 1, statementTimeoutS: 1 });
     try {
@@ -148,7 +158,9 @@ describe("the service pool's limits (DB_STATEMENT_TIMEOUT_S)", () => {
     }
   });
 
-  it("releases the locks of a transaction whose client went silent, such as the disclosure chain's", { timeout: 30_000 }, async () => {
+  it("releases the locks of a transaction whose client went silent, such as the disclosure chain's", {
+    timeout: 30_000,
+  }, async () => {
     const relay = await cuttableRelay(new URL(inject("databaseUrl")));
     const silent = createDb(relay.url.toString(), { max: 1, statementTimeoutS: 1 });
     const other = createDb(inject("databaseUrl"), { max: 1 });

@@ -16,7 +16,10 @@ export type RootDb = PostgresJsDatabase<Schema> & { $client: postgres.Sql };
  * for a client with a single purpose such as a thread of the full walk. `statementTimeoutS`: the
  * service's limits (see DB_STATEMENT_TIMEOUT_S), for its own pool; other clients have none.
  */
-export function createDb(url: string, options: { max?: number; settings?: Record<string, string>; statementTimeoutS?: number } = {}): RootDb {
+export function createDb(
+  url: string,
+  options: { max?: number; settings?: Record<string, string>; statementTimeoutS?: number } = {},
+): RootDb {
   const e = env();
   const limit = options.statementTimeoutS;
   const limits: Record<string, string> = limit
@@ -40,16 +43,23 @@ export function createDb(url: string, options: { max?: number; settings?: Record
     onnotice: () => {},
     connection: { application_name: "dataset-access-service", ...limits, ...options.settings },
     // A documented option that the package's type definitions omit.
-    ...({ socket: (target: SocketTarget) => connectWithoutDelay(target, limit ? (limit + SILENCE_GRACE_S) * 1000 : undefined) } as object),
+    ...({
+      socket: (target: SocketTarget) =>
+        connectWithoutDelay(target, limit ? (limit + SILENCE_GRACE_S) * 1000 : undefined),
+    } as object),
   });
   const db = drizzle(client, { schema }) as RootDb;
   // drizzle switches timestamptz parsing and serialising off so that it can map strings itself;
   // it maps Date values just as well and sends ISO strings, which the default serializer takes
   // too, so raw queries get Dates back and may pass them. (JSON stays as drizzle set it: raw
   // queries pass JSON as text with a ::jsonb cast.)
-  const codec = client.options as unknown as { parsers: Record<number, (v: string) => unknown>; serializers: Record<number, (v: unknown) => string> };
+  const codec = client.options as unknown as {
+    parsers: Record<number, (v: string) => unknown>;
+    serializers: Record<number, (v: unknown) => string>;
+  };
   codec.parsers[TIMESTAMPTZ_OID] = (value) => new Date(value);
-  codec.serializers[TIMESTAMPTZ_OID] = (value) => (value instanceof Date ? value : new Date(value as string)).toISOString();
+  codec.serializers[TIMESTAMPTZ_OID] = (value) =>
+    (value instanceof Date ? value : new Date(value as string)).toISOString();
   return db;
 }
 
@@ -63,7 +73,9 @@ export function createDb(url: string, options: { max?: number; settings?: Record
 type SocketTarget = { host: string[]; port: number[]; path?: string | false };
 
 function connectWithoutDelay(options: SocketTarget, silenceLimitMs?: number): net.Socket {
-  const socket = options.path ? net.connect({ path: options.path }) : net.connect({ host: options.host[0], port: options.port[0]!, noDelay: true });
+  const socket = options.path
+    ? net.connect({ path: options.path })
+    : net.connect({ host: options.host[0], port: options.port[0]!, noDelay: true });
   if (silenceLimitMs) watchForSilence(socket, silenceLimitMs);
   // The driver names the server in connection errors from these (its own sockets carry them).
   return options.path ? socket : Object.assign(socket, { host: options.host[0], port: options.port[0] });
@@ -104,14 +116,19 @@ function watchForSilence(socket: net.Socket, limitMs: number): void {
     tail = Buffer.concat([tail, chunk.subarray(-READY_FOR_QUERY_BYTES)]).subarray(-READY_FOR_QUERY_BYTES);
     owes = !(tail.length === READY_FOR_QUERY_BYTES && tail[0] === 0x5a && tail.readInt32BE(1) === 4 + 1);
   });
-  const timer = setInterval(() => {
-    if (owes && Date.now() - lastHeard > limitMs) {
-      log.warn("database connection closed: silent while owing an answer", { silent_s: Math.round((Date.now() - lastHeard) / 1000) });
-      // Closed without an error of ours: the driver then fails what it had sent on this
-      // connection as CONNECTION_CLOSED (a 503) and opens a new one, in one step.
-      socket.destroy();
-    }
-  }, Math.min(1000, limitMs / 4));
+  const timer = setInterval(
+    () => {
+      if (owes && Date.now() - lastHeard > limitMs) {
+        log.warn("database connection closed: silent while owing an answer", {
+          silent_s: Math.round((Date.now() - lastHeard) / 1000),
+        });
+        // Closed without an error of ours: the driver then fails what it had sent on this
+        // connection as CONNECTION_CLOSED (a 503) and opens a new one, in one step.
+        socket.destroy();
+      }
+    },
+    Math.min(1000, limitMs / 4),
+  );
   timer.unref();
   socket.once("close", () => clearInterval(timer));
 }
@@ -119,7 +136,8 @@ function watchForSilence(socket: net.Socket, limitMs: number): void {
 const READY_FOR_QUERY_BYTES = 6;
 const SSL_REQUEST_CODE = 80877103;
 
-const isSslRequest = (data: unknown) => Buffer.isBuffer(data) && data.length === 8 && data.readInt32BE(0) === 8 && data.readInt32BE(4) === SSL_REQUEST_CODE;
+const isSslRequest = (data: unknown) =>
+  Buffer.isBuffer(data) && data.length === 8 && data.readInt32BE(0) === 8 && data.readInt32BE(4) === SSL_REQUEST_CODE;
 
 /**
  * Seconds before a closed connection reconnects, after `failures` connections closed on an error

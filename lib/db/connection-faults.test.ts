@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes } from "@/lib/testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+} from "@/lib/testing/fixtures";
 
 // Database connections lost under load: `next start` serves downloads while the test terminates
 // its backends (pg_terminate_backend), as a failover or an operator would. Every request must end
@@ -24,7 +31,14 @@ let server: AppServer;
 let key: string;
 let datasetId: string;
 
-type Outcome = { startedAt: number; ms: number; status: number; retryAfter: string | null; downloadId?: string; code?: string };
+type Outcome = {
+  startedAt: number;
+  ms: number;
+  status: number;
+  retryAfter: string | null;
+  downloadId?: string;
+  code?: string;
+};
 
 beforeAll(async () => {
   const org = await createTestOrg();
@@ -35,8 +49,20 @@ beforeAll(async () => {
       version: "1.0.0",
       episodes,
       files: episodes.flatMap((e) => [
-        { path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "a".repeat(64) },
-        { path: `${e.episode_id}/joints.parquet`, episode_id: e.episode_id, stream: "joints", size_bytes: 20, sha256: "b".repeat(64) },
+        {
+          path: `${e.episode_id}/cam.mp4`,
+          episode_id: e.episode_id,
+          stream: "cam",
+          size_bytes: 10,
+          sha256: "a".repeat(64),
+        },
+        {
+          path: `${e.episode_id}/joints.parquet`,
+          episode_id: e.episode_id,
+          stream: "joints",
+          size_bytes: 20,
+          sha256: "b".repeat(64),
+        },
       ]),
     },
   ]);
@@ -60,8 +86,17 @@ async function download(): Promise<Outcome> {
       body: JSON.stringify({ dataset_id: datasetId, version: "1.0.0", streams: ["cam"] }),
       signal: AbortSignal.timeout(60_000),
     });
-    const body = (await res.json().catch(() => undefined)) as { download_id?: string; error?: { code: string } } | undefined;
-    return { startedAt, ms: Date.now() - startedAt, status: res.status, retryAfter: res.headers.get("retry-after"), downloadId: body?.download_id, code: body?.error?.code };
+    const body = (await res.json().catch(() => undefined)) as
+      | { download_id?: string; error?: { code: string } }
+      | undefined;
+    return {
+      startedAt,
+      ms: Date.now() - startedAt,
+      status: res.status,
+      retryAfter: res.headers.get("retry-after"),
+      downloadId: body?.download_id,
+      code: body?.error?.code,
+    };
   } catch (error) {
     return { startedAt, ms: Date.now() - startedAt, status: 0, retryAfter: null, code: (error as Error).name };
   }
@@ -89,9 +124,21 @@ async function killConnections(): Promise<number> {
 
 function expectBounded(outcomes: Outcome[]): void {
   const slow = outcomes.filter((o) => o.ms > REQUEST_BOUND_MS);
-  expect(slow.map((o) => `${o.status} after ${o.ms} ms`), "requests slower than the bound").toEqual([]);
-  const wrong = outcomes.filter((o) => !(o.status === 201 || (o.status === 503 && o.code === "unavailable" && o.retryAfter && /^\d+$/.test(o.retryAfter))));
-  expect(wrong.map((o) => `${o.status} ${o.code} retry-after=${o.retryAfter}`), "answers other than 201 or 503 with Retry-After").toEqual([]);
+  expect(
+    slow.map((o) => `${o.status} after ${o.ms} ms`),
+    "requests slower than the bound",
+  ).toEqual([]);
+  const wrong = outcomes.filter(
+    (o) =>
+      !(
+        o.status === 201 ||
+        (o.status === 503 && o.code === "unavailable" && o.retryAfter && /^\d+$/.test(o.retryAfter))
+      ),
+  );
+  expect(
+    wrong.map((o) => `${o.status} ${o.code} retry-after=${o.retryAfter}`),
+    "answers other than 201 or 503 with Retry-After",
+  ).toEqual([]);
 }
 
 /** Every download answered 201 is in the log with its episodes, and the chain verifies. */
@@ -130,7 +177,10 @@ describe("lost database connections", () => {
 
     expectBounded(all);
     const lateFailures = all.filter((o) => o.status !== 201 && o.startedAt >= lastKill + RECOVERY_BOUND_MS);
-    expect(lateFailures.map((o) => `${o.status} at +${o.startedAt - lastKill} ms`), "failures after the recovery bound").toEqual([]);
+    expect(
+      lateFailures.map((o) => `${o.status} at +${o.startedAt - lastKill} ms`),
+      "failures after the recovery bound",
+    ).toEqual([]);
     expect(after.slice(-CONCURRENCY).every((o) => o.status === 201)).toBe(true);
     await expectRecorded(all);
     // A dead connection must fail its queries, not throw where no request can catch it.
@@ -150,7 +200,10 @@ describe("lost database connections", () => {
       batch = await load(CONCURRENCY);
     }
     expectBounded([...outcomes, ...batch]);
-    expect(batch.map((o) => o.status), "a full batch succeeds within the recovery bound").toEqual(batch.map(() => 201));
+    expect(
+      batch.map((o) => o.status),
+      "a full batch succeeds within the recovery bound",
+    ).toEqual(batch.map(() => 201));
     await expectRecorded([...outcomes, ...batch]);
     expect(server.output()).not.toMatch(/uncaughtException|unhandledRejection/);
   }, 180_000);

@@ -33,7 +33,8 @@ describe("the embedded default's local store credentials", () => {
     const dir = scratch();
     const saved = { ...process.env };
     // The embedded store only, on the run's database: as `das-admin` or `npm start` without S3_* set.
-    for (const name of ["S3_ENDPOINT", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_FORCE_PATH_STYLE"]) delete process.env[name];
+    for (const name of ["S3_ENDPOINT", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_FORCE_PATH_STYLE"])
+      delete process.env[name];
     process.env.DAS_DATA_DIR = dir;
     try {
       const runtime = await startEmbeddedDefault();
@@ -52,7 +53,10 @@ describe("the embedded default's local store credentials", () => {
         };
         await putObject(s3Client(location), location.bucket, "ds/1.0.0/a.txt", Buffer.from("bytes"));
         const sign = (pair: { accessKeyId: string; secretAccessKey: string }) =>
-          new BatchPresigner({ ...location, ...pair }).presignKeys(["ds/1.0.0/a.txt"], { signingDate: new Date(), expiresIn: 900 });
+          new BatchPresigner({ ...location, ...pair }).presignKeys(["ds/1.0.0/a.txt"], {
+            signingDate: new Date(),
+            expiresIn: 900,
+          });
         const [signed] = await sign(credentials);
         const ok = await fetch(signed!);
         expect(ok.status).toBe(200);

@@ -30,7 +30,9 @@ export function installationSecret(dataDir: string): string {
  * created once under the data directory; its path is what DIGEST_SIGNING_KEY then names.
  */
 export function installationDigestSigningKey(dataDir: string): string {
-  installationFile(dataDir, "digest-signing-key.pem", () => generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString());
+  installationFile(dataDir, "digest-signing-key.pem", () =>
+    generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  );
   return path.join(dataDir, "digest-signing-key.pem");
 }
 
@@ -39,9 +41,13 @@ export function installationDigestSigningKey(dataDir: string): string {
  * these, the app signs with them, and das-admin (on the same data directory) uses the same.
  */
 export function localStoreCredentials(dataDir: string): StoreCredentials {
-  const parsed = JSON.parse(installationFile(dataDir, "s3-credentials", () => JSON.stringify(randomStoreCredentials()))) as Partial<StoreCredentials>;
+  const parsed = JSON.parse(
+    installationFile(dataDir, "s3-credentials", () => JSON.stringify(randomStoreCredentials())),
+  ) as Partial<StoreCredentials>;
   if (typeof parsed.accessKeyId !== "string" || typeof parsed.secretAccessKey !== "string") {
-    throw new Error(`${path.join(dataDir, "s3-credentials")} is not a local store key pair: delete it to make a new one.`);
+    throw new Error(
+      `${path.join(dataDir, "s3-credentials")} is not a local store key pair: delete it to make a new one.`,
+    );
   }
   return { accessKeyId: parsed.accessKeyId, secretAccessKey: parsed.secretAccessKey };
 }
@@ -53,7 +59,9 @@ export function localStoreCredentials(dataDir: string): StoreCredentials {
  * APP_SECRET, the installation's own; on the embedded database with no DIGEST_SIGNING_KEY, the
  * installation's digest signing key. Configured values are left alone (production).
  */
-export async function startEmbeddedDefault(options: { log?: (line: string) => void; sharedBuffers?: string } = {}): Promise<Runtime> {
+export async function startEmbeddedDefault(
+  options: { log?: (line: string) => void; sharedBuffers?: string } = {},
+): Promise<Runtime> {
   const dataDir = dataDirectory();
   const env: Record<string, string> = {};
   const stops: (() => Promise<void>)[] = [];

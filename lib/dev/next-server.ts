@@ -43,7 +43,11 @@ export async function startNextServer(env: NodeJS.ProcessEnv, nodeFlags: string[
   // `next start` sets NODE_ENV=production itself; a caller's (vitest's "test") must not leak into it.
   const childEnv: NodeJS.ProcessEnv = { ...env };
   delete (childEnv as Record<string, unknown>).NODE_ENV;
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, NEXT_BIN, "start", "-p", String(port)], { cwd: PROJECT_ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, NEXT_BIN, "start", "-p", String(port)], {
+    cwd: PROJECT_ROOT,
+    env: childEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk));

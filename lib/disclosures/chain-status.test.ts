@@ -60,7 +60,12 @@ describe("chainStatus", () => {
     await makeSequentially(w, downloadPlan(w).slice(0, 1));
     const before = await (await freshModule()).chainStatus(w.iso.operator, 30_000);
     // Only entry 8 was hashed; entry 4 lies below the checkpoint at 7.
-    expect(before).toMatchObject({ report: { intact: true, count: 8 }, from: { seq: 7 }, entriesChecked: 1, lastFull: { seq: 7, mode: "full" } });
+    expect(before).toMatchObject({
+      report: { intact: true, count: 8 },
+      from: { seq: 7 },
+      entriesChecked: 1,
+      lastFull: { seq: 7, mode: "full" },
+    });
     expect(before.report && before.lastFull!.verifiedAt).toEqual(full.checkpoint!.verifiedAt);
     expect(await verifyChain(w.iso.operator, { mode: "full" })).toMatchObject({ intact: false, firstBadSeq: 4 });
 
@@ -68,7 +73,12 @@ describe("chainStatus", () => {
     await superuserEdit(9);
     const after = await (await freshModule()).chainStatus(w.iso.operator, 30_000);
     expect(after).toMatchObject({
-      report: { intact: false, count: 8, firstBadSeq: 9, reason: "the entry does not hash to its recorded hash (altered)" },
+      report: {
+        intact: false,
+        count: 8,
+        firstBadSeq: 9,
+        reason: "the entry does not hash to its recorded hash (altered)",
+      },
       from: { seq: 8 },
       entriesChecked: 0,
     });
@@ -91,6 +101,9 @@ describe("chainStatus", () => {
     release();
     await holding;
     // The walk went on in the background; its result is there once it is done.
-    await vi.waitFor(async () => expect((await chainStatus(w.iso.operator, 0)).report).not.toBeNull(), { timeout: 30_000, interval: 20 });
+    await vi.waitFor(async () => expect((await chainStatus(w.iso.operator, 0)).report).not.toBeNull(), {
+      timeout: 30_000,
+      interval: 20,
+    });
   });
 });

@@ -31,9 +31,26 @@ const base: ChainedEntry = {
 const variants: [string, ChainedEntry][] = [
   ["an API download", base],
   ["a portal download by a user", { ...base, apiKeyId: null, userId: "usr_d", channel: "portal" }],
-  ["a reviewer's preview (version 2)", { ...base, organizationId: null, licenceId: null, apiKeyId: null, userId: "usr_e", reviewerRole: "reviewer", channel: "preview" }],
-  ["a whole version with files", { ...base, requestedScope: { include_version_files: true }, episodeCount: 0, totalBytes: 0 }],
-  ["text that JSON must escape", { ...base, requestId: 'req "quoted" \\ back\nline \u2028 é 😀', datasetId: "ds\u0000x" }],
+  [
+    "a reviewer's preview (version 2)",
+    {
+      ...base,
+      organizationId: null,
+      licenceId: null,
+      apiKeyId: null,
+      userId: "usr_e",
+      reviewerRole: "reviewer",
+      channel: "preview",
+    },
+  ],
+  [
+    "a whole version with files",
+    { ...base, requestedScope: { include_version_files: true }, episodeCount: 0, totalBytes: 0 },
+  ],
+  [
+    "text that JSON must escape",
+    { ...base, requestId: 'req "quoted" \\ back\nline \u2028 é 😀', datasetId: "ds\u0000x" },
+  ],
   ["an empty scope", { ...base, requestedScope: {} }],
 ];
 

@@ -98,7 +98,12 @@ type HashedFields = Omit<ChainedEntry, "occurredAt" | "expiresAt" | "requestedSc
 
 function hashedFields(e: ChainedEntry): HashedFields {
   const { occurredAt, expiresAt, requestedScope, ...rest } = e;
-  return { ...rest, occurredAt: occurredAt.toISOString(), expiresAt: expiresAt.toISOString(), requestedScopeSha256: scopeDigest(requestedScope) };
+  return {
+    ...rest,
+    occurredAt: occurredAt.toISOString(),
+    expiresAt: expiresAt.toISOString(),
+    requestedScopeSha256: scopeDigest(requestedScope),
+  };
 }
 
 /** The scope by digest: an entry of 10,000 episode ids hashes as fast as one of none. */

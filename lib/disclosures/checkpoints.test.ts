@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { removeEntriesFrom, withTriggersDisabled } from "@/lib/testing/isolated-db";
-import { buildWorld, downloadPlan, makeDownload, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
+import {
+  buildWorld,
+  downloadPlan,
+  makeDownload,
+  makeSequentially,
+  type World,
+} from "@/lib/testing/disclosure-fixtures";
 import { lastFullCheckpoint, verifyChainDetailed, type Checkpoint } from "./verify";
 
 // Verified checkpoints: incremental verification walks only what follows the newest, after
@@ -23,13 +29,15 @@ afterAll(async () => {
   await w?.iso.drop();
 });
 
-const checkpointRows = () => w.iso.sql<{ seq: string; mode: string; entries_checked: string }[]>`select seq, mode, entries_checked from disclosure_checkpoints order by id`;
+const checkpointRows = () =>
+  w.iso.sql<
+    { seq: string; mode: string; entries_checked: string }[]
+  >`select seq, mode, entries_checked from disclosure_checkpoints order by id`;
 
 /** Appends the plan's first `n` downloads inside the tamperer's transaction (`db`). */
 async function appendInside(db: Db, n: number) {
   for (const [principal, body] of downloadPlan(w).slice(0, n)) await makeDownload(db, principal, body);
 }
-
 
 describe("checkpoints advance", () => {
   it("the first incremental verification walks from the genesis and appends a checkpoint at the head", async () => {
@@ -54,7 +62,10 @@ describe("checkpoints advance", () => {
   it("after new entries it checks only those and appends a checkpoint at the new head", async () => {
     await makeSequentially(w, downloadPlan(w));
     const progress: number[] = [];
-    const v = await verifyChainDetailed(w.iso.operator, { mode: "incremental", onProgress: (p) => progress.push(p.entriesDone) });
+    const v = await verifyChainDetailed(w.iso.operator, {
+      mode: "incremental",
+      onProgress: (p) => progress.push(p.entriesDone),
+    });
     const [head] = await w.iso.sql<{ hash: string }[]>`select hash from disclosures where seq = 12`;
     expect(v.report).toEqual({ intact: true, count: 12, headHash: head!.hash });
     expect(v.from).toEqual(at6);
@@ -89,11 +100,19 @@ describe("a tampered entry is found by the right mode", () => {
   it("before the last checkpoint: missed by incremental verification, found by a full walk", async () => {
     const [incremental, full] = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
       await tx`update disclosures set total_bytes = total_bytes + 1 where seq = 3`;
-      return [await verifyChainDetailed(operator, { mode: "incremental" }), await verifyChainDetailed(operator, { mode: "full" })];
+      return [
+        await verifyChainDetailed(operator, { mode: "incremental" }),
+        await verifyChainDetailed(operator, { mode: "full" }),
+      ];
     });
     expect(incremental.report).toMatchObject({ intact: true, count: 12 });
     expect(incremental.entriesChecked).toBe(0);
-    expect(full.report).toEqual({ intact: false, count: 2, firstBadSeq: 3, reason: "the entry does not hash to its recorded hash (altered)" });
+    expect(full.report).toEqual({
+      intact: false,
+      count: 2,
+      firstBadSeq: 3,
+      reason: "the entry does not hash to its recorded hash (altered)",
+    });
     expect(full.checkpoint).toBeNull();
   });
 
@@ -104,7 +123,12 @@ describe("a tampered entry is found by the right mode", () => {
       const found = await verifyChainDetailed(operator, { mode: "incremental" });
       return { found, checkpoints: await tx<{ n: number }[]>`select count(*)::int as n from disclosure_checkpoints` };
     });
-    expect(v.found.report).toEqual({ intact: false, count: 13, firstBadSeq: 14, reason: "the entry does not hash to its recorded hash (altered)" });
+    expect(v.found.report).toEqual({
+      intact: false,
+      count: 13,
+      firstBadSeq: 14,
+      reason: "the entry does not hash to its recorded hash (altered)",
+    });
     expect(v.found.entriesChecked).toBe(1);
     expect(v.checkpoints[0]!.n).toBe(3);
   });
@@ -112,9 +136,14 @@ describe("a tampered entry is found by the right mode", () => {
   it("entries removed from the end, below the checkpoint: reported with where the log ends and when the checkpoint was verified, by both modes", async () => {
     const [incremental, full] = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
       await removeEntriesFrom(tx, 11);
-      return [await verifyChainDetailed(operator, { mode: "incremental" }), await verifyChainDetailed(operator, { mode: "full" })];
+      return [
+        await verifyChainDetailed(operator, { mode: "incremental" }),
+        await verifyChainDetailed(operator, { mode: "full" }),
+      ];
     });
-    const [latest] = await w.iso.sql<{ verified_at: Date }[]>`select verified_at from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
+    const [latest] = await w.iso.sql<
+      { verified_at: Date }[]
+    >`select verified_at from disclosure_checkpoints order by seq desc, verified_at desc limit 1`;
     const reason = `entries after seq 10 were removed: the log ends at seq 10 but seq 12 was verified at ${latest!.verified_at.toISOString()}`;
     expect(incremental.report).toEqual({ intact: false, count: 10, firstBadSeq: 11, reason });
     expect(full.report).toEqual({ intact: false, count: 10, firstBadSeq: 11, reason });
@@ -125,11 +154,21 @@ describe("a tampered entry is found by the right mode", () => {
     const [incremental, full] = await withTriggersDisabled(w.iso.db, async (tx, operator) => {
       await removeEntriesFrom(tx, 11);
       await appendInside(operator.db, 3);
-      return [await verifyChainDetailed(operator, { mode: "incremental" }), await verifyChainDetailed(operator, { mode: "full" })];
+      return [
+        await verifyChainDetailed(operator, { mode: "incremental" }),
+        await verifyChainDetailed(operator, { mode: "full" }),
+      ];
     });
     // The first checkpoint it contradicts is at 12; the one at 6 still matches, so the rewrite lies in 7..12.
-    const reason = new RegExp(`^history rewritten at or before seq 12: its hash is not the one verified at .*; the checkpoint at seq 6 still matches$`);
-    expect(incremental.report).toEqual({ intact: false, count: 6, firstBadSeq: 7, reason: expect.stringMatching(reason) });
+    const reason = new RegExp(
+      `^history rewritten at or before seq 12: its hash is not the one verified at .*; the checkpoint at seq 6 still matches$`,
+    );
+    expect(incremental.report).toEqual({
+      intact: false,
+      count: 6,
+      firstBadSeq: 7,
+      reason: expect.stringMatching(reason),
+    });
     expect(full.report).toEqual({ intact: false, count: 6, firstBadSeq: 7, reason: expect.stringMatching(reason) });
     // The full walk names the lowest contradicted checkpoint (the first at 12), the incremental one the newest it started from.
     expect(full.report.intact === false && full.report.reason).toContain(at12.verifiedAt.toISOString());
@@ -144,7 +183,12 @@ describe("a tampered entry is found by the right mode", () => {
       for (const episodes of [1, 3, 1_000_000]) {
         const batch = { entries, episodes };
         const progress: number[] = [];
-        const v = await verifyChainDetailed(w.iso.operator, { mode: "full", writeCheckpoint: false, batch, onProgress: (p) => progress.push(p.entriesDone) });
+        const v = await verifyChainDetailed(w.iso.operator, {
+          mode: "full",
+          writeCheckpoint: false,
+          batch,
+          onProgress: (p) => progress.push(p.entriesDone),
+        });
         expect(v.report, JSON.stringify(batch)).toEqual(full.report);
         expect(v.entriesChecked).toBe(12);
         expect(progress.at(-1)).toBe(12);
@@ -152,7 +196,12 @@ describe("a tampered entry is found by the right mode", () => {
           await tx`update disclosures set request_id = 'req_forged' where seq = 8`;
           return verifyChainDetailed(operator, { mode: "full", batch });
         });
-        expect(broken.report, JSON.stringify(batch)).toEqual({ intact: false, count: 7, firstBadSeq: 8, reason: "the entry does not hash to its recorded hash (altered)" });
+        expect(broken.report, JSON.stringify(batch)).toEqual({
+          intact: false,
+          count: 7,
+          firstBadSeq: 8,
+          reason: "the entry does not hash to its recorded hash (altered)",
+        });
         // The tail, past the head seen at the start, in batches too: entries appended during a walk.
         const tail = await withTriggersDisabled(w.iso.db, async (_tx, operator) => {
           await appendInside(operator.db, 3);

@@ -23,13 +23,21 @@ export type DigestSchedule = { stop(): void; attempt(): Promise<DigestWrite | nu
  * its details (an S3 or database error may quote credentials or parameters) and retried at the
  * next interval; it never reaches a request.
  */
-export function startDigestSchedule(options: { ctx: Ctx; config: DigestConfig; intervalMinutes: number; firstAttemptMs?: number }): DigestSchedule {
+export function startDigestSchedule(options: {
+  ctx: Ctx;
+  config: DigestConfig;
+  intervalMinutes: number;
+  firstAttemptMs?: number;
+}): DigestSchedule {
   const intervalMs = options.intervalMinutes * 60_000;
   let stopped = false;
   const attempt = async (): Promise<DigestWrite | null> => {
     if (stopped) return null;
     try {
-      const result = await writeHeadDigest(options.ctx, options.config, { ifOlderThanMs: intervalMs * DUE_SHARE, waitForLock: false });
+      const result = await writeHeadDigest(options.ctx, options.config, {
+        ifOlderThanMs: intervalMs * DUE_SHARE,
+        waitForLock: false,
+      });
       if (result.written) log.info("disclosure digest written", { key: result.key, seq: result.digest.seq });
       return result;
     } catch (error) {
@@ -66,10 +74,16 @@ export function startDigestScheduleFromEnv(): void {
     if (intervalMinutes === 0) return;
     const config = digestConfigFromEnv("sign");
     // The schedule is the service's own work, not a person's: it acts as an operator would with das-admin.
-    const ctx: Ctx = { db: getDb(), requestId: "digest-schedule", principal: { kind: "operator", name: "digest schedule", organizationId: null } };
+    const ctx: Ctx = {
+      db: getDb(),
+      requestId: "digest-schedule",
+      principal: { kind: "operator", name: "digest schedule", organizationId: null },
+    };
     globalForSchedule.dasDigestSchedule = startDigestSchedule({ ctx, config, intervalMinutes });
   } catch (error) {
     // Never a reason not to serve. An AppError says which variable is missing or unusable, without its value.
-    log.warn("disclosure digests are off", { reason: error instanceof AppError ? error.message : errorFields(error).error });
+    log.warn("disclosure digests are off", {
+      reason: error instanceof AppError ? error.message : errorFields(error).error,
+    });
   }
 }

@@ -7,8 +7,21 @@ import { storeLocation } from "@/lib/storage/config";
 import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
 import { CALLERS, callers } from "@/lib/testing/admin";
 import { removeEntriesFrom, withTriggersDisabled } from "@/lib/testing/isolated-db";
-import { buildWorld, downloadPlan, makeDownload, makeSequentially, type World } from "@/lib/testing/disclosure-fixtures";
-import { digestKey, publicKeySha256, verifyDigests, writeHeadDigest, type DigestConfig, type HeadDigest } from "./digest";
+import {
+  buildWorld,
+  downloadPlan,
+  makeDownload,
+  makeSequentially,
+  type World,
+} from "@/lib/testing/disclosure-fixtures";
+import {
+  digestKey,
+  publicKeySha256,
+  verifyDigests,
+  writeHeadDigest,
+  type DigestConfig,
+  type HeadDigest,
+} from "./digest";
 import { startDigestSchedule, startDigestScheduleFromEnv } from "./digest-schedule";
 
 // Signed head digests in the run's local object store (s3rver, as the embedded default runs it),
@@ -22,7 +35,11 @@ const client = () => s3Client(location());
 const keys = generateKeyPairSync("ed25519");
 
 function configFor(prefix: string, signing = keys.privateKey): DigestConfig {
-  return { store: { client: client(), bucket: location().bucket, prefix }, signingKey: signing, publicKey: createPublicKey(signing) };
+  return {
+    store: { client: client(), bucket: location().bucket, prefix },
+    signingKey: signing,
+    publicKey: createPublicKey(signing),
+  };
 }
 
 /** A verifier's configuration: the public key only. */
@@ -37,7 +54,8 @@ afterAll(async () => {
 });
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
-const headSeq = async () => Number((await w.iso.sql<{ seq: string }[]>`select max(seq) as seq from disclosures`)[0]!.seq);
+const headSeq = async () =>
+  Number((await w.iso.sql<{ seq: string }[]>`select max(seq) as seq from disclosures`)[0]!.seq);
 
 describe("writing digests", () => {
   it("writes nothing for an empty log, then signed digests linked to each other, under keys that sort by time", async () => {
@@ -54,7 +72,9 @@ describe("writing digests", () => {
     expect(first.key).toBe(digestKey(config.store.prefix, new Date(first.digest.time), first.digest.seq));
     expect(first.key).toMatch(/\/\d{4}\/\d{2}\/\d{2}\/\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z_seq-3\.json$/);
 
-    const [h3, h5] = await w.iso.sql<{ hash: string; occurred_at: Date }[]>`select hash, occurred_at from disclosures where seq in (3, 5) order by seq`;
+    const [h3, h5] = await w.iso.sql<
+      { hash: string; occurred_at: Date }[]
+    >`select hash, occurred_at from disclosures where seq in (3, 5) order by seq`;
     const firstBytes = await getObjectBytes(config.store.client, config.store.bucket, first.key);
     const stored = JSON.parse(firstBytes.toString()) as HeadDigest & { signature: string };
     expect(stored).toEqual({
@@ -93,13 +113,18 @@ describe("writing digests", () => {
       // A store that refuses the write: logged, nothing thrown, nothing recorded.
       const broken = startDigestSchedule({
         ctx: w.iso.operator,
-        config: { ...configFor(`${uniqueId("digests")}/`), store: { ...config.store, bucket: "no-such-bucket", prefix: `${uniqueId("digests")}/` } },
+        config: {
+          ...configFor(`${uniqueId("digests")}/`),
+          store: { ...config.store, bucket: "no-such-bucket", prefix: `${uniqueId("digests")}/` },
+        },
         intervalMinutes: 60,
         firstAttemptMs: 3_600_000,
       });
       expect(await broken.attempt()).toBeNull();
       broken.stop();
-      const [recorded] = await w.iso.sql<{ n: number }[]>`select count(*)::int as n from disclosure_digests where bucket = 'no-such-bucket'`;
+      const [recorded] = await w.iso.sql<
+        { n: number }[]
+      >`select count(*)::int as n from disclosure_digests where bucket = 'no-such-bucket'`;
       expect(recorded!.n).toBe(0);
     } finally {
       for (const s of instances) s.stop();
@@ -125,7 +150,9 @@ describe("who may write and check digests", () => {
       );
       if (writers.includes(caller)) expect(wrote, caller).toBe(true);
       else expect(wrote, caller).toMatchObject({ code: "forbidden", status: 403 });
-      expect(await listObjectKeys(config.store.client, config.store.bucket, config.store.prefix), caller).toHaveLength(writers.includes(caller) ? 1 : 0);
+      expect(await listObjectKeys(config.store.client, config.store.bucket, config.store.prefix), caller).toHaveLength(
+        writers.includes(caller) ? 1 : 0,
+      );
       const checked = await verifyDigests(ctx, verifierOf(config)).then(
         (result) => result.findings,
         (e: unknown) => e,
@@ -147,7 +174,11 @@ describe("the server's schedule from the environment", () => {
       spy.mockRestore();
     }
     expect(written.map((line) => JSON.parse(line))).toEqual([
-      expect.objectContaining({ level: "warn", message: "disclosure digests are off", reason: "DIGEST_SIGNING_KEY is not set: no key to sign digests with." }),
+      expect.objectContaining({
+        level: "warn",
+        message: "disclosure digests are off",
+        reason: "DIGEST_SIGNING_KEY is not set: no key to sign digests with.",
+      }),
     ]);
     expect((globalThis as { dasDigestSchedule?: unknown }).dasDigestSchedule).toBeUndefined();
   });
@@ -178,7 +209,11 @@ describe("verify --digests finds", () => {
     expect(result.findings).toEqual([
       `entries removed from the end: digest ${newest.key} covers seq ${newest.seq}, the log ends at ${newest.seq - 2}`,
       // The full walk's own view: the checkpoint the last verification wrote is beyond the end too.
-      expect.stringMatching(new RegExp(`^the log does not verify: broken at seq ${newest.seq - 1}: entries after seq ${newest.seq - 2} were removed: `)),
+      expect.stringMatching(
+        new RegExp(
+          `^the log does not verify: broken at seq ${newest.seq - 1}: entries after seq ${newest.seq - 2} were removed: `,
+        ),
+      ),
     ]);
   });
 
@@ -211,7 +246,9 @@ describe("verify --digests finds", () => {
     ]);
     await putObject(store, bucket, written[1]!.key, middle, "application/json");
     await store.send(new DeleteObjectCommand({ Bucket: bucket, Key: written[2]!.key }));
-    expect((await verifyDigests(w.iso.operator, verifierOf(config))).findings).toEqual([`the digest ${written[2]!.key} is missing from the store (the database recorded writing it)`]);
+    expect((await verifyDigests(w.iso.operator, verifierOf(config))).findings).toEqual([
+      `the digest ${written[2]!.key} is missing from the store (the database recorded writing it)`,
+    ]);
   });
 
   it("a forged digest: signed by another key, or altered after signing", async () => {
@@ -230,10 +267,25 @@ describe("verify --digests finds", () => {
       public_key_sha256: publicKeySha256(other.publicKey),
     };
     const forgedKey = digestKey(prefix, new Date(forged.time), 1);
-    await putObject(store, bucket, forgedKey, Buffer.from(canonicalJson({ ...forged, signature: sign(null, Buffer.from(canonicalJson(forged)), other.privateKey).toString("base64") })));
+    await putObject(
+      store,
+      bucket,
+      forgedKey,
+      Buffer.from(
+        canonicalJson({
+          ...forged,
+          signature: sign(null, Buffer.from(canonicalJson(forged)), other.privateKey).toString("base64"),
+        }),
+      ),
+    );
     // The genuine newest digest with its hash changed and the signature kept.
     const alteredKey = digestKey(prefix, new Date(Date.parse(genuine.time) + 2000), genuine.seq);
-    await putObject(store, bucket, alteredKey, Buffer.from(canonicalJson({ ...genuine, hash: "ab".repeat(32), previous_digest_sha256: sha256(newestBytes) })));
+    await putObject(
+      store,
+      bucket,
+      alteredKey,
+      Buffer.from(canonicalJson({ ...genuine, hash: "ab".repeat(32), previous_digest_sha256: sha256(newestBytes) })),
+    );
     const found = await verifyDigests(w.iso.operator, verifierOf(config));
     expect(found.findings).toEqual([
       `digest ${forgedKey} is forged: it names another signing key (${publicKeySha256(other.publicKey)}, not ${publicKeySha256(config.publicKey)})`,
@@ -250,7 +302,9 @@ describe("verify --digests finds", () => {
       await tx`update disclosures set total_bytes = total_bytes + 1 where seq = 2`;
       return verifyDigests(operator, verifierOf(config));
     });
-    expect(result.findings).toEqual(["the log does not verify: broken at seq 2: the entry does not hash to its recorded hash (altered)"]);
+    expect(result.findings).toEqual([
+      "the log does not verify: broken at seq 2: the entry does not hash to its recorded hash (altered)",
+    ]);
     expect(await headSeq()).toBeGreaterThan(2);
   });
 });

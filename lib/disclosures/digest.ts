@@ -71,21 +71,26 @@ function ed25519(name: string, load: () => KeyObject): KeyObject {
     if (error instanceof AppError) throw error;
     throw misconfigured(`${name} is not a readable PEM key.`);
   }
-  if (key.asymmetricKeyType !== "ed25519") throw misconfigured(`${name} is not an Ed25519 key (it is ${key.asymmetricKeyType}).`);
+  if (key.asymmetricKeyType !== "ed25519")
+    throw misconfigured(`${name} is not an Ed25519 key (it is ${key.asymmetricKeyType}).`);
   return key;
 }
 
 /** DIGEST_SIGNING_KEY: a PKCS#8 PEM, or the path of a file holding one. */
-export const loadSigningKey = (name: string, value: string): KeyObject => ed25519(name, () => createPrivateKey(pemOf(name, value)));
+export const loadSigningKey = (name: string, value: string): KeyObject =>
+  ed25519(name, () => createPrivateKey(pemOf(name, value)));
 
 /** DIGEST_PUBLIC_KEY: an SPKI PEM (or a private key's PEM, whose public half is taken), or the path of a file holding one. */
-export const loadPublicKey = (name: string, value: string): KeyObject => ed25519(name, () => createPublicKey(pemOf(name, value)));
+export const loadPublicKey = (name: string, value: string): KeyObject =>
+  ed25519(name, () => createPublicKey(pemOf(name, value)));
 
 export const publicKeyPem = (key: KeyObject) => key.export({ type: "spki", format: "pem" }).toString();
 
 /** The fingerprint a digest names its key by. */
 export function publicKeySha256(key: KeyObject): string {
-  return createHash("sha256").update(key.export({ type: "spki", format: "der" })).digest("hex");
+  return createHash("sha256")
+    .update(key.export({ type: "spki", format: "der" }))
+    .digest("hex");
 }
 
 const sha256Bytes = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
@@ -98,7 +103,8 @@ const sha256Bytes = (bytes: Buffer | string) => createHash("sha256").update(byte
 export function digestConfigFromEnv(need: "sign" | "verify"): DigestConfig {
   const e = env();
   const signingKey = e.DIGEST_SIGNING_KEY ? loadSigningKey("DIGEST_SIGNING_KEY", e.DIGEST_SIGNING_KEY) : undefined;
-  if (need === "sign" && !signingKey) throw misconfigured("DIGEST_SIGNING_KEY is not set: no key to sign digests with.");
+  if (need === "sign" && !signingKey)
+    throw misconfigured("DIGEST_SIGNING_KEY is not set: no key to sign digests with.");
   const publicKey = digestPublicKeyFromEnv();
   const location = storeLocation();
   const client = s3Client({
@@ -106,7 +112,11 @@ export function digestConfigFromEnv(need: "sign" | "verify"): DigestConfig {
     accessKeyId: e.DIGEST_S3_ACCESS_KEY_ID ?? location.accessKeyId,
     secretAccessKey: e.DIGEST_S3_SECRET_ACCESS_KEY ?? location.secretAccessKey,
   });
-  return { store: { client, bucket: e.DIGEST_BUCKET ?? location.bucket, prefix: e.DIGEST_PREFIX }, signingKey, publicKey };
+  return {
+    store: { client, bucket: e.DIGEST_BUCKET ?? location.bucket, prefix: e.DIGEST_PREFIX },
+    signingKey,
+    publicKey,
+  };
 }
 
 /**
@@ -165,10 +175,16 @@ export async function writeHeadDigest(
       where bucket = ${bucket} and starts_with(key, ${prefix}) order by digest_time desc, key desc limit 1`;
     const [clock] = await tx<{ now: Date }[]>`select clock_timestamp() as now`;
     const now = clock!.now;
-    if (last && options.ifOlderThanMs !== undefined && now.getTime() - last.digest_time.getTime() < options.ifOlderThanMs) {
+    if (
+      last &&
+      options.ifOlderThanMs !== undefined &&
+      now.getTime() - last.digest_time.getTime() < options.ifOlderThanMs
+    ) {
       return { written: false, reason: "recent", lastKey: last.key } as const;
     }
-    const [head] = await tx<{ seq: string; hash: string; occurred_at: Date }[]>`select seq, hash, occurred_at from disclosures order by seq desc limit 1`;
+    const [head] = await tx<
+      { seq: string; hash: string; occurred_at: Date }[]
+    >`select seq, hash, occurred_at from disclosures order by seq desc limit 1`;
     if (!head) return { written: false, reason: "empty" } as const;
     const previous = last?.sha256 ?? (await newestStoredDigestSha256(config.store));
     const digest: HeadDigest = {
@@ -180,14 +196,25 @@ export async function writeHeadDigest(
       previous_digest_sha256: previous,
       public_key_sha256: publicKeySha256(createPublicKey(signingKey)),
     };
-    const signed: SignedDigest = { ...digest, signature: sign(null, Buffer.from(canonicalJson(digest)), signingKey).toString("base64") };
+    const signed: SignedDigest = {
+      ...digest,
+      signature: sign(null, Buffer.from(canonicalJson(digest)), signingKey).toString("base64"),
+    };
     const body = Buffer.from(canonicalJson(signed));
     const key = digestKey(prefix, now, digest.seq);
     // Recorded first, stored second, committed last: a failed upload leaves no record of it.
     await tx`insert into disclosure_digests (key, bucket, seq, hash, digest_time, sha256)
       values (${key}, ${bucket}, ${digest.seq}, ${digest.hash}, ${now}, ${sha256Bytes(body)})`;
     // With its MD5: S3 refuses a PUT without one into a bucket whose Object Lock retains objects by default.
-    await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: "application/json", ContentMD5: createHash("md5").update(body).digest("base64") }));
+    await client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: body,
+        ContentType: "application/json",
+        ContentMD5: createHash("md5").update(body).digest("base64"),
+      }),
+    );
     return { written: true, key, bucket, digest } as const;
   });
 }
@@ -204,7 +231,10 @@ async function newestStoredDigestSha256(store: DigestStore): Promise<string | nu
   } catch {
     return null;
   }
-  const newest = keys.filter((k) => k.endsWith(".json")).sort().at(-1);
+  const newest = keys
+    .filter((k) => k.endsWith(".json"))
+    .sort()
+    .at(-1);
   return newest ? sha256Bytes(await getObjectBytes(store.client, store.bucket, newest)) : null;
 }
 
@@ -239,9 +269,13 @@ export async function verifyDigests(
   const keys = (await listObjectKeys(client, bucket, prefix)).sort();
   const expectedKey = publicKeySha256(config.publicKey);
 
-  const recorded = await sql<{ key: string }[]>`select key from disclosure_digests where bucket = ${bucket} and starts_with(key, ${prefix}) order by key`;
+  const recorded = await sql<
+    { key: string }[]
+  >`select key from disclosure_digests where bucket = ${bucket} and starts_with(key, ${prefix}) order by key`;
   const listed = new Set(keys);
-  for (const { key } of recorded) if (!listed.has(key)) findings.push(`the digest ${key} is missing from the store (the database recorded writing it)`);
+  for (const { key } of recorded)
+    if (!listed.has(key))
+      findings.push(`the digest ${key} is missing from the store (the database recorded writing it)`);
   if (keys.length === 0) findings.push(`no digest found under s3://${bucket}/${prefix}`);
 
   const trusted: { key: string; digest: HeadDigest }[] = [];
@@ -256,7 +290,9 @@ export async function verifyDigests(
     }
     const { signature, ...digest } = signed;
     if (digest.public_key_sha256 !== expectedKey) {
-      findings.push(`digest ${key} is forged: it names another signing key (${digest.public_key_sha256}, not ${expectedKey})`);
+      findings.push(
+        `digest ${key} is forged: it names another signing key (${digest.public_key_sha256}, not ${expectedKey})`,
+      );
       continue;
     }
     if (!verify(null, Buffer.from(canonicalJson(digest)), config.publicKey, Buffer.from(signature, "base64"))) {
@@ -271,18 +307,31 @@ export async function verifyDigests(
   // The log against each signed digest: one read of the entries at the digests' seqs.
   const seqs = [...new Set(trusted.map((t) => t.digest.seq))];
   const entries = new Map<number, string>();
-  for (const row of await sql<{ seq: string; hash: string }[]>`select seq, hash from disclosures where seq = any (${seqs}::bigint[])`) entries.set(Number(row.seq), row.hash);
+  for (const row of await sql<
+    { seq: string; hash: string }[]
+  >`select seq, hash from disclosures where seq = any (${seqs}::bigint[])`)
+    entries.set(Number(row.seq), row.hash);
   const [end] = await sql<{ seq: string | null }[]>`select max(seq) as seq from disclosures`;
   const logEnd = end!.seq === null ? 0 : Number(end!.seq);
   for (const { key, digest } of trusted) {
     const hash = entries.get(digest.seq);
-    if (hash === undefined) findings.push(`entries removed from the end: digest ${key} covers seq ${digest.seq}, the log ends at ${logEnd}`);
-    else if (hash !== digest.hash) findings.push(`history rewritten at or before seq ${digest.seq}: digest ${key} records hash ${digest.hash}, the log holds ${hash}`);
+    if (hash === undefined)
+      findings.push(`entries removed from the end: digest ${key} covers seq ${digest.seq}, the log ends at ${logEnd}`);
+    else if (hash !== digest.hash)
+      findings.push(
+        `history rewritten at or before seq ${digest.seq}: digest ${key} records hash ${digest.hash}, the log holds ${hash}`,
+      );
   }
 
   // The chain itself, from the genesis: the digests vouch for the heads, the walk for every link.
-  const walk = await verifyChainDetailed(ctx, { mode: "full", onProgress: options.onProgress, ranges: options.ranges, writeCheckpoint: findings.length === 0 });
-  if (!walk.report.intact) findings.push(`the log does not verify: broken at seq ${walk.report.firstBadSeq}: ${walk.report.reason}`);
+  const walk = await verifyChainDetailed(ctx, {
+    mode: "full",
+    onProgress: options.onProgress,
+    ranges: options.ranges,
+    writeCheckpoint: findings.length === 0,
+  });
+  if (!walk.report.intact)
+    findings.push(`the log does not verify: broken at seq ${walk.report.firstBadSeq}: ${walk.report.reason}`);
   return {
     findings,
     digests: keys.length,

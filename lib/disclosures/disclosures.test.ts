@@ -7,7 +7,14 @@ import type { EpisodeLine } from "@/lib/catalog/import/records";
 import { createOrganization, type Organization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import { canonicalEntryAsObject } from "@/lib/testing/chain-oracle";
-import { canonicalEntry, entryHash, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
+import {
+  canonicalEntry,
+  entryHash,
+  episodesDigest,
+  GENESIS_HASH,
+  sha256Hex,
+  type ChainedEntry,
+} from "@/lib/disclosures/chain";
 import { canonicalJson } from "@/lib/canonical-json";
 import { csvLine } from "@/lib/csv";
 import { appendDisclosure } from "@/lib/disclosures/append";
@@ -15,7 +22,15 @@ import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import type { DisclosureFilter } from "@/lib/disclosures/filter";
 import { recipientsOfContributor as recipientsPage } from "@/lib/disclosures/recipients-of-contributor";
-import { createTestOrg, grant, operatorCtx, operatorOn, randomEpisodes, uniqueId, byteOrder } from "@/lib/testing/fixtures";
+import {
+  createTestOrg,
+  grant,
+  operatorCtx,
+  operatorOn,
+  randomEpisodes,
+  uniqueId,
+  byteOrder,
+} from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import {
   at,
@@ -40,7 +55,8 @@ import {
   type World,
 } from "@/lib/testing/disclosure-fixtures";
 
-const refusal = (op: "UPDATE" | "DELETE" | "TRUNCATE", table: string) => `the disclosure log is append-only: ${op} on ${table} is refused`;
+const refusal = (op: "UPDATE" | "DELETE" | "TRUNCATE", table: string) =>
+  `the disclosure log is append-only: ${op} on ${table} is refused`;
 
 /** Every line of an export, joined; read 500 entries a query, so that a thousand entries are more than one batch (and exactly two). */
 async function exportText(db: Db, filter: DisclosureFilter, format: "csv" | "jsonl", batchSize = 500): Promise<string> {
@@ -108,7 +124,10 @@ describe("the disclosure log is append-only (database triggers)", () => {
   beforeAll(async () => {
     w = await buildWorld("append_only");
     // An entry of three resolved episodes, by a key of the organisation licensed to dsB@1.0.0.
-    const episodes = w.catalog.get(`${w.dsB}@1.0.0`)!.slice(0, 3).map((e) => e.episode_id);
+    const episodes = w.catalog
+      .get(`${w.dsB}@1.0.0`)!
+      .slice(0, 3)
+      .map((e) => e.episode_id);
     made = await makeDownload(w.iso.db, w.keys1[0], { dataset_id: w.dsB, version: "1.0.0", episode_ids: episodes });
   });
 
@@ -121,7 +140,9 @@ describe("the disclosure log is append-only (database triggers)", () => {
     const before = await snapshot(id);
     expect(before.entry).toHaveLength(1);
     const update = await attempt((tx) => tx`update disclosures set total_bytes = total_bytes + 1 where id = ${id}`);
-    const updateHash = await attempt((tx) => tx`update disclosures set hash = ${"f".repeat(64)}, prev_hash = ${"e".repeat(64)} where id = ${id}`);
+    const updateHash = await attempt(
+      (tx) => tx`update disclosures set hash = ${"f".repeat(64)}, prev_hash = ${"e".repeat(64)} where id = ${id}`,
+    );
     const remove = await attempt((tx) => tx`delete from disclosures where id = ${id}`);
     expect(update).toMatchObject({ code: "P0001", message: refusal("UPDATE", "disclosures") });
     expect(updateHash).toMatchObject({ code: "P0001", message: refusal("UPDATE", "disclosures") });
@@ -133,7 +154,9 @@ describe("the disclosure log is append-only (database triggers)", () => {
     const id = made.download.download_id;
     const before = await snapshot(id);
     expect(before.episodes).toHaveLength(3);
-    const update = await attempt((tx) => tx`update disclosure_episodes set episode_id = ${"forged"} where disclosure_id = ${id}`);
+    const update = await attempt(
+      (tx) => tx`update disclosure_episodes set episode_id = ${"forged"} where disclosure_id = ${id}`,
+    );
     const remove = await attempt((tx) => tx`delete from disclosure_episodes where disclosure_id = ${id}`);
     expect(update).toMatchObject({ code: "P0001", message: refusal("UPDATE", "disclosure_episodes") });
     expect(remove).toMatchObject({ code: "P0001", message: refusal("DELETE", "disclosure_episodes") });
@@ -150,8 +173,13 @@ describe("the disclosure log is append-only (database triggers)", () => {
     const before = await summaries();
     expect(before.contributors.length).toBeGreaterThan(0);
     expect(before.episodes).toHaveLength(3);
-    for (const [table, key, value] of [["disclosure_contributors", "disclosure_id", id], ["disclosure_episode_entries", "seq", entry!.seq]] as const) {
-      const update = await attempt((tx) => tx`update ${tx(table)} set channel = ${"portal"} where ${tx(key)} = ${value}`);
+    for (const [table, key, value] of [
+      ["disclosure_contributors", "disclosure_id", id],
+      ["disclosure_episode_entries", "seq", entry!.seq],
+    ] as const) {
+      const update = await attempt(
+        (tx) => tx`update ${tx(table)} set channel = ${"portal"} where ${tx(key)} = ${value}`,
+      );
       const remove = await attempt((tx) => tx`delete from ${tx(table)} where ${tx(key)} = ${value}`);
       const truncate = await attempt((tx) => tx`truncate ${tx(table)}`);
       expect(update).toMatchObject({ code: "P0001", message: refusal("UPDATE", table) });
@@ -169,8 +197,16 @@ describe("the disclosure log is append-only (database triggers)", () => {
     // Without CASCADE the episodes' foreign key refuses it before the trigger is reached.
     const plain = await attempt((tx) => tx`truncate disclosures`);
     expect(episodes).toMatchObject({ code: "P0001", message: refusal("TRUNCATE", "disclosure_episodes") });
-    expect(cascade).toMatchObject({ code: "P0001", message: expect.stringMatching(/^the disclosure log is append-only: TRUNCATE on disclosure(s|_episodes) is refused$/) });
-    expect(plain).toMatchObject({ code: "0A000", message: "cannot truncate a table referenced in a foreign key constraint" });
+    expect(cascade).toMatchObject({
+      code: "P0001",
+      message: expect.stringMatching(
+        /^the disclosure log is append-only: TRUNCATE on disclosure(s|_episodes) is refused$/,
+      ),
+    });
+    expect(plain).toMatchObject({
+      code: "0A000",
+      message: "cannot truncate a table referenced in a foreign key constraint",
+    });
     expect(await snapshot(id)).toEqual(before);
   });
 });
@@ -184,7 +220,10 @@ const time = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2040, 0, 1) }
 const scopeArb = fc.record(
   {
     episode_ids: fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
-    filter: fc.record({ outcome: fc.string({ minLength: 1, maxLength: 8 }), environment: fc.string({ minLength: 1, maxLength: 8 }) }, { requiredKeys: [] }),
+    filter: fc.record(
+      { outcome: fc.string({ minLength: 1, maxLength: 8 }), environment: fc.string({ minLength: 1, maxLength: 8 }) },
+      { requiredKeys: [] },
+    ),
     streams: fc.array(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 3 }),
   },
   { requiredKeys: [] },
@@ -214,7 +253,11 @@ const entryArb: fc.Arbitrary<ChainedEntry> = fc.record({
 /** The same object with its keys (and its scope's keys) in reverse insertion order. */
 function reversedKeys<T extends object>(value: T): T {
   if (Array.isArray(value) || value instanceof Date || value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, v !== null && typeof v === "object" ? reversedKeys(v) : v])) as T;
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, v !== null && typeof v === "object" ? reversedKeys(v) : v]),
+  ) as T;
 }
 
 /** A different value for one field, of the right type. */
@@ -225,8 +268,10 @@ function altered(e: ChainedEntry, field: keyof ChainedEntry): ChainedEntry {
     if (typeof v === "number") return v + 1;
     if (field === "channel") return v === "api" ? "portal" : "api";
     if (field === "reviewerRole") return v === null ? "reviewer" : v === "reviewer" ? "admin" : null;
-    if (field === "apiKeyId" || field === "userId" || field === "organizationId" || field === "licenceId") return v === null ? "x" : null;
-    if (field === "prevHash" || field === "episodesSha256") return (v as string).replace(/^./, (c) => (c === "0" ? "1" : "0"));
+    if (field === "apiKeyId" || field === "userId" || field === "organizationId" || field === "licenceId")
+      return v === null ? "x" : null;
+    if (field === "prevHash" || field === "episodesSha256")
+      return (v as string).replace(/^./, (c) => (c === "0" ? "1" : "0"));
     if (field === "requestedScope") {
       const scope = e.requestedScope;
       return scope.streams ? { ...scope, streams: [...scope.streams, "extra"] } : { ...scope, streams: ["extra"] };
@@ -237,8 +282,25 @@ function altered(e: ChainedEntry, field: keyof ChainedEntry): ChainedEntry {
 }
 
 const FIELDS: (keyof ChainedEntry)[] = [
-  "id", "seq", "occurredAt", "organizationId", "apiKeyId", "userId", "reviewerRole", "channel", "datasetId", "version", "licenceId",
-  "requestedScope", "episodeCount", "fileCount", "totalBytes", "episodesSha256", "expiresAt", "requestId", "prevHash",
+  "id",
+  "seq",
+  "occurredAt",
+  "organizationId",
+  "apiKeyId",
+  "userId",
+  "reviewerRole",
+  "channel",
+  "datasetId",
+  "version",
+  "licenceId",
+  "requestedScope",
+  "episodeCount",
+  "fileCount",
+  "totalBytes",
+  "episodesSha256",
+  "expiresAt",
+  "requestId",
+  "prevHash",
 ];
 
 describe("canonicalEntry and entryHash", () => {
@@ -284,20 +346,33 @@ describe("canonicalEntry and entryHash", () => {
         expect(canonicalEntry(licensed)).toBe(canonicalEntryAsObject(licensed));
         expect(JSON.parse(canonicalEntry(licensed))).toMatchObject({ v: 1 });
         // A reviewer's preview is version 2 and names the role it was made under.
-        const reviewed = { ...e, reviewerRole: "reviewer" as const, organizationId: null, licenceId: null, channel: "preview" as const };
+        const reviewed = {
+          ...e,
+          reviewerRole: "reviewer" as const,
+          organizationId: null,
+          licenceId: null,
+          channel: "preview" as const,
+        };
         expect(canonicalEntry(reviewed)).toBe(canonicalEntryAsObject(reviewed));
-        expect(JSON.parse(canonicalEntry(reviewed))).toMatchObject({ v: 2, recipient: { reviewer_role: "reviewer", organization_id: null }, licence_id: null });
+        expect(JSON.parse(canonicalEntry(reviewed))).toMatchObject({
+          v: 2,
+          recipient: { reviewer_role: "reviewer", organization_id: null },
+          licence_id: null,
+        });
       }),
     );
   });
 
   it("covers the whole episode list through episodesDigest, independent of its order", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.stringMatching(/^[A-Za-z0-9._:~-]{1,12}$/), { minLength: 2, maxLength: 20 }), (ids) => {
-        expect(episodesDigest([...ids].reverse())).toBe(episodesDigest(ids));
-        expect(episodesDigest(ids.slice(1))).not.toBe(episodesDigest(ids));
-        expect(episodesDigest([...ids, `${ids[0]}x`])).not.toBe(episodesDigest(ids));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.stringMatching(/^[A-Za-z0-9._:~-]{1,12}$/), { minLength: 2, maxLength: 20 }),
+        (ids) => {
+          expect(episodesDigest([...ids].reverse())).toBe(episodesDigest(ids));
+          expect(episodesDigest(ids.slice(1))).not.toBe(episodesDigest(ids));
+          expect(episodesDigest([...ids, `${ids[0]}x`])).not.toBe(episodesDigest(ids));
+        },
+      ),
     );
   });
 });
@@ -374,11 +449,17 @@ describe("the hash chain (database of its own)", () => {
       const episodes = await w.iso.sql<{ episode_id: string }[]>`
         select de.episode_id from disclosure_episodes de join dataset_versions v on v.id = de.version_id
         where de.disclosure_id = ${e.id} and v.dataset_id = ${e.datasetId} and v.version = ${e.version}`;
-      expect(episodes.map((x) => x.episode_id).sort(byteOrder)).toEqual(expectedEpisodes(catalogOf(w)(made[i]!), made[i]!.body));
+      expect(episodes.map((x) => x.episode_id).sort(byteOrder)).toEqual(
+        expectedEpisodes(catalogOf(w)(made[i]!), made[i]!.body),
+      );
     }
     // The downloads themselves agree with the catalog.
     for (const m of made) {
-      expect(m.download.files.map((f) => f.path).sort()).toEqual(expectedFiles(catalogOf(w)(m), m.body).map((f) => f.path).sort());
+      expect(m.download.files.map((f) => f.path).sort()).toEqual(
+        expectedFiles(catalogOf(w)(m), m.body)
+          .map((f) => f.path)
+          .sort(),
+      );
     }
   });
 
@@ -389,11 +470,22 @@ describe("the hash chain (database of its own)", () => {
   it("appendDisclosure returns what it stored, with expires_at = occurred_at + the given ttl", async () => {
     const m = made[0]!;
     const entry = expectedEntry(m, catalogOf(w)(m), licenceOf(w)(m), 0, "");
-    const [row] = await w.iso.sql<{ version_id: number }[]>`select version_id from disclosures where id = ${m.download.download_id}`;
+    const [row] = await w.iso.sql<
+      { version_id: number }[]
+    >`select version_id from disclosures where id = ${m.download.download_id}`;
     const appended = await rolledBack(w.iso.db, async (tx, operator) => {
       const chained = await appendDisclosure(
         tx,
-        { ...entry, id: uniqueId("dl_x").replace(/-/g, ""), episodeCount: 0, episodesSha256: episodesDigest([]), versionId: row!.version_id, idempotencyScope: null, idempotencyKey: null, requestSha256: "0".repeat(64) },
+        {
+          ...entry,
+          id: uniqueId("dl_x").replace(/-/g, ""),
+          episodeCount: 0,
+          episodesSha256: episodesDigest([]),
+          versionId: row!.version_id,
+          idempotencyScope: null,
+          idempotencyKey: null,
+          requestSha256: "0".repeat(64),
+        },
         60,
       );
       const [stored] = await tx<DisclosureRow[]>`select * from disclosures where id = ${chained.id}`;
@@ -422,18 +514,32 @@ describe("the hash chain (database of its own)", () => {
 
     async function expectBreakAt(tamper: (tx: Sql, k: number) => Promise<unknown>, reason: RegExp, k: number, at = k) {
       const report = await verifyAfter(tamper, k);
-      expect(report, `tampered entry ${k}`).toEqual({ intact: false, count: at - 1, firstBadSeq: at, reason: expect.stringMatching(reason) });
+      expect(report, `tampered entry ${k}`).toEqual({
+        intact: false,
+        count: at - 1,
+        firstBadSeq: at,
+        reason: expect.stringMatching(reason),
+      });
     }
 
     const ALTERED = /does not hash to its recorded hash/;
     const EPISODES = /resolved episodes differ/;
 
     it.each(ks)("(a) total_bytes of entry %i", async (k) => {
-      await expectBreakAt((tx) => tx`update disclosures set total_bytes = total_bytes + 1 where seq = ${k}`, ALTERED, k);
+      await expectBreakAt(
+        (tx) => tx`update disclosures set total_bytes = total_bytes + 1 where seq = ${k}`,
+        ALTERED,
+        k,
+      );
     });
 
     it.each(ks)("(b) requested_scope of entry %i", async (k) => {
-      await expectBreakAt((tx) => tx`update disclosures set requested_scope = requested_scope || '{"streams": ["tampered"]}'::jsonb where seq = ${k}`, ALTERED, k);
+      await expectBreakAt(
+        (tx) =>
+          tx`update disclosures set requested_scope = requested_scope || '{"streams": ["tampered"]}'::jsonb where seq = ${k}`,
+        ALTERED,
+        k,
+      );
     });
 
     it.each(ks)("(c) one resolved episode of entry %i deleted", async (k) => {
@@ -447,7 +553,8 @@ describe("the hash chain (database of its own)", () => {
 
     it.each(ks)("(d) an extra resolved episode inserted for entry %i", async (k) => {
       await expectBreakAt(
-        (tx) => tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) select id, version_id, 'forged-episode' from disclosures where seq = ${k}`,
+        (tx) =>
+          tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) select id, version_id, 'forged-episode' from disclosures where seq = ${k}`,
         EPISODES,
         k,
       );
@@ -483,7 +590,11 @@ describe("the hash chain (database of its own)", () => {
         intact: false,
         count: N - 1,
         firstBadSeq: N,
-        reason: expect.stringMatching(new RegExp(`^entries after seq ${N - 1} were removed: the log ends at seq ${N - 1} but seq ${N} was verified at `)),
+        reason: expect.stringMatching(
+          new RegExp(
+            `^entries after seq ${N - 1} were removed: the log ends at seq ${N - 1} but seq ${N} was verified at `,
+          ),
+        ),
       });
       const withoutCheckpoints = await verifyAfter(async (tx) => {
         await tx`delete from disclosure_episodes where disclosure_id = (select id from disclosures where seq = ${N})`;
@@ -506,20 +617,34 @@ describe("the hash chain (database of its own)", () => {
       );
     });
 
-    it.each(ks)("(g) entry %i rewritten with a correctly recomputed hash: the next entry no longer hashes", async (k) => {
-      const report = await verifyAfter(async (tx) => {
-        await tx`update disclosures set total_bytes = total_bytes + 1000 where seq = ${k}`;
-        const [r] = await tx<DisclosureRow[]>`select * from disclosures where seq = ${k}`;
-        const rewritten = entryHash(entryOfRow(r!));
-        await tx`update disclosures set hash = ${rewritten} where seq = ${k}`;
-        await tx`update disclosures set prev_hash = ${rewritten} where seq = ${k + 1}`;
-      }, k);
-      if (k < N) expect(report).toEqual({ intact: false, count: k, firstBadSeq: k + 1, reason: expect.stringMatching(ALTERED) });
-      else {
-        // Rewriting the head itself is caught only by comparing with a recorded head hash: the checkpoint at seq N.
-        expect(report).toEqual({ intact: false, count: 0, firstBadSeq: 1, reason: expect.stringMatching(new RegExp(`^history rewritten at or before seq ${N}: `)) });
-      }
-    });
+    it.each(ks)(
+      "(g) entry %i rewritten with a correctly recomputed hash: the next entry no longer hashes",
+      async (k) => {
+        const report = await verifyAfter(async (tx) => {
+          await tx`update disclosures set total_bytes = total_bytes + 1000 where seq = ${k}`;
+          const [r] = await tx<DisclosureRow[]>`select * from disclosures where seq = ${k}`;
+          const rewritten = entryHash(entryOfRow(r!));
+          await tx`update disclosures set hash = ${rewritten} where seq = ${k}`;
+          await tx`update disclosures set prev_hash = ${rewritten} where seq = ${k + 1}`;
+        }, k);
+        if (k < N)
+          expect(report).toEqual({
+            intact: false,
+            count: k,
+            firstBadSeq: k + 1,
+            reason: expect.stringMatching(ALTERED),
+          });
+        else {
+          // Rewriting the head itself is caught only by comparing with a recorded head hash: the checkpoint at seq N.
+          expect(report).toEqual({
+            intact: false,
+            count: 0,
+            firstBadSeq: 1,
+            reason: expect.stringMatching(new RegExp(`^history rewritten at or before seq ${N}: `)),
+          });
+        }
+      },
+    );
 
     it("(h) every other asserted column of an entry", async () => {
       const k = 3;
@@ -529,12 +654,23 @@ describe("the hash chain (database of its own)", () => {
                (select id from licences where id <> (select licence_id from disclosures where seq = ${k}) limit 1) as licence`;
       const tampers: [string, (tx: Sql) => Promise<unknown>][] = [
         ["id", (tx) => tx`update disclosures set id = 'dl_forged' where seq = ${k}`],
-        ["occurred_at", (tx) => tx`update disclosures set occurred_at = occurred_at - interval '1 second' where seq = ${k}`],
+        [
+          "occurred_at",
+          (tx) => tx`update disclosures set occurred_at = occurred_at - interval '1 second' where seq = ${k}`,
+        ],
         ["expires_at", (tx) => tx`update disclosures set expires_at = expires_at + interval '1 day' where seq = ${k}`],
         ["organization_id", (tx) => tx`update disclosures set organization_id = ${other!.org} where seq = ${k}`],
         ["api_key_id", (tx) => tx`update disclosures set api_key_id = ${other!.key} where seq = ${k}`],
-        ["user_id", (tx) => tx`update disclosures set user_id = (select id from users limit 1), api_key_id = null where seq = ${k}`],
-        ["channel", (tx) => tx`update disclosures set channel = case channel when 'api' then 'portal' else 'api' end where seq = ${k}`],
+        [
+          "user_id",
+          (tx) =>
+            tx`update disclosures set user_id = (select id from users limit 1), api_key_id = null where seq = ${k}`,
+        ],
+        [
+          "channel",
+          (tx) =>
+            tx`update disclosures set channel = case channel when 'api' then 'portal' else 'api' end where seq = ${k}`,
+        ],
         ["dataset_id", (tx) => tx`update disclosures set dataset_id = dataset_id || 'x' where seq = ${k}`],
         ["version", (tx) => tx`update disclosures set version = '9.9.9' where seq = ${k}`],
         ["licence_id", (tx) => tx`update disclosures set licence_id = ${other!.licence} where seq = ${k}`],
@@ -565,7 +701,8 @@ describe("the hash chain (database of its own)", () => {
     // re-resolve files by the entry's version_id: re-pointing either would hide or change a disclosure.
     it.each(ks)("(i) the resolved episodes of entry %i re-pointed at another version", async (k) => {
       await expectBreakAt(
-        (tx) => tx`update disclosure_episodes set version_id = version_id + 1000000 where disclosure_id = (select id from disclosures where seq = ${k})`,
+        (tx) =>
+          tx`update disclosure_episodes set version_id = version_id + 1000000 where disclosure_id = (select id from disclosures where seq = ${k})`,
         /version/,
         k,
       );
@@ -664,7 +801,11 @@ describe("concurrent appends (database of its own)", () => {
 
   it("50 simultaneous downloads make seqs exactly 1..50 and one intact chain", async () => {
     const plan = downloadPlan(w);
-    const made = await Promise.all(Array.from({ length: 50 }, (_, i) => makeDownload(w.iso.db, plan[i % plan.length]![0], plan[i % plan.length]![1])));
+    const made = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        makeDownload(w.iso.db, plan[i % plan.length]![0], plan[i % plan.length]![1]),
+      ),
+    );
     const rows = await seqsAndLinks();
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(made.map((m) => m.download.download_id)));
@@ -680,14 +821,23 @@ describe("concurrent appends (database of its own)", () => {
     const other = w.iso.anotherPool(8);
     const plan = downloadPlan(w);
     const made = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => makeDownload(i % 2 ? other : w.iso.db, plan[i % plan.length]![0], plan[i % plan.length]![1])),
+      Array.from({ length: 60 }, (_, i) =>
+        makeDownload(i % 2 ? other : w.iso.db, plan[i % plan.length]![0], plan[i % plan.length]![1]),
+      ),
     );
     const rows = await seqsAndLinks();
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: before + 60 }, (_, i) => i + 1));
     expect(new Set(rows.slice(before).map((r) => r.id))).toEqual(new Set(made.map((m) => m.download.download_id)));
-    expect(await verifyChain(w.iso.operator)).toEqual({ intact: true, count: before + 60, headHash: rows.at(-1)!.hash });
+    expect(await verifyChain(w.iso.operator)).toEqual({
+      intact: true,
+      count: before + 60,
+      headHash: rows.at(-1)!.hash,
+    });
     // Both pools really held connections to the database while appending.
-    const [{ n }] = (await w.iso.sql`select count(*)::int as n from pg_stat_activity where datname = ${w.iso.name}`) as unknown as [{ n: number }];
+    const [{ n }] = (await w.iso
+      .sql`select count(*)::int as n from pg_stat_activity where datname = ${w.iso.name}`) as unknown as [
+      { n: number },
+    ];
     expect(n).toBeGreaterThan(10);
   });
 });
@@ -721,7 +871,13 @@ describe("recipientsOfContributor", () => {
     ]);
     const dsB = await importWithFiles(db().$client, [{ version: "1.0.0", episodes: b100 }]);
     orgs = [await createTestOrg(), await createTestOrg()];
-    for (const org of orgs) for (const [ds, v] of [[dsA, "1.0.0"], [dsA, "1.1.0"], [dsB, "1.0.0"]]) licenceIds.set(`${org.id}/${at(ds!, v!)}`, (await grant(org.id, ds!, v!)).id);
+    for (const org of orgs)
+      for (const [ds, v] of [
+        [dsA, "1.0.0"],
+        [dsA, "1.1.0"],
+        [dsB, "1.0.0"],
+      ])
+        licenceIds.set(`${org.id}/${at(ds!, v!)}`, (await grant(org.id, ds!, v!)).id);
     const key1 = await keyPrincipal(op, orgs[0]!.id);
     const user1 = await userPrincipal(op, orgs[0]!.id);
     const key2 = await keyPrincipal(op, orgs[1]!.id);
@@ -748,11 +904,16 @@ describe("recipientsOfContributor", () => {
 
   async function expected(contributor: string) {
     const ids = made.map((m) => m.download.download_id);
-    const seqs = new Map((await db().$client<{ id: string; seq: string }[]>`select id, seq from disclosures where id = any(${ids})`).map((r) => [r.id, Number(r.seq)]));
+    const seqs = new Map(
+      (await db().$client<{ id: string; seq: string }[]>`select id, seq from disclosures where id = any(${ids})`).map(
+        (r) => [r.id, Number(r.seq)],
+      ),
+    );
     const orgOf = new Map(orgs.map((o) => [o.id, o]));
     return made
       .map((m) => {
-        const catalog = m.body.dataset_id === made[3]!.body.dataset_id ? b100 : m.body.version === "1.1.0" ? a110 : a100;
+        const catalog =
+          m.body.dataset_id === made[3]!.body.dataset_id ? b100 : m.body.version === "1.1.0" ? a110 : a100;
         const contributed = new Set(catalog.filter((e) => e.contributor === contributor).map((e) => e.episode_id));
         const count = expectedEpisodes(catalog, m.body).filter((id) => contributed.has(id)).length;
         const org = orgOf.get(m.principal.organizationId!)!;
@@ -793,9 +954,13 @@ describe("recipientsOfContributor", () => {
     const ofY = await recipientsOfContributor(ctxAs(reviewer), y);
     expect(new Set(ofY.map((r) => r.channel))).toEqual(new Set(["api", "portal"]));
     expect(new Set(ofY.map((r) => r.organization))).toEqual(new Set(orgs.map((o) => o.slug)));
-    expect((await recipientsOfContributor(ctxAs(reviewer), x)).map((r) => r.download_id)).not.toContain(made[2]!.download.download_id);
+    expect((await recipientsOfContributor(ctxAs(reviewer), x)).map((r) => r.download_id)).not.toContain(
+      made[2]!.download.download_id,
+    );
     // An episode present in two versions counts once per disclosure, in the version that was disclosed.
-    const whole = (await recipientsOfContributor(ctxAs(reviewer), x)).find((r) => r.download_id === made[1]!.download.download_id);
+    const whole = (await recipientsOfContributor(ctxAs(reviewer), x)).find(
+      (r) => r.download_id === made[1]!.download.download_id,
+    );
     expect(whole?.episode_count).toBe(a110.filter((e) => e.contributor === x).length);
   });
 
@@ -812,7 +977,11 @@ describe("recipientsOfContributor", () => {
     const licensee = await userPrincipal(op, orgs[0]!.id, "licensee");
     const key = await keyPrincipal(op, orgs[0]!.id);
     for (const principal of [licensee, key]) {
-      await expect(recipientsOfContributor(ctxAs(principal), x)).rejects.toMatchObject({ name: "AppError", code: "forbidden", status: 403 });
+      await expect(recipientsOfContributor(ctxAs(principal), x)).rejects.toMatchObject({
+        name: "AppError",
+        code: "forbidden",
+        status: 403,
+      });
     }
   });
 });
@@ -821,7 +990,8 @@ describe("recipientsOfContributor", () => {
 // Exports: CSV and JSON Lines, every filter against an oracle built from what the test made.
 // ---------------------------------------------------------------------------------------------
 
-const CSV_HEADER = "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+const CSV_HEADER =
+  "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 describe("exportDisclosures (database of its own)", () => {
   let w: World;
@@ -836,7 +1006,9 @@ describe("exportDisclosures (database of its own)", () => {
     groups = [];
     // Three groups of downloads, each in a later second than the one before (the log's clock g seconds ahead).
     for (let g = 0; g < 3; g++) {
-      const group = await makeSequentially(w, g === 1 ? plan.slice(2).concat(plan.slice(0, 2)) : plan, { clockAhead: g });
+      const group = await makeSequentially(w, g === 1 ? plan.slice(2).concat(plan.slice(0, 2)) : plan, {
+        clockAhead: g,
+      });
       groups.push(group[0]!.occurredAt);
       made.push(...group);
     }
@@ -854,9 +1026,14 @@ describe("exportDisclosures (database of its own)", () => {
     expect(lines).toHaveLength(18);
     expect(lines.map((l) => JSON.parse(l))).toEqual(oracle);
     // However the entries are split into reads of their episodes (a run per entry here, or a few), and into batches.
-    for (const [batchSize, episodesPerRead] of [[4, 1], [5, 3], [18, 7]] as const) {
+    for (const [batchSize, episodesPerRead] of [
+      [4, 1],
+      [5, 3],
+      [18, 7],
+    ] as const) {
       let small = "";
-      for await (const line of exportDisclosures(operatorOn(w.iso.db), {}, "jsonl", { batchSize, episodesPerRead })) small += line;
+      for await (const line of exportDisclosures(operatorOn(w.iso.db), {}, "jsonl", { batchSize, episodesPerRead }))
+        small += line;
       expect(small, `${batchSize} entries, ${episodesPerRead} episodes a read`).toBe(text);
     }
   });
@@ -873,11 +1050,16 @@ describe("exportDisclosures (database of its own)", () => {
       const got = Object.fromEntries(columns.map((c, j) => [c, record[j]!]));
       const { requested_scope, ...plain } = want;
       expect(JSON.parse(got.requested_scope!)).toEqual(requested_scope);
-      for (const [c, v] of Object.entries(plain)) if (c !== "episode_ids") expect(got[c], c).toBe(v === null ? "" : String(v));
+      for (const [c, v] of Object.entries(plain))
+        if (c !== "episode_ids") expect(got[c], c).toBe(v === null ? "" : String(v));
     }
     // Byte for byte what csvLine writes for the same values (the export writes the database's raw bytes).
-    const scopes = await w.iso.sql<{ scope: string }[]>`select requested_scope::text as scope from disclosures order by seq`;
-    const lines = oracle.map((o, i) => csvLine(columns.map((c) => (c === "requested_scope" ? scopes[i]!.scope : o[c]))));
+    const scopes = await w.iso.sql<
+      { scope: string }[]
+    >`select requested_scope::text as scope from disclosures order by seq`;
+    const lines = oracle.map((o, i) =>
+      csvLine(columns.map((c) => (c === "requested_scope" ? scopes[i]!.scope : o[c]))),
+    );
     expect(text).toBe(csvLine(columns) + lines.join(""));
     // The scope is JSON (as the database writes it), whose quotes and commas CSV must double and enclose.
     const scope = records[1]![columns.indexOf("requested_scope")]!;
@@ -891,24 +1073,51 @@ describe("exportDisclosures (database of its own)", () => {
   const cases = (): [string, DisclosureFilter, (o: Record<string, unknown>, m: Made) => boolean][] => [
     ["no filter", {}, () => true],
     ["from", { from: groups[1] }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime()],
-    ["to (inclusive)", { to: { through: groups[1]! } }, (o) => Date.parse(o.occurred_at as string) <= groups[1]!.getTime()],
-    ["from and to", { from: groups[1], to: { through: groups[2]! } }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime() && Date.parse(o.occurred_at as string) <= groups[2]!.getTime()],
-    ["from, a millisecond early", { from: new Date(groups[1]!.getTime() - 1) }, (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime()],
+    [
+      "to (inclusive)",
+      { to: { through: groups[1]! } },
+      (o) => Date.parse(o.occurred_at as string) <= groups[1]!.getTime(),
+    ],
+    [
+      "from and to",
+      { from: groups[1], to: { through: groups[2]! } },
+      (o) =>
+        Date.parse(o.occurred_at as string) >= groups[1]!.getTime() &&
+        Date.parse(o.occurred_at as string) <= groups[2]!.getTime(),
+    ],
+    [
+      "from, a millisecond early",
+      { from: new Date(groups[1]!.getTime() - 1) },
+      (o) => Date.parse(o.occurred_at as string) >= groups[1]!.getTime(),
+    ],
     ["organisation 1", { organization: w.org1.slug }, (o) => o.organization === w.org1.slug],
     ["organisation 2", { organization: w.org2.slug }, (o) => o.organization === w.org2.slug],
     ["dataset A", { datasetId: w.dsA }, (o) => o.dataset_id === w.dsA],
     ["dataset B", { datasetId: w.dsB }, (o) => o.dataset_id === w.dsB],
     ["version 1.1.0", { version: "1.1.0" }, (o) => o.version === "1.1.0"],
-    ["dataset A version 1.0.0", { datasetId: w.dsA, version: "1.0.0" }, (o) => o.dataset_id === w.dsA && o.version === "1.0.0"],
+    [
+      "dataset A version 1.0.0",
+      { datasetId: w.dsA, version: "1.0.0" },
+      (o) => o.dataset_id === w.dsA && o.version === "1.0.0",
+    ],
     ["key prefix", { apiKeyPrefix: w.keys1[0].keyPrefix }, (o) => o.api_key === w.keys1[0].keyPrefix],
     ["other key prefix", { apiKeyPrefix: w.keys1[1].keyPrefix }, (o) => o.api_key === w.keys1[1].keyPrefix],
     ["user email, any case", { userEmail: w.user2.email.toUpperCase() }, (o) => o.user === w.user2.email],
-    ["episode id", { episodeId: w.catalog.get(at(w.dsA, "1.0.0"))![0]!.episode_id }, (o) => (o.episode_ids as string[]).includes(w.catalog.get(at(w.dsA, "1.0.0"))![0]!.episode_id)],
-    ...(["x", "y", "z"] as const).map((c): [string, DisclosureFilter, (o: Record<string, unknown>, m: Made) => boolean] => [
-      `contributor ${c}`,
-      { contributor: w.contributors[c] },
-      (o, m) => catalogOf(w)(m).some((e) => e.contributor === w.contributors[c] && (o.episode_ids as string[]).includes(e.episode_id)),
-    ]),
+    [
+      "episode id",
+      { episodeId: w.catalog.get(at(w.dsA, "1.0.0"))![0]!.episode_id },
+      (o) => (o.episode_ids as string[]).includes(w.catalog.get(at(w.dsA, "1.0.0"))![0]!.episode_id),
+    ],
+    ...(["x", "y", "z"] as const).map(
+      (c): [string, DisclosureFilter, (o: Record<string, unknown>, m: Made) => boolean] => [
+        `contributor ${c}`,
+        { contributor: w.contributors[c] },
+        (o, m) =>
+          catalogOf(w)(m).some(
+            (e) => e.contributor === w.contributors[c] && (o.episode_ids as string[]).includes(e.episode_id),
+          ),
+      ],
+    ),
     [
       "organisation 1, dataset A, contributor y, from group 2",
       { organization: w.org1.slug, datasetId: w.dsA, contributor: w.contributors.y, from: groups[1] },
@@ -916,7 +1125,9 @@ describe("exportDisclosures (database of its own)", () => {
         o.organization === w.org1.slug &&
         o.dataset_id === w.dsA &&
         Date.parse(o.occurred_at as string) >= groups[1]!.getTime() &&
-        catalogOf(w)(m).some((e) => e.contributor === w.contributors.y && (o.episode_ids as string[]).includes(e.episode_id)),
+        catalogOf(w)(m).some(
+          (e) => e.contributor === w.contributors.y && (o.episode_ids as string[]).includes(e.episode_id),
+        ),
     ],
     ["an unknown key prefix", { apiKeyPrefix: "das_nothing0" }, () => false],
   ];
@@ -924,11 +1135,17 @@ describe("exportDisclosures (database of its own)", () => {
   it("each filter selects exactly the entries the oracle selects, in both formats", async () => {
     for (const [name, filter, keep] of cases()) {
       const want = oracle.filter((o, i) => keep(o, made[i]!));
-      const jsonl = (await exportText(w.iso.db, filter, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const jsonl = (await exportText(w.iso.db, filter, "jsonl"))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       expect(jsonl, name).toEqual(want);
       const csv = parseCsv(await exportText(w.iso.db, filter, "csv"));
       expect(csv[0]!.join(","), name).toBe(CSV_HEADER);
-      expect(csv.slice(1).map((r) => r[1]), name).toEqual(want.map((o) => o.id));
+      expect(
+        csv.slice(1).map((r) => r[1]),
+        name,
+      ).toEqual(want.map((o) => o.id));
       if (name !== "no filter" && name !== "an unknown key prefix") {
         expect(want.length, `${name} selects something`).toBeGreaterThan(0);
         expect(want.length, `${name} leaves something out`).toBeLessThan(oracle.length);
@@ -968,8 +1185,14 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
     iso = await createIsolatedDb("batches");
     const op = iso.operator;
     const episodes = [randomEpisodes(1, 301), randomEpisodes(1, 302)];
-    datasets = [await importWithFiles(iso.sql, [{ version: "1.0.0", episodes: episodes[0]! }]), await importWithFiles(iso.sql, [{ version: "1.0.0", episodes: episodes[1]! }])];
-    orgs = [await createOrganization(op, { slug: uniqueId("org") }), await createOrganization(op, { slug: uniqueId("org") })];
+    datasets = [
+      await importWithFiles(iso.sql, [{ version: "1.0.0", episodes: episodes[0]! }]),
+      await importWithFiles(iso.sql, [{ version: "1.0.0", episodes: episodes[1]! }]),
+    ];
+    orgs = [
+      await createOrganization(op, { slug: uniqueId("org") }),
+      await createOrganization(op, { slug: uniqueId("org") }),
+    ];
     const keys = [await keyPrincipal(op, orgs[0]!.id), await keyPrincipal(op, orgs[1]!.id)];
     const versions = await iso.sql<{ id: number; dataset_id: string }[]>`select id, dataset_id from dataset_versions`;
     const setup = new Map<string, { licenceId: string; versionId: number }>();
@@ -1028,7 +1251,10 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
 
   it("streams every entry once, in seq order, in both formats", async () => {
     const order = await iso.sql<{ id: string }[]>`select id from disclosures order by seq`;
-    const jsonl = (await exportText(iso.db, {}, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { seq: number; id: string; episode_ids: string[] });
+    const jsonl = (await exportText(iso.db, {}, "jsonl"))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { seq: number; id: string; episode_ids: string[] });
     expect(jsonl.map((r) => r.seq)).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
     expect(jsonl.map((r) => r.id)).toEqual(order.map((r) => r.id));
     expect(new Set(jsonl.map((r) => r.id))).toEqual(new Set(ids));
@@ -1043,11 +1269,17 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
   });
 
   it("streams filtered results across batches: exactly a multiple of the batch, and more than one batch", async () => {
-    const byDataset = (await exportText(iso.db, { datasetId: datasets[0] }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
+    const byDataset = (await exportText(iso.db, { datasetId: datasets[0] }, "jsonl"))
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string; seq: number });
     expect(byDataset).toHaveLength(1000);
     expect(new Set(byDataset.map((r) => r.id))).toEqual(new Set(ids.slice(0, 1000)));
     for (const [o, org] of orgs.entries()) {
-      const rows = (await exportText(iso.db, { organization: org.slug }, "jsonl")).split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; seq: number });
+      const rows = (await exportText(iso.db, { organization: org.slug }, "jsonl"))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { id: string; seq: number });
       expect(new Set(rows.map((r) => r.id))).toEqual(new Set(ids.filter((_, n) => n % 2 === o)));
       expect(rows.map((r) => r.seq)).toEqual([...rows.map((r) => r.seq)].sort((a, b) => a - b));
     }

@@ -26,8 +26,25 @@ export type ExportRow = Recipient & {
 };
 
 const CSV_COLUMNS: (keyof ExportRow)[] = [
-  "seq", "id", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version",
-  "licence_id", "episode_count", "file_count", "total_bytes", "expires_at", "request_id", "requested_scope", "hash",
+  "seq",
+  "id",
+  "occurred_at",
+  "organization",
+  "organization_name",
+  "api_key",
+  "user",
+  "reviewer_role",
+  "channel",
+  "dataset_id",
+  "version",
+  "licence_id",
+  "episode_count",
+  "file_count",
+  "total_bytes",
+  "expires_at",
+  "request_id",
+  "requested_scope",
+  "hash",
 ];
 
 // Entries per query: large enough that a round trip is a small part of each, small enough that a batch is a few MB.
@@ -55,13 +72,19 @@ export function exportDisclosures(
   const sql = sqlOf(ctx.db);
   const size = options.batchSize ?? BATCH;
   if (format === "csv") return csvInBatches(sql, filter, size, options.onRows);
-  return exportLines(rowsInBatches(sql, filter, size, options.episodesPerRead ?? EPISODE_BATCH), CSV_COLUMNS, format, options.onRows);
+  return exportLines(
+    rowsInBatches(sql, filter, size, options.episodesPerRead ?? EPISODE_BATCH),
+    CSV_COLUMNS,
+    format,
+    options.onRows,
+  );
 }
 
 type Raw = ExportRow;
 
 /** An instant as JSON writes it (toISOString), formatted by the database rather than parsed into a Date and back for every row. */
-const isoText = (sql: Sql, column: PendingQuery<Row[]>) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoText = (sql: Sql, column: PendingQuery<Row[]>) =>
+  sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * One batch of the log matching a filter, oldest first after `after`: the reads of both formats,
@@ -94,7 +117,12 @@ const CSV_KINDS = CSV_COLUMNS.map((column) => (NUMBER_COLUMNS.has(column) ? "num
  * a field that may need quoting or neutralising is decoded. Decoding twenty columns into strings
  * and writing each out again was most of this process's time per row, a third of it collecting them.
  */
-async function* csvInBatches(sql: Sql, filter: DisclosureFilter, size: number, onRows?: (rows: number) => void): AsyncGenerator<string | Buffer> {
+async function* csvInBatches(
+  sql: Sql,
+  filter: DisclosureFilter,
+  size: number,
+  onRows?: (rows: number) => void,
+): AsyncGenerator<string | Buffer> {
   yield csvLine(CSV_COLUMNS);
   // One buffer for every batch (each read takes its bytes before the next read starts), so that it
   // grows to a batch's size once rather than for every batch.
@@ -124,16 +152,34 @@ async function* csvInBatches(sql: Sql, filter: DisclosureFilter, size: number, o
  * entries at once (the primary key of `disclosure_episodes` in order) rather than by a query per
  * entry. The episode ids of a batch's first run (usually all of it) are read with the batch, ahead.
  */
-async function* rowsInBatches(sql: Sql, filter: DisclosureFilter, size: number, episodesPerRead: number): AsyncGenerator<(ExportRow & { episode_ids?: string[] })[]> {
+async function* rowsInBatches(
+  sql: Sql,
+  filter: DisclosureFilter,
+  size: number,
+  episodesPerRead: number,
+): AsyncGenerator<(ExportRow & { episode_ids?: string[] })[]> {
   const read = async (after: number) => {
     const rows = await entriesAfter(sql, filter, after, size, "jsonl").execute();
     const runs = [...runsOfEpisodes(rows, episodesPerRead)];
-    const firstEpisodes = runs.length ? await episodeIdsOf(sql, runs[0]!.map((r) => r.id)) : null;
+    const firstEpisodes = runs.length
+      ? await episodeIdsOf(
+          sql,
+          runs[0]!.map((r) => r.id),
+        )
+      : null;
     return { rows, runs, firstEpisodes };
   };
-  for await (const { runs, firstEpisodes } of readingAhead(read, ({ rows }) => (rows.length === size ? rows.at(-1)!.seq : null))) {
+  for await (const { runs, firstEpisodes } of readingAhead(read, ({ rows }) =>
+    rows.length === size ? rows.at(-1)!.seq : null,
+  )) {
     for (const [i, run] of runs.entries()) {
-      const episodes = i === 0 ? firstEpisodes! : await episodeIdsOf(sql, run.map((r) => r.id));
+      const episodes =
+        i === 0
+          ? firstEpisodes!
+          : await episodeIdsOf(
+              sql,
+              run.map((r) => r.id),
+            );
       yield run.map((raw) => ({ ...raw, episode_ids: episodes.get(raw.id) ?? [] }));
     }
   }
@@ -167,7 +213,10 @@ async function episodeIdsOf(sql: Sql, ids: string[]): Promise<Map<string, string
  * reads the next while this one is written out, and at most two are in memory. `after` says where
  * the batch after one starts, or null after the last.
  */
-async function* readingAhead<B>(read: (after: number) => Promise<B>, after: (batch: B) => number | null): AsyncGenerator<B> {
+async function* readingAhead<B>(
+  read: (after: number) => Promise<B>,
+  after: (batch: B) => number | null,
+): AsyncGenerator<B> {
   const start = (from: number) => {
     const pending = read(from);
     // Awaited in turn; until then (or if the reader stops early), a failure must not count as unhandled.
@@ -200,7 +249,8 @@ export async function* exportLines<R>(
   if (format === "csv") yield csvLine(columns);
   for await (const batch of batches) {
     let text = "";
-    for (const row of batch) text += format === "csv" ? csvLine(columns.map((c) => row[c])) : `${JSON.stringify(row)}\n`;
+    for (const row of batch)
+      text += format === "csv" ? csvLine(columns.map((c) => row[c])) : `${JSON.stringify(row)}\n`;
     onRows?.(batch.length);
     if (text) yield text;
   }

@@ -13,7 +13,10 @@ describe("parseTimeBound", () => {
     expect(parseTimeBound("2026-11-21")).toEqual({ at: at("2026-11-21T00:00:00Z"), wholeDay: true });
     expect(parseTimeBound("2026-11-21T09:30:00Z")).toEqual({ at: at("2026-11-21T09:30:00Z"), wholeDay: false });
     expect(parseTimeBound("2026-11-21T09:30Z")).toEqual({ at: at("2026-11-21T09:30:00Z"), wholeDay: false });
-    expect(parseTimeBound("2026-11-21T09:30:00.250+01:00")).toEqual({ at: at("2026-11-21T08:30:00.250Z"), wholeDay: false });
+    expect(parseTimeBound("2026-11-21T09:30:00.250+01:00")).toEqual({
+      at: at("2026-11-21T08:30:00.250Z"),
+      wholeDay: false,
+    });
     expect(parseTimeBound("2024-02-29")).toEqual({ at: at("2024-02-29T00:00:00Z"), wholeDay: true });
   });
 
@@ -36,11 +39,16 @@ describe("parseTimeBound", () => {
 
   it("never accepts a date that is not on the calendar", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1970, max: 2200 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }), (y, m, d) => {
-        const text = `${y}-${String(m).padStart(2, "0")}-${String(d).padStart(2, "0")}`;
-        const real = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
-        expect(parseTimeBound(text) !== null).toBe(real);
-      }),
+      fc.property(
+        fc.integer({ min: 1970, max: 2200 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 31 }),
+        (y, m, d) => {
+          const text = `${y}-${String(m).padStart(2, "0")}-${String(d).padStart(2, "0")}`;
+          const real = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
+          expect(parseTimeBound(text) !== null).toBe(real);
+        },
+      ),
     );
   });
 });
@@ -88,7 +96,9 @@ describe("disclosureFilter", () => {
     expect(disclosureFilter({ from: "2026-11-21T09:30:00Z", to: "2026-11-21T09:30:00Z" }).problems).toEqual([]);
     expect(disclosureFilter({ from: "2026-11-21T23:59:59Z", to: "2026-11-21" }).problems).toEqual([]);
     expect(disclosureFilter({ from: "2026-11-22", to: "2026-11-21" }).problems).toEqual(["From must not be after To."]);
-    expect(disclosureFilter({ from: "2026-11-21T09:30:01Z", to: "2026-11-21T09:30:00Z" }).problems).toEqual(["From must not be after To."]);
+    expect(disclosureFilter({ from: "2026-11-21T09:30:01Z", to: "2026-11-21T09:30:00Z" }).problems).toEqual([
+      "From must not be after To.",
+    ]);
   });
 
   it("names every field that is not a date or an instant, and every one with a control character", () => {
@@ -105,7 +115,8 @@ describe("disclosureFilter", () => {
 
 describe("disclosureFilter: the channel", () => {
   it("takes api, portal or preview, and names the choices for anything else", () => {
-    for (const channel of ["api", "portal", "preview"] as const) expect(disclosureFilter({ channel })).toEqual({ filter: expect.objectContaining({ channel }), problems: [] });
+    for (const channel of ["api", "portal", "preview"] as const)
+      expect(disclosureFilter({ channel })).toEqual({ filter: expect.objectContaining({ channel }), problems: [] });
     expect(disclosureFilter({ channel: " preview " }).filter.channel).toBe("preview");
     expect(disclosureFilter({ channel: "" }).filter.channel).toBeUndefined();
     for (const channel of ["email", "API", "previews"]) {
@@ -175,9 +186,12 @@ describe("entryConditions: the range as the database applies it", () => {
 
 describe("searchQuery", () => {
   it("repeats the search's non-empty fields, trimmed, with extras such as the export format", () => {
-    expect(searchQuery({ org: " acme ", key: "", from: "2026-11-01", to: "2026-11-21T09:30:00Z" }, { format: "csv", before: undefined })).toBe(
-      "org=acme&from=2026-11-01&to=2026-11-21T09%3A30%3A00Z&format=csv",
-    );
+    expect(
+      searchQuery(
+        { org: " acme ", key: "", from: "2026-11-01", to: "2026-11-21T09:30:00Z" },
+        { format: "csv", before: undefined },
+      ),
+    ).toBe("org=acme&from=2026-11-01&to=2026-11-21T09%3A30%3A00Z&format=csv");
     // What it writes, the filter reads back to the same filter.
     const search = { org: "acme", from: "2026-11-01", to: "2026-11-21T09:30:00Z", contributor: "op 7&x" };
     const back = Object.fromEntries(new URLSearchParams(searchQuery(search)));

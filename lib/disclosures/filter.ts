@@ -50,7 +50,8 @@ export function parseTimeBound(text: string): { at: Date; wholeDay: boolean } | 
   if (!match) return null;
   const [year, month, date] = match.slice(1, 4).map(Number) as [number, number, number];
   const calendar = new Date(Date.UTC(year, month - 1, date));
-  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== date) return null;
+  if (calendar.getUTCFullYear() !== year || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== date)
+    return null;
   const at = day ? calendar : new Date(text);
   return Number.isNaN(at.getTime()) ? null : { at, wholeDay: Boolean(day) };
 }
@@ -87,8 +88,16 @@ type SearchKey = keyof DisclosureSearch;
 export const SEARCH_KEYS = Object.keys(DisclosureSearch.shape) as SearchKey[];
 
 const LABELS: Record<SearchKey, string> = {
-  org: "Organisation", key: "API key prefix", user: "User email", dataset: "Dataset", version: "Version",
-  from: "From", to: "To", episode: "Episode id", contributor: "Contributor", channel: "Channel",
+  org: "Organisation",
+  key: "API key prefix",
+  user: "User email",
+  dataset: "Dataset",
+  version: "Version",
+  from: "From",
+  to: "To",
+  episode: "Episode id",
+  contributor: "Contributor",
+  channel: "Channel",
 };
 
 /** The search as a filter on the log, or the problems that keep it from being one (each a sentence for the reviewer). */
@@ -97,7 +106,8 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
   const filter: DisclosureFilter = {};
   // Nothing stored contains a control character (PostgreSQL cannot even compare a NUL), so none reaches SQL.
   for (const key of SEARCH_KEYS) {
-    if (search[key] && CONTROL_CHARACTERS.test(search[key])) problems.push(`${LABELS[key]} must not contain control characters.`);
+    if (search[key] && CONTROL_CHARACTERS.test(search[key]))
+      problems.push(`${LABELS[key]} must not contain control characters.`);
   }
   if (problems.length) return { filter, problems };
   const text = (value: string | undefined) => (value && value.trim() ? value.trim() : undefined);
@@ -121,7 +131,8 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
   filter.episodeId = text(search.episode);
   filter.contributor = text(search.contributor);
   const channel = text(search.channel);
-  if (channel && !(DISCLOSURE_CHANNELS as readonly string[]).includes(channel)) problems.push(`${LABELS.channel} must be one of ${DISCLOSURE_CHANNELS.join(", ")}.`);
+  if (channel && !(DISCLOSURE_CHANNELS as readonly string[]).includes(channel))
+    problems.push(`${LABELS.channel} must be one of ${DISCLOSURE_CHANNELS.join(", ")}.`);
   else filter.channel = channel as DisclosureChannel | undefined;
   return { filter, problems };
 }
@@ -182,8 +193,10 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter, order: "newest" |
  */
 export function countedEntries(sql: Sql, f: DisclosureFilter): { from: Fragment; where: Fragment } {
   const onlyIndexed = !f.from && !f.to && !f.datasetId && !f.version && !f.apiKeyPrefix && !f.userEmail;
-  if (onlyIndexed && f.episodeId && !f.contributor) return { from: episodeWalk(sql, f.episodeId, null), where: episodeWalkConditions(sql, f) };
-  if (onlyIndexed && f.contributor && !f.episodeId) return { from: contributorWalk(sql, f, f.contributor, sql`desc`), where: sql`true` };
+  if (onlyIndexed && f.episodeId && !f.contributor)
+    return { from: episodeWalk(sql, f.episodeId, null), where: episodeWalkConditions(sql, f) };
+  if (onlyIndexed && f.contributor && !f.episodeId)
+    return { from: contributorWalk(sql, f, f.contributor, sql`desc`), where: sql`true` };
   return filteredEntries(sql, f);
 }
 
@@ -214,7 +227,9 @@ const contributorWalk = (sql: Sql, f: DisclosureFilter, contributor: string, dir
       order by c.seq ${direction}) c`;
 
 const organizationIs = (sql: Sql, column: Fragment, slug: string) =>
-  slug === NO_ORGANIZATION ? sql`${column} is null` : sql`${column} = (select id from organizations where slug = ${slug})`;
+  slug === NO_ORGANIZATION
+    ? sql`${column} is null`
+    : sql`${column} = (select id from organizations where slug = ${slug})`;
 
 const holdsContributor = (sql: Sql, contributor: string) =>
   sql`exists (select 1 from disclosure_contributors c where c.disclosure_id = d.id and c.contributor = ${contributor})`;
@@ -245,7 +260,8 @@ export function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | n
  * entry outside the range is ever included; the seq bound, which rests on that order, is what makes
  * it fast.
  */
-const firstSeqFrom = (sql: Sql, from: Date) => sql`select seq from disclosures where occurred_at >= ${from} order by occurred_at, seq limit 1`;
+const firstSeqFrom = (sql: Sql, from: Date) =>
+  sql`select seq from disclosures where occurred_at >= ${from} order by occurred_at, seq limit 1`;
 
 const lastSeqUpTo = (sql: Sql, to: RangeEnd) =>
   "beforeDay" in to

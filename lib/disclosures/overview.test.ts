@@ -35,18 +35,25 @@ async function clockAt(when: Date): Promise<Db> {
 }
 
 /** Downloads (and a reviewer's preview) on a day, one after another. */
-async function onDay(day: string, downloads: [ApiKeyPrincipal | UserPrincipal, DownloadBody][], previews: { principal: Principal; episodeId: string }[] = []) {
+async function onDay(
+  day: string,
+  downloads: [ApiKeyPrincipal | UserPrincipal, DownloadBody][],
+  previews: { principal: Principal; episodeId: string }[] = [],
+) {
   const db = await clockAt(noon(day));
   for (const [principal, body] of downloads) await makeDownload(db, principal, body);
-  for (const { principal, episodeId } of previews) await createPreview({ db, principal, requestId: uniqueId("req") }, { episode_id: episodeId });
+  for (const { principal, episodeId } of previews)
+    await createPreview({ db, principal, requestId: uniqueId("req") }, { episode_id: episodeId });
 }
 
-const episodesOf = (datasetId: string, version: string) => w.catalog.get(at(datasetId, version))!.map((e) => e.episode_id);
+const episodesOf = (datasetId: string, version: string) =>
+  w.catalog.get(at(datasetId, version))!.map((e) => e.episode_id);
 
 // ---- the oracle: plain counts over `disclosures` ------------------------------------------------
 
 type Count = { entries: number; episodes: number };
-const inPeriod = (p: OverviewPeriod) => w.iso.sql`(d.occurred_at at time zone 'UTC')::date between ${p.from}::date and ${p.to}::date`;
+const inPeriod = (p: OverviewPeriod) =>
+  w.iso.sql`(d.occurred_at at time zone 'UTC')::date between ${p.from}::date and ${p.to}::date`;
 
 async function oracle(p: OverviewPeriod) {
   const sql = w.iso.sql;
@@ -86,10 +93,20 @@ async function expectMatchesLog(p: OverviewPeriod) {
   // Per day: every day of the period has its bar, zero where the log has nothing.
   const perDay = figures(truth.days, (d) => d.day);
   expect(overview.series).toHaveLength(Math.round((noon(p.to).getTime() - noon(p.from).getTime()) / 86_400_000) + 1);
-  for (const bucket of overview.series) expect(bucket, bucket.start).toMatchObject({ end: bucket.start, ...(perDay[bucket.start] ?? { entries: 0, episodes: 0 }) });
-  expect(figures(overview.organizations.top, (o) => o.organization ?? "(preview)")).toEqual(figures(truth.organizations, (o) => o.organization ?? "(preview)"));
-  expect(figures(overview.versions.top, (v) => at(v.dataset_id, v.version))).toEqual(figures(truth.versions, (v) => at(v.dataset_id, v.version)));
-  expect(figures(overview.recipients.top, (r) => `${r.organization}/${r.label}`)).toEqual(figures(truth.recipients, (r) => `${r.organization}/${r.label}`));
+  for (const bucket of overview.series)
+    expect(bucket, bucket.start).toMatchObject({
+      end: bucket.start,
+      ...(perDay[bucket.start] ?? { entries: 0, episodes: 0 }),
+    });
+  expect(figures(overview.organizations.top, (o) => o.organization ?? "(preview)")).toEqual(
+    figures(truth.organizations, (o) => o.organization ?? "(preview)"),
+  );
+  expect(figures(overview.versions.top, (v) => at(v.dataset_id, v.version))).toEqual(
+    figures(truth.versions, (v) => at(v.dataset_id, v.version)),
+  );
+  expect(figures(overview.recipients.top, (r) => `${r.organization}/${r.label}`)).toEqual(
+    figures(truth.recipients, (r) => `${r.organization}/${r.label}`),
+  );
   expect(figures(overview.channels, (c) => c.channel)).toEqual(figures(truth.channels, (c) => c.channel));
   for (const ranked of [overview.organizations, overview.versions, overview.recipients]) {
     expect(ranked.count).toBe(ranked.top.length);
@@ -112,7 +129,13 @@ beforeAll(async () => {
   const dir = writeImportDir(videoDataset, {
     version: "1.0.0",
     episodes: videos,
-    files: videos.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 1234, sha256: "a".repeat(64) })),
+    files: videos.map((e) => ({
+      path: `${e.episode_id}/cam.mp4`,
+      episode_id: e.episode_id,
+      stream: "cam",
+      size_bytes: 1234,
+      sha256: "a".repeat(64),
+    })),
   });
   try {
     await importVersion(w.iso.sql, dir);
@@ -129,13 +152,21 @@ beforeAll(async () => {
     [w.keys1[0], { dataset_id: w.dsA, version: "1.0.0", episode_ids: [a100[0]!, a100[1]!] }],
     [w.user1, { dataset_id: w.dsB, version: "1.0.0" }],
   ]);
-  await onDay("2026-12-31", [[w.key2, { dataset_id: w.dsA, version: "1.1.0" }]], [{ principal: reviewer, episodeId: watched[0]! }]);
+  await onDay(
+    "2026-12-31",
+    [[w.key2, { dataset_id: w.dsA, version: "1.1.0" }]],
+    [{ principal: reviewer, episodeId: watched[0]! }],
+  );
   await onDay("2027-01-01", [
     [w.keys1[1], { dataset_id: w.dsA, version: "1.1.0", episode_ids: [a110[7]!] }],
     [w.keys1[0], { dataset_id: w.dsA, version: "1.0.0" }],
   ]);
   await onDay("2027-01-03", [[w.user2, { dataset_id: w.dsB, version: "1.0.0", streams: ["joints"] }]]);
-  await onDay("2027-01-04", [[w.keys1[0], { dataset_id: w.dsB, version: "1.0.0", episode_ids: [episodesOf(w.dsB, "1.0.0")[0]!] }]], [{ principal: w.user1, episodeId: watched[1]! }]);
+  await onDay(
+    "2027-01-04",
+    [[w.keys1[0], { dataset_id: w.dsB, version: "1.0.0", episode_ids: [episodesOf(w.dsB, "1.0.0")[0]!] }]],
+    [{ principal: w.user1, episodeId: watched[1]! }],
+  );
   await onDay("2027-01-12", [[w.key2, { dataset_id: w.dsB, version: "1.0.0" }]]);
 }, 180_000);
 
@@ -148,14 +179,28 @@ describe("disclosureOverview", () => {
     const overview = await expectMatchesLog(WHOLE);
     expect(overview.totals).toMatchObject({ entries: 10, organizations: 2, reviewer_previews: 1 });
     // The reviewer's preview is counted under its own recipient label, not dropped.
-    expect(overview.organizations.top.find((o) => o.organization === null)).toMatchObject({ entries: 1, organization_name: null });
-    expect(overview.recipients.top.find((r) => r.label === reviewer.email)).toMatchObject({ kind: "user", organization: null, entries: 1, detail: "reviewer" });
-    expect(overview.recipients.top.find((r) => r.label === w.keys1[0].keyPrefix)).toMatchObject({ kind: "api_key", organization: w.org1.slug, entries: 3 });
+    expect(overview.organizations.top.find((o) => o.organization === null)).toMatchObject({
+      entries: 1,
+      organization_name: null,
+    });
+    expect(overview.recipients.top.find((r) => r.label === reviewer.email)).toMatchObject({
+      kind: "user",
+      organization: null,
+      entries: 1,
+      detail: "reviewer",
+    });
+    expect(overview.recipients.top.find((r) => r.label === w.keys1[0].keyPrefix)).toMatchObject({
+      kind: "api_key",
+      organization: w.org1.slug,
+      entries: 3,
+    });
     expect(overview.channels.map((c) => c.channel).sort()).toEqual(["api", "portal", "preview"]);
   });
 
   it("leads the reviewers' previews, which have no organisation, into the log: the search for no organisation finds exactly them", async () => {
-    const withoutOrganization = await w.iso.sql<{ id: string }[]>`select id from disclosures where organization_id is null order by seq desc`;
+    const withoutOrganization = await w.iso.sql<
+      { id: string }[]
+    >`select id from disclosures where organization_id is null order by seq desc`;
     expect(withoutOrganization.length).toBe(1);
     for (const search of [
       { org: NO_ORGANIZATION, from: WHOLE.from, to: WHOLE.to },
@@ -165,7 +210,10 @@ describe("disclosureOverview", () => {
       const { filter, problems } = disclosureFilter(search);
       expect(problems).toEqual([]);
       const page = await searchDisclosures(reviewerCtx, { filter, limit: 50 });
-      expect(page.entries.map((e) => e.id), JSON.stringify(search)).toEqual(withoutOrganization.map((r) => r.id));
+      expect(
+        page.entries.map((e) => e.id),
+        JSON.stringify(search),
+      ).toEqual(withoutOrganization.map((r) => r.id));
       expect(await countDisclosures(reviewerCtx, filter)).toEqual({ count: 1, more: false });
     }
     // The licensee's preview of the other watched episode has an organisation: not among them.
@@ -195,10 +243,19 @@ describe("disclosureOverview", () => {
   });
 
   it("buckets by ISO week, Monday to Sunday in UTC, across the new year, cutting the first and last week to the period", async () => {
-    const overview = await disclosureOverview(reviewerCtx, { from: "2026-12-30", to: "2027-01-12", granularity: "week" });
+    const overview = await disclosureOverview(reviewerCtx, {
+      from: "2026-12-30",
+      to: "2027-01-12",
+      granularity: "week",
+    });
     const truth = await oracle({ from: "2026-12-30", to: "2027-01-12", granularity: "day" });
     const sumOf = (from: string, to: string) =>
-      truth.days.filter((d) => d.day >= from && d.day <= to).reduce((n, d) => ({ entries: n.entries + d.entries, episodes: n.episodes + d.episodes }), { entries: 0, episodes: 0 });
+      truth.days
+        .filter((d) => d.day >= from && d.day <= to)
+        .reduce((n, d) => ({ entries: n.entries + d.entries, episodes: n.episodes + d.episodes }), {
+          entries: 0,
+          episodes: 0,
+        });
     expect(overview.series).toEqual([
       { start: "2026-12-30", end: "2027-01-03", label: "2026-W53", ...sumOf("2026-12-28", "2027-01-03") },
       { start: "2027-01-04", end: "2027-01-10", label: "2027-W01", ...sumOf("2027-01-04", "2027-01-10") },
@@ -215,14 +272,21 @@ describe("disclosureOverview", () => {
       expect(two[key].top).toEqual(all[key].top.slice(0, 2));
       expect(two[key].count).toBe(all[key].count);
       const rest = all[key].top.slice(2);
-      expect(two[key].others).toEqual({ entries: rest.reduce((n, r) => n + r.entries, 0), episodes: rest.reduce((n, r) => n + r.episodes, 0) });
+      expect(two[key].others).toEqual({
+        entries: rest.reduce((n, r) => n + r.entries, 0),
+        episodes: rest.reduce((n, r) => n + r.episodes, 0),
+      });
     }
     expect(all.recipients.count).toBeGreaterThan(2);
   });
 
   it("keeps up with later appends, one download at a time and many rows in one statement", async () => {
     const before = await disclosureOverview(reviewerCtx, WHOLE);
-    await onDay("2027-01-13", [[w.user1, { dataset_id: w.dsA, version: "1.0.0" }]], [{ principal: reviewer, episodeId: watched[2]! }]);
+    await onDay(
+      "2027-01-13",
+      [[w.user1, { dataset_id: w.dsA, version: "1.0.0" }]],
+      [{ principal: reviewer, episodeId: watched[2]! }],
+    );
     const after = await expectMatchesLog(WHOLE);
     expect(after.totals.entries).toBe(before.totals.entries + 2);
     expect(after.totals.reviewer_previews).toBe(before.totals.reviewer_previews + 1);
@@ -239,9 +303,23 @@ describe("disclosureOverview", () => {
   });
 
   it("is the same after das_rebuild_disclosure_summaries() recomputes the summaries from the log", async () => {
-    const tables = ["disclosure_daily_channels", "disclosure_daily_organizations", "disclosure_daily_versions", "disclosure_daily_recipients", "disclosure_monthly_recipients"];
+    const tables = [
+      "disclosure_daily_channels",
+      "disclosure_daily_organizations",
+      "disclosure_daily_versions",
+      "disclosure_daily_recipients",
+      "disclosure_monthly_recipients",
+    ];
     const contents = async () =>
-      Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await w.iso.sql`select * from ${w.iso.sql(t)} order by 1, 2, 3, 4${t.endsWith("_recipients") ? w.iso.sql`, 5, 6` : w.iso.sql``}`])));
+      Object.fromEntries(
+        await Promise.all(
+          tables.map(async (t) => [
+            t,
+            await w.iso
+              .sql`select * from ${w.iso.sql(t)} order by 1, 2, 3, 4${t.endsWith("_recipients") ? w.iso.sql`, 5, 6` : w.iso.sql``}`,
+          ]),
+        ),
+      );
     const kept = await contents();
     await w.iso.sql`select das_rebuild_disclosure_summaries()`;
     expect(await contents()).toEqual(kept);
@@ -275,7 +353,10 @@ describe("disclosureOverview", () => {
       { from: "2027-01-01T00:00:00Z", to: "2027-01-02", granularity: "day" },
       { from: "2027-01-01", to: "2027-01-02", granularity: "year" },
     ]) {
-      await expect(disclosureOverview(reviewerCtx, period as OverviewPeriod), JSON.stringify(period)).rejects.toMatchObject({ code: "invalid_parameter", status: 400 });
+      await expect(
+        disclosureOverview(reviewerCtx, period as OverviewPeriod),
+        JSON.stringify(period),
+      ).rejects.toMatchObject({ code: "invalid_parameter", status: 400 });
     }
   });
 });
@@ -330,7 +411,10 @@ describe("overviewPeriod", () => {
   });
 
   it("takes dates and a granularity, and fills the missing end", () => {
-    expect(parse({ from: "2026-01-01", to: "2026-03-31", granularity: "week" })).toEqual({ period: { from: "2026-01-01", to: "2026-03-31", granularity: "week" }, problems: [] });
+    expect(parse({ from: "2026-01-01", to: "2026-03-31", granularity: "week" })).toEqual({
+      period: { from: "2026-01-01", to: "2026-03-31", granularity: "week" },
+      problems: [],
+    });
     expect(parse({ to: "2026-03-31" }).period).toEqual({ from: "2026-01-01", to: "2026-03-31", granularity: "day" });
     expect(parse({ from: "2026-11-01" }).period).toEqual({ from: "2026-11-01", to: "2026-11-22", granularity: "day" });
     expect(parse({ from: "2026-12-01" }).period).toEqual({ from: "2026-12-01", to: "2027-02-28", granularity: "day" });
@@ -344,8 +428,14 @@ describe("overviewPeriod", () => {
     [{ granularity: "year" }, "Show by must be day or week."],
     [{ granularity: "__proto__" }, "Show by must be day or week."],
     [{ from: "2026-11-02", to: "2026-11-01" }, "From must not be after To."],
-    [{ from: "2024-01-01", to: "2026-01-01" }, "A chart by day covers at most 366 days; show by week, or choose a shorter period."],
-    [{ from: "2000-01-01", to: "2026-01-01", granularity: "week" }, "The overview covers at most 1830 days (five years); choose a shorter period."],
+    [
+      { from: "2024-01-01", to: "2026-01-01" },
+      "A chart by day covers at most 366 days; show by week, or choose a shorter period.",
+    ],
+    [
+      { from: "2000-01-01", to: "2026-01-01", granularity: "week" },
+      "The overview covers at most 1830 days (five years); choose a shorter period.",
+    ],
   ])("explains %j", (search, problem) => {
     const { period, problems } = parse(search);
     expect(problems).toEqual([problem]);
@@ -358,4 +448,3 @@ describe("overviewPeriod", () => {
     expect(parse({ from: "2021-11-23", to: "2026-11-22", granularity: "week" }).problems).toEqual([]);
   });
 });
-

@@ -63,7 +63,10 @@ export type OverviewSearch = z.infer<typeof OverviewSearch>;
  * `from` and `to` are dates as the log's search takes them; the summaries count whole days, so an
  * instant is refused rather than silently widened to its day.
  */
-export function overviewPeriod(search: OverviewSearch, now: Date = new Date()): { period: OverviewPeriod; problems: string[] } {
+export function overviewPeriod(
+  search: OverviewSearch,
+  now: Date = new Date(),
+): { period: OverviewPeriod; problems: string[] } {
   const today = isoDay(now);
   const fallback: OverviewPeriod = { from: addDays(today, -(DEFAULT_DAYS - 1)), to: today, granularity: "day" };
   const problems: string[] = [];
@@ -76,18 +79,25 @@ export function overviewPeriod(search: OverviewSearch, now: Date = new Date()): 
     }
     const bound = parseTimeBound(value);
     if (!bound) problems.push(`${label} must be a date like ${today}.`);
-    else if (!bound.wholeDay) problems.push(`${label} must be a date like ${today}: the overview counts whole UTC days.`);
+    else if (!bound.wholeDay)
+      problems.push(`${label} must be a date like ${today}: the overview counts whole UTC days.`);
     return bound?.wholeDay ? isoDay(bound.at) : undefined;
   };
   const from = date("From", text(search.from));
   const to = date("To", text(search.to));
   const granularityText = text(search.granularity) ?? "day";
-  const granularity = (GRANULARITIES as readonly string[]).includes(granularityText) ? (granularityText as Granularity) : undefined;
+  const granularity = (GRANULARITIES as readonly string[]).includes(granularityText)
+    ? (granularityText as Granularity)
+    : undefined;
   if (!granularity) problems.push("Show by must be day or week.");
   if (problems.length) return { period: fallback, problems };
   // One end alone: the other is DEFAULT_DAYS away, or today.
   const end = to ?? (from && from > today ? addDays(from, DEFAULT_DAYS - 1) : today);
-  const period: OverviewPeriod = { from: from ?? addDays(end, -(DEFAULT_DAYS - 1)), to: end, granularity: granularity! };
+  const period: OverviewPeriod = {
+    from: from ?? addDays(end, -(DEFAULT_DAYS - 1)),
+    to: end,
+    granularity: granularity!,
+  };
   const problem = periodProblem(period);
   return problem ? { period: fallback, problems: [problem] } : { period, problems };
 }
@@ -139,9 +149,16 @@ export type DisclosureOverview = {
   recipients: Ranked<RecipientFigures>;
 };
 
-export async function disclosureOverview(ctx: Ctx, period: OverviewPeriod, options: { top?: number } = {}): Promise<DisclosureOverview> {
+export async function disclosureOverview(
+  ctx: Ctx,
+  period: OverviewPeriod,
+  options: { top?: number } = {},
+): Promise<DisclosureOverview> {
   requireReviewer(ctx);
-  if (!(GRANULARITIES as readonly string[]).includes(period.granularity) || ![period.from, period.to].every((d) => parseTimeBound(d)?.wholeDay)) {
+  if (
+    !(GRANULARITIES as readonly string[]).includes(period.granularity) ||
+    ![period.from, period.to].every((d) => parseTimeBound(d)?.wholeDay)
+  ) {
     throw new AppError("invalid_parameter", "The overview's period is two dates (YYYY-MM-DD) and day or week.");
   }
   const problem = periodProblem(period);
@@ -194,7 +211,12 @@ export async function disclosureOverview(ctx: Ctx, period: OverviewPeriod, optio
   });
   return {
     period,
-    totals: { ...sum(channels), organizations: counted!.organizations, recipients: recipients.count, reviewer_previews: counted!.reviewer_previews },
+    totals: {
+      ...sum(channels),
+      organizations: counted!.organizations,
+      recipients: recipients.count,
+      reviewer_previews: counted!.reviewer_previews,
+    },
     channels: [...channels],
     series: series(period, new Map(buckets.map((b) => [b.start, b]))),
     organizations,
@@ -207,7 +229,14 @@ export async function disclosureOverview(ctx: Ctx, period: OverviewPeriod, optio
  * A breakdown's groups, largest first (by entries, then episodes, then `order`): the first `top`
  * with their labels, how many groups there are, and the rest summed.
  */
-async function ranked<T extends Figures>(sql: Sql, top: number, groups: Fragment, labels: Fragment, joins: Fragment, order: Fragment): Promise<Ranked<T>> {
+async function ranked<T extends Figures>(
+  sql: Sql,
+  top: number,
+  groups: Fragment,
+  labels: Fragment,
+  joins: Fragment,
+  order: Fragment,
+): Promise<Ranked<T>> {
   const rows = await sql<(T & { groups: number; all_entries: number; all_episodes: number })[]>`
     with g as (${groups}),
     t as (select sum(entries) as entries, sum(episodes) as episodes, count(*) as groups from g)
@@ -217,11 +246,16 @@ async function ranked<T extends Figures>(sql: Sql, top: number, groups: Fragment
     order by s.entries desc, s.episodes desc, ${order}
     limit ${top}`;
   const shown = rows.map(({ groups: _g, all_entries: _e, all_episodes: _p, ...row }) => row as unknown as T);
-  const whole = rows[0] ? { count: rows[0].groups, entries: rows[0].all_entries, episodes: rows[0].all_episodes } : { count: 0, entries: 0, episodes: 0 };
+  const whole = rows[0]
+    ? { count: rows[0].groups, entries: rows[0].all_entries, episodes: rows[0].all_episodes }
+    : { count: 0, entries: 0, episodes: 0 };
   return {
     top: shown,
     count: whole.count,
-    others: { entries: whole.entries - shown.reduce((n, r) => n + r.entries, 0), episodes: whole.episodes - shown.reduce((n, r) => n + r.episodes, 0) },
+    others: {
+      entries: whole.entries - shown.reduce((n, r) => n + r.entries, 0),
+      episodes: whole.episodes - shown.reduce((n, r) => n + r.episodes, 0),
+    },
   };
 }
 
@@ -265,7 +299,11 @@ const previousMonth = (month: string) => {
 function series(period: OverviewPeriod, figures: Map<string, Figures & { start: string }>): Bucket[] {
   const buckets: Bucket[] = [];
   const step = period.granularity === "week" ? 7 : 1;
-  for (let start = period.granularity === "week" ? weekStart(period.from) : period.from; start <= period.to; start = addDays(start, step)) {
+  for (
+    let start = period.granularity === "week" ? weekStart(period.from) : period.from;
+    start <= period.to;
+    start = addDays(start, step)
+  ) {
     const found = figures.get(start);
     const end = addDays(start, step - 1);
     buckets.push({

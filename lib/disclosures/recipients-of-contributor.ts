@@ -27,11 +27,28 @@ export type ContributorRecipient = Recipient & {
  * that received them, and the episodes downloaded (counted once per download). Only while they
  * are no more than the count's cap; past it the page says how many there are at least.
  */
-export type ContributorSummary = { downloads: number; previews: number; organizations: number; episodes_downloaded: number };
+export type ContributorSummary = {
+  downloads: number;
+  previews: number;
+  organizations: number;
+  episodes_downloaded: number;
+};
 
 const CSV_COLUMNS: (keyof ContributorRecipient)[] = [
-  "contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id",
-  "episode_count", "download_id",
+  "contributor",
+  "seq",
+  "occurred_at",
+  "organization",
+  "organization_name",
+  "api_key",
+  "user",
+  "reviewer_role",
+  "channel",
+  "dataset_id",
+  "version",
+  "licence_id",
+  "episode_count",
+  "download_id",
 ];
 
 const BATCH = 2_000;
@@ -46,7 +63,12 @@ const BATCH = 2_000;
 export async function recipientsOfContributor(
   ctx: Ctx,
   input: { contributor: string; before?: number; limit: number; countCap?: number },
-): Promise<{ rows: ContributorRecipient[]; nextBefore: number | null; total: CappedCount; summary: ContributorSummary | null }> {
+): Promise<{
+  rows: ContributorRecipient[];
+  nextBefore: number | null;
+  total: CappedCount;
+  summary: ContributorSummary | null;
+}> {
   const sql = checkedSql(ctx, input.contributor);
   const cap = input.countCap ?? COUNT_CAP;
   const [rows, [counted]] = await Promise.all([
@@ -66,11 +88,20 @@ export async function recipientsOfContributor(
   const page = rows.slice(0, input.limit).map(presented);
   const total = cappedCount(counted!.entries, cap);
   const { entries: _entries, ...summary } = counted!;
-  return { rows: page, nextBefore: rows.length > input.limit ? page.at(-1)!.seq : null, total, summary: total.more ? null : summary };
+  return {
+    rows: page,
+    nextBefore: rows.length > input.limit ? page.at(-1)!.seq : null,
+    total,
+    summary: total.more ? null : summary,
+  };
 }
 
 /** Every such entry, newest first, as CSV or JSON Lines, read in keyset batches as the lines are asked for. */
-export function exportRecipientsOfContributor(ctx: Ctx, contributor: string, format: ExportFormat): AsyncGenerator<string> {
+export function exportRecipientsOfContributor(
+  ctx: Ctx,
+  contributor: string,
+  format: ExportFormat,
+): AsyncGenerator<string> {
   const sql = checkedSql(ctx, contributor);
   return exportLines(rowsInBatches(sql, contributor), CSV_COLUMNS, format);
 }
@@ -78,7 +109,8 @@ export function exportRecipientsOfContributor(ctx: Ctx, contributor: string, for
 function checkedSql(ctx: Ctx, contributor: string): Sql {
   requireReviewer(ctx);
   // PostgreSQL cannot compare a NUL: a contributor with a control character is refused before SQL.
-  if (CONTROL_CHARACTERS.test(contributor)) throw new AppError("invalid_parameter", "A contributor must not contain control characters.");
+  if (CONTROL_CHARACTERS.test(contributor))
+    throw new AppError("invalid_parameter", "A contributor must not contain control characters.");
   return sqlOf(ctx.db);
 }
 

@@ -36,14 +36,18 @@ const VERBS: Record<string, (ctx: Ctx, w: World) => Promise<unknown>> = {
   reviewFacets: (ctx) => searchModule.reviewFacets(ctx),
   countDisclosures: (ctx) => searchModule.countDisclosures(ctx, {}),
   disclosedEpisodes: (ctx, w) => searchModule.disclosedEpisodes(ctx, { id: w.downloadId, limit: 5 }),
-  recipientsOfContributor: (ctx, w) => recipientsModule.recipientsOfContributor(ctx, { contributor: w.contributor, limit: 50 }),
-  exportRecipientsOfContributor: async (ctx, w) => drain(recipientsModule.exportRecipientsOfContributor(ctx, w.contributor, "csv")),
-  exportDisclosures: async (ctx, w) => drain(exportModule.exportDisclosures(ctx, { contributor: w.contributor }, "jsonl")),
+  recipientsOfContributor: (ctx, w) =>
+    recipientsModule.recipientsOfContributor(ctx, { contributor: w.contributor, limit: 50 }),
+  exportRecipientsOfContributor: async (ctx, w) =>
+    drain(recipientsModule.exportRecipientsOfContributor(ctx, w.contributor, "csv")),
+  exportDisclosures: async (ctx, w) =>
+    drain(exportModule.exportDisclosures(ctx, { contributor: w.contributor }, "jsonl")),
   verifyChain: (ctx) => verifyModule.verifyChain(ctx),
   verifyChainDetailed: (ctx) => verifyModule.verifyChainDetailed(ctx, { mode: "incremental" }),
   lastFullCheckpoint: (ctx) => verifyModule.lastFullCheckpoint(ctx),
   chainStatus: (ctx) => chainStatusModule.chainStatus(ctx),
-  disclosureOverview: (ctx) => overviewModule.disclosureOverview(ctx, { from: "2026-01-01", to: "2026-03-31", granularity: "week" }),
+  disclosureOverview: (ctx) =>
+    overviewModule.disclosureOverview(ctx, { from: "2026-01-01", to: "2026-03-31", granularity: "week" }),
 };
 
 /** Exported functions of these modules that are not verbs: they take no caller and read nothing by themselves. */
@@ -55,12 +59,29 @@ let world: World;
 beforeAll(async () => {
   const org = await createTestOrg();
   const contributor = uniqueId("contributor");
-  const datasetId = await importWithFiles(getDb().$client, [{ version: "1.0.0", episodes: contributedEpisodes(3, 71, [contributor]) }]);
+  const datasetId = await importWithFiles(getDb().$client, [
+    { version: "1.0.0", episodes: contributedEpisodes(3, 71, [contributor]) },
+  ]);
   await grant(org.id, datasetId, "1.0.0");
-  const made = await makeDownload(getDb(), await keyPrincipal(operatorCtx(), org.id), { dataset_id: datasetId, version: "1.0.0" });
+  const made = await makeDownload(getDb(), await keyPrincipal(operatorCtx(), org.id), {
+    dataset_id: datasetId,
+    version: "1.0.0",
+  });
   const watched = randomEpisodes(1, 72).map((e) => ({ ...e, streams: ["cam"] }));
   const videoDataset = await importTestDataset([
-    { version: "1.0.0", episodes: watched, files: [{ path: `${watched[0]!.episode_id}/cam.mp4`, episode_id: watched[0]!.episode_id, stream: "cam", size_bytes: 9, sha256: "e".repeat(64) }] },
+    {
+      version: "1.0.0",
+      episodes: watched,
+      files: [
+        {
+          path: `${watched[0]!.episode_id}/cam.mp4`,
+          episode_id: watched[0]!.episode_id,
+          stream: "cam",
+          size_bytes: 9,
+          sha256: "e".repeat(64),
+        },
+      ],
+    },
   ]);
   await grant(org.id, videoDataset, "1.0.0");
   world = { downloadId: made.download.download_id, contributor, episodeId: watched[0]!.episode_id };
@@ -82,22 +103,33 @@ describe.each(Object.entries(VERBS))("%s", (_name, verb) => {
     await expect(verb(ctxOf(who[caller]), world)).resolves.toBeDefined();
   });
 
-  it.each(CALLERS.filter((c) => !READERS.includes(c)).map((c) => [c]))("refuses %s with 403 forbidden", async (caller) => {
-    const error = await verb(ctxOf(who[caller]), world).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ code: "forbidden", status: 403, message: "The disclosure log is for reviewers and admins." });
-  });
+  it.each(CALLERS.filter((c) => !READERS.includes(c)).map((c) => [c]))(
+    "refuses %s with 403 forbidden",
+    async (caller) => {
+      const error = await verb(ctxOf(who[caller]), world).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({
+        code: "forbidden",
+        status: 403,
+        message: "The disclosure log is for reviewers and admins.",
+      });
+    },
+  );
 });
 
 describe("the exports refuse when called, before a line is asked for", () => {
   // A route streams what the verb yields: a refusal must come before the stream does, as its own answer.
   it.each([["licensee"], ["api_key"]] as const)("for %s", (caller) => {
     const ctx = ctxOf(who[caller]);
-    expect(() => exportModule.exportDisclosures(ctx, {}, "csv")).toThrow(expect.objectContaining({ code: "forbidden" }));
-    expect(() => recipientsModule.exportRecipientsOfContributor(ctx, world.contributor, "csv")).toThrow(expect.objectContaining({ code: "forbidden" }));
+    expect(() => exportModule.exportDisclosures(ctx, {}, "csv")).toThrow(
+      expect.objectContaining({ code: "forbidden" }),
+    );
+    expect(() => recipientsModule.exportRecipientsOfContributor(ctx, world.contributor, "csv")).toThrow(
+      expect.objectContaining({ code: "forbidden" }),
+    );
   });
 
   it("and refuse a contributor with a control character the same way, as 400", () => {
@@ -109,7 +141,10 @@ describe("the exports refuse when called, before a line is asked for", () => {
 
 // The preview verbs write to the log (a preview is a disclosure) or read what a preview would show:
 // who may call each, asked of every kind of caller.
-const PREVIEW_VERBS: Record<string, { verb: (ctx: Ctx, w: World) => Promise<unknown>; allowed: readonly CallerName[]; refusal: string }> = {
+const PREVIEW_VERBS: Record<
+  string,
+  { verb: (ctx: Ctx, w: World) => Promise<unknown>; allowed: readonly CallerName[]; refusal: string }
+> = {
   createPreview: {
     verb: (ctx, w) => createPreviewModule.createPreview(ctx, { episode_id: w.episodeId }),
     // Licensees and keys under their licence, reviewers and admins as themselves; an operator watches nothing.
@@ -126,7 +161,11 @@ const PREVIEW_VERBS: Record<string, { verb: (ctx: Ctx, w: World) => Promise<unkn
     allowed: READERS,
     refusal: "The disclosure log is for reviewers and admins.",
   },
-  previewBasis: { verb: async (ctx) => previewAccessModule.previewBasis(ctx), allowed: ["admin", "reviewer", "licensee", "api_key"], refusal: "Previews are for members of a licensed organisation, their API keys, reviewers and admins." },
+  previewBasis: {
+    verb: async (ctx) => previewAccessModule.previewBasis(ctx),
+    allowed: ["admin", "reviewer", "licensee", "api_key"],
+    refusal: "Previews are for members of a licensed organisation, their API keys, reviewers and admins.",
+  },
   previewVersion: {
     verb: async (ctx, w) => previewAccessModule.previewVersion(ctx, previewAccessModule.previewBasis(ctx), w.episodeId),
     allowed: ["admin", "reviewer", "licensee", "api_key"],
@@ -153,13 +192,16 @@ describe("the preview verbs", () => {
       await expect(verb(ctxOf(who[caller]), world)).resolves.toBeDefined();
     });
 
-    it.each(CALLERS.filter((c) => !allowed.includes(c)).map((c) => [c]))("refuses %s with 403 forbidden", async (caller) => {
-      const error = await verb(ctxOf(who[caller]), world).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(AppError);
-      expect(error).toMatchObject({ code: "forbidden", status: 403, ...(refusal ? { message: refusal } : {}) });
-    });
+    it.each(CALLERS.filter((c) => !allowed.includes(c)).map((c) => [c]))(
+      "refuses %s with 403 forbidden",
+      async (caller) => {
+        const error = await verb(ctxOf(who[caller]), world).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(AppError);
+        expect(error).toMatchObject({ code: "forbidden", status: 403, ...(refusal ? { message: refusal } : {}) });
+      },
+    );
   });
 });

@@ -13,7 +13,14 @@ import {
 import { withTriggersDisabled } from "@/lib/testing/isolated-db";
 import { disclosureFilter } from "./filter";
 import { exportRecipientsOfContributor, recipientsOfContributor } from "./recipients-of-contributor";
-import { countDisclosures, disclosedEpisodes, getDisclosure, reviewFacets, searchDisclosures, type DisclosureSummary } from "./search";
+import {
+  countDisclosures,
+  disclosedEpisodes,
+  getDisclosure,
+  reviewFacets,
+  searchDisclosures,
+  type DisclosureSummary,
+} from "./search";
 
 // The reviewer's screens over a log of their own: the search (newest first, by keyset pages), an
 // entry in full, the form's choices, and who received a contributor's episodes.
@@ -53,7 +60,10 @@ const summaryOf = (o: Record<string, unknown>): DisclosureSummary => ({
   total_bytes: o.total_bytes as number,
 });
 
-async function allPages(search: Parameters<typeof disclosureFilter>[0], limit: number): Promise<{ pages: DisclosureSummary[][] }> {
+async function allPages(
+  search: Parameters<typeof disclosureFilter>[0],
+  limit: number,
+): Promise<{ pages: DisclosureSummary[][] }> {
   const { filter, problems } = disclosureFilter(search);
   expect(problems).toEqual([]);
   const pages: DisclosureSummary[][] = [];
@@ -77,14 +87,20 @@ describe("searchDisclosures", () => {
   it("pages by keyset: every entry once, in order, whatever the page size", async () => {
     for (const limit of [1, 2, 5, 11, 12, 13]) {
       const { pages } = await allPages({}, limit);
-      expect(pages.flat().map((e) => e.seq), `limit ${limit}`).toEqual([...oracle].reverse().map((o) => o.seq));
-      expect(pages.slice(0, -1).every((p) => p.length === limit), `limit ${limit}`).toBe(true);
+      expect(
+        pages.flat().map((e) => e.seq),
+        `limit ${limit}`,
+      ).toEqual([...oracle].reverse().map((o) => o.seq));
+      expect(
+        pages.slice(0, -1).every((p) => p.length === limit),
+        `limit ${limit}`,
+      ).toBe(true);
       expect(pages.length, `limit ${limit}`).toBe(Math.max(1, Math.ceil(oracle.length / limit)));
     }
   });
 
   it("applies the filter: an organisation by slug, a dataset, a key, a user, a time range", async () => {
-    const second = (oracle[6]!.occurred_at as string);
+    const second = oracle[6]!.occurred_at as string;
     const cases: [Parameters<typeof disclosureFilter>[0], (o: Record<string, unknown>) => boolean][] = [
       [{ org: w.org2.slug }, (o) => o.organization === w.org2.slug],
       [{ dataset: w.dsB, version: "1.0.0" }, (o) => o.dataset_id === w.dsB],
@@ -97,7 +113,10 @@ describe("searchDisclosures", () => {
     for (const [search, keep] of cases) {
       const { pages } = await allPages(search, 4);
       const want = oracle.filter(keep).reverse();
-      expect(pages.flat().map((e) => e.id), JSON.stringify(search)).toEqual(want.map((o) => o.id));
+      expect(
+        pages.flat().map((e) => e.id),
+        JSON.stringify(search),
+      ).toEqual(want.map((o) => o.id));
       if (search.org !== "no-such-organisation") expect(want.length, JSON.stringify(search)).toBeGreaterThan(0);
     }
   });
@@ -144,28 +163,67 @@ describe("searchDisclosures: every filter and combinations, each paged by keyset
       [{ contributor: w.contributors.z }, of(w.contributors.z)],
       [{ contributor: "nobody-at-all" }, () => false],
       [{ org: w.org1.slug, channel: "api" }, (o) => o.organization === w.org1.slug && o.channel === "api"],
-      [{ dataset: w.dsA, version: "1.1.0", key: w.keys1[1].keyPrefix }, (o) => o.dataset_id === w.dsA && o.version === "1.1.0" && o.api_key === w.keys1[1].keyPrefix],
-      [{ user: w.user2.email, channel: "portal", from: second }, (o) => o.user === w.user2.email && (o.occurred_at as string) >= second],
-      [{ contributor: w.contributors.y, channel: "api" }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.channel === "api"],
-      [{ contributor: w.contributors.y, org: w.org2.slug, to: second }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.organization === w.org2.slug && (o.occurred_at as string) <= second],
-      [{ contributor: w.contributors.y, org: w.org1.slug, channel: "portal" }, (o, i) => contributorsOf(i).has(w.contributors.y) && o.organization === w.org1.slug && o.channel === "portal"],
+      [
+        { dataset: w.dsA, version: "1.1.0", key: w.keys1[1].keyPrefix },
+        (o) => o.dataset_id === w.dsA && o.version === "1.1.0" && o.api_key === w.keys1[1].keyPrefix,
+      ],
+      [
+        { user: w.user2.email, channel: "portal", from: second },
+        (o) => o.user === w.user2.email && (o.occurred_at as string) >= second,
+      ],
+      [
+        { contributor: w.contributors.y, channel: "api" },
+        (o, i) => contributorsOf(i).has(w.contributors.y) && o.channel === "api",
+      ],
+      [
+        { contributor: w.contributors.y, org: w.org2.slug, to: second },
+        (o, i) =>
+          contributorsOf(i).has(w.contributors.y) &&
+          o.organization === w.org2.slug &&
+          (o.occurred_at as string) <= second,
+      ],
+      [
+        { contributor: w.contributors.y, org: w.org1.slug, channel: "portal" },
+        (o, i) => contributorsOf(i).has(w.contributors.y) && o.organization === w.org1.slug && o.channel === "portal",
+      ],
       [{ contributor: w.contributors.x, org: "no-such-org" }, () => false],
-      [{ contributor: w.contributors.x, from: second }, (o, i) => contributorsOf(i).has(w.contributors.x) && (o.occurred_at as string) >= second],
+      [
+        { contributor: w.contributors.x, from: second },
+        (o, i) => contributorsOf(i).has(w.contributors.x) && (o.occurred_at as string) >= second,
+      ],
       [{ episode: episode, org: w.org1.slug }, (o) => holds(episode)(o) && o.organization === w.org1.slug],
-      [{ episode: episode, org: w.org2.slug, channel: "portal" }, (o) => holds(episode)(o) && o.organization === w.org2.slug && o.channel === "portal"],
-      [{ episode: episode, contributor: w.contributors.x }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.x)],
-      [{ episode: episode, contributor: w.contributors.z }, (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.z)],
-      [{ episode: episode, from: second, channel: "api" }, (o) => holds(episode)(o) && (o.occurred_at as string) >= second && o.channel === "api"],
+      [
+        { episode: episode, org: w.org2.slug, channel: "portal" },
+        (o) => holds(episode)(o) && o.organization === w.org2.slug && o.channel === "portal",
+      ],
+      [
+        { episode: episode, contributor: w.contributors.x },
+        (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.x),
+      ],
+      [
+        { episode: episode, contributor: w.contributors.z },
+        (o, i) => holds(episode)(o) && contributorsOf(i).has(w.contributors.z),
+      ],
+      [
+        { episode: episode, from: second, channel: "api" },
+        (o) => holds(episode)(o) && (o.occurred_at as string) >= second && o.channel === "api",
+      ],
       [{ org: w.org2.slug, key: w.keys1[0].keyPrefix }, () => false],
     ];
   };
 
   it("selects exactly what the oracle selects, newest first, on pages of 1, 2 and 5 that meet without gap or repeat", async () => {
     for (const [search, keep] of cases()) {
-      const want = oracle.filter(keep).reverse().map((o) => o.id);
+      const want = oracle
+        .filter(keep)
+        .reverse()
+        .map((o) => o.id);
       for (const limit of [1, 2, 5]) {
         const { pages } = await allPages(search, limit);
-        expect(pages.flat().map((e) => e.id), `${JSON.stringify(search)} by ${limit}`).toEqual(want);
+        expect(
+          pages.flat().map((e) => e.id),
+          `${JSON.stringify(search)} by ${limit}`,
+        ).toEqual(want);
       }
     }
     // The cases are not vacuous: most select something and leave something out.
@@ -176,22 +234,30 @@ describe("searchDisclosures: every filter and combinations, each paged by keyset
   it("counts what it selects", async () => {
     for (const [search, keep] of cases()) {
       const { filter } = disclosureFilter(search);
-      expect(await countDisclosures(w.iso.operator, filter), JSON.stringify(search)).toEqual({ count: oracle.filter(keep).length, more: false });
+      expect(await countDisclosures(w.iso.operator, filter), JSON.stringify(search)).toEqual({
+        count: oracle.filter(keep).length,
+        more: false,
+      });
     }
   });
 });
 
 describe("disclosure_contributors, filled at append", () => {
   it("holds, for every entry, each contributor of its episodes with how many, and the entry's seq", async () => {
-    const summary = await w.iso.sql<{ disclosure_id: string; seq: string; contributor: string; episode_count: number }[]>`
+    const summary = await w.iso.sql<
+      { disclosure_id: string; seq: string; contributor: string; episode_count: number }[]
+    >`
       select disclosure_id, seq, contributor, episode_count from disclosure_contributors order by seq, contributor`;
     const want = oracle.flatMap((o, i) => {
       const m = made[i]!;
       const catalog = w.catalog.get(`${m.body.dataset_id}@${m.body.version}`)!;
       const held = new Set(o.episode_ids as string[]);
       const counts = new Map<string, number>();
-      for (const e of catalog) if (held.has(e.episode_id)) counts.set(e.contributor, (counts.get(e.contributor) ?? 0) + 1);
-      return [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([contributor, n]) => ({ disclosure_id: o.id, seq: String(o.seq), contributor, episode_count: n }));
+      for (const e of catalog)
+        if (held.has(e.episode_id)) counts.set(e.contributor, (counts.get(e.contributor) ?? 0) + 1);
+      return [...counts]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([contributor, n]) => ({ disclosure_id: o.id, seq: String(o.seq), contributor, episode_count: n }));
     });
     expect(summary.map((r) => ({ ...r }))).toEqual(want);
   });
@@ -199,7 +265,11 @@ describe("disclosure_contributors, filled at append", () => {
   it("is covered by each of its walks' indexes (migrations 0011–0013): a page of a contributor, alone or with an organisation or a channel, reads no row of it", async () => {
     const indexes = await w.iso.sql<{ name: string; def: string }[]>`
       select indexname as name, indexdef as def from pg_indexes where tablename = 'disclosure_contributors' and indexname <> 'disclosure_contributors_pk' order by 1`;
-    expect(indexes.map((i) => i.name)).toEqual(["disclosure_contributors_channel_idx", "disclosure_contributors_contributor_idx", "disclosure_contributors_organization_idx"]);
+    expect(indexes.map((i) => i.name)).toEqual([
+      "disclosure_contributors_channel_idx",
+      "disclosure_contributors_contributor_idx",
+      "disclosure_contributors_organization_idx",
+    ]);
     const columns = ["disclosure_id", "seq", "contributor", "episode_count", "organization_id", "channel"];
     for (const { name, def } of indexes) {
       const [, key, included] = /\(([^)]*)\) INCLUDE \(([^)]*)\)$/.exec(def) ?? [];
@@ -218,7 +288,9 @@ describe("disclosure_contributors, filled at append", () => {
 
   it("is what das_count_disclosure_contributors() counts from the episodes, as migration 0011 and a bulk load do", async () => {
     const rows = (sql: typeof w.iso.sql) =>
-      sql<Record<string, unknown>[]>`select * from disclosure_contributors order by disclosure_id, contributor`.then((r) => r.map((row) => ({ ...row })));
+      sql<Record<string, unknown>[]>`select * from disclosure_contributors order by disclosure_id, contributor`.then(
+        (r) => r.map((row) => ({ ...row })),
+      );
     const appended = await rows(w.iso.sql);
     const recounted = await withTriggersDisabled(w.iso.db, async (tx) => {
       // Emptied (its append-only trigger is off too), then counted again from scratch.
@@ -236,28 +308,39 @@ describe("disclosure_contributors, filled at append", () => {
 
 describe("disclosure_episode_entries, filled at append", () => {
   it("holds, for every episode an entry disclosed, the entry's seq, organisation and channel", async () => {
-    const summary = await w.iso.sql<{ episode_id: string; seq: string; organization: string | null; channel: string }[]>`
+    const summary = await w.iso.sql<
+      { episode_id: string; seq: string; organization: string | null; channel: string }[]
+    >`
       select m.episode_id, m.seq, o.slug as organization, m.channel
       from disclosure_episode_entries m left join organizations o on o.id = m.organization_id
       order by m.seq, m.episode_id`;
     const want = oracle.flatMap((o) =>
       [...(o.episode_ids as string[])]
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-        .map((episode_id) => ({ episode_id, seq: String(o.seq), organization: o.organization ?? null, channel: o.channel })),
+        .map((episode_id) => ({
+          episode_id,
+          seq: String(o.seq),
+          organization: o.organization ?? null,
+          channel: o.channel,
+        })),
     );
     expect(want.length).toBeGreaterThan(oracle.length);
     expect(summary.map((r) => ({ ...r }))).toEqual(want);
   });
 
   it("is keyed (episode, seq) with the organisation and channel in the key's index: an episode's page and its count read no row (migration 0014)", async () => {
-    const indexes = await w.iso.sql<{ name: string; def: string }[]>`select indexname as name, indexdef as def from pg_indexes where tablename = 'disclosure_episode_entries'`;
+    const indexes = await w.iso.sql<
+      { name: string; def: string }[]
+    >`select indexname as name, indexdef as def from pg_indexes where tablename = 'disclosure_episode_entries'`;
     expect(indexes.map((i) => i.name)).toEqual(["disclosure_episode_entries_pk"]);
     expect(indexes[0]!.def).toMatch(/\(episode_id, seq\) INCLUDE \(organization_id, channel\)$/);
   });
 
   it("is what das_index_disclosure_episodes() adds from the episodes, as migration 0014 and a bulk load do", async () => {
     const rows = (sql: typeof w.iso.sql) =>
-      sql<Record<string, unknown>[]>`select * from disclosure_episode_entries order by episode_id, seq`.then((r) => r.map((row) => ({ ...row })));
+      sql<Record<string, unknown>[]>`select * from disclosure_episode_entries order by episode_id, seq`.then((r) =>
+        r.map((row) => ({ ...row })),
+      );
     const appended = await rows(w.iso.sql);
     const refilled = await withTriggersDisabled(w.iso.db, async (tx) => {
       // The entries after the first two are taken out, as if appended by a bulk load after them.
@@ -283,7 +366,10 @@ describe("countDisclosures: counted no further than the cap", () => {
     expect(await countDisclosures(w.iso.operator, {}, 3)).toEqual({ count: 3, more: true });
     const api = oracle.filter((o) => o.channel === "api").length;
     expect(await countDisclosures(w.iso.operator, { channel: "api" }, api - 1)).toEqual({ count: api - 1, more: true });
-    expect(await countDisclosures(w.iso.operator, { contributor: w.contributors.y }, 1)).toEqual({ count: 1, more: true });
+    expect(await countDisclosures(w.iso.operator, { contributor: w.contributors.y }, 1)).toEqual({
+      count: 1,
+      more: true,
+    });
   });
 });
 
@@ -299,9 +385,15 @@ describe("recipientsOfContributor: pages and a capped total", () => {
       expect(whole.map((r) => r.licence_id)).toEqual(want.map(({ o }) => o.licence_id));
       const catalogOfEntry = (i: number) => w.catalog.get(`${made[i]!.body.dataset_id}@${made[i]!.body.version}`)!;
       expect(whole.map((r) => r.episode_count)).toEqual(
-        want.map(({ o, i }) => catalogOfEntry(i).filter((e) => e.contributor === contributor && (o.episode_ids as string[]).includes(e.episode_id)).length),
+        want.map(
+          ({ o, i }) =>
+            catalogOfEntry(i).filter(
+              (e) => e.contributor === contributor && (o.episode_ids as string[]).includes(e.episode_id),
+            ).length,
+        ),
       );
-      for (const limit of [1, 2, 3]) expect(await allRecipientsOfContributor(w.iso.operator, contributor, limit), `by ${limit}`).toEqual(whole);
+      for (const limit of [1, 2, 3])
+        expect(await allRecipientsOfContributor(w.iso.operator, contributor, limit), `by ${limit}`).toEqual(whole);
       const first = await recipientsOfContributor(w.iso.operator, { contributor, limit: 1 });
       expect(first.total).toEqual({ count: want.length, more: false });
       // The summary adds up every entry, not the page's one.
@@ -313,7 +405,11 @@ describe("recipientsOfContributor: pages and a capped total", () => {
         episodes_downloaded: downloads.reduce((sum, r) => sum + r.episode_count, 0),
       });
       expect(first.summary!.downloads).toBeGreaterThan(0);
-      const capped = await recipientsOfContributor(w.iso.operator, { contributor, limit: 1, countCap: want.length - 1 });
+      const capped = await recipientsOfContributor(w.iso.operator, {
+        contributor,
+        limit: 1,
+        countCap: want.length - 1,
+      });
       expect(capped.total).toEqual({ count: want.length - 1, more: true });
       // Past the cap the sums would cover only the newest entries: none is given rather than a wrong one.
       expect(capped.summary).toBeNull();
@@ -360,11 +456,14 @@ describe("getDisclosure", () => {
     expect(entry.total_bytes).toBe((oracle[3]!.total_bytes as number) + 1);
   });
 
-  it.each([["dl_doesnotexist"], ["not-a-download-id"], ["dl_"], [`dl_${"a".repeat(41)}`]])("answers not_found for %j", async (id) => {
-    const error = await getDisclosure(w.iso.operator, id).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ code: "not_found", status: 404 });
-  });
+  it.each([["dl_doesnotexist"], ["not-a-download-id"], ["dl_"], [`dl_${"a".repeat(41)}`]])(
+    "answers not_found for %j",
+    async (id) => {
+      const error = await getDisclosure(w.iso.operator, id).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ code: "not_found", status: 404 });
+    },
+  );
 });
 
 describe("reviewFacets", () => {
@@ -384,11 +483,31 @@ describe("exportRecipientsOfContributor", () => {
       expect(rows.length).toBeGreaterThan(0);
       let jsonl = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "jsonl")) jsonl += line;
-      expect(jsonl.split("\n").filter(Boolean).map((l) => JSON.parse(l))).toEqual(rows);
+      expect(
+        jsonl
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
+      ).toEqual(rows);
       let csv = "";
       for await (const line of exportRecipientsOfContributor(w.iso.operator, contributor, "csv")) csv += line;
       const [header, ...records] = parseCsv(csv);
-      expect(header).toEqual(["contributor", "seq", "occurred_at", "organization", "organization_name", "api_key", "user", "reviewer_role", "channel", "dataset_id", "version", "licence_id", "episode_count", "download_id"]);
+      expect(header).toEqual([
+        "contributor",
+        "seq",
+        "occurred_at",
+        "organization",
+        "organization_name",
+        "api_key",
+        "user",
+        "reviewer_role",
+        "channel",
+        "dataset_id",
+        "version",
+        "licence_id",
+        "episode_count",
+        "download_id",
+      ]);
       expect(records.map((r) => r[13])).toEqual(rows.map((r) => r.download_id));
       expect(records.map((r) => r[11])).toEqual(rows.map((r) => r.licence_id));
       expect(records.every((r) => r[0] === contributor)).toBe(true);

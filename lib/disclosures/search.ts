@@ -59,11 +59,14 @@ export async function countDisclosures(ctx: Ctx, filter: DisclosureFilter, cap =
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const { from, where } = countedEntries(sql, filter);
-  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from (select 1 from ${from} where ${where} limit ${cap + 1}) matched`;
+  const [row] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from (select 1 from ${from} where ${where} limit ${cap + 1}) matched`;
   return cappedCount(row!.n, cap);
 }
 
-export const cappedCount = (n: number, cap: number): CappedCount => (n > cap ? { count: cap, more: true } : { count: n, more: false });
+export const cappedCount = (n: number, cap: number): CappedCount =>
+  n > cap ? { count: cap, more: true } : { count: n, more: false };
 
 export type DisclosureDetail = DisclosureSummary & {
   /** Null for a reviewer's or admin's preview, made without a licence. */
@@ -83,7 +86,9 @@ export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDet
   const sql = sqlOf(ctx.db);
   // Downloads are dl_…, previews pv_…
   const [row] = /^(dl|pv)_[0-9A-Za-z]{1,40}$/.test(id)
-    ? await sql<(DisclosureDetail & { organization_id: string | null; api_key_id: string | null; user_id: string | null })[]>`
+    ? await sql<
+        (DisclosureDetail & { organization_id: string | null; api_key_id: string | null; user_id: string | null })[]
+      >`
         select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
                d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes,
                d.licence_id, d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.prev_hash, d.hash,
@@ -116,7 +121,9 @@ export async function disclosedEpisodes(
 }
 
 /** What the search form offers to choose from: organisations and dataset versions seen in the log. */
-export async function reviewFacets(ctx: Ctx): Promise<{ organizations: { slug: string; name: string }[]; datasets: string[] }> {
+export async function reviewFacets(
+  ctx: Ctx,
+): Promise<{ organizations: { slug: string; name: string }[]; datasets: string[] }> {
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
   const [organizations, datasets] = await Promise.all([

@@ -28,11 +28,16 @@ afterAll(async () => {
   await w?.iso.drop();
 });
 
-const inOneProcess = async () => (await verifyChainDetailed(w.iso.operator, { mode: "full", writeCheckpoint: false })).report;
-const inThreads = async () => (await verifyChainDetailed(w.iso.operator, { mode: "full", writeCheckpoint: false, ranges: threads })).report;
+const inOneProcess = async () =>
+  (await verifyChainDetailed(w.iso.operator, { mode: "full", writeCheckpoint: false })).report;
+const inThreads = async () =>
+  (await verifyChainDetailed(w.iso.operator, { mode: "full", writeCheckpoint: false, ranges: threads })).report;
 
 /** Commits `tamper` past the log's triggers, then `undo` the same way, returning both walks' reports in between. */
-async function whileTampered(tamper: (tx: Sql) => Promise<unknown>, undo: (tx: Sql) => Promise<unknown>): Promise<[ChainReport, ChainReport]> {
+async function whileTampered(
+  tamper: (tx: Sql) => Promise<unknown>,
+  undo: (tx: Sql) => Promise<unknown>,
+): Promise<[ChainReport, ChainReport]> {
   const asSuperuser = (change: (tx: Sql) => Promise<unknown>) =>
     w.iso.sql.begin(async (tx) => {
       // No trigger fires for this transaction, the append-only ones included, as for a superuser's.
@@ -55,8 +60,15 @@ describe("a full walk over threads", () => {
   });
 
   it("reports every tampered entry where the walk in one process reports it, whichever thread read it", async () => {
-    const idAt = async (seq: number) => (await w.iso.sql<{ id: string }[]>`select id from disclosures where seq = ${seq}`)[0]!.id;
-    const cases: { name: string; at: number; reason: RegExp; tamper: (tx: Sql) => Promise<unknown>; undo: (tx: Sql) => Promise<unknown> }[] = [];
+    const idAt = async (seq: number) =>
+      (await w.iso.sql<{ id: string }[]>`select id from disclosures where seq = ${seq}`)[0]!.id;
+    const cases: {
+      name: string;
+      at: number;
+      reason: RegExp;
+      tamper: (tx: Sql) => Promise<unknown>;
+      undo: (tx: Sql) => Promise<unknown>;
+    }[] = [];
     for (const seq of [1, 2, 4, HEAD]) {
       cases.push({
         name: `altered entry ${seq}`,
@@ -104,8 +116,10 @@ describe("a full walk over threads", () => {
       name: "an episode of entry 3 removed",
       at: 3,
       reason: /resolved episodes differ/,
-      tamper: (tx) => tx`delete from disclosure_episodes where disclosure_id = ${entry3} and episode_id = ${removed[0]!.episode_id}`,
-      undo: (tx) => tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${entry3}, ${removed[0]!.version_id}, ${removed[0]!.episode_id})`,
+      tamper: (tx) =>
+        tx`delete from disclosure_episodes where disclosure_id = ${entry3} and episode_id = ${removed[0]!.episode_id}`,
+      undo: (tx) =>
+        tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${entry3}, ${removed[0]!.version_id}, ${removed[0]!.episode_id})`,
     });
     cases.push({
       name: "a gap before the last entry",
@@ -118,7 +132,12 @@ describe("a full walk over threads", () => {
 
     for (const c of cases) {
       const [one, parallel] = await whileTampered(c.tamper, c.undo);
-      expect(one, c.name).toEqual({ intact: false, count: c.at - 1, firstBadSeq: c.at, reason: expect.stringMatching(c.reason) });
+      expect(one, c.name).toEqual({
+        intact: false,
+        count: c.at - 1,
+        firstBadSeq: c.at,
+        reason: expect.stringMatching(c.reason),
+      });
       expect(parallel, c.name).toEqual(one);
     }
     expect(await inThreads()).toMatchObject({ intact: true, count: HEAD });
@@ -128,18 +147,28 @@ describe("a full walk over threads", () => {
 describe("isoOfTimestamp", () => {
   it("writes every instant as the Date the driver parses from the same text would, in any session's time zone", async () => {
     const instants = [
-      "2026-11-23 00:24:21+00", "2026-11-23 00:24:21.5+00", "2026-11-23 00:24:21.123+00", "2026-11-23 00:24:21.123456+00",
-      "1999-12-31 23:59:59.999+00", "0999-01-01 00:00:00+00", "9999-12-31 23:59:59+00", "2026-06-30 12:00:00.01+00",
+      "2026-11-23 00:24:21+00",
+      "2026-11-23 00:24:21.5+00",
+      "2026-11-23 00:24:21.123+00",
+      "2026-11-23 00:24:21.123456+00",
+      "1999-12-31 23:59:59.999+00",
+      "0999-01-01 00:00:00+00",
+      "9999-12-31 23:59:59+00",
+      "2026-06-30 12:00:00.01+00",
     ];
     for (const zone of ["UTC", "Asia/Kolkata", "America/St_Johns", "Pacific/Chatham"]) {
       const rows = await w.iso.sql.begin(async (tx) => {
         await tx`select set_config('TimeZone', ${zone}, true)`;
-        return tx<{ text: string; parsed: Date }[]>`select t::text as text, t as parsed from unnest(${instants}::text[]) as s, cast(s as timestamptz) as t`;
+        return tx<
+          { text: string; parsed: Date }[]
+        >`select t::text as text, t as parsed from unnest(${instants}::text[]) as s, cast(s as timestamptz) as t`;
       });
       expect(rows).toHaveLength(instants.length);
       // A Date cannot read an offset with seconds, which zones had before standard time (year 999).
       for (const { text, parsed } of rows) {
-        expect(isoOfTimestamp(text), `${zone}: ${text}`).toBe(Number.isNaN(parsed.getTime()) ? `unreadable: ${text}` : parsed.toISOString());
+        expect(isoOfTimestamp(text), `${zone}: ${text}`).toBe(
+          Number.isNaN(parsed.getTime()) ? `unreadable: ${text}` : parsed.toISOString(),
+        );
       }
     }
   });

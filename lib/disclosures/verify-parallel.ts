@@ -33,18 +33,19 @@ export function parallelRangeChecker(
   };
   // Started at the first range asked for: a walk too short to use them starts none.
   let started: Worker[] | null = null;
-  const start = () => Array.from({ length: threads }, () => {
-    const worker = new Worker(bootstrap, { eval: true, workerData: { databaseUrl, size } });
-    worker.on("message", (m: { id: number; result?: RangeCheck; error?: string }) => {
-      const p = pending.get(m.id);
-      pending.delete(m.id);
-      if (m.error !== undefined) p?.reject(new Error(m.error));
-      else p?.resolve(m.result!);
+  const start = () =>
+    Array.from({ length: threads }, () => {
+      const worker = new Worker(bootstrap, { eval: true, workerData: { databaseUrl, size } });
+      worker.on("message", (m: { id: number; result?: RangeCheck; error?: string }) => {
+        const p = pending.get(m.id);
+        pending.delete(m.id);
+        if (m.error !== undefined) p?.reject(new Error(m.error));
+        else p?.resolve(m.result!);
+      });
+      worker.on("error", fail);
+      worker.on("exit", (code) => code !== 0 && fail(new Error(`a verification thread exited with code ${code}`)));
+      return worker;
     });
-    worker.on("error", fail);
-    worker.on("exit", (code) => code !== 0 && fail(new Error(`a verification thread exited with code ${code}`)));
-    return worker;
-  });
   let next = 0;
   return {
     // Ranges of several batches, two per thread in flight: each thread reads its next range while it hashes one.

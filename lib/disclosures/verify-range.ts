@@ -71,7 +71,12 @@ export const WALK_SESSION: Record<string, string> = { TimeZone: "UTC", enable_bi
  * the next batch of entries after afterSeq, whatever their seqs, so that a gap cannot end a walk
  * early.
  */
-export async function checkRange(sql: Sql, size: BatchSize, afterSeq: number, upTo: number | null): Promise<RangeCheck> {
+export async function checkRange(
+  sql: Sql,
+  size: BatchSize,
+  afterSeq: number,
+  upTo: number | null,
+): Promise<RangeCheck> {
   const result: RangeCheck = { first: null, last: null, checked: 0, failure: null };
   /** Checks the next entry in seq order; false once the range has failed. */
   const check = (row: Row): boolean => {
@@ -107,10 +112,14 @@ function entryProblem(row: Row): { seq: number; reason: string } | null {
   if ((resolved?.n ?? 0) !== row.episode_count || (resolved?.digest ?? EMPTY_DIGEST) !== row.episodes_sha256) {
     return { seq, reason: "the resolved episodes differ from those recorded" };
   }
-  if (hashOfRow(row, isoOfTimestamp) !== row.hash) return { seq, reason: "the entry does not hash to its recorded hash (altered)" };
+  if (hashOfRow(row, isoOfTimestamp) !== row.hash)
+    return { seq, reason: "the entry does not hash to its recorded hash (altered)" };
   // version_id is not in the hash, but the contributor query and replays rely on it: it must be the
   // hashed dataset_id@version, for the entry and for each of its resolved episodes.
-  if (!row.version_known || (resolved && (resolved.lowest_version_id !== row.version_id || resolved.highest_version_id !== row.version_id))) {
+  if (
+    !row.version_known ||
+    (resolved && (resolved.lowest_version_id !== row.version_id || resolved.highest_version_id !== row.version_id))
+  ) {
     return { seq, reason: "the entry's or its resolved episodes' version_id is not its dataset version" };
   }
   return null;
@@ -149,7 +158,13 @@ type Batch = { lastSeq: number; more: boolean };
  * the young generation's collections and were copied and collected again, which cost the walk a
  * third of its time; the episodes' summaries are what stays, five small fields an entry.
  */
-async function readBatch(sql: Sql, size: BatchSize, afterSeq: number, upTo: number | null, check: (row: Row) => boolean): Promise<Batch> {
+async function readBatch(
+  sql: Sql,
+  size: BatchSize,
+  afterSeq: number,
+  upTo: number | null,
+  check: (row: Row) => boolean,
+): Promise<Batch> {
   const range = upTo === null ? sql`seq > ${afterSeq}` : sql`seq > ${afterSeq} and seq <= ${upTo}`;
   const [end] = await sql<{ last_seq: string | null; entries: number; episodes: number }[]>`
     select max(seq) as last_seq, count(*)::int as entries, coalesce(max(so_far), 0)::float8 as episodes
@@ -197,5 +212,8 @@ async function readBatch(sql: Sql, size: BatchSize, afterSeq: number, upTo: numb
     }
   });
   if (thrown !== null) throw thrown;
-  return { lastSeq, more: upTo !== null && lastSeq < upTo && (end!.entries === size.entries || end!.episodes >= size.episodes) };
+  return {
+    lastSeq,
+    more: upTo !== null && lastSeq < upTo && (end!.entries === size.entries || end!.episodes >= size.episodes),
+  };
 }

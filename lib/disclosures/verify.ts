@@ -10,7 +10,13 @@ export type ChainReport =
   | { intact: false; count: number; firstBadSeq: number; reason: string };
 
 /** A head of the log that a walk reached intact (table disclosure_checkpoints). */
-export type Checkpoint = { seq: number; hash: string; verifiedAt: Date; mode: VerificationMode; entriesChecked: number };
+export type Checkpoint = {
+  seq: number;
+  hash: string;
+  verifiedAt: Date;
+  mode: VerificationMode;
+  entriesChecked: number;
+};
 
 export type VerifyProgress = { entriesDone: number; entriesPerSecond: number; seq: number };
 
@@ -66,10 +72,22 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
   const sql = sqlOf(ctx.db);
   const mode = options.mode ?? "full";
   const started = performance.now();
-  const finish = async (report: ChainReport, entriesChecked: number, from: Checkpoint | null, write: boolean): Promise<Verification> => {
+  const finish = async (
+    report: ChainReport,
+    entriesChecked: number,
+    from: Checkpoint | null,
+    write: boolean,
+  ): Promise<Verification> => {
     const durationMs = Math.round(performance.now() - started);
     let checkpoint: Checkpoint | null = null;
-    if (report.intact && write && options.writeCheckpoint !== false && report.count > 0) checkpoint = await appendCheckpoint(sql, { seq: report.count, hash: report.headHash, mode, entriesChecked, durationMs });
+    if (report.intact && write && options.writeCheckpoint !== false && report.count > 0)
+      checkpoint = await appendCheckpoint(sql, {
+        seq: report.count,
+        hash: report.headHash,
+        mode,
+        entriesChecked,
+        durationMs,
+      });
     return { report, mode, entriesChecked, from, checkpoint, durationMs };
   };
 
@@ -91,7 +109,9 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
   return finish(walked.report, walked.checked, from, walked.checked > 0);
 }
 
-type Walked = { intact: true; report: ChainReport & { intact: true }; checked: number } | { intact: false; report: ChainReport; checked: number };
+type Walked =
+  | { intact: true; report: ChainReport & { intact: true }; checked: number }
+  | { intact: false; report: ChainReport; checked: number };
 
 /**
  * Checks ranges of the log for a walk: in this process (the default), or spread over threads by
@@ -128,21 +148,31 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
   const began = performance.now();
   const head = await headSeq(sql);
   // Threads pay for themselves only over several of their ranges; a short walk stays here.
-  const checker = options.ranges && head - start.seq > 2 * options.ranges.rangeEntries ? options.ranges : inProcess(sql, size);
+  const checker =
+    options.ranges && head - start.seq > 2 * options.ranges.rangeEntries ? options.ranges : inProcess(sql, size);
 
-  const fail = (at: number, reason: string): Walked => ({ intact: false, report: { intact: false, count: at - 1, firstBadSeq: at, reason }, checked });
+  const fail = (at: number, reason: string): Walked => ({
+    intact: false,
+    report: { intact: false, count: at - 1, firstBadSeq: at, reason },
+    checked,
+  });
   /** Links a range's result to the walk so far; a report when it breaks the chain. */
   const link = (range: RangeCheck): Walked | null => {
     if (range.first) {
       if (range.first.seq !== previous.seq + 1) return fail(previous.seq + 1, `seq ${previous.seq + 1} is missing`);
-      if (range.first.prevHash !== previous.hash) return fail(range.first.seq, "prev_hash does not match the previous entry's hash");
+      if (range.first.prevHash !== previous.hash)
+        return fail(range.first.seq, "prev_hash does not match the previous entry's hash");
     }
     checked += range.checked;
     if (range.last) previous = range.last;
     if (range.failure) return fail(range.failure.seq, range.failure.reason);
     if (onProgress && range.checked > 0) {
       const seconds = (performance.now() - began) / 1000;
-      onProgress({ entriesDone: checked, entriesPerSecond: seconds > 0 ? Math.round(checked / seconds) : checked, seq: previous.seq });
+      onProgress({
+        entriesDone: checked,
+        entriesPerSecond: seconds > 0 ? Math.round(checked / seconds) : checked,
+        seq: previous.seq,
+      });
     }
     return null;
   };
@@ -179,7 +209,13 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
 
 type CheckpointRow = { seq: string; hash: string; verified_at: Date; mode: VerificationMode; entries_checked: string };
 
-const checkpointOf = (r: CheckpointRow): Checkpoint => ({ seq: Number(r.seq), hash: r.hash, verifiedAt: r.verified_at, mode: r.mode, entriesChecked: Number(r.entries_checked) });
+const checkpointOf = (r: CheckpointRow): Checkpoint => ({
+  seq: Number(r.seq),
+  hash: r.hash,
+  verifiedAt: r.verified_at,
+  mode: r.mode,
+  entriesChecked: Number(r.entries_checked),
+});
 
 async function latestCheckpoint(sql: Sql): Promise<Checkpoint | null> {
   const [row] = await sql<CheckpointRow[]>`
@@ -187,7 +223,10 @@ async function latestCheckpoint(sql: Sql): Promise<Checkpoint | null> {
   return row ? checkpointOf(row) : null;
 }
 
-async function appendCheckpoint(sql: Sql, c: { seq: number; hash: string; mode: VerificationMode; entriesChecked: number; durationMs: number }): Promise<Checkpoint> {
+async function appendCheckpoint(
+  sql: Sql,
+  c: { seq: number; hash: string; mode: VerificationMode; entriesChecked: number; durationMs: number },
+): Promise<Checkpoint> {
   const [row] = await sql<CheckpointRow[]>`
     insert into disclosure_checkpoints (seq, hash, mode, entries_checked, duration_ms)
     values (${c.seq}, ${c.hash}, ${c.mode}, ${c.entriesChecked}, ${c.durationMs})
@@ -206,7 +245,12 @@ async function checkpointStillHolds(sql: Sql, c: Checkpoint): Promise<ChainRepor
   if (!entry) {
     const end = await headSeq(sql);
     if (end < c.seq) return truncated(end, c);
-    return { intact: false, count: c.seq - 1, firstBadSeq: c.seq, reason: `seq ${c.seq} is missing (it was verified at ${c.verifiedAt.toISOString()})` };
+    return {
+      intact: false,
+      count: c.seq - 1,
+      firstBadSeq: c.seq,
+      reason: `seq ${c.seq} is missing (it was verified at ${c.verifiedAt.toISOString()})`,
+    };
   }
   if (entry.hash !== c.hash) return rewritten(sql, c);
   return null;

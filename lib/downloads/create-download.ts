@@ -22,11 +22,16 @@ export type CreateDownloadInput = { body: DownloadRequest; idempotencyKey?: stri
  * With an Idempotency-Key, a retry of the same body returns the same download (same id, same
  * URLs) without a second entry; another body under the same key is 409.
  */
-export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Promise<{ download: Download; replayed: boolean }> {
+export async function createDownload(
+  ctx: Ctx,
+  input: CreateDownloadInput,
+): Promise<{ download: Download; replayed: boolean }> {
   const recipient = recipientOf(ctx);
   const requestedScope = scopeOf(input.body);
   const requestSha256 = sha256Hex(canonicalJson(input.body));
-  const idempotency = input.idempotencyKey ? { scope: recipient.apiKeyId ?? recipient.userId!, key: input.idempotencyKey } : null;
+  const idempotency = input.idempotencyKey
+    ? { scope: recipient.apiKeyId ?? recipient.userId!, key: input.idempotencyKey }
+    : null;
   if (idempotency) {
     const earlier = await replay(ctx, idempotency, requestSha256);
     if (earlier) return { download: earlier, replayed: true };
@@ -68,7 +73,13 @@ export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Prom
     });
     const { chained } = entry;
     const download = await signDownload(
-      { id: chained.id, datasetId: chained.datasetId, version: chained.version, issuedAt: chained.occurredAt, expiresAt: chained.expiresAt },
+      {
+        id: chained.id,
+        datasetId: chained.datasetId,
+        version: chained.version,
+        issuedAt: chained.occurredAt,
+        expiresAt: chained.expiresAt,
+      },
       entry.files,
       entry.coDelivered,
     );
@@ -89,10 +100,24 @@ export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Prom
   }
 }
 
-function recipientOf(ctx: Ctx): { organizationId: string; apiKeyId: string | null; userId: string | null; reviewerRole: null; channel: DisclosureChannel } {
+function recipientOf(ctx: Ctx): {
+  organizationId: string;
+  apiKeyId: string | null;
+  userId: string | null;
+  reviewerRole: null;
+  channel: DisclosureChannel;
+} {
   const p = ctx.principal;
-  if (p.kind === "api_key") return { organizationId: p.organizationId, apiKeyId: p.keyId, userId: null, reviewerRole: null, channel: "api" };
-  if (p.kind === "user" && p.organizationId) return { organizationId: p.organizationId, apiKeyId: null, userId: p.userId, reviewerRole: null, channel: "portal" };
+  if (p.kind === "api_key")
+    return { organizationId: p.organizationId, apiKeyId: p.keyId, userId: null, reviewerRole: null, channel: "api" };
+  if (p.kind === "user" && p.organizationId)
+    return {
+      organizationId: p.organizationId,
+      apiKeyId: null,
+      userId: p.userId,
+      reviewerRole: null,
+      channel: "portal",
+    };
   throw new AppError("forbidden", "Downloads are made by members of a licensed organisation.");
 }
 
@@ -106,12 +131,19 @@ function scopeOf(body: DownloadRequest): RequestedScope {
   return scope;
 }
 
-async function replay(ctx: Ctx, idempotency: { scope: string; key: string }, requestSha256: string): Promise<Download | undefined> {
+async function replay(
+  ctx: Ctx,
+  idempotency: { scope: string; key: string },
+  requestSha256: string,
+): Promise<Download | undefined> {
   const [earlier] = await sqlOf(ctx.db)<{ id: string; request_sha256: string }[]>`
     select id, request_sha256 from disclosures where idempotency_scope = ${idempotency.scope} and idempotency_key = ${idempotency.key}`;
   if (!earlier) return undefined;
   if (earlier.request_sha256 !== requestSha256) {
-    throw new AppError("idempotency_conflict", "This Idempotency-Key was used with a different request body. Use a new key for a new request.");
+    throw new AppError(
+      "idempotency_conflict",
+      "This Idempotency-Key was used with a different request body. Use a new key for a new request.",
+    );
   }
   return recordedDownload(ctx, earlier.id);
 }

@@ -23,7 +23,11 @@ export type Download = {
 type Issued = { id: string; datasetId: string; version: string; issuedAt: Date; expiresAt: Date };
 
 /** The download document, every URL signed at the issue time, so that signing again yields the same URLs. */
-export async function signDownload(issued: Issued, files: readonly FileRecord[], coDelivered: readonly string[]): Promise<Download> {
+export async function signDownload(
+  issued: Issued,
+  files: readonly FileRecord[],
+  coDelivered: readonly string[],
+): Promise<Download> {
   const urls = await presigner().presignKeys(
     files.map((f) => objectKey(issued.datasetId, issued.version, f.path)),
     { signingDate: issued.issuedAt, expiresIn: URL_TTL_SECONDS },
@@ -35,7 +39,15 @@ export async function signDownload(issued: Issued, files: readonly FileRecord[],
     expires_at: issued.expiresAt.toISOString(),
     file_count: files.length,
     total_bytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
-    files: files.map((f, i) => ({ path: f.path, episode_id: f.episode_id, episode_ids: f.episode_ids, stream: f.stream, size_bytes: f.size_bytes, sha256: f.sha256, url: urls[i]! })),
+    files: files.map((f, i) => ({
+      path: f.path,
+      episode_id: f.episode_id,
+      episode_ids: f.episode_ids,
+      stream: f.stream,
+      size_bytes: f.size_bytes,
+      sha256: f.sha256,
+      url: urls[i]!,
+    })),
     co_delivered_episode_ids: [...coDelivered],
   };
 }
@@ -48,15 +60,39 @@ export async function signDownload(issued: Issued, files: readonly FileRecord[],
 export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Download> {
   const sql = sqlOf(ctx.db);
   const [entry] = /^dl_[0-9A-Za-z]{1,40}$/.test(downloadId)
-    ? await sql<{ id: string; dataset_id: string; version: string; version_id: number; occurred_at: Date; expires_at: Date; requested_scope: RequestedScope; organization_id: string }[]>`
+    ? await sql<
+        {
+          id: string;
+          dataset_id: string;
+          version: string;
+          version_id: number;
+          occurred_at: Date;
+          expires_at: Date;
+          requested_scope: RequestedScope;
+          organization_id: string;
+        }[]
+      >`
         select id, dataset_id, version, version_id, occurred_at, expires_at, requested_scope, organization_id
         from disclosures where id = ${downloadId}`
     : [];
-  if (!entry || entry.organization_id !== ctx.principal.organizationId) throw new AppError("not_found", NOT_VISIBLE.download);
+  if (!entry || entry.organization_id !== ctx.principal.organizationId)
+    throw new AppError("not_found", NOT_VISIBLE.download);
   const files = await sql<FileRecord[]>`
     select ${fileColumns(sql)}
     from files f where ${filesInScope(sql, entry.version_id, entry.requested_scope)} order by f.path`;
-  const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort((a, b) =>
+    Buffer.compare(Buffer.from(a), Buffer.from(b)),
+  );
   const coDelivered = await coDeliveredEpisodes(sql, entry.version_id, entry.requested_scope, delivered);
-  return signDownload({ id: entry.id, datasetId: entry.dataset_id, version: entry.version, issuedAt: entry.occurred_at, expiresAt: entry.expires_at }, files, coDelivered);
+  return signDownload(
+    {
+      id: entry.id,
+      datasetId: entry.dataset_id,
+      version: entry.version,
+      issuedAt: entry.occurred_at,
+      expiresAt: entry.expires_at,
+    },
+    files,
+    coDelivered,
+  );
 }

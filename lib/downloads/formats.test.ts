@@ -66,7 +66,9 @@ beforeAll(async () => {
   server = createServer((request, response) => {
     const n = Number(/^\/bucket\/(\d+)\?/.exec(request.url ?? "")?.[1] ?? NaN);
     if (!Number.isInteger(n)) return void response.writeHead(404).end();
-    response.writeHead(200, { "Content-Type": "application/octet-stream" }).end(corrupted.has(n) ? Buffer.from("tampered") : contentOf(n));
+    response
+      .writeHead(200, { "Content-Type": "application/octet-stream" })
+      .end(corrupted.has(n) ? Buffer.from("tampered") : contentOf(n));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -79,10 +81,19 @@ afterAll(async () => {
 
 // A signed URL's query carries '&', and a sub-delimiter such as "'", "$" or "(" is legal in a URL:
 // the script must quote URLs as much as paths.
-const urlOf = (n: number) => `${base}/bucket/${n}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=${sha256(String(n))}&q='$(touch%20PWNED_url)'`;
+const urlOf = (n: number) =>
+  `${base}/bucket/${n}?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=${sha256(String(n))}&q='$(touch%20PWNED_url)'`;
 
 function downloadOf(paths: readonly string[], fields: Partial<Download> = {}): Download {
-  const files = paths.map((p, n) => ({ path: p, episode_id: `ep-${n}`, episode_ids: [`ep-${n}`], stream: "cam", size_bytes: contentOf(n).length, sha256: sha256(contentOf(n)), url: urlOf(n) }));
+  const files = paths.map((p, n) => ({
+    path: p,
+    episode_id: `ep-${n}`,
+    episode_ids: [`ep-${n}`],
+    stream: "cam",
+    size_bytes: contentOf(n).length,
+    sha256: sha256(contentOf(n)),
+    url: urlOf(n),
+  }));
   return {
     download_id: "dl_0123456789abcdef",
     dataset_id: "kitchen-pick-place",
@@ -107,16 +118,23 @@ function filesBelow(dir: string, prefix = ""): string[] {
 }
 
 /** Runs download.sh with sh in a fresh directory: real sh, real curl, real sha256sum. */
-async function runScript(download: Download): Promise<{ code: number; stdout: string; stderr: string; sandbox: string; work: string }> {
+async function runScript(
+  download: Download,
+): Promise<{ code: number; stdout: string; stderr: string; sandbox: string; work: string }> {
   const sandbox = mkdtempSync(path.join(tmpdir(), "das-download-sh-"));
   made.push(sandbox);
   const work = path.join(sandbox, "work");
   mkdirSync(work);
   writeFileSync(path.join(sandbox, "download.sh"), renderDownload(download, "curl"));
   return new Promise((resolve) => {
-    execFile("sh", ["../download.sh"], { cwd: work, env: { ...process.env, HOME: sandbox } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr, sandbox, work });
-    });
+    execFile(
+      "sh",
+      ["../download.sh"],
+      { cwd: work, env: { ...process.env, HOME: sandbox } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr, sandbox, work });
+      },
+    );
   });
 }
 
@@ -147,7 +165,12 @@ describe("download.sh (curl)", () => {
     // The hostile entry claims the bytes of a real a.bin, so that "<sha256>  a.bin", the line its
     // path started in the old here-document, checked out and the script went on to its commands.
     const download = downloadOf(["a.bin", HOSTILE_PATHS[0]!]);
-    download.files[1] = { ...download.files[1]!, sha256: download.files[0]!.sha256, size_bytes: download.files[0]!.size_bytes, url: download.files[0]!.url };
+    download.files[1] = {
+      ...download.files[1]!,
+      sha256: download.files[0]!.sha256,
+      size_bytes: download.files[0]!.size_bytes,
+      url: download.files[0]!.url,
+    };
     const run = await runScript(download);
     expect(markers(run.sandbox)).toEqual([]);
     expect(run.code).toBe(0);
@@ -177,7 +200,12 @@ describe("download.sh (curl)", () => {
 
   it("keeps the download's own fields in its comments, whatever they hold", async () => {
     const run = await runScript(
-      downloadOf(["plain.bin"], { dataset_id: "ds\ntouch PWNED_dataset", version: "1.0.0\r\ntouch PWNED_version", download_id: "dl_x\u2028touch PWNED_id", expires_at: "soon\ntouch PWNED_expiry" }),
+      downloadOf(["plain.bin"], {
+        dataset_id: "ds\ntouch PWNED_dataset",
+        version: "1.0.0\r\ntouch PWNED_version",
+        download_id: "dl_x\u2028touch PWNED_id",
+        expires_at: "soon\ntouch PWNED_expiry",
+      }),
     );
     expect(markers(run.sandbox)).toEqual([]);
     expect(run.code).toBe(0);
@@ -215,7 +243,13 @@ describe("aria2c-input.txt", () => {
     const paths = HOSTILE_PATHS.filter((p) => !NOT_FOR_ARIA2C.has(p));
     const download = downloadOf(paths);
     expect(parseAria2cInput(renderDownload(download, "aria2c"))).toEqual(
-      download.files.map((f) => ({ uris: [f.url], options: [["out", f.path], ["checksum", `sha-256=${f.sha256}`]] })),
+      download.files.map((f) => ({
+        uris: [f.url],
+        options: [
+          ["out", f.path],
+          ["checksum", `sha-256=${f.sha256}`],
+        ],
+      })),
     );
   });
 
@@ -236,8 +270,14 @@ describe("aria2c-input.txt", () => {
 
   it("refuses a URL that would split into mirrors or lines", () => {
     const download = downloadOf(["ok.bin"]);
-    for (const url of [`${download.files[0]!.url}\thttp://evil/`, `${download.files[0]!.url}\n  dir=/tmp`, "http://host/a b"]) {
-      expect(() => renderDownload({ ...download, files: [{ ...download.files[0]!, url }] }, "aria2c"), url).toThrow(/refusing to write the URL/);
+    for (const url of [
+      `${download.files[0]!.url}\thttp://evil/`,
+      `${download.files[0]!.url}\n  dir=/tmp`,
+      "http://host/a b",
+    ]) {
+      expect(() => renderDownload({ ...download, files: [{ ...download.files[0]!, url }] }, "aria2c"), url).toThrow(
+        /refusing to write the URL/,
+      );
     }
   });
 });
@@ -253,8 +293,18 @@ describe("manifest.json and manifest.csv", () => {
     const records = parseCsv(renderDownload(download, "csv"));
     expect(records[0]).toEqual(["path", "episode_id", "episode_ids", "stream", "size_bytes", "sha256", "url"]);
     expect(records.slice(1)).toEqual(
-      download.files.map((f) => [/^[-=+@]/.test(f.path) ? `'${f.path}` : f.path, f.episode_id, f.episode_ids.join(" "), f.stream, String(f.size_bytes), f.sha256, f.url]),
+      download.files.map((f) => [
+        /^[-=+@]/.test(f.path) ? `'${f.path}` : f.path,
+        f.episode_id,
+        f.episode_ids.join(" "),
+        f.stream,
+        String(f.size_bytes),
+        f.sha256,
+        f.url,
+      ]),
     );
-    expect(renderDownload(downloadOf(['=HYPERLINK("http://evil","x")']), "csv")).toContain(`\r\n"'=HYPERLINK(""http://evil"",""x"")",`);
+    expect(renderDownload(downloadOf(['=HYPERLINK("http://evil","x")']), "csv")).toContain(
+      `\r\n"'=HYPERLINK(""http://evil"",""x"")",`,
+    );
   });
 });

@@ -36,7 +36,9 @@ const visible = (text: string) => text.replace(UNSAFE_EVERYWHERE, (c) => `\\u{${
 
 class UnsafeValueError extends Error {
   constructor(format: DownloadFormat, what: string, value: string) {
-    super(`refusing to write ${what} "${visible(value)}" into the ${format} list of a download: it cannot be written there safely`);
+    super(
+      `refusing to write ${what} "${visible(value)}" into the ${format} list of a download: it cannot be written there safely`,
+    );
     this.name = "UnsafeValueError";
   }
 }
@@ -92,13 +94,17 @@ function curlScript(download: Download): string {
     assertPlainUrl("curl", file);
     const dir = file.path.includes("/") ? file.path.slice(0, file.path.lastIndexOf("/")) : "";
     // --globoff: curl would otherwise read [] and {} in a URL as ranges to expand.
-    lines.push(`${dir ? `mkdir -p -- ${shellPath(dir)} && ` : ""}curl -fsS --globoff -o ${shellPath(file.path)} ${shellQuote(file.url)}`);
+    lines.push(
+      `${dir ? `mkdir -p -- ${shellPath(dir)} && ` : ""}curl -fsS --globoff -o ${shellPath(file.path)} ${shellQuote(file.url)}`,
+    );
   }
   for (const file of download.files) {
     assertSha256("curl", file);
     lines.push(`check ${file.sha256} ${shellPath(file.path)} ${shellQuote(visible(file.path))}`);
   }
-  lines.push('if [ "$failed" -ne 0 ]; then echo "Some files did not match their SHA-256: download them again." >&2; exit 1; fi');
+  lines.push(
+    'if [ "$failed" -ne 0 ]; then echo "Some files did not match their SHA-256: download them again." >&2; exit 1; fi',
+  );
   return `${lines.join("\n")}\n`;
 }
 
@@ -110,7 +116,9 @@ export function renderDownload(download: Download, format: DownloadFormat): stri
       // episode_ids space-separated: an episode id holds no space.
       return (
         csvLine(["path", "episode_id", "episode_ids", "stream", "size_bytes", "sha256", "url"]) +
-        download.files.map((f) => csvLine([f.path, f.episode_id, f.episode_ids.join(" "), f.stream, f.size_bytes, f.sha256, f.url])).join("")
+        download.files
+          .map((f) => csvLine([f.path, f.episode_id, f.episode_ids.join(" "), f.stream, f.size_bytes, f.sha256, f.url]))
+          .join("")
       );
     case "aria2c":
       return download.files.map(aria2cEntry).join("");

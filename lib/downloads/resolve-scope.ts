@@ -15,7 +15,8 @@ export type ResolvedScope = {
 };
 
 const NAMED = 20;
-const named = (values: string[]) => values.slice(0, NAMED).join(", ") + (values.length > NAMED ? ` (and ${values.length - NAMED} more)` : "");
+const named = (values: string[]) =>
+  values.slice(0, NAMED).join(", ") + (values.length > NAMED ? ` (and ${values.length - NAMED} more)` : "");
 
 /**
  * The files a requested scope covers in one version: every file holding one of the listed
@@ -33,10 +34,15 @@ export async function resolveScope(
 ): Promise<ResolvedScope> {
   const where = `${version.datasetId}@${version.version}`;
   if (scope.streams) {
-    const [row] = await sql<{ streams: string[] }[]>`select streams from dataset_versions where id = ${version.versionId}`;
+    const [row] = await sql<
+      { streams: string[] }[]
+    >`select streams from dataset_versions where id = ${version.versionId}`;
     const unknown = scope.streams.filter((s) => !row!.streams.includes(s));
     if (unknown.length) {
-      throw new AppError("invalid_body", `Unknown streams for ${where}: ${named(unknown)}. Its streams are: ${row!.streams.join(", ")}.`);
+      throw new AppError(
+        "invalid_body",
+        `Unknown streams for ${where}: ${named(unknown)}. Its streams are: ${row!.streams.join(", ")}.`,
+      );
     }
   }
   if (scope.episode_ids) {
@@ -44,7 +50,10 @@ export async function resolveScope(
       select episode_id from episodes where version_id = ${version.versionId} and episode_id = any(${scope.episode_ids}::text[])`;
     if (found.length !== scope.episode_ids.length) {
       const present = new Set(found.map((r) => r.episode_id));
-      throw new AppError("invalid_body", `These episode_ids are not in ${where}: ${named(scope.episode_ids.filter((id) => !present.has(id)))}.`);
+      throw new AppError(
+        "invalid_body",
+        `These episode_ids are not in ${where}: ${named(scope.episode_ids.filter((id) => !present.has(id)))}.`,
+      );
     }
   }
 
@@ -59,7 +68,8 @@ export async function resolveScope(
       `This scope covers ${count!.n} files; a download holds at most ${MAX_FILES_PER_DOWNLOAD}. Split it into several requests by episode_ids, filter or streams.`,
     );
   }
-  if (!files.length) throw new AppError("invalid_body", `The scope matches no files in ${where}; nothing would be downloaded.`);
+  if (!files.length)
+    throw new AppError("invalid_body", `The scope matches no files in ${where}; nothing would be downloaded.`);
   const episodeIds = [...new Set(files.flatMap((f) => f.episode_ids))].sort(byteOrder);
   return {
     files: [...files],
@@ -72,7 +82,12 @@ export async function resolveScope(
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** The delivered episodes that were not asked for: not listed, or not matching the filter. A whole version asks for every episode. */
-export async function coDeliveredEpisodes(sql: Sql, versionId: number, scope: RequestedScope, delivered: readonly string[]): Promise<string[]> {
+export async function coDeliveredEpisodes(
+  sql: Sql,
+  versionId: number,
+  scope: RequestedScope,
+  delivered: readonly string[],
+): Promise<string[]> {
   if (scope.episode_ids) {
     const asked = new Set(scope.episode_ids);
     return delivered.filter((id) => !asked.has(id));

@@ -15,9 +15,13 @@ export const API_PATH = /^\/api(\/|$)/i;
 /** What to answer instead of routing an API path, or null to route it. */
 export function apiPathError(pathname: string): AppError | null {
   if (!pathname.startsWith("/api")) {
-    return new AppError("not_found", "No such endpoint. Paths are case-sensitive: the API lives under /api/v1; see /api/v1/openapi.json.");
+    return new AppError(
+      "not_found",
+      "No such endpoint. Paths are case-sensitive: the API lives under /api/v1; see /api/v1/openapi.json.",
+    );
   }
-  if (!decodes(pathname)) return new AppError("invalid_parameter", "The request path is not valid percent-encoded UTF-8.");
+  if (!decodes(pathname))
+    return new AppError("invalid_parameter", "The request path is not valid percent-encoded UTF-8.");
   return null;
 }
 
@@ -63,6 +67,10 @@ export function badRequestPage(problem: string): Response {
   return new Response(html, {
     status: 400,
     // A page with no script and no style of its own: the strictest policy fits it.
-    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", ...pageSecurityHeaders("default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'") },
+    headers: {
+      "Content-Type": "text/html; charset=utf-8",
+      "Cache-Control": "no-store",
+      ...pageSecurityHeaders("default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    },
   });
 }

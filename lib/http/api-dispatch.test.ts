@@ -16,7 +16,8 @@ import { jsonBody } from "../cache/cacheable";
  */
 
 const NOT_OURS = 418;
-const json = (value: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(value), { headers: { ...JSON_HEADERS, ...headers } });
+const json = (value: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(value), { headers: { ...JSON_HEADERS, ...headers } });
 const big = JSON.stringify({ items: Array.from({ length: 2000 }, (_, i) => ({ i, text: `item ${i}` })) });
 let cancelled = 0;
 /** One body served again and again, as the instance's cache serves a page. */
@@ -37,7 +38,11 @@ const streamed = (chunks: number, headers: Record<string, string> = {}): Respons
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (sent === chunks) return controller.close();
-      controller.enqueue(new TextEncoder().encode(`${sent === 0 ? "[" : ","}${JSON.stringify("x".repeat(1000))}${++sent === chunks ? "]" : ""}`));
+      controller.enqueue(
+        new TextEncoder().encode(
+          `${sent === 0 ? "[" : ","}${JSON.stringify("x".repeat(1000))}${++sent === chunks ? "]" : ""}`,
+        ),
+      );
     },
     cancel() {
       cancelled++;
@@ -48,10 +53,23 @@ const streamed = (chunks: number, headers: Record<string, string> = {}): Respons
 
 const dispatch = apiDispatcher([
   { path: "/api/v1/things/[id]/echo", methods: route({ GET: echo, POST: echo }) },
-  { path: "/api/v1/big", methods: route({ GET: async () => new Response(big, { headers: { ...JSON_HEADERS, Vary: "Authorization", ETag: '"e"' } }) }) },
-  { path: "/api/v1/cached", methods: route({ GET: async (request) => conditionalResponse(request, cached, "immutable") }) },
+  {
+    path: "/api/v1/big",
+    methods: route({
+      GET: async () => new Response(big, { headers: { ...JSON_HEADERS, Vary: "Authorization", ETag: '"e"' } }),
+    }),
+  },
+  {
+    path: "/api/v1/cached",
+    methods: route({ GET: async (request) => conditionalResponse(request, cached, "immutable") }),
+  },
   { path: "/api/v1/small", methods: route({ GET: async () => json({ small: true }) }) },
-  { path: "/api/v1/untransformed", methods: route({ GET: async () => new Response(big, { headers: { ...JSON_HEADERS, "Cache-Control": "private, no-transform" } }) }) },
+  {
+    path: "/api/v1/untransformed",
+    methods: route({
+      GET: async () => new Response(big, { headers: { ...JSON_HEADERS, "Cache-Control": "private, no-transform" } }),
+    }),
+  },
   { path: "/api/v1/stream", methods: route({ GET: async () => streamed(200) }) },
   // 100 MB if read to the end: more than any socket buffers, so that a client going away stops it.
   { path: "/api/v1/endless", methods: route({ GET: async () => streamed(100_000) }) },
@@ -86,34 +104,56 @@ type Answer = { status: number; headers: http.IncomingHttpHeaders; bytes: Buffer
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 /** A request with the path sent exactly as given, and the answer's bytes as they came (not decompressed). */
-function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Answer> {
+function send(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const headers = options.body === undefined ? options.headers : { ...options.headers, "content-length": String(Buffer.byteLength(options.body)) };
-    const req = http.request({ agent, host: "127.0.0.1", port, path, method: options.method ?? "GET", headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const bytes = Buffer.concat(chunks);
-        resolve({ status: res.statusCode!, headers: res.headers, bytes, json: () => JSON.parse(bytes.toString()) });
-      });
-    });
+    const headers =
+      options.body === undefined
+        ? options.headers
+        : { ...options.headers, "content-length": String(Buffer.byteLength(options.body)) };
+    const req = http.request(
+      { agent, host: "127.0.0.1", port, path, method: options.method ?? "GET", headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode!, headers: res.headers, bytes, json: () => JSON.parse(bytes.toString()) });
+        });
+      },
+    );
     req.on("error", reject);
     req.end(options.body);
   });
 }
 
 describe("which requests the dispatcher answers", () => {
-  it.each(["/api/v1x", "/api/v10/datasets", "/api/auth/session", "/api", "/API/v1/big", "/review", "/", "/api/v1/../review", "/api/v1/%2e%2e/x"])("leaves %s to Next", async (path) => {
+  it.each([
+    "/api/v1x",
+    "/api/v10/datasets",
+    "/api/auth/session",
+    "/api",
+    "/API/v1/big",
+    "/review",
+    "/",
+    "/api/v1/../review",
+    "/api/v1/%2e%2e/x",
+  ])("leaves %s to Next", async (path) => {
     expect((await send(path)).status).toBe(NOT_OURS);
   });
 
-  it.each(["/api/v1", "/api/v1/", "/api/v1?x=1", "/api/v1/nothing", "/api/v1/things/a/b/echo", "/api/v1/big/extra"])("answers %s with the JSON 404", async (path) => {
-    const res = await send(path);
-    expect(res.status).toBe(404);
-    expect(res.headers["content-type"]).toMatch(/^application\/json/);
-    expect(res.json().error.code).toBe("not_found");
-    expect(res.headers["x-request-id"]).toMatch(/^req_/);
-  });
+  it.each(["/api/v1", "/api/v1/", "/api/v1?x=1", "/api/v1/nothing", "/api/v1/things/a/b/echo", "/api/v1/big/extra"])(
+    "answers %s with the JSON 404",
+    async (path) => {
+      const res = await send(path);
+      expect(res.status).toBe(404);
+      expect(res.headers["content-type"]).toMatch(/^application\/json/);
+      expect(res.json().error.code).toBe("not_found");
+      expect(res.headers["x-request-id"]).toMatch(/^req_/);
+    },
+  );
 
   it("answers a method the endpoint does not have with the JSON 405 naming those it has", async () => {
     const res = await send("/api/v1/small", { method: "DELETE" });
@@ -138,14 +178,23 @@ describe("the request a handler receives", () => {
   });
 
   it("carries the x-forwarded-* headers Next fills in when no proxy has, and keeps a proxy's", async () => {
-    expect((await send("/api/v1/things/a/echo")).json()).toMatchObject({ forwardedFor: "127.0.0.1", forwardedProto: "http" });
-    const proxied = await send("/api/v1/things/a/echo", { headers: { "x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "https" } });
+    expect((await send("/api/v1/things/a/echo")).json()).toMatchObject({
+      forwardedFor: "127.0.0.1",
+      forwardedProto: "http",
+    });
+    const proxied = await send("/api/v1/things/a/echo", {
+      headers: { "x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "https" },
+    });
     expect(proxied.json()).toMatchObject({ forwardedFor: "203.0.113.9", forwardedProto: "https" });
   });
 
   it("streams a POST body to the handler, and a body it never reads does not spoil the connection", async () => {
     const body = "y".repeat(300_000);
-    expect((await send("/api/v1/things/a/echo", { method: "POST", body, headers: { "content-type": "application/json" } })).json().body).toBe(body.length);
+    expect(
+      (
+        await send("/api/v1/things/a/echo", { method: "POST", body, headers: { "content-type": "application/json" } })
+      ).json().body,
+    ).toBe(body.length);
     // One socket (maxSockets 1): the next request follows the unread body on the same connection.
     expect((await send("/api/v1/ignores-body", { method: "POST", body })).status).toBe(200);
     expect((await send("/api/v1/small")).json()).toEqual({ small: true });
@@ -178,7 +227,8 @@ describe("the answer", () => {
     const res = await send("/api/v1/big", { headers: { "accept-encoding": accept } });
     expect(res.headers["content-encoding"]).toBe(expected);
     expect(res.headers["content-length"]).toBe(String(res.bytes.length));
-    const decoded = expected === "gzip" ? gunzipSync(res.bytes) : expected === "deflate" ? inflateSync(res.bytes) : res.bytes;
+    const decoded =
+      expected === "gzip" ? gunzipSync(res.bytes) : expected === "deflate" ? inflateSync(res.bytes) : res.bytes;
     expect(decoded.toString()).toBe(big);
     if (expected) expect(res.bytes.length).toBeLessThan(Buffer.byteLength(big) / 2);
   });
@@ -200,8 +250,14 @@ describe("the answer", () => {
     expect(again.bytes.equals(kept)).toBe(true);
     expect(again.headers["content-length"]).toBe(String(kept.length));
     // deflate and 304 are as for any answer.
-    expect(inflateSync((await send("/api/v1/cached", { headers: { "accept-encoding": "deflate" } })).bytes).equals(plain.bytes)).toBe(true);
-    const unchanged = await send("/api/v1/cached", { headers: { "accept-encoding": "gzip", "if-none-match": cached.etag } });
+    expect(
+      inflateSync((await send("/api/v1/cached", { headers: { "accept-encoding": "deflate" } })).bytes).equals(
+        plain.bytes,
+      ),
+    ).toBe(true);
+    const unchanged = await send("/api/v1/cached", {
+      headers: { "accept-encoding": "gzip", "if-none-match": cached.etag },
+    });
     expect(unchanged.status).toBe(304);
     expect(unchanged.bytes.length).toBe(0);
   });

@@ -45,7 +45,9 @@ const notFound = notFoundRoute();
  * Never throws: a failure before the answer's head is sent becomes a 500 envelope, one after it
  * closes the connection.
  */
-export function apiDispatcher(endpoints: ApiEndpoint[]): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+export function apiDispatcher(
+  endpoints: ApiEndpoint[],
+): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
   const matchers: Matcher[] = endpoints.map(({ path, methods }) => ({
     parts: path
       .split("/")
@@ -67,19 +69,29 @@ export function apiDispatcher(endpoints: ApiEndpoint[]): (req: http.IncomingMess
   };
 }
 
-const isApiPath = (pathname: string) => pathname.startsWith(PREFIX) && (pathname.length === PREFIX.length || pathname[PREFIX.length] === "/");
+const isApiPath = (pathname: string) =>
+  pathname.startsWith(PREFIX) && (pathname.length === PREFIX.length || pathname[PREFIX.length] === "/");
 
-async function answer(matchers: Matcher[], url: URL, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function answer(
+  matchers: Matcher[],
+  url: URL,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
   const request = webRequest(req, `http://localhost${url.pathname}${url.search}`);
   const method = req.method === "HEAD" ? "GET" : (req.method as Method);
   const pathError = apiPathError(url.pathname);
-  const response = pathError ? await errorOnlyResponse(request, pathError) : await route(matchers, url.pathname, method, request);
+  const response = pathError
+    ? await errorOnlyResponse(request, pathError)
+    : await route(matchers, url.pathname, method, request);
   await send(req, res, response);
 }
 
 function route(matchers: Matcher[], pathname: string, method: Method, request: Request): Promise<Response> {
   // A trailing slash names the same endpoint (Next matches it so, and redirects nothing here).
-  const segments = (pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname).split("/").slice(1);
+  const segments = (pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname)
+    .split("/")
+    .slice(1);
   for (const { parts, methods } of matchers) {
     if (parts.length !== segments.length) continue;
     const params: Record<string, string> = {};
@@ -109,7 +121,8 @@ function webRequest(req: http.IncomingMessage, url: string): Request {
     "x-forwarded-proto": encrypted ? "https" : "http",
     "x-forwarded-for": req.socket.remoteAddress,
   };
-  for (const [name, value] of Object.entries(forwarded)) if (value !== undefined && !headers.has(name)) headers.set(name, value);
+  for (const [name, value] of Object.entries(forwarded))
+    if (value !== undefined && !headers.has(name)) headers.set(name, value);
   const method = req.method ?? "GET";
   // A body on GET or HEAD means nothing here; Node discards it once the answer is sent.
   if (method === "GET" || method === "HEAD") return new Request(url, { method, headers });

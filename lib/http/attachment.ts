@@ -15,7 +15,11 @@ export const safeFileName = (name: string) => name.replace(/[^A-Za-z0-9._-]/g, "
  * The verb is called here, so that its refusal (403, 400) is a plain-text answer of its own rather
  * than a stream that breaks off.
  */
-export async function streamAttachment(lines: () => AsyncIterable<string | Uint8Array>, format: ExportFormat, baseName: string): Promise<Response> {
+export async function streamAttachment(
+  lines: () => AsyncIterable<string | Uint8Array>,
+  format: ExportFormat,
+  baseName: string,
+): Promise<Response> {
   const iterable = await routeData(Promise.resolve().then(lines));
   if (iterable instanceof Response) return iterable;
   return streamText(iterable, {

@@ -10,7 +10,9 @@ import { withAuthEndpointHeaders } from "./security-headers";
 const AUTH_ACTIONS = new Set(["providers", "session", "csrf", "signin", "signout", "callback", "error"]);
 
 const CODE_OF_STATUS = new Map<number, ErrorCode>(
-  (Object.entries(ERROR_STATUS) as [ErrorCode, number][]).filter(([code]) => !["invalid_cursor", "invalid_body", "version_not_licensed", "https_required"].includes(code)).map(([code, status]) => [status, code]),
+  (Object.entries(ERROR_STATUS) as [ErrorCode, number][])
+    .filter(([code]) => !["invalid_cursor", "invalid_body", "version_not_licensed", "https_required"].includes(code))
+    .map(([code, status]) => [status, code]),
 );
 
 /**
@@ -26,13 +28,17 @@ export function authEndpoints(handlers: { GET: AuthHandler; POST: AuthHandler })
     async (request) => {
       const action = new URL(request.url).pathname.split("/")[3] ?? "";
       if (!AUTH_ACTIONS.has(action)) {
-        return withAuthEndpointHeaders(await errorOnlyResponse(request, new AppError("not_found", "No such sign-in endpoint.")));
+        return withAuthEndpointHeaders(
+          await errorOnlyResponse(request, new AppError("not_found", "No such sign-in endpoint.")),
+        );
       }
       // Next hands route handlers its NextRequest, which is what Auth.js reads.
       const response = await handler(request as NextRequest);
       if (response.status < 400) return withAuthEndpointHeaders(response);
       const code = CODE_OF_STATUS.get(response.status) ?? "internal_error";
-      return withAuthEndpointHeaders(await errorOnlyResponse(request, new AppError(code, "The sign-in service refused this request.")));
+      return withAuthEndpointHeaders(
+        await errorOnlyResponse(request, new AppError(code, "The sign-in service refused this request.")),
+      );
     };
   return route({ GET: wrap(handlers.GET), POST: wrap(handlers.POST) });
 }

@@ -23,7 +23,8 @@ export const CACHE_CONTROL: Record<Reuse, string> = {
 export function conditionalResponse(request: Request, body: JsonBody, reuse: Reuse): Response {
   // Vary: a client's own cache keeps one answer per key, since lists differ between keys.
   const headers = { ETag: body.etag, "Cache-Control": CACHE_CONTROL[reuse], Vary: "Authorization" };
-  if (ifNoneMatchFails(request.headers.get("if-none-match"), body.etag)) return new Response(null, { status: 304, headers });
+  if (ifNoneMatchFails(request.headers.get("if-none-match"), body.etag))
+    return new Response(null, { status: 304, headers });
   const response = new Response(body.bytes, { headers: { ...JSON_HEADERS, ...headers } });
   madeFrom.set(response, body);
   return response;

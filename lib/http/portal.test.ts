@@ -13,7 +13,9 @@ import { pageData, routeData } from "./portal";
 /** A failed insert whose driver error carries its parameters, an argon2id hash among them. */
 async function failingInsert(): Promise<never> {
   const hash = await hashPassword("a long secret password");
-  await getDb().insert(users).values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash });
+  await getDb()
+    .insert(users)
+    .values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash });
   throw new Error("the insert should have failed");
 }
 
@@ -39,7 +41,9 @@ describe("the portal's entry points, on an error they did not expect", () => {
     const { thrown, logged } = await logOf(work);
     expect(thrown).toBeInstanceOf(AppError);
     expect(thrown).toMatchObject({ code: "internal_error", status: 500 });
-    expect(`${(thrown as Error).message} ${(thrown as Error).stack} ${String((thrown as Error).cause)}`).not.toContain("argon2id");
+    expect(`${(thrown as Error).message} ${(thrown as Error).stack} ${String((thrown as Error).cause)}`).not.toContain(
+      "argon2id",
+    );
     expect(logged).toContain("DrizzleQueryError <- PostgresError 22021");
     expect(logged).not.toContain("argon2id");
   });

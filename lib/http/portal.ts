@@ -55,7 +55,10 @@ export async function pageContext(area: Area, path: string): Promise<Ctx<UserPri
 
 /** A short plain-text answer, for portal route handlers whose success is a file, not a page. */
 export function plainText(status: number, text: string): Response {
-  return new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" } });
+  return new Response(`${text}\n`, {
+    status,
+    headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" },
+  });
 }
 
 const REFUSED: Record<Area, string> = {
@@ -72,18 +75,30 @@ export async function routeContext(area: Area): Promise<Ctx<UserPrincipal> | Res
   return { db: getDb(), principal: user, requestId: newRequestId() };
 }
 
-export type ActionResult<T> = { ok: true; data: T } | { ok: false; error: { code: ErrorCode; message: string; request_id: string } };
+export type ActionResult<T> =
+  | { ok: true; data: T }
+  | { ok: false; error: { code: ErrorCode; message: string; request_id: string } };
 
 /**
  * The body of every server action: the same area check as the pages, then the lib verb; errors
  * come back as data (the envelope's fields) for the form to show, never as a thrown 500.
  */
-export async function runAction<T>(area: Area, verb: (ctx: Ctx<UserPrincipal>) => Promise<T>): Promise<ActionResult<T>> {
+export async function runAction<T>(
+  area: Area,
+  verb: (ctx: Ctx<UserPrincipal>) => Promise<T>,
+): Promise<ActionResult<T>> {
   const requestId = newRequestId();
   const user = await currentUser();
-  if (!user) return { ok: false, error: { code: "unauthorized", message: "Your session has ended. Sign in again.", request_id: requestId } };
+  if (!user)
+    return {
+      ok: false,
+      error: { code: "unauthorized", message: "Your session has ended. Sign in again.", request_id: requestId },
+    };
   if (!mayEnter(user, area)) {
-    return { ok: false, error: { code: "forbidden", message: "Your role does not allow this action.", request_id: requestId } };
+    return {
+      ok: false,
+      error: { code: "forbidden", message: "Your role does not allow this action.", request_id: requestId },
+    };
   }
   try {
     return { ok: true, data: await verb({ db: getDb(), principal: user, requestId }) };
@@ -127,7 +142,8 @@ export async function routeData<T>(load: Promise<T>): Promise<T | Response> {
   try {
     return await load;
   } catch (error) {
-    if (error instanceof AppError && error.status >= 400 && error.status < 500) return plainText(error.status, error.message);
+    if (error instanceof AppError && error.status >= 400 && error.status < 500)
+      return plainText(error.status, error.message);
     unexpected(error);
   }
 }

@@ -31,8 +31,10 @@ export function queryValues(query: RawQuery, known?: readonly string[]): Record<
       const list = known.length ? `Known parameters: ${known.join(", ")}.` : "This endpoint takes no parameters.";
       throw new AppError("invalid_parameter", `Unknown query parameter '${name}'. ${list}`);
     }
-    if (Object.hasOwn(raw, name)) throw new AppError("invalid_parameter", `Query parameter '${name}' was given more than once.`);
-    if (CONTROL_CHARACTERS.test(value)) throw new AppError("invalid_parameter", `Query parameter '${name}': must not contain control characters`);
+    if (Object.hasOwn(raw, name))
+      throw new AppError("invalid_parameter", `Query parameter '${name}' was given more than once.`);
+    if (CONTROL_CHARACTERS.test(value))
+      throw new AppError("invalid_parameter", `Query parameter '${name}': must not contain control characters`);
     raw[name] = value;
   }
   return raw;

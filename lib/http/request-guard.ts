@@ -18,7 +18,9 @@ const DISPATCHED = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "
 const EMPTY_SEGMENT = /\/\/|\\/;
 const GUARDED = Symbol.for("das.requestGuard");
 
-type Refusal = { api: true; error: AppError } | { api: false; status: number; text: string; headers: Record<string, string> };
+type Refusal =
+  | { api: true; error: AppError }
+  | { api: false; status: number; text: string; headers: Record<string, string> };
 
 /** What to answer instead of passing the request on to Next, or null to pass it on. */
 export function refusalOf(method: string, target: string): Refusal | null {
@@ -29,16 +31,24 @@ export function refusalOf(method: string, target: string): Refusal | null {
   if (dispatched && !EMPTY_SEGMENT.test(path)) return null;
   const api = API_PATH.test(path.replace(/[\\/]+/g, "/"));
   if (!dispatched) {
-    if (!api) return { api, status: 405, text: `${method} is not supported here.\n`, headers: { Allow: "GET, HEAD, POST" } };
+    if (!api)
+      return { api, status: 405, text: `${method} is not supported here.\n`, headers: { Allow: "GET, HEAD, POST" } };
     const allowed = allowedMethods(path);
     if (!allowed) return { api, error: noSuchEndpoint() };
-    return { api, error: new AppError("method_not_allowed", `${method} is not supported here. Allowed: ${allowed}.`, { headers: { Allow: allowed } }) };
+    return {
+      api,
+      error: new AppError("method_not_allowed", `${method} is not supported here. Allowed: ${allowed}.`, {
+        headers: { Allow: allowed },
+      }),
+    };
   }
-  if (api && EMPTY_SEGMENT.test(path)) return { api, error: noSuchEndpoint("The path has an empty segment ('//' or a backslash). ") };
+  if (api && EMPTY_SEGMENT.test(path))
+    return { api, error: noSuchEndpoint("The path has an empty segment ('//' or a backslash). ") };
   return null;
 }
 
-const noSuchEndpoint = (why = "") => new AppError("not_found", `No such endpoint. ${why}The API lives under /api/v1; see /api/v1/openapi.json.`);
+const noSuchEndpoint = (why = "") =>
+  new AppError("not_found", `No such endpoint. ${why}The API lives under /api/v1; see /api/v1/openapi.json.`);
 
 let templates: { pattern: RegExp; allowed: string }[] | undefined;
 
@@ -57,7 +67,11 @@ async function send(refusal: Refusal, req: http.IncomingMessage, res: http.Serve
   // Drain what the client sends, so that a body does not stall the connection.
   req.resume();
   if (!refusal.api) {
-    res.writeHead(refusal.status, { ...refusal.headers, "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+    res.writeHead(refusal.status, {
+      ...refusal.headers,
+      "Content-Type": "text/plain; charset=utf-8",
+      "Cache-Control": "no-store",
+    });
     res.end(refusal.text);
     return;
   }
@@ -74,7 +88,10 @@ async function send(refusal: Refusal, req: http.IncomingMessage, res: http.Serve
  */
 export function errorForNodeRequest(req: http.IncomingMessage, error: AppError): Promise<Response> {
   const forwardedFor = req.headers["x-forwarded-for"] ?? req.socket.remoteAddress ?? "";
-  return errorOnlyResponse(new Request("http://localhost/", { headers: { "x-forwarded-for": String(forwardedFor) } }), error);
+  return errorOnlyResponse(
+    new Request("http://localhost/", { headers: { "x-forwarded-for": String(forwardedFor) } }),
+    error,
+  );
 }
 
 /**

@@ -50,9 +50,13 @@ export function toAppError(error: unknown, requestId: string): AppError {
   if (error instanceof AppError) return error;
   if (isUnavailable(error)) {
     log.warn("dependency unavailable", { request_id: requestId, error: errorFields(error).error });
-    return new AppError("unavailable", "The service is temporarily unavailable. Retry after the number of seconds in Retry-After.", {
-      headers: { "Retry-After": String(RETRY_AFTER_UNAVAILABLE_S) },
-    });
+    return new AppError(
+      "unavailable",
+      "The service is temporarily unavailable. Retry after the number of seconds in Retry-After.",
+      {
+        headers: { "Retry-After": String(RETRY_AFTER_UNAVAILABLE_S) },
+      },
+    );
   }
   log.error("unhandled error", { request_id: requestId, ...errorFields(error) });
   return new AppError("internal_error", "Something went wrong on our side. Quote the request id when reporting it.");

@@ -48,7 +48,11 @@ const BASE_HEADERS = {
  * authorized the caller) from the instance's cache when it holds it, with an ETag; whatever it
  * throws becomes the error envelope.
  */
-export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO_PARAMETERS, B extends z.ZodType = z.ZodUndefined>(
+export function endpoint<
+  S extends Spec<Q, B>,
+  Q extends z.ZodObject = typeof NO_PARAMETERS,
+  B extends z.ZodType = z.ZodUndefined,
+>(
   spec: S & { query?: Q; body?: B },
   handler: (ctx: ApiCtx<S>, input: EndpointInput<Q, B>) => Promise<Response | object>,
 ): RouteHandler {
@@ -78,7 +82,8 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
       const ctx = { db: getDb(), principal, requestId, cache } as ApiCtx<S>;
       const result = await handler(ctx, input);
       if (result instanceof Response) response = result;
-      else if (result instanceof CacheableRead) response = conditionalResponse(request, await cachedBody(cache, result), result.reuse);
+      else if (result instanceof CacheableRead)
+        response = conditionalResponse(request, await cachedBody(cache, result), result.reuse);
       else response = new Response(JSON.stringify(result), { headers: JSON_HEADERS });
     } catch (error) {
       response = errorResponse(toAppError(error, requestId), requestId);
@@ -88,7 +93,11 @@ export function endpoint<S extends Spec<Q, B>, Q extends z.ZodObject = typeof NO
   };
 }
 
-async function authenticate(request: Request, ip: string, cache: ReadCache | undefined): Promise<{ principal?: ApiKeyPrincipal; limit: RateLimitState }> {
+async function authenticate(
+  request: Request,
+  ip: string,
+  cache: ReadCache | undefined,
+): Promise<{ principal?: ApiKeyPrincipal; limit: RateLimitState }> {
   const limits = rateLimiters();
   try {
     const principal = await authenticateApiKey(getDb(), bearerToken(request.headers.get("authorization")), { cache });
@@ -132,7 +141,9 @@ function withCommonHeaders(response: Response, requestId: string, limit: RateLim
 /** A response that is only an error (no endpoint ran): the envelope with the usual headers. */
 export async function errorOnlyResponse(request: Request, error: AppError): Promise<Response> {
   const requestId = newRequestId();
-  const limit = await rateLimiters().authFailuresPerIp.peek(clientIp(request)).catch(() => undefined);
+  const limit = await rateLimiters()
+    .authFailuresPerIp.peek(clientIp(request))
+    .catch(() => undefined);
   return withCommonHeaders(errorResponse(error, requestId), requestId, limit);
 }
 
@@ -146,14 +157,27 @@ export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(m
   const notAllowed: RouteHandler = (request) =>
     errorOnlyResponse(
       request,
-      new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, { headers: { Allow: allowed } }),
+      new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, {
+        headers: { Allow: allowed },
+      }),
     );
-  return { GET: notAllowed, POST: notAllowed, PUT: notAllowed, PATCH: notAllowed, DELETE: notAllowed, OPTIONS: notAllowed, ...methods };
+  return {
+    GET: notAllowed,
+    POST: notAllowed,
+    PUT: notAllowed,
+    PATCH: notAllowed,
+    DELETE: notAllowed,
+    OPTIONS: notAllowed,
+    ...methods,
+  };
 }
 
 /** For paths that match no endpoint: the JSON 404 envelope, whatever the method. */
 export function notFoundRoute() {
   const handler: RouteHandler = (request) =>
-    errorOnlyResponse(request, new AppError("not_found", "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json."));
+    errorOnlyResponse(
+      request,
+      new AppError("not_found", "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json."),
+    );
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler };
 }

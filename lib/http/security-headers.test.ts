@@ -9,7 +9,11 @@ const directive = (policy: string, name: string) =>
 
 describe("the portal's media-src", () => {
   it("allows the store's origin and nothing else, not even the portal's own", () => {
-    const policy = contentSecurityPolicy({ nonce: "n", development: false, mediaSources: ["https://store.example:9000"] });
+    const policy = contentSecurityPolicy({
+      nonce: "n",
+      development: false,
+      mediaSources: ["https://store.example:9000"],
+    });
     expect(directive(policy, "media-src")).toBe("media-src https://store.example:9000");
   });
 

@@ -20,7 +20,12 @@ export type PolicyOptions = {
   mediaSources?: readonly string[];
 };
 
-export function contentSecurityPolicy({ nonce, development, formTargets = [], mediaSources = [] }: PolicyOptions): string {
+export function contentSecurityPolicy({
+  nonce,
+  development,
+  formTargets = [],
+  mediaSources = [],
+}: PolicyOptions): string {
   const directives: Record<string, string[]> = {
     "default-src": ["'self'"],
     // 'strict-dynamic': the nonced framework scripts may load their chunks; 'self' is for browsers without CSP 3.
@@ -63,7 +68,8 @@ export function pageSecurityHeaders(policy: string): Record<string, string> {
  * could frame and get clicked. Their policy allows no script and no framing; Auth.js's pages style
  * themselves with an inline <style>, which is all they are allowed besides posting to this site.
  */
-const AUTH_ENDPOINT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const AUTH_ENDPOINT_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /** A response of Auth.js's endpoints with the portal's protective headers added. */
 export function withAuthEndpointHeaders(response: Response): Response {

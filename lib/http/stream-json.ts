@@ -9,11 +9,21 @@ const ITEMS_PER_CHUNK = 500;
  * array items in chunks. Memory stays flat however long the array is. A failure half way ends the
  * stream early, leaving invalid JSON, so a client can never mistake a cut-off body for a whole one.
  */
-export function streamJsonObject(head: object, arrayName: string, items: AsyncIterable<unknown>, requestId: string): Response {
+export function streamJsonObject(
+  head: object,
+  arrayName: string,
+  items: AsyncIterable<unknown>,
+  requestId: string,
+): Response {
   return streamText(jsonObjectChunks(head, arrayName, items, requestId), JSON_HEADERS);
 }
 
-async function* jsonObjectChunks(head: object, arrayName: string, items: AsyncIterable<unknown>, requestId: string): AsyncGenerator<string> {
+async function* jsonObjectChunks(
+  head: object,
+  arrayName: string,
+  items: AsyncIterable<unknown>,
+  requestId: string,
+): AsyncGenerator<string> {
   yield `${JSON.stringify(head).slice(0, -1)},${JSON.stringify(arrayName)}:[`;
   let separator = "";
   let batch: string[] = [];

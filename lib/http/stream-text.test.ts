@@ -58,15 +58,19 @@ describe("streamText", () => {
     async function* failing() {
       yield "first line\n";
       // A failed insert: the driver's error carries its parameters, an argon2id hash among them.
-      await getDb().insert(users).values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash });
+      await getDb()
+        .insert(users)
+        .values({ id: uniqueId("usr"), email: "a\u0000b@x.example", role: "reviewer", passwordHash: hash });
     }
     const logged: string[] = [];
     const spy = vi.spyOn(process.stderr, "write").mockImplementation((text) => (logged.push(String(text)), true));
     try {
-      const error = await streamText(failing(), {}).text().then(
-        () => expect.fail("the stream should break off"),
-        (e: unknown) => e,
-      );
+      const error = await streamText(failing(), {})
+        .text()
+        .then(
+          () => expect.fail("the stream should break off"),
+          (e: unknown) => e,
+        );
       expect(String((error as Error).message)).not.toContain("argon2id");
       expect(String((error as Error).stack)).not.toContain("argon2id");
     } finally {

@@ -31,6 +31,9 @@ export function assertAcceptsJson(request: Request): void {
   if (!accept || !accept.trim()) return;
   const negotiator = new Negotiator({ headers: { accept } });
   if (!negotiator.mediaType(["application/json"])) {
-    throw new AppError("not_acceptable", "This API responds with application/json only; send `Accept: application/json`.");
+    throw new AppError(
+      "not_acceptable",
+      "This API responds with application/json only; send `Accept: application/json`.",
+    );
   }
 }

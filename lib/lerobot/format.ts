@@ -34,7 +34,10 @@ export const SUBTASKS_PATH = "meta/subtasks.parquet";
 
 /** Where a v3 episodes file lives (LeRobot's DEFAULT_EPISODES_PATH). */
 export const v3EpisodesPath = (chunkIndex: number, fileIndex: number) =>
-  formatPathTemplate(`${V3_EPISODES_DIR}/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet`, { chunk_index: chunkIndex, file_index: fileIndex });
+  formatPathTemplate(`${V3_EPISODES_DIR}/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet`, {
+    chunk_index: chunkIndex,
+    file_index: fileIndex,
+  });
 
 /** LeRobot's default chunk size (files per chunk directory), used when info.json leaves it out. */
 export const DEFAULT_CHUNKS_SIZE = 1000;
@@ -42,7 +45,12 @@ export const DEFAULT_CHUNKS_SIZE = 1000;
 /** The columns LeRobot writes on every frame row. */
 export const FRAME_COLUMNS = ["timestamp", "frame_index", "episode_index", "index", "task_index"] as const;
 
-const count = (what: string) => z.number(`${what} must be a number`).int(`${what} must be a whole number`).min(0, `${what} must be at least 0`).max(Number.MAX_SAFE_INTEGER);
+const count = (what: string) =>
+  z
+    .number(`${what} must be a number`)
+    .int(`${what} must be a whole number`)
+    .min(0, `${what} must be at least 0`)
+    .max(Number.MAX_SAFE_INTEGER);
 
 export const Feature = z.looseObject({
   dtype: z.string("dtype must be a string").min(1, "dtype must not be empty"),
@@ -58,7 +66,10 @@ export type Feature = z.infer<typeof Feature>;
  * because the subset writer writes the document back with only the totals changed.
  */
 export const Info = z.looseObject({
-  codebase_version: z.enum(SUPPORTED_VERSIONS, { error: (issue) => `codebase_version ${JSON.stringify(issue.input)} is not supported; supported versions are ${SUPPORTED_VERSIONS.join(", ")}` }),
+  codebase_version: z.enum(SUPPORTED_VERSIONS, {
+    error: (issue) =>
+      `codebase_version ${JSON.stringify(issue.input)} is not supported; supported versions are ${SUPPORTED_VERSIONS.join(", ")}`,
+  }),
   // Shown by the API, the portal and `das manifest`, and stored in the version's facts.
   robot_type: z
     .string("robot_type must be a string or null")
@@ -71,8 +82,14 @@ export const Info = z.looseObject({
   total_tasks: count("total_tasks").optional(),
   total_videos: count("total_videos").optional(),
   total_chunks: count("total_chunks").optional(),
-  chunks_size: z.number("chunks_size must be a number").int("chunks_size must be a whole number").min(1, "chunks_size must be at least 1").optional(),
-  splits: z.record(z.string(), z.string("splits values must be strings such as \"0:100\""), "splits must be an object").optional(),
+  chunks_size: z
+    .number("chunks_size must be a number")
+    .int("chunks_size must be a whole number")
+    .min(1, "chunks_size must be at least 1")
+    .optional(),
+  splits: z
+    .record(z.string(), z.string('splits values must be strings such as "0:100"'), "splits must be an object")
+    .optional(),
   data_path: z.string("data_path must be a string").min(1, "data_path must not be empty"),
   video_path: z.string("video_path must be a string or null").nullable().optional(),
   // The earliest v2.0 datasets keep the video template here.
@@ -82,12 +99,22 @@ export const Info = z.looseObject({
     // camera keys go into the version's facts: the identifier rule, each reported at its key.
     for (const [key, feature] of Object.entries(features)) {
       const problem =
-        key.length === 0 ? "must not be empty" : key.includes("/") ? "must not contain '/'" : hasUnsafeCharacter(key) ? `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` : null;
+        key.length === 0
+          ? "must not be empty"
+          : key.includes("/")
+            ? "must not contain '/'"
+            : hasUnsafeCharacter(key)
+              ? `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`
+              : null;
       if (problem) ctx.addIssue({ code: "custom", path: [key], message: `a feature name ${problem}` });
       for (const where of ["info", "video_info"] as const) {
         const codec = feature[where]?.["video.codec"];
         if (typeof codec === "string" && hasUnsafeCharacter(codec)) {
-          ctx.addIssue({ code: "custom", path: [key, where, "video.codec"], message: `video.codec must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}` });
+          ctx.addIssue({
+            code: "custom",
+            path: [key, where, "video.codec"],
+            message: `video.codec must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`,
+          });
         }
       }
     }
@@ -98,8 +125,10 @@ export type Info = z.infer<typeof Info>;
 export const chunksSizeOf = (info: Info) => info.chunks_size ?? DEFAULT_CHUNKS_SIZE;
 export const videoTemplateOf = (info: Info): string | null => info.video_path ?? info.videos?.videos_path ?? null;
 /** Features stored as video files; `image` features are embedded in the data parquet files. */
-export const videoKeysOf = (info: Info) => Object.keys(info.features).filter((key) => info.features[key]!.dtype === "video");
-export const cameraKeysOf = (info: Info) => Object.keys(info.features).filter((key) => ["video", "image"].includes(info.features[key]!.dtype));
+export const videoKeysOf = (info: Info) =>
+  Object.keys(info.features).filter((key) => info.features[key]!.dtype === "video");
+export const cameraKeysOf = (info: Info) =>
+  Object.keys(info.features).filter((key) => ["video", "image"].includes(info.features[key]!.dtype));
 
 /**
  * Python's `str.format` for the templates in info.json (`data/chunk-{episode_chunk:03d}/...`):
@@ -175,13 +204,21 @@ export function aggregateStats(list: StatsTree[]): StatsTree {
     const names = [...new Set(parts.flatMap((p) => Object.keys(p)))];
     const result: Record<string, NumberTree> = {};
     for (const name of names) {
-      const have = parts.map((p, i) => [p[name], counts[i]!] as const).filter((x): x is readonly [NumberTree, number] => x[0] !== undefined);
+      const have = parts
+        .map((p, i) => [p[name], counts[i]!] as const)
+        .filter((x): x is readonly [NumberTree, number] => x[0] !== undefined);
       const values = have.map(([v]) => v);
       if (name === "count") result.count = [total];
       else if (name === "min") result.min = zip(values, (xs) => Math.min(...xs));
       else if (name === "max") result.max = zip(values, (xs) => Math.max(...xs));
       else if (name === "std") continue;
-      else result[name] = zip(values, (xs) => weighted(xs, have.map(([, n]) => n)));
+      else
+        result[name] = zip(values, (xs) =>
+          weighted(
+            xs,
+            have.map(([, n]) => n),
+          ),
+        );
     }
     if (parts.every((p) => p.mean !== undefined && p.std !== undefined)) {
       const means = parts.map((p) => p.mean!);
@@ -212,7 +249,12 @@ function zip(trees: NumberTree[], f: (xs: number[]) => number): NumberTree {
   const arrays = trees.filter(Array.isArray) as NumberTree[][];
   if (arrays.length === 0) return f(trees as number[]);
   const length = Math.max(...arrays.map((a) => a.length));
-  return Array.from({ length }, (_, i) => zip(trees.map((t) => (Array.isArray(t) ? (t[i] ?? t[t.length - 1]!) : t)), f));
+  return Array.from({ length }, (_, i) =>
+    zip(
+      trees.map((t) => (Array.isArray(t) ? (t[i] ?? t[t.length - 1]!) : t)),
+      f,
+    ),
+  );
 }
 
 /** Parquet INT64 values arrive as bigint; LeRobot's values all fit in a double. */
@@ -220,7 +262,8 @@ export function plainValue(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
   if (Array.isArray(value)) return value.map(plainValue);
   if (value instanceof Uint8Array) return value;
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainValue(v)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainValue(v)]));
   return value;
 }
 
@@ -247,7 +290,11 @@ export function statsFromColumns(row: Record<string, unknown>): StatsTree {
  * in several runs is written as those runs joined by ",". With `renumbered`, a split names its
  * episodes by their new indices. LeRobot's loader does not read splits.
  */
-export function splitsFor(original: Record<string, string> | undefined, episodes: number[], renumbered?: (episode: number) => number): Record<string, string> {
+export function splitsFor(
+  original: Record<string, string> | undefined,
+  episodes: number[],
+  renumbered?: (episode: number) => number,
+): Record<string, string> {
   const sorted = [...new Set(episodes)].sort((a, b) => a - b);
   const splits = original && Object.keys(original).length ? original : { train: `0:${(sorted.at(-1) ?? -1) + 1}` };
   const out: Record<string, string> = {};
@@ -255,7 +302,10 @@ export function splitsFor(original: Record<string, string> | undefined, episodes
     const ranges = spec.split(",").map((part) => part.split(":").map(Number) as [number, number]);
     const inSplit = sorted.filter((e) => ranges.some(([from, to]) => e >= from && e < to));
     const named = renumbered ? inSplit.map(renumbered).sort((a, b) => a - b) : inSplit;
-    if (named.length) out[name] = runs(named).map(([from, to]) => `${from}:${to}`).join(",");
+    if (named.length)
+      out[name] = runs(named)
+        .map(([from, to]) => `${from}:${to}`)
+        .join(",");
   }
   return out;
 }

@@ -51,8 +51,16 @@ function convertedDataFile(offsetIndex: boolean): string {
     columnData: [
       { name: "episode_index", data: Array.from({ length: ROWS }, (_, i) => BigInt(Math.floor(i / 300))), offsetIndex },
       { name: "timestamp", data: Array.from({ length: ROWS }, (_, i) => Math.fround((i % 300) / 30)), offsetIndex },
-      { name: "labels", data: Array.from({ length: ROWS }, (_, i) => (i % 7 ? [] : [`label ${i}`, "grasp"])), offsetIndex },
-      { name: "observation.images.top", data: Array.from({ length: ROWS }, () => new Uint8Array(randomBytes(IMAGE_BYTES))), offsetIndex },
+      {
+        name: "labels",
+        data: Array.from({ length: ROWS }, (_, i) => (i % 7 ? [] : [`label ${i}`, "grasp"])),
+        offsetIndex,
+      },
+      {
+        name: "observation.images.top",
+        data: Array.from({ length: ROWS }, () => new Uint8Array(randomBytes(IMAGE_BYTES))),
+        offsetIndex,
+      },
     ],
   });
   return file;
@@ -69,47 +77,61 @@ function chunkRanges(parquet: ParquetFile): Map<string, [number, number]> {
 }
 
 describe("parquetBatches on a file of one large row group", () => {
-  it.each([false, true])("reads the columns asked for in pages of rows, never the others' bytes (offset index: %s)", async (offsetIndex) => {
-    const file = convertedDataFile(offsetIndex);
-    const reads: [number, number][] = [];
-    const parquet = { ...(await openParquet(file)), source: watched(await asyncBufferFromFile(file), reads) };
-    expect(parquet.metadata.row_groups).toHaveLength(1);
-    const chunks = chunkRanges(parquet);
-    const image = chunks.get("observation.images.top")!;
-    // Random bytes do not compress: the image column is nearly all of the file, as in a real one.
-    expect(image[1] - image[0]).toBeGreaterThan(ROWS * IMAGE_BYTES);
+  it.each([false, true])(
+    "reads the columns asked for in pages of rows, never the others' bytes (offset index: %s)",
+    async (offsetIndex) => {
+      const file = convertedDataFile(offsetIndex);
+      const reads: [number, number][] = [];
+      const parquet = { ...(await openParquet(file)), source: watched(await asyncBufferFromFile(file), reads) };
+      expect(parquet.metadata.row_groups).toHaveLength(1);
+      const chunks = chunkRanges(parquet);
+      const image = chunks.get("observation.images.top")!;
+      // Random bytes do not compress: the image column is nearly all of the file, as in a real one.
+      expect(image[1] - image[0]).toBeGreaterThan(ROWS * IMAGE_BYTES);
 
-    const batches: { first: number; size: number }[] = [];
-    const episodes: number[] = [];
-    const labels: string[] = [];
-    for await (const { first, rows } of parquetBatches(parquet, ["episode_index", "timestamp", "labels"], { rows: 5_000 })) {
-      batches.push({ first, size: rows.length });
-      for (const row of rows) {
-        episodes.push(Number(row.episode_index));
-        labels.push(...(row.labels as string[]));
-        expect(Object.keys(row).sort()).toEqual(["episode_index", "labels", "timestamp"]);
+      const batches: { first: number; size: number }[] = [];
+      const episodes: number[] = [];
+      const labels: string[] = [];
+      for await (const { first, rows } of parquetBatches(parquet, ["episode_index", "timestamp", "labels"], {
+        rows: 5_000,
+      })) {
+        batches.push({ first, size: rows.length });
+        for (const row of rows) {
+          episodes.push(Number(row.episode_index));
+          labels.push(...(row.labels as string[]));
+          expect(Object.keys(row).sort()).toEqual(["episode_index", "labels", "timestamp"]);
+        }
       }
-    }
-    // Pages of at most 5,000 rows, in order, every row once, the list column's rows in their place.
-    expect(batches).toEqual([0, 5_000, 10_000, 15_000, 20_000].map((first) => ({ first, size: Math.min(5_000, ROWS - first) })));
-    expect(episodes).toEqual(Array.from({ length: ROWS }, (_, i) => Math.floor(i / 300)));
-    expect(labels.filter((l) => l !== "grasp")).toEqual(Array.from({ length: ROWS }, (_, i) => i).filter((i) => i % 7 === 0).map((i) => `label ${i}`));
+      // Pages of at most 5,000 rows, in order, every row once, the list column's rows in their place.
+      expect(batches).toEqual(
+        [0, 5_000, 10_000, 15_000, 20_000].map((first) => ({ first, size: Math.min(5_000, ROWS - first) })),
+      );
+      expect(episodes).toEqual(Array.from({ length: ROWS }, (_, i) => Math.floor(i / 300)));
+      expect(labels.filter((l) => l !== "grasp")).toEqual(
+        Array.from({ length: ROWS }, (_, i) => i)
+          .filter((i) => i % 7 === 0)
+          .map((i) => `label ${i}`),
+      );
 
-    // Not one byte of the image column is read.
-    expect(reads.filter(([start, end]) => start < image[1] && end > image[0])).toEqual([]);
-    const wantedBytes = ["episode_index", "timestamp", "labels"].reduce((n, c) => n + chunks.get(c)![1] - chunks.get(c)![0], 0);
-    const dataReads = reads.filter(([start]) => start < image[0]);
-    if (offsetIndex) {
-      // Each read is some pages of one column (or its dictionary), never a whole chunk.
-      for (const [start, end] of dataReads) {
-        const [, chunk] = [...chunks].find(([, [from, to]]) => start >= from && start < to)!;
-        expect(end - start).toBeLessThan(chunk[1] - chunk[0]);
+      // Not one byte of the image column is read.
+      expect(reads.filter(([start, end]) => start < image[1] && end > image[0])).toEqual([]);
+      const wantedBytes = ["episode_index", "timestamp", "labels"].reduce(
+        (n, c) => n + chunks.get(c)![1] - chunks.get(c)![0],
+        0,
+      );
+      const dataReads = reads.filter(([start]) => start < image[0]);
+      if (offsetIndex) {
+        // Each read is some pages of one column (or its dictionary), never a whole chunk.
+        for (const [start, end] of dataReads) {
+          const [, chunk] = [...chunks].find(([, [from, to]]) => start >= from && start < to)!;
+          expect(end - start).toBeLessThan(chunk[1] - chunk[0]);
+        }
+      } else {
+        // Without an offset index each read fetches the columns' chunks, and only those.
+        for (const [start, end] of dataReads) expect(end - start).toBeLessThanOrEqual(wantedBytes);
       }
-    } else {
-      // Without an offset index each read fetches the columns' chunks, and only those.
-      for (const [start, end] of dataReads) expect(end - start).toBeLessThanOrEqual(wantedBytes);
-    }
-  });
+    },
+  );
 
   it("rewrites a file with one large row group a page at a time, every row kept or dropped as asked, and in order", async () => {
     const parquet = await openParquet(convertedDataFile(false));
@@ -121,14 +143,18 @@ describe("parquetBatches on a file of one large row group", () => {
     // Every third row dropped, the rest with episode_index doubled.
     await rewriteParquet(parquet, target, (rows, first) => {
       batches.push(rows.length);
-      return rows.map((row, i) => ((first + i) % 3 === 0 ? null : { ...row, episode_index: BigInt(row.episode_index as bigint) * 2n }));
+      return rows.map((row, i) =>
+        (first + i) % 3 === 0 ? null : { ...row, episode_index: BigInt(row.episode_index as bigint) * 2n },
+      );
     });
     expect(Math.max(...batches)).toBeLessThanOrEqual(BATCH_ROWS);
     const before: number[] = [];
-    for await (const { rows } of parquetBatches(parquet, ["episode_index"])) before.push(...rows.map((r) => Number(r.episode_index)));
+    for await (const { rows } of parquetBatches(parquet, ["episode_index"]))
+      before.push(...rows.map((r) => Number(r.episode_index)));
     const rewritten = await openParquet(target);
     const after: number[] = [];
-    for await (const { rows } of parquetBatches(rewritten, ["episode_index"])) after.push(...rows.map((r) => Number(r.episode_index)));
+    for await (const { rows } of parquetBatches(rewritten, ["episode_index"]))
+      after.push(...rows.map((r) => Number(r.episode_index)));
     expect(after).toEqual(before.filter((_, i) => i % 3 !== 0).map((e) => e * 2));
     expect(rewritten.columns).toEqual(parquet.columns);
     expect(rewritten.metadata.row_groups.every((g) => Number(g.num_rows) <= BATCH_ROWS)).toBe(true);

@@ -1,5 +1,14 @@
 import { rename, rm } from "node:fs/promises";
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData, type KeyValue, type SchemaElement } from "hyparquet";
+import {
+  asyncBufferFromFile,
+  parquetMetadataAsync,
+  parquetReadObjects,
+  parquetSchema,
+  type AsyncBuffer,
+  type FileMetaData,
+  type KeyValue,
+  type SchemaElement,
+} from "hyparquet";
 import { compressors } from "hyparquet-compressors";
 import { fileWriter, ParquetWriter, parquetWriteFile } from "hyparquet-writer";
 
@@ -54,7 +63,15 @@ export async function* parquetBatches(
   const wanted = columns?.filter((c) => parquet.columns.includes(c));
   const limit = options.rows ?? BATCH_ROWS;
   const read = (rowStart: number, rowEnd: number) =>
-    parquetReadObjects({ file, metadata: parquet.metadata, columns: wanted, rowStart, rowEnd, compressors, useOffsetIndex: true });
+    parquetReadObjects({
+      file,
+      metadata: parquet.metadata,
+      columns: wanted,
+      rowStart,
+      rowEnd,
+      compressors,
+      useOffsetIndex: true,
+    });
   let first = 0;
   let end = 0;
   const groups = parquet.metadata.row_groups.map((group) => Number(group.num_rows));
@@ -62,7 +79,8 @@ export async function* parquetBatches(
     if (rows > limit) {
       // What is gathered so far first, then the large group in ranges of `limit` rows.
       if (end > first) yield { first, rows: await read(first, end) };
-      for (let start = end; start < end + rows; start += limit) yield { first: start, rows: await read(start, Math.min(start + limit, end + rows)) };
+      for (let start = end; start < end + rows; start += limit)
+        yield { first: start, rows: await read(start, Math.min(start + limit, end + rows)) };
       end += rows;
       first = end;
       continue;
@@ -81,7 +99,12 @@ export async function* parquetBatches(
  * `huggingface` features entry) as it was. Written beside the target and renamed over it, so a
  * reader never sees half a file.
  */
-export async function writeParquet(path: string, rows: Record<string, unknown>[], schema: SchemaElement[], kvMetadata?: KeyValue[]): Promise<void> {
+export async function writeParquet(
+  path: string,
+  rows: Record<string, unknown>[],
+  schema: SchemaElement[],
+  kvMetadata?: KeyValue[],
+): Promise<void> {
   const top = topLevelNames(schema);
   const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
@@ -108,7 +131,11 @@ export async function writeParquet(path: string, rows: Record<string, unknown>[]
  * where groups end. The copy is written whole before this returns; it is the caller's to rename
  * into place, so that a set of files can be swapped in together once every one of them is written.
  */
-export async function rewriteParquet(source: ParquetFile, target: string, transform: (rows: Record<string, unknown>[], first: number) => (Record<string, unknown> | null)[]): Promise<void> {
+export async function rewriteParquet(
+  source: ParquetFile,
+  target: string,
+  transform: (rows: Record<string, unknown>[], first: number) => (Record<string, unknown> | null)[],
+): Promise<void> {
   const { schema, key_value_metadata: kvMetadata, row_groups } = source.metadata;
   const top = topLevelNames(schema);
   // Where each row group starts in the file, and where the last one ends.
@@ -133,7 +160,11 @@ export async function rewriteParquet(source: ParquetFile, target: string, transf
         if (kept > 0) sizes.push(kept);
       }
       const kept = out.filter((row) => row !== null);
-      if (kept.length) await writer.write({ columnData: top.map((name) => ({ name, data: kept.map((row) => row[name] ?? null) })), rowGroupSize: sizes });
+      if (kept.length)
+        await writer.write({
+          columnData: top.map((name) => ({ name, data: kept.map((row) => row[name] ?? null) })),
+          rowGroupSize: sizes,
+        });
     }
     await writer.finish();
   } catch (error) {

@@ -110,7 +110,13 @@ export type DataRewrite = {
   dataFiles: RewrittenDataFile[];
 };
 
-export type RewrittenDataFile = { path: string; rows: number; written: boolean; droppedEpisodes: number[]; droppedFrames: number };
+export type RewrittenDataFile = {
+  path: string;
+  rows: number;
+  written: boolean;
+  droppedEpisodes: number[];
+  droppedFrames: number;
+};
 
 export type SubsetOptions = {
   sourceRoot: string;
@@ -130,7 +136,8 @@ export type SubsetOptions = {
 };
 
 /** Whether LeRobot needs a subset of these episodes renumbered to open it without an episode list. */
-export const needsRenumbering = (codebaseVersion: CodebaseVersion, episodes: number[]): boolean => isV3(codebaseVersion) && !isPrefix(episodes);
+export const needsRenumbering = (codebaseVersion: CodebaseVersion, episodes: number[]): boolean =>
+  isV3(codebaseVersion) && !isPrefix(episodes);
 
 /** Episodes 0..k-1, in any order. */
 function isPrefix(episodes: number[]): boolean {
@@ -158,19 +165,29 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   const info = json as Record<string, unknown>;
 
   const v3 = isV3(parsed.data.codebase_version);
-  if (options.rewriteData && !v3) throw new SubsetError(`rewriting data files is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`);
+  if (options.rewriteData && !v3)
+    throw new SubsetError(
+      `rewriting data files is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`,
+    );
   const unchanged = typeof options.rewriteData === "object" ? options.rewriteData.unchanged : undefined;
   const allVideoKeys = videoKeysOf(parsed.data);
   const unknown = (options.videoKeys ?? []).filter((key) => !allVideoKeys.includes(key));
   if (unknown.length) throw new SubsetError(`${INFO_PATH} has no video feature ${unknown.join(", ")}`);
   const dropped = options.videoKeys ? allVideoKeys.filter((key) => !options.videoKeys!.includes(key)) : [];
-  const plan = v3 ? await planV3(sourceRoot, parsed.data, selected, Boolean(options.rewriteData), dropped) : await planV2(sourceRoot, parsed.data, selected, dropped);
-  if (plan.rewrite && path.resolve(sourceRoot) === path.resolve(targetRoot)) throw new SubsetError("rewriting data files reads the original ones from sourceRoot, so targetRoot must be another directory");
+  const plan = v3
+    ? await planV3(sourceRoot, parsed.data, selected, Boolean(options.rewriteData), dropped)
+    : await planV2(sourceRoot, parsed.data, selected, dropped);
+  if (plan.rewrite && path.resolve(sourceRoot) === path.resolve(targetRoot))
+    throw new SubsetError(
+      "rewriting data files reads the original ones from sourceRoot, so targetRoot must be another directory",
+    );
 
   info.total_episodes = selected.length;
   info.total_frames = plan.totalFrames;
   info.total_tasks = plan.totalTasks;
-  const renumbered = plan.rewrite?.renumbered ? new Map(plan.rewrite.episodes.map((e) => [e.originalEpisodeIndex, e.episodeIndex])) : null;
+  const renumbered = plan.rewrite?.renumbered
+    ? new Map(plan.rewrite.episodes.map((e) => [e.originalEpisodeIndex, e.episodeIndex]))
+    : null;
   info.splits = splitsFor(parsed.data.splits, selected, renumbered ? (e) => renumbered.get(e)! : undefined);
   if ("total_videos" in info) info.total_videos = plan.videoFiles.length;
   if ("total_chunks" in info) info.total_chunks = plan.maxChunk + 1;
@@ -181,7 +198,8 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
 
   // Subtask labels, like v3 tasks, are looked up by position (subtasks.iloc[subtask_index]): kept whole.
   const subtasks = await readFile(path.join(sourceRoot, SUBTASKS_PATH)).catch(() => undefined);
-  if (subtasks && path.resolve(sourceRoot) !== path.resolve(targetRoot)) plan.writes.push([SUBTASKS_PATH, (target) => writeAtomically(target, subtasks)]);
+  if (subtasks && path.resolve(sourceRoot) !== path.resolve(targetRoot))
+    plan.writes.push([SUBTASKS_PATH, (target) => writeAtomically(target, subtasks)]);
 
   const written: string[] = [];
   // The data files first, all of them swapped in together, then the metadata that describes them.
@@ -203,8 +221,18 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
       removed.push(relative);
     }
   }
-  const handled = new Set([INFO_PATH, STATS_PATH, V2_EPISODES_PATH, V2_TASKS_PATH, V2_EPISODES_STATS_PATH, V3_TASKS_PATH, SUBTASKS_PATH]);
-  const leftOut = (await filesUnder(sourceRoot, "meta")).filter((relative) => !handled.has(relative) && !relative.startsWith(`${V3_EPISODES_DIR}/`));
+  const handled = new Set([
+    INFO_PATH,
+    STATS_PATH,
+    V2_EPISODES_PATH,
+    V2_TASKS_PATH,
+    V2_EPISODES_STATS_PATH,
+    V3_TASKS_PATH,
+    SUBTASKS_PATH,
+  ]);
+  const leftOut = (await filesUnder(sourceRoot, "meta")).filter(
+    (relative) => !handled.has(relative) && !relative.startsWith(`${V3_EPISODES_DIR}/`),
+  );
 
   // v3.0: positions are episodes 0..k-1 (as selected, or rewritten so); with no episode list the
   // frames LeRobot serves are the first total_frames rows of data/, which must be the subset's.
@@ -247,7 +275,10 @@ async function readInfo(root: string): Promise<{ json: unknown; parsed: { data: 
     throw new SubsetError(`${INFO_PATH}: invalid JSON (${(error as Error).message})`);
   }
   const parsed = Info.safeParse(json);
-  if (!parsed.success) throw new SubsetError(`${INFO_PATH}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(document)"}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new SubsetError(
+      `${INFO_PATH}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(document)"}: ${i.message}`).join("; ")}`,
+    );
   return { json, parsed };
 }
 
@@ -272,14 +303,26 @@ export async function listedEpisodes(root: string): Promise<{ episodes: number[]
       for (const key of videoKeys) files.add(formatPathTemplate(template!, { ...values, video_key: key }));
     }
   } else {
-    const columns = ["episode_index", "data/chunk_index", "data/file_index", ...videoKeys.flatMap((key) => [`videos/${key}/chunk_index`, `videos/${key}/file_index`])];
+    const columns = [
+      "episode_index",
+      "data/chunk_index",
+      "data/file_index",
+      ...videoKeys.flatMap((key) => [`videos/${key}/chunk_index`, `videos/${key}/file_index`]),
+    ];
     for (const relative of await parquetFilesUnder(root, V3_EPISODES_DIR)) {
       for await (const { rows } of parquetBatches(await openParquet(path.join(root, relative)), columns)) {
         for (const row of rows) {
           const plain = plainValue(row) as Record<string, number>;
           episodes.push(plain.episode_index!);
           files.add(dataFileOf(info, row));
-          for (const key of videoKeys) files.add(formatPathTemplate(template!, { video_key: key, chunk_index: plain[`videos/${key}/chunk_index`]!, file_index: plain[`videos/${key}/file_index`]! }));
+          for (const key of videoKeys)
+            files.add(
+              formatPathTemplate(template!, {
+                video_key: key,
+                chunk_index: plain[`videos/${key}/chunk_index`]!,
+                file_index: plain[`videos/${key}/file_index`]!,
+              }),
+            );
         }
       }
     }
@@ -307,7 +350,8 @@ type RewritePlan = {
 };
 
 /** A statistics tree without the features left out. */
-const withoutFeatures = (stats: StatsTree, dropped: string[]): StatsTree => Object.fromEntries(Object.entries(stats).filter(([feature]) => !dropped.includes(feature)));
+const withoutFeatures = (stats: StatsTree, dropped: string[]): StatsTree =>
+  Object.fromEntries(Object.entries(stats).filter(([feature]) => !dropped.includes(feature)));
 
 async function planV2(root: string, info: Info, selected: number[], dropped: string[]): Promise<Plan> {
   const wanted = new Set(selected);
@@ -331,17 +375,23 @@ async function planV2(root: string, info: Info, selected: number[], dropped: str
     // LeRobot 0.3 derives a v2.1 dataset's stats from episodes_stats.jsonl; stats.json follows suit.
     const statsLines = await selectLines(root, V2_EPISODES_STATS_PATH, wanted);
     const noStats = selected.filter((e) => !statsLines.found.has(e));
-    if (noStats.length) throw new SubsetError(`${V2_EPISODES_STATS_PATH} has no stats for episode ${noStats.slice(0, 20).join(", ")}`);
+    if (noStats.length)
+      throw new SubsetError(`${V2_EPISODES_STATS_PATH} has no stats for episode ${noStats.slice(0, 20).join(", ")}`);
     const episodeStats = statsLines.records.map((r) => withoutFeatures(r.stats as StatsTree, dropped));
     const stats = aggregateStats(episodeStats);
     // Verbatim, unless cameras are left out: then each line without their statistics.
-    const lines = dropped.length ? statsLines.records.map((r, i) => JSON.stringify({ ...r, stats: episodeStats[i] })) : statsLines.lines;
+    const lines = dropped.length
+      ? statsLines.records.map((r, i) => JSON.stringify({ ...r, stats: episodeStats[i] }))
+      : statsLines.lines;
     writes.push([V2_EPISODES_STATS_PATH, (target) => writeAtomically(target, lines.join("\n") + "\n")]);
     writes.push([STATS_PATH, (target) => writeAtomically(target, JSON.stringify(stats, null, 4))]);
   } else {
     // v2.0 has no per-episode stats to aggregate; LeRobot reads stats.json as it is (less the cameras left out).
     const stats = await readSource(root, STATS_PATH).catch(() => undefined);
-    const kept = stats !== undefined && dropped.length ? JSON.stringify(withoutFeatures(JSON.parse(stats) as StatsTree, dropped), null, 4) : stats;
+    const kept =
+      stats !== undefined && dropped.length
+        ? JSON.stringify(withoutFeatures(JSON.parse(stats) as StatsTree, dropped), null, 4)
+        : stats;
     if (kept !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, kept)]);
   }
 
@@ -355,10 +405,24 @@ async function planV2(root: string, info: Info, selected: number[], dropped: str
     dataFiles.push(formatPathTemplate(info.data_path, values));
     for (const key of videoKeys) videoFiles.push(formatPathTemplate(template!, { ...values, video_key: key }));
   }
-  return { totalFrames, totalTasks: taskLines.length, dataFiles, videoFiles, maxChunk: Math.floor(selected.at(-1)! / chunksSize), writes, sharedDataFiles: [] };
+  return {
+    totalFrames,
+    totalTasks: taskLines.length,
+    dataFiles,
+    videoFiles,
+    maxChunk: Math.floor(selected.at(-1)! / chunksSize),
+    writes,
+    sharedDataFiles: [],
+  };
 }
 
-async function planV3(root: string, info: Info, selected: number[], rewrite: boolean, dropped: string[]): Promise<Plan> {
+async function planV3(
+  root: string,
+  info: Info,
+  selected: number[],
+  rewrite: boolean,
+  dropped: string[],
+): Promise<Plan> {
   const wanted = new Set(selected);
   const found = new Set<number>();
   const writes: Plan["writes"] = [];
@@ -384,17 +448,29 @@ async function planV3(root: string, info: Info, selected: number[], rewrite: boo
         const dataFile = dataFileOf(info, row);
         placedIn.set(dataFile, [...(placedIn.get(dataFile) ?? []), episode]);
         if (!wanted.has(episode)) continue;
-        if (found.has(episode)) throw new SubsetError(`${relative}: episode ${episode} appears twice in the episode metadata`);
+        if (found.has(episode))
+          throw new SubsetError(`${relative}: episode ${episode} appears twice in the episode metadata`);
         found.add(episode);
         kept.push(row);
         const plain = plainValue(row) as Record<string, number>;
         totalFrames += plain.length!;
         stats.push(withoutFeatures(statsFromColumns(row), dropped));
         dataFiles.add(dataFile);
-        located.set(episode, { dataFile, from: plain.dataset_from_index, to: plain.dataset_to_index, length: plain.length! });
+        located.set(episode, {
+          dataFile,
+          from: plain.dataset_from_index,
+          to: plain.dataset_to_index,
+          length: plain.length!,
+        });
         maxChunk = Math.max(maxChunk, plain["data/chunk_index"]!);
         for (const key of videoKeys) {
-          videoFiles.add(formatPathTemplate(template!, { video_key: key, chunk_index: plain[`videos/${key}/chunk_index`]!, file_index: plain[`videos/${key}/file_index`]! }));
+          videoFiles.add(
+            formatPathTemplate(template!, {
+              video_key: key,
+              chunk_index: plain[`videos/${key}/chunk_index`]!,
+              file_index: plain[`videos/${key}/file_index`]!,
+            }),
+          );
         }
       }
     }
@@ -405,23 +481,41 @@ async function planV3(root: string, info: Info, selected: number[], rewrite: boo
 
   const sharedDataFiles = [...dataFiles]
     .sort(pathOrder)
-    .map((file) => ({ path: file, otherEpisodes: placedIn.get(file)!.filter((e) => !wanted.has(e)).sort((a, b) => a - b) }))
+    .map((file) => ({
+      path: file,
+      otherEpisodes: placedIn
+        .get(file)!
+        .filter((e) => !wanted.has(e))
+        .sort((a, b) => a - b),
+    }))
     .filter((file) => file.otherEpisodes.length);
   // Rewritten only where LeRobot could not open the files as they are.
-  const rewriting = rewrite && (!isPrefix(selected) || sharedDataFiles.length > 0) ? planRewrite(selected, located, placedIn) : null;
+  const rewriting =
+    rewrite && (!isPrefix(selected) || sharedDataFiles.length > 0) ? planRewrite(selected, located, placedIn) : null;
   const byOriginal = new Map(rewriting?.episodes.map((e) => [e.originalEpisodeIndex, e]));
   for (const [relative, parquet, kept] of keptByFile) {
     // The new index and frame range, in the type the column has (int64 arrives as bigint).
     const rows = rewriting
       ? kept.map((row) => {
           const e = byOriginal.get(Number(row.episode_index))!;
-          return { ...row, episode_index: like(row.episode_index, e.episodeIndex), dataset_from_index: like(row.dataset_from_index, e.from), dataset_to_index: like(row.dataset_to_index, e.to) };
+          return {
+            ...row,
+            episode_index: like(row.episode_index, e.episodeIndex),
+            dataset_from_index: like(row.dataset_from_index, e.from),
+            dataset_to_index: like(row.dataset_to_index, e.to),
+          };
         })
       : kept;
     // Same path, same schema and key/value metadata (pyarrow's ARROW:schema, HF's features): only
     // rows change. A camera left out keeps its columns, as after LeRobot's remove_feature: the
     // loader reads the columns of info.json's cameras only.
-    writes.push([relative, (target) => mkdir(path.dirname(target), { recursive: true }).then(() => writeParquet(target, rows, parquet.metadata.schema, parquet.metadata.key_value_metadata))]);
+    writes.push([
+      relative,
+      (target) =>
+        mkdir(path.dirname(target), { recursive: true }).then(() =>
+          writeParquet(target, rows, parquet.metadata.schema, parquet.metadata.key_value_metadata),
+        ),
+    ]);
   }
 
   // Tasks stay whole: LeRobot reads a frame's task as tasks.iloc[task_index], by position.
@@ -429,20 +523,40 @@ async function planV3(root: string, info: Info, selected: number[], rewrite: boo
     throw new SubsetError(`${V3_TASKS_PATH} is missing`);
   });
   const totalTasks = Number((await openParquet(path.join(root, V3_TASKS_PATH))).metadata.num_rows);
-  writes.push([V3_TASKS_PATH, (target) => (path.resolve(target) === path.resolve(root, V3_TASKS_PATH) ? Promise.resolve() : writeAtomically(target, tasks))]);
+  writes.push([
+    V3_TASKS_PATH,
+    (target) =>
+      path.resolve(target) === path.resolve(root, V3_TASKS_PATH) ? Promise.resolve() : writeAtomically(target, tasks),
+  ]);
 
   if (stats.some((s) => Object.keys(s).length)) {
     const aggregated = aggregateStats(stats);
     writes.push([STATS_PATH, (target) => writeAtomically(target, JSON.stringify(aggregated, null, 4))]);
   } else {
     const original = await readSource(root, STATS_PATH).catch(() => undefined);
-    const kept = original !== undefined && dropped.length ? JSON.stringify(withoutFeatures(JSON.parse(original) as StatsTree, dropped), null, 4) : original;
+    const kept =
+      original !== undefined && dropped.length
+        ? JSON.stringify(withoutFeatures(JSON.parse(original) as StatsTree, dropped), null, 4)
+        : original;
     if (kept !== undefined) writes.push([STATS_PATH, (target) => writeAtomically(target, kept)]);
   }
-  return { totalFrames, totalTasks, dataFiles: [...dataFiles], videoFiles: [...videoFiles], maxChunk, writes, rewrite: rewriting, sharedDataFiles };
+  return {
+    totalFrames,
+    totalTasks,
+    dataFiles: [...dataFiles],
+    videoFiles: [...videoFiles],
+    maxChunk,
+    writes,
+    rewrite: rewriting,
+    sharedDataFiles,
+  };
 }
 
-const dataFileOf = (info: Info, row: Record<string, unknown>) => formatPathTemplate(info.data_path, { chunk_index: Number(row["data/chunk_index"]), file_index: Number(row["data/file_index"]) });
+const dataFileOf = (info: Info, row: Record<string, unknown>) =>
+  formatPathTemplate(info.data_path, {
+    chunk_index: Number(row["data/chunk_index"]),
+    file_index: Number(row["data/file_index"]),
+  });
 
 /** A number in the type of the value it replaces: bigint for an int64 column, number otherwise. */
 const like = (original: unknown, value: number) => (typeof original === "bigint" ? BigInt(value) : value);
@@ -454,12 +568,19 @@ const like = (original: unknown, value: number) => (typeof original === "bigint"
  * concatenation. Each data file keeps the subset's episodes it holds; the others it holds are
  * dropped from it.
  */
-function planRewrite(selected: number[], located: Map<number, { dataFile: string; from?: number; to?: number; length: number }>, placedIn: Map<string, number[]>): RewritePlan {
+function planRewrite(
+  selected: number[],
+  located: Map<number, { dataFile: string; from?: number; to?: number; length: number }>,
+  placedIn: Map<string, number[]>,
+): RewritePlan {
   const wanted = new Set(selected);
   const files = new Map<string, number[]>();
   for (const e of selected) {
     const { dataFile, from, to } = located.get(e)!;
-    if (typeof from !== "number" || typeof to !== "number") throw new SubsetError(`episode ${e} has no dataset_from_index / dataset_to_index, which rewriting the data files needs`);
+    if (typeof from !== "number" || typeof to !== "number")
+      throw new SubsetError(
+        `episode ${e} has no dataset_from_index / dataset_to_index, which rewriting the data files needs`,
+      );
     files.set(dataFile, [...(files.get(dataFile) ?? []), e]);
   }
   const newIndex = new Map(selected.map((e, i) => [e, i]));
@@ -472,14 +593,27 @@ function planRewrite(selected: number[], located: Map<number, { dataFile: string
       others: placedIn.get(dataFile)!.filter((e) => !wanted.has(e)),
       episodes: episodes.map((e) => {
         const { from, to, length } = located.get(e)! as { from: number; to: number; length: number };
-        if (to - from !== length) throw new SubsetError(`episode ${e}: dataset_from_index..dataset_to_index (${from}..${to}) is not its length (${length})`);
-        const renumbered = { originalEpisodeIndex: e, episodeIndex: newIndex.get(e)!, originalFrom: from, originalTo: to, from: next, to: next + length, length };
+        if (to - from !== length)
+          throw new SubsetError(
+            `episode ${e}: dataset_from_index..dataset_to_index (${from}..${to}) is not its length (${length})`,
+          );
+        const renumbered = {
+          originalEpisodeIndex: e,
+          episodeIndex: newIndex.get(e)!,
+          originalFrom: from,
+          originalTo: to,
+          from: next,
+          to: next + length,
+          length,
+        };
         next += length;
         return renumbered;
       }),
     });
   }
-  const episodes = dataFiles.flatMap((f) => f.episodes.map(({ length: _, ...e }) => e)).sort((a, b) => a.episodeIndex - b.episodeIndex);
+  const episodes = dataFiles
+    .flatMap((f) => f.episodes.map(({ length: _, ...e }) => e))
+    .sort((a, b) => a.episodeIndex - b.episodeIndex);
   const renumbered = episodes.some((e) => e.episodeIndex !== e.originalEpisodeIndex || e.from !== e.originalFrom);
   return { episodes, renumbered, dataFiles };
 }
@@ -489,14 +623,25 @@ function planRewrite(selected: number[], located: Map<number, { dataFile: string
  * frame on the way, and renames them into place only once all are written: a refused subset
  * leaves the target's data files as they were.
  */
-async function rewriteDataFiles(sourceRoot: string, targetRoot: string, plan: RewritePlan, unchanged?: (relative: string) => Promise<boolean>): Promise<RewrittenDataFile[]> {
+async function rewriteDataFiles(
+  sourceRoot: string,
+  targetRoot: string,
+  plan: RewritePlan,
+  unchanged?: (relative: string) => Promise<boolean>,
+): Promise<RewrittenDataFile[]> {
   const done: RewrittenDataFile[] = [];
   const staged: [string, string][] = [];
   try {
     for (const { path: relative, episodes, others } of plan.dataFiles) {
       const rows = episodes.reduce((n, e) => n + e.length, 0);
       if (unchanged && (await unchanged(relative))) {
-        done.push({ path: relative, rows, written: false, droppedEpisodes: [...others].sort((a, b) => a - b), droppedFrames: 0 });
+        done.push({
+          path: relative,
+          rows,
+          written: false,
+          droppedEpisodes: [...others].sort((a, b) => a - b),
+          droppedFrames: 0,
+        });
         continue;
       }
       const target = path.join(targetRoot, relative);
@@ -504,7 +649,13 @@ async function rewriteDataFiles(sourceRoot: string, targetRoot: string, plan: Re
       const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
       staged.push([temporary, target]);
       const droppedFrames = await rewriteDataFile(sourceRoot, relative, temporary, episodes, new Set(others));
-      done.push({ path: relative, rows, written: true, droppedEpisodes: [...others].sort((a, b) => a - b), droppedFrames });
+      done.push({
+        path: relative,
+        rows,
+        written: true,
+        droppedEpisodes: [...others].sort((a, b) => a - b),
+        droppedFrames,
+      });
     }
   } catch (error) {
     await Promise.all(staged.map(([temporary]) => rm(temporary, { force: true })));
@@ -515,12 +666,20 @@ async function rewriteDataFiles(sourceRoot: string, targetRoot: string, plan: Re
 }
 
 /** One data file: the subset's frames renumbered, the frames of `others` (episodes the metadata places in it outside the subset) dropped. Returns how many were dropped. */
-async function rewriteDataFile(sourceRoot: string, relative: string, temporary: string, episodes: (RenumberedEpisode & { length: number })[], others: Set<number>): Promise<number> {
+async function rewriteDataFile(
+  sourceRoot: string,
+  relative: string,
+  temporary: string,
+  episodes: (RenumberedEpisode & { length: number })[],
+  others: Set<number>,
+): Promise<number> {
   let parquet: ParquetFile;
   try {
     parquet = await openParquet(path.join(sourceRoot, relative));
   } catch (error) {
-    throw new SubsetError(`${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`);
+    throw new SubsetError(
+      `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,
+    );
   }
   const lacking = RENUMBERED_COLUMNS.filter((c) => !parquet.columns.includes(c));
   if (lacking.length) throw new SubsetError(`${relative}: no ${lacking.join(", ")} column`);
@@ -533,14 +692,21 @@ async function rewriteDataFile(sourceRoot: string, relative: string, temporary: 
       const original = Number(row.episode_index);
       const e = byOriginal.get(original);
       if (!e) {
-        if (!others.has(original)) throw new SubsetError(`${relative}: holds frames of episode ${original}, which its episode metadata does not place there`);
+        if (!others.has(original))
+          throw new SubsetError(
+            `${relative}: holds frames of episode ${original}, which its episode metadata does not place there`,
+          );
         dropped++;
         return null;
       }
       const index = Number(row.index);
-      if (index < e.originalFrom || index >= e.originalTo) throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is outside its dataset_from_index..dataset_to_index (${e.originalFrom}..${e.originalTo})`);
+      if (index < e.originalFrom || index >= e.originalTo)
+        throw new SubsetError(
+          `${relative}: frame index ${index} of episode ${original} is outside its dataset_from_index..dataset_to_index (${e.originalFrom}..${e.originalTo})`,
+        );
       const renumbered = e.from + (index - e.originalFrom);
-      if (renumbered !== expected) throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is not stored in index order`);
+      if (renumbered !== expected)
+        throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is not stored in index order`);
       expected++;
       counts.set(original, (counts.get(original) ?? 0) + 1);
       return { ...row, episode_index: like(row.episode_index, e.episodeIndex), index: like(row.index, renumbered) };
@@ -548,7 +714,10 @@ async function rewriteDataFile(sourceRoot: string, relative: string, temporary: 
   );
   for (const e of episodes) {
     const n = counts.get(e.originalEpisodeIndex) ?? 0;
-    if (n !== e.length) throw new SubsetError(`${relative}: episode ${e.originalEpisodeIndex} has ${n} frames, its metadata says ${e.length}`);
+    if (n !== e.length)
+      throw new SubsetError(
+        `${relative}: episode ${e.originalEpisodeIndex} has ${n} frames, its metadata says ${e.length}`,
+      );
   }
   return dropped;
 }
@@ -582,7 +751,11 @@ async function selectLines(root: string, relative: string, wanted: Set<number>) 
   return { lines, records, found };
 }
 
-async function keepLines(root: string, relative: string, keep: (record: Record<string, unknown>) => boolean): Promise<string[]> {
+async function keepLines(
+  root: string,
+  relative: string,
+  keep: (record: Record<string, unknown>) => boolean,
+): Promise<string[]> {
   return (await readSource(root, relative))
     .split(/\r?\n/)
     .map((line, i) => [line, i + 1] as const)
@@ -604,7 +777,9 @@ async function readSource(root: string, relative: string): Promise<string> {
   try {
     return await readFile(path.join(root, relative), "utf8");
   } catch (error) {
-    throw new SubsetError(`${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`);
+    throw new SubsetError(
+      `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,
+    );
   }
 }
 

@@ -104,7 +104,13 @@ export function createRateLimiters(options: RateLimitOptions): RateLimiters {
 const globalForLimits = globalThis as unknown as { dasRateLimiters?: RateLimiters };
 
 export function rateLimiters(): RateLimiters {
-  const { REDIS_URL, RATE_LIMIT_KEY_PREFIX, RATE_LIMIT_PER_MINUTE, AUTH_FAILURES_PER_MINUTE, SIGNIN_FAILURES_PER_MINUTE } = env();
+  const {
+    REDIS_URL,
+    RATE_LIMIT_KEY_PREFIX,
+    RATE_LIMIT_PER_MINUTE,
+    AUTH_FAILURES_PER_MINUTE,
+    SIGNIN_FAILURES_PER_MINUTE,
+  } = env();
   globalForLimits.dasRateLimiters ??= createRateLimiters({
     redisUrl: REDIS_URL,
     perMinute: RATE_LIMIT_PER_MINUTE,

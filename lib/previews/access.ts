@@ -19,11 +19,17 @@ export type PreviewBasis =
 
 export function previewBasis(ctx: Ctx): PreviewBasis {
   const p = ctx.principal;
-  if (p.kind === "api_key") return { kind: "licence", organizationId: p.organizationId, apiKeyId: p.keyId, userId: null };
-  if (p.kind === "user" && holds(p, "review")) return { kind: "review", userId: p.userId, role: p.role as ReviewerRole };
-  if (p.kind === "user" && p.organizationId) return { kind: "licence", organizationId: p.organizationId, apiKeyId: null, userId: p.userId };
+  if (p.kind === "api_key")
+    return { kind: "licence", organizationId: p.organizationId, apiKeyId: p.keyId, userId: null };
+  if (p.kind === "user" && holds(p, "review"))
+    return { kind: "review", userId: p.userId, role: p.role as ReviewerRole };
+  if (p.kind === "user" && p.organizationId)
+    return { kind: "licence", organizationId: p.organizationId, apiKeyId: null, userId: p.userId };
   // An operator at the command line watches nothing: a preview goes to a person or a key.
-  throw new AppError("forbidden", "Previews are for members of a licensed organisation, their API keys, reviewers and admins.");
+  throw new AppError(
+    "forbidden",
+    "Previews are for members of a licensed organisation, their API keys, reviewers and admins.",
+  );
 }
 
 export type PreviewVersion = EpisodeVersion & { licenceId: string | null };
@@ -33,13 +39,22 @@ export type PreviewVersion = EpisodeVersion & { licenceId: string | null };
  * newest licensed version containing it, or the pinned one, with the same 404 and 403); for a
  * reviewer, the newest version containing it, or the pinned one.
  */
-export async function previewVersion(ctx: Ctx, basis: PreviewBasis, episodeId: string, version?: string): Promise<PreviewVersion> {
+export async function previewVersion(
+  ctx: Ctx,
+  basis: PreviewBasis,
+  episodeId: string,
+  version?: string,
+): Promise<PreviewVersion> {
   if (basis.kind === "licence") return (await resolveEpisodeVersion(ctx, episodeId, version)).chosen;
   return (await reviewedEpisodeVersions(ctx, episodeId, version)).chosen;
 }
 
 /** Every version that holds an episode, newest first, and the one chosen (the pinned one, or the newest). For reviewers and admins. */
-export async function reviewedEpisodeVersions(ctx: Ctx, episodeId: string, version?: string): Promise<{ chosen: PreviewVersion; all: PreviewVersion[] }> {
+export async function reviewedEpisodeVersions(
+  ctx: Ctx,
+  episodeId: string,
+  version?: string,
+): Promise<{ chosen: PreviewVersion; all: PreviewVersion[] }> {
   // Without a licence: only for those who hold the review permission, whoever calls this.
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);

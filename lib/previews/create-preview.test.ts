@@ -24,11 +24,27 @@ let iso: IsolatedDb;
 let datasetId: string;
 let orgId: string;
 const contributors = [uniqueId("contrib"), uniqueId("contrib")];
-const episodes: EpisodeLine[] = randomEpisodes(3, 501).map((e, i) => ({ ...e, streams: ["cam", "joints"], contributor: contributors[i % 2]! }));
+const episodes: EpisodeLine[] = randomEpisodes(3, 501).map((e, i) => ({
+  ...e,
+  streams: ["cam", "joints"],
+  contributor: contributors[i % 2]!,
+}));
 const [first, second, third] = episodes.map((e) => e.episode_id) as [string, string, string];
 const files: FileLine[] = episodes.flatMap((e) => [
-  { path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 1234, sha256: "a".repeat(64) },
-  { path: `${e.episode_id}/joints.parquet`, episode_id: e.episode_id, stream: "joints", size_bytes: 99, sha256: "b".repeat(64) },
+  {
+    path: `${e.episode_id}/cam.mp4`,
+    episode_id: e.episode_id,
+    stream: "cam",
+    size_bytes: 1234,
+    sha256: "a".repeat(64),
+  },
+  {
+    path: `${e.episode_id}/joints.parquet`,
+    episode_id: e.episode_id,
+    stream: "joints",
+    size_bytes: 99,
+    sha256: "b".repeat(64),
+  },
 ]);
 let licensee: UserPrincipal;
 let reviewer: UserPrincipal;
@@ -62,7 +78,18 @@ afterAll(async () => {
 });
 
 const entries = () =>
-  iso.sql<{ id: string; organization_id: string | null; licence_id: string | null; user_id: string | null; api_key_id: string | null; reviewer_role: string | null; channel: string; version: string }[]>`
+  iso.sql<
+    {
+      id: string;
+      organization_id: string | null;
+      licence_id: string | null;
+      user_id: string | null;
+      api_key_id: string | null;
+      reviewer_role: string | null;
+      channel: string;
+      version: string;
+    }[]
+  >`
     select id, organization_id, licence_id, user_id, api_key_id, reviewer_role, channel, version from disclosures order by seq`;
 
 describe("createPreview", () => {
@@ -72,10 +99,19 @@ describe("createPreview", () => {
     expect(preview).toMatchObject({ episode_id: first, dataset_id: datasetId, version: "1.0.0" });
     expect(preview.streams.map((s) => s.stream)).toEqual(["cam"]);
     const [entry] = (await entries()).filter((e) => e.id === preview.preview_id);
-    expect(entry).toMatchObject({ organization_id: orgId, user_id: licensee.userId, api_key_id: null, reviewer_role: null, channel: "preview", version: "1.0.0" });
+    expect(entry).toMatchObject({
+      organization_id: orgId,
+      user_id: licensee.userId,
+      api_key_id: null,
+      reviewer_role: null,
+      channel: "preview",
+      version: "1.0.0",
+    });
     expect(entry!.licence_id).toMatch(/^lic_/);
     // The licensee cannot reach the unlicensed version.
-    await expect(createPreview(as(licensee), { episode_id: first, version: "2.0.0" })).rejects.toMatchObject({ code: "version_not_licensed" });
+    await expect(createPreview(as(licensee), { episode_id: first, version: "2.0.0" })).rejects.toMatchObject({
+      code: "version_not_licensed",
+    });
   });
 
   it("records a reviewer's and an admin's preview as theirs, with their role and no organisation or licence, in any version", async () => {
@@ -85,26 +121,50 @@ describe("createPreview", () => {
     const byAdmin = await createPreview(as(admin), { episode_id: second, version: "1.0.0" });
     const rows = await entries();
     expect(rows.find((e) => e.id === byReviewer.preview.preview_id)).toMatchObject({
-      organization_id: null, licence_id: null, api_key_id: null, user_id: reviewer.userId, reviewer_role: "reviewer", channel: "preview", version: "2.0.0",
+      organization_id: null,
+      licence_id: null,
+      api_key_id: null,
+      user_id: reviewer.userId,
+      reviewer_role: "reviewer",
+      channel: "preview",
+      version: "2.0.0",
     });
-    expect(rows.find((e) => e.id === byAdmin.preview.preview_id)).toMatchObject({ organization_id: null, licence_id: null, user_id: admin.userId, reviewer_role: "admin" });
+    expect(rows.find((e) => e.id === byAdmin.preview.preview_id)).toMatchObject({
+      organization_id: null,
+      licence_id: null,
+      user_id: admin.userId,
+      reviewer_role: "admin",
+    });
     // The chain covers them (version 2 of the canonical entry) and the log shows them, role and all.
     expect(await verifyChain(iso.operator)).toMatchObject({ intact: true });
     const detail = await getDisclosure(as(reviewer), byReviewer.preview.preview_id);
-    expect(detail).toMatchObject({ hash_matches: true, channel: "preview", reviewer_role: "reviewer", organization: null, user: reviewer.email, licence_id: null });
+    expect(detail).toMatchObject({
+      hash_matches: true,
+      channel: "preview",
+      reviewer_role: "reviewer",
+      organization: null,
+      user: reviewer.email,
+      licence_id: null,
+    });
     expect((await disclosedEpisodes(as(reviewer), { id: detail.id, limit: 10 })).episodeIds).toEqual([second]);
   });
 
   it("refuses an operator, who is no person to show a video to, and a missing episode for a reviewer", async () => {
     await expect(createPreview(iso.operator, { episode_id: first })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(createPreview(as(reviewer), { episode_id: uniqueId("nope") })).rejects.toMatchObject({ code: "not_found" });
-    await expect(createPreview(as(reviewer), { episode_id: first, version: "9.9.9" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(createPreview(as(reviewer), { episode_id: uniqueId("nope") })).rejects.toMatchObject({
+      code: "not_found",
+    });
+    await expect(createPreview(as(reviewer), { episode_id: first, version: "9.9.9" })).rejects.toMatchObject({
+      code: "not_found",
+    });
   });
 
   it("writes one entry per recipient, episode, version and streams within the URLs' lifetime, and a new one after", async () => {
     const key = await keyPrincipal(iso.operator, orgId);
     const a = await createPreview(as(key), { episode_id: third });
-    const count = async () => (await iso.sql<{ n: number }[]>`select count(*)::int as n from disclosures where api_key_id = ${key.keyId}`)[0]!.n;
+    const count = async () =>
+      (await iso.sql<{ n: number }[]>`select count(*)::int as n from disclosures where api_key_id = ${key.keyId}`)[0]!
+        .n;
     // 700 s later (the log's clock moved ahead on a connection of its own): the same preview.
     const later = iso.anotherPool(1);
     await later.$client`select set_config('das.clock_offset', '700 seconds', false)`;
@@ -140,7 +200,12 @@ describe("createPreview", () => {
       { stream: "joints", media_type: "application/vnd.apache.parquet", size_bytes: 99, video: false, codec: null },
     ]);
     const reviewed = await reviewEpisode(as(reviewer), { episodeId: first });
-    expect(reviewed).toMatchObject({ dataset_id: datasetId, version: "2.0.0", versions: ["2.0.0", "1.0.0"], episode: { episode_id: first } });
+    expect(reviewed).toMatchObject({
+      dataset_id: datasetId,
+      version: "2.0.0",
+      versions: ["2.0.0", "1.0.0"],
+      episode: { episode_id: first },
+    });
     await expect(reviewEpisode(as(licensee), { episodeId: first })).rejects.toMatchObject({ code: "forbidden" });
     expect((await entries()).length).toBe(before);
   });
@@ -172,24 +237,61 @@ describe("the log's rules for entries without a licence", () => {
 
   it("refuse a download without a licence, and a reviewer's entry on any channel but preview, or with an organisation", async () => {
     const cases = [
-      { ...base("dl_nolicence"), organizationId: orgId, userId: licensee.userId, reviewerRole: null, channel: "portal" as const, licenceId: null },
-      { ...base("dl_reviewerdownload"), organizationId: null, userId: reviewer.userId, reviewerRole: "reviewer" as const, channel: "portal" as const, licenceId: null },
-      { ...base("pv_withorg"), organizationId: orgId, userId: reviewer.userId, reviewerRole: "reviewer" as const, channel: "preview" as const, licenceId: null },
-      { ...base("pv_nouser"), organizationId: null, userId: null, reviewerRole: "admin" as const, channel: "preview" as const, licenceId: null },
+      {
+        ...base("dl_nolicence"),
+        organizationId: orgId,
+        userId: licensee.userId,
+        reviewerRole: null,
+        channel: "portal" as const,
+        licenceId: null,
+      },
+      {
+        ...base("dl_reviewerdownload"),
+        organizationId: null,
+        userId: reviewer.userId,
+        reviewerRole: "reviewer" as const,
+        channel: "portal" as const,
+        licenceId: null,
+      },
+      {
+        ...base("pv_withorg"),
+        organizationId: orgId,
+        userId: reviewer.userId,
+        reviewerRole: "reviewer" as const,
+        channel: "preview" as const,
+        licenceId: null,
+      },
+      {
+        ...base("pv_nouser"),
+        organizationId: null,
+        userId: null,
+        reviewerRole: "admin" as const,
+        channel: "preview" as const,
+        licenceId: null,
+      },
     ];
     for (const entry of cases) {
-      const error = await attempt(entry).then(() => null, (e: unknown) => e as { code?: string; constraint_name?: string });
+      const error = await attempt(entry).then(
+        () => null,
+        (e: unknown) => e as { code?: string; constraint_name?: string },
+      );
       expect(error, entry.id).toMatchObject({ code: "23514", constraint_name: "disclosures_basis_check" });
     }
     expect(await verifyChain(iso.operator)).toMatchObject({ intact: true });
   });
 
   it("break the chain when a stored preview's role is altered", async () => {
-    const [reviewed] = await iso.sql<{ seq: string }[]>`select seq from disclosures where reviewer_role = 'reviewer' order by seq limit 1`;
+    const [reviewed] = await iso.sql<
+      { seq: string }[]
+    >`select seq from disclosures where reviewer_role = 'reviewer' order by seq limit 1`;
     const report = await withTriggersDisabled(iso.db, async (tx, operator) => {
       await tx`update disclosures set reviewer_role = 'admin' where seq = ${reviewed!.seq}`;
       return verifyChain(operator);
     });
-    expect(report).toMatchObject({ intact: false, firstBadSeq: Number(reviewed!.seq), reason: expect.stringMatching(/altered/) });
+    expect(report).toMatchObject({
+      intact: false,
+      firstBadSeq: Number(reviewed!.seq),
+      reason: expect.stringMatching(/altered/),
+    });
   });
 });

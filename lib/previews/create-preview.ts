@@ -48,7 +48,10 @@ export const PREVIEW_REUSE_MARGIN_SECONDS = 60;
  * chain's lock, so concurrent repeats cannot write two entries. As for downloads, URLs are signed
  * only after the entry has committed; if the commit fails, the caller gets 503 and no URL.
  */
-export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<{ preview: Preview; replayed: boolean }> {
+export async function createPreview(
+  ctx: Ctx,
+  request: PreviewRequest,
+): Promise<{ preview: Preview; replayed: boolean }> {
   const basis = previewBasis(ctx);
   let committing = false;
   try {
@@ -60,7 +63,15 @@ export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<
       const requestSha256 = sameRequest(basis, version, requestedScope);
       await lockChain(sql);
       const earlier = await validPreview(sql, requestSha256);
-      if (earlier) return { id: earlier.id, occurredAt: earlier.occurred_at, expiresAt: earlier.expires_at, version, files, replayed: true };
+      if (earlier)
+        return {
+          id: earlier.id,
+          occurredAt: earlier.occurred_at,
+          expiresAt: earlier.expires_at,
+          version,
+          files,
+          replayed: true,
+        };
       const id = newLogId("pv");
       // A file that holds several episodes (LeRobot v3.0) shows all of them to whoever has its URL:
       // every episode of every file signed is disclosed, as for a download.
@@ -107,7 +118,13 @@ export async function createPreview(ctx: Ctx, request: PreviewRequest): Promise<
         dataset_id: made.version.datasetId,
         version: made.version.version,
         expires_at: made.expiresAt.toISOString(),
-        streams: made.files.map((f, i) => ({ stream: f.stream, url: urls[i]!, media_type: f.media_type, start_s: f.start_s, end_s: f.end_s })),
+        streams: made.files.map((f, i) => ({
+          stream: f.stream,
+          url: urls[i]!,
+          media_type: f.media_type,
+          start_s: f.start_s,
+          end_s: f.end_s,
+        })),
       },
     };
   } catch (error) {
@@ -138,17 +155,23 @@ function chosenStreams(files: EpisodeFile[], request: PreviewRequest, version: P
     }
     return videos.filter((f) => request.streams!.includes(f.stream));
   }
-  if (!videos.length) throw new AppError("invalid_body", `There is no video to preview in ${where}: it has no video streams.`);
+  if (!videos.length)
+    throw new AppError("invalid_body", `There is no video to preview in ${where}: it has no video streams.`);
   return videos;
 }
 
 /** What makes two previews the same: the recipient, the basis it was allowed on, the version and the scope. */
 function sameRequest(basis: PreviewBasis, version: PreviewVersion, scope: RequestedScope): string {
-  return sha256Hex(canonicalJson({ preview: { basis, version_id: version.versionId, licence_id: version.licenceId, scope } }));
+  return sha256Hex(
+    canonicalJson({ preview: { basis, version_id: version.versionId, licence_id: version.licenceId, scope } }),
+  );
 }
 
 /** The newest preview of the same request whose URLs are valid for at least the margin, under the chain's lock. */
-async function validPreview(sql: Sql, requestSha256: string): Promise<{ id: string; occurred_at: Date; expires_at: Date } | undefined> {
+async function validPreview(
+  sql: Sql,
+  requestSha256: string,
+): Promise<{ id: string; occurred_at: Date; expires_at: Date } | undefined> {
   const [row] = await sql<{ id: string; occurred_at: Date; expires_at: Date }[]>`
     select id, occurred_at, expires_at from disclosures
     where channel = 'preview' and request_sha256 = ${requestSha256}

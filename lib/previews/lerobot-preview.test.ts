@@ -68,7 +68,15 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
     expect(files.length).toBe(cameras.length);
     const held = [...new Set(files.flatMap((file) => file.episodes))].sort().map(id);
     expect(held).toEqual([id(0), id(1)]);
-    const [entry] = await sql()<{ requested_scope: unknown; episode_count: number; episodes_sha256: string; file_count: number; total_bytes: number }[]>`
+    const [entry] = await sql()<
+      {
+        requested_scope: unknown;
+        episode_count: number;
+        episodes_sha256: string;
+        file_count: number;
+        total_bytes: number;
+      }[]
+    >`
       select requested_scope, episode_count, episodes_sha256, file_count, total_bytes::float8 as total_bytes from disclosures where id = ${res.json.preview_id}`;
     expect(entry).toEqual({
       requested_scope: { episode_ids: [id(1)], streams: [...cameras].sort() },
@@ -77,7 +85,9 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
       file_count: files.length,
       total_bytes: files.reduce((sum, file) => sum + readFileSync(path.join(f.root, file.path)).length, 0),
     });
-    const episodes = await sql()<{ episode_id: string }[]>`select episode_id from disclosure_episodes where disclosure_id = ${res.json.preview_id} order by episode_id`;
+    const episodes = await sql()<
+      { episode_id: string }[]
+    >`select episode_id from disclosure_episodes where disclosure_id = ${res.json.preview_id} order by episode_id`;
     expect(episodes.map((e) => e.episode_id)).toEqual(held);
     expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
 
@@ -92,7 +102,9 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
   it("starts the first episode of a file at 0 and lists the data stream with its size, not as video", async () => {
     const res = await preview({ episode_id: id(2) });
     expectOk(res, 201);
-    expect(res.json.streams.map((s: { start_s: number; end_s: number }) => [s.start_s, s.end_s])).toEqual(cameras.map(() => [0, f.videoRanges.get(2)!.to]));
+    expect(res.json.streams.map((s: { start_s: number; end_s: number }) => [s.start_s, s.end_s])).toEqual(
+      cameras.map(() => [0, f.videoRanges.get(2)!.to]),
+    );
     const refused = await preview({ episode_id: id(2), streams: ["data"] });
     expect(refused.status).toBe(400);
     expect(refused.json.error.message).toContain("data");
@@ -100,7 +112,13 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
 
   it("lists each camera with the codec info.json states, so that the player can name what it could not play", async () => {
     const reviewer = await userPrincipal(operatorCtx(), null, "reviewer");
-    const streams = await episodeStreams({ db: getDb(), principal: reviewer, requestId: uniqueId("req") }, { episodeId: id(1) });
-    expect(streams.map((s) => [s.stream, s.video, s.codec])).toEqual([["data", false, null], ...[...cameras].sort().map((c) => [c, true, "h264"])]);
+    const streams = await episodeStreams(
+      { db: getDb(), principal: reviewer, requestId: uniqueId("req") },
+      { episodeId: id(1) },
+    );
+    expect(streams.map((s) => [s.stream, s.video, s.codec])).toEqual([
+      ["data", false, null],
+      ...[...cameras].sort().map((c) => [c, true, "h264"]),
+    ]);
   });
 });

@@ -1,4 +1,10 @@
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
 import type { StoreLocation } from "./presigner";
 
 /** An S3 client for writing objects (seeding, tests); downloads only ever get presigned URLs. */
@@ -17,7 +23,8 @@ export function s3Client(location: StoreLocation): S3Client {
   client.middlewareStack.add(
     (next) => async (args) => {
       const request = args.request as { path?: string };
-      if (location.forcePathStyle && typeof request.path === "string" && /^\/[^/]+\/$/.test(request.path)) request.path = request.path.slice(0, -1);
+      if (location.forcePathStyle && typeof request.path === "string" && /^\/[^/]+\/$/.test(request.path))
+        request.path = request.path.slice(0, -1);
       return next(args);
     },
     { step: "build", name: "bucketPathWithoutTrailingSlash" },
@@ -25,7 +32,13 @@ export function s3Client(location: StoreLocation): S3Client {
   return client;
 }
 
-export async function putObject(client: S3Client, bucket: string, key: string, body: Buffer, contentType?: string): Promise<void> {
+export async function putObject(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  body: Buffer,
+  contentType?: string,
+): Promise<void> {
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
 }
 
@@ -44,7 +57,9 @@ export async function listObjectKeys(client: S3Client, bucket: string, prefix: s
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
     for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);

@@ -6,9 +6,13 @@ import { BatchPresigner, presignedOrigin, type StoreLocation } from "./presigner
 export function storeLocation(): StoreLocation {
   const e = env();
   if (!e.S3_BUCKET || !e.S3_ACCESS_KEY_ID || !e.S3_SECRET_ACCESS_KEY) {
-    throw new AppError("unavailable", "The object store is not configured (S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY).", {
-      headers: { "Retry-After": "60" },
-    });
+    throw new AppError(
+      "unavailable",
+      "The object store is not configured (S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY).",
+      {
+        headers: { "Retry-After": "60" },
+      },
+    );
   }
   return {
     endpoint: e.S3_ENDPOINT ?? `https://s3.${e.S3_REGION}.amazonaws.com`,

@@ -29,7 +29,10 @@ const AWS_EXAMPLE_URL =
 
 describe("BatchPresigner against AWS's published SigV4 example", () => {
   it("gives the published signature and URL for examplebucket/test.txt", async () => {
-    const [url] = await new BatchPresigner(AWS_EXAMPLE).presignKeys(["test.txt"], { signingDate: AWS_EXAMPLE_DATE, expiresIn: 86_400 });
+    const [url] = await new BatchPresigner(AWS_EXAMPLE).presignKeys(["test.txt"], {
+      signingDate: AWS_EXAMPLE_DATE,
+      expiresIn: 86_400,
+    });
     expect(new URL(url!).searchParams.get("X-Amz-Signature")).toBe(AWS_EXAMPLE_SIGNATURE);
     expect(url).toBe(AWS_EXAMPLE_URL);
   });
@@ -46,7 +49,9 @@ describe("BatchPresigner against AWS's published SigV4 example", () => {
 
   it("changes the signature with any input the store checks: secret, date, expiry, key, bucket", async () => {
     const sign = async (location: StoreLocation, key: string, date = AWS_EXAMPLE_DATE, expiresIn = 86_400) =>
-      new URL((await new BatchPresigner(location).presignKeys([key], { signingDate: date, expiresIn }))[0]!).searchParams.get("X-Amz-Signature");
+      new URL(
+        (await new BatchPresigner(location).presignKeys([key], { signingDate: date, expiresIn }))[0]!,
+      ).searchParams.get("X-Amz-Signature");
     const variants = [
       await sign({ ...AWS_EXAMPLE, secretAccessKey: `${AWS_EXAMPLE.secretAccessKey}x` }, "test.txt"),
       await sign(AWS_EXAMPLE, "test.txt", new Date(AWS_EXAMPLE_DATE.getTime() + 1000)),
@@ -68,11 +73,20 @@ describe("BatchPresigner against AWS's published SigV4 example", () => {
  * putting X-Amz-Signature before X-Amz-SignedHeaders; the order means nothing to a store, and
  * presign's own order is that of AWS's published URL.)
  */
-async function sdkPresignedUrl(location: StoreLocation, key: string, signingDate: Date, expiresIn: number): Promise<string> {
+async function sdkPresignedUrl(
+  location: StoreLocation,
+  key: string,
+  signingDate: Date,
+  expiresIn: number,
+): Promise<string> {
   const signer = new SignatureV4({
     service: "s3",
     region: location.region,
-    credentials: { accessKeyId: location.accessKeyId, secretAccessKey: location.secretAccessKey, sessionToken: location.sessionToken },
+    credentials: {
+      accessKeyId: location.accessKeyId,
+      secretAccessKey: location.secretAccessKey,
+      sessionToken: location.sessionToken,
+    },
     sha256: Hash.bind(null, "sha256"),
     uriEscapePath: false,
     applyChecksum: false,
@@ -82,7 +96,9 @@ async function sdkPresignedUrl(location: StoreLocation, key: string, signingDate
   const port = endpoint.port ? Number(endpoint.port) : undefined;
   const basePath = endpoint.pathname.replace(/\/+$/, "");
   const encodedKey = key.split("/").map(extendedEncodeURIComponent).join("/");
-  const path = location.forcePathStyle ? `${basePath}/${extendedEncodeURIComponent(location.bucket)}/${encodedKey}` : `${basePath}/${encodedKey}`;
+  const path = location.forcePathStyle
+    ? `${basePath}/${extendedEncodeURIComponent(location.bucket)}/${encodedKey}`
+    : `${basePath}/${encodedKey}`;
   const request = new HttpRequest({
     method: "GET",
     protocol: endpoint.protocol,
@@ -99,39 +115,97 @@ async function sdkPresignedUrl(location: StoreLocation, key: string, signingDate
     unsignableHeaders: new Set(["x-amz-content-sha256"]),
   });
   const authority = signed.port ? `${signed.hostname}:${signed.port}` : signed.hostname;
-  const query = Object.entries(signed.query ?? {}).map(([name, value]) => `${escapeUri(name)}=${escapeUri(value as string)}`);
+  const query = Object.entries(signed.query ?? {}).map(
+    ([name, value]) => `${escapeUri(name)}=${escapeUri(value as string)}`,
+  );
   return `${signed.protocol}//${authority}${signed.path}?${query.join("&")}`;
 }
 
 const LOCATIONS: [string, StoreLocation][] = [
   ["virtual-hosted on AWS", AWS_EXAMPLE],
-  ["virtual-hosted, regional endpoint", { ...AWS_EXAMPLE, endpoint: "https://s3.eu-central-1.amazonaws.com", region: "eu-central-1", bucket: "das-files" }],
-  ["path-style with a port (local store)", { ...AWS_EXAMPLE, endpoint: "http://127.0.0.1:54330", bucket: "das", forcePathStyle: true, accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }],
-  ["path-style under a base path", { ...AWS_EXAMPLE, endpoint: "https://minio.example.com:9000/storage/", bucket: "my.bucket", forcePathStyle: true }],
+  [
+    "virtual-hosted, regional endpoint",
+    { ...AWS_EXAMPLE, endpoint: "https://s3.eu-central-1.amazonaws.com", region: "eu-central-1", bucket: "das-files" },
+  ],
+  [
+    "path-style with a port (local store)",
+    {
+      ...AWS_EXAMPLE,
+      endpoint: "http://127.0.0.1:54330",
+      bucket: "das",
+      forcePathStyle: true,
+      accessKeyId: "S3RVER",
+      secretAccessKey: "S3RVER",
+    },
+  ],
+  [
+    "path-style under a base path",
+    { ...AWS_EXAMPLE, endpoint: "https://minio.example.com:9000/storage/", bucket: "my.bucket", forcePathStyle: true },
+  ],
 ];
 
 // Characters a file path may hold that URL encoding treats specially.
-const AWKWARD = [" ", "+", "=", "&", "?", "#", "%", "(", ")", "~", "!", "'", "*", ",", ";", ":", "@", "$", "[", "]", "ü", "é", "中", "🤖", "\u00a0", ".", "-", "_"];
+const AWKWARD = [
+  " ",
+  "+",
+  "=",
+  "&",
+  "?",
+  "#",
+  "%",
+  "(",
+  ")",
+  "~",
+  "!",
+  "'",
+  "*",
+  ",",
+  ";",
+  ":",
+  "@",
+  "$",
+  "[",
+  "]",
+  "ü",
+  "é",
+  "中",
+  "🤖",
+  "\u00a0",
+  ".",
+  "-",
+  "_",
+];
 
 const keySegment = fc.oneof(
   fc.string({ unit: "grapheme", minLength: 1, maxLength: 12 }),
-  fc.array(fc.oneof(fc.constantFrom(...AWKWARD), fc.constantFrom("a", "Z", "0", "9")), { minLength: 1, maxLength: 12 }).map((cs) => cs.join("")),
+  fc
+    .array(fc.oneof(fc.constantFrom(...AWKWARD), fc.constantFrom("a", "Z", "0", "9")), { minLength: 1, maxLength: 12 })
+    .map((cs) => cs.join("")),
   fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/),
 );
 const objectKeys = fc.array(keySegment, { minLength: 1, maxLength: 5 }).map((segments) => segments.join("/"));
-const signingDates = fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true });
+const signingDates = fc.date({
+  min: new Date("2000-01-01T00:00:00Z"),
+  max: new Date("2099-12-31T23:59:59Z"),
+  noInvalidDate: true,
+});
 
 describe("BatchPresigner against the SDK's SignatureV4.presign", () => {
   it.each(LOCATIONS)("gives the SDK's URL for random keys, %s", async (_, location) => {
     const presigner = new BatchPresigner(location);
     await fc.assert(
-      fc.asyncProperty(fc.array(objectKeys, { minLength: 1, maxLength: 8 }), signingDates, fc.integer({ min: 1, max: 604_800 }), async (keys, date, expiresIn) => {
-        const batch = await presigner.presignKeys(keys, { signingDate: date, expiresIn });
-        expect(batch).toHaveLength(keys.length);
-        for (const [i, key] of keys.entries()) {
-          expect(batch[i], JSON.stringify(key)).toBe(await sdkPresignedUrl(location, key, date, expiresIn));
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(objectKeys, { minLength: 1, maxLength: 8 }),
+        signingDates,
+        fc.integer({ min: 1, max: 604_800 }),
+        async (keys, date, expiresIn) => {
+          const batch = await presigner.presignKeys(keys, { signingDate: date, expiresIn });
+          expect(batch).toHaveLength(keys.length);
+          for (const [i, key] of keys.entries()) {
+            expect(batch[i], JSON.stringify(key)).toBe(await sdkPresignedUrl(location, key, date, expiresIn));
+          }
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -142,7 +216,8 @@ describe("BatchPresigner against the SDK's SignatureV4.presign", () => {
     const keys = AWKWARD.flatMap((c) => [c, `${c}x`, `x${c}`, `a/${c}/b`, `${c}${c}`, `ds/1.0.0/ep ${c} (1).mp4`]);
     const options = { signingDate: new Date("2026-03-01T12:34:56Z"), expiresIn: 900 };
     const batch = await presigner.presignKeys(keys, options);
-    for (const [i, key] of keys.entries()) expect(batch[i], JSON.stringify(key)).toBe(await sdkPresignedUrl(location, key, options.signingDate, 900));
+    for (const [i, key] of keys.entries())
+      expect(batch[i], JSON.stringify(key)).toBe(await sdkPresignedUrl(location, key, options.signingDate, 900));
     // Every awkward character of a segment is percent-encoded except the unreserved ones.
     const path = new URL(batch[keys.indexOf("ds/1.0.0/ep + (1).mp4")]!).pathname;
     expect(path).toBe("/das/ds/1.0.0/ep%20%2B%20%281%29.mp4");

@@ -67,7 +67,11 @@ export class BatchPresigner extends SignatureV4 {
     super({
       service: "s3",
       region: location.region,
-      credentials: { accessKeyId: location.accessKeyId, secretAccessKey: location.secretAccessKey, sessionToken: location.sessionToken },
+      credentials: {
+        accessKeyId: location.accessKeyId,
+        secretAccessKey: location.secretAccessKey,
+        sessionToken: location.sessionToken,
+      },
       sha256: Sha256,
       uriEscapePath: false,
       applyChecksum: false,
@@ -108,7 +112,9 @@ export class BatchPresigner extends SignatureV4 {
     for (const key of keys) {
       const path = this.objectPath(key);
       const canonicalRequestHash = createHash("sha256").update(`GET\n${path}${afterPath}`).digest("hex");
-      const signature = createHmac("sha256", signingKey).update(stringToSignPrefix + canonicalRequestHash).digest("hex");
+      const signature = createHmac("sha256", signingKey)
+        .update(stringToSignPrefix + canonicalRequestHash)
+        .digest("hex");
       urls.push(`${prefix}${path}?${canonicalQuery}&X-Amz-Signature=${signature}`);
     }
     return urls;

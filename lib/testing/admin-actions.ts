@@ -50,7 +50,12 @@ export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
     area: "admin",
     action: createUserAction,
     audit: "user.create",
-    exampleInput: (w) => ({ email: `user-${w.unique}@example.com`, role: "licensee", organizationId: w.organizationId, password: "long enough password" }),
+    exampleInput: (w) => ({
+      email: `user-${w.unique}@example.com`,
+      role: "licensee",
+      organizationId: w.organizationId,
+      password: "long enough password",
+    }),
   },
   {
     name: "changeUserRoleAction",

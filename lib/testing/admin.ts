@@ -41,7 +41,15 @@ export async function callers(organizationId: string): Promise<Record<CallerName
 }
 
 /** An organisation with one licensed and one unlicensed version of a fresh dataset, a live key and an active licensee. */
-export async function adminWorld(): Promise<{ organizationId: string; organizationSlug: string; datasetId: string; licensedVersion: string; unlicensedVersion: string; keyId: string; userId: string }> {
+export async function adminWorld(): Promise<{
+  organizationId: string;
+  organizationSlug: string;
+  datasetId: string;
+  licensedVersion: string;
+  unlicensedVersion: string;
+  keyId: string;
+  userId: string;
+}> {
   const org = await createTestOrg();
   const datasetId = await importTestDataset([
     { version: "1.0.0", episodes: randomEpisodes(3, 1) },
@@ -50,10 +58,25 @@ export async function adminWorld(): Promise<{ organizationId: string; organizati
   await grant(org.id, datasetId, "1.0.0");
   const key = await issueKey(operatorCtx(), { organizationId: org.id, name: "world key" });
   const user = await userOfRole("licensee", org.id);
-  return { organizationId: org.id, organizationSlug: org.slug, datasetId, licensedVersion: "1.0.0", unlicensedVersion: "1.1.0", keyId: key.id, userId: user.userId };
+  return {
+    organizationId: org.id,
+    organizationSlug: org.slug,
+    datasetId,
+    licensedVersion: "1.0.0",
+    unlicensedVersion: "1.1.0",
+    keyId: key.id,
+    userId: user.userId,
+  };
 }
 
-export type AuditRow = { action: AuditAction; actor_kind: string; actor_id: string; actor_label: string; target_id: string; details: Record<string, unknown> };
+export type AuditRow = {
+  action: AuditAction;
+  actor_kind: string;
+  actor_id: string;
+  actor_label: string;
+  target_id: string;
+  details: Record<string, unknown>;
+};
 
 /** The admin_audit rows about one target. */
 export async function auditRowsFor(targetId: string): Promise<AuditRow[]> {
@@ -69,8 +92,10 @@ export async function auditRowsBy(actorId: string): Promise<AuditRow[]> {
 
 /** The actor columns an audit row written by this principal must carry. */
 export function actorOf(principal: Principal): Pick<AuditRow, "actor_kind" | "actor_id" | "actor_label"> {
-  if (principal.kind === "user") return { actor_kind: "user", actor_id: principal.userId, actor_label: principal.email };
-  if (principal.kind === "operator") return { actor_kind: "operator", actor_id: principal.name, actor_label: `${principal.name} (das-admin)` };
+  if (principal.kind === "user")
+    return { actor_kind: "user", actor_id: principal.userId, actor_label: principal.email };
+  if (principal.kind === "operator")
+    return { actor_kind: "operator", actor_id: principal.name, actor_label: `${principal.name} (das-admin)` };
   throw new Error("API keys never act as admins");
 }
 

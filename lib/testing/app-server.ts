@@ -16,5 +16,11 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
   const rateLimitKeyPrefix = `das:rl:test:${randomBytes(6).toString("hex")}`;
   // The suite's own process runs without the API cache (worker-setup.ts); a server has it, as deployed.
   const { API_CACHE_MB: _inProcessOnly, ...inherited } = process.env;
-  return startNextServer({ ...inherited, DATABASE_URL: inject("databaseUrl"), APP_SECRET: inject("appSecret"), RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix, ...env });
+  return startNextServer({
+    ...inherited,
+    DATABASE_URL: inject("databaseUrl"),
+    APP_SECRET: inject("appSecret"),
+    RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix,
+    ...env,
+  });
 }

@@ -9,7 +9,16 @@ import { revokeKey } from "../admin/keys";
 import type { Organization } from "../admin/organizations";
 import type { RouteHandler } from "../http/route";
 import { PROJECT_ROOT } from "../dev/embedded-default";
-import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "./fixtures";
+import {
+  byteOrder,
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+} from "./fixtures";
 import { call, type CallResult } from "./http";
 import { expectError, expectIndistinguishable, expectOk } from "./expect-api";
 import * as datasetsRoute from "../../app/api/v1/datasets/route";
@@ -70,9 +79,15 @@ const v = (dataset: string, version: string, tail: string): Target => ({
   params: { id: dataset, version },
 });
 
-const downloadOf = (datasetId: string, version: string): Target => ({ url: "/api/v1/downloads", body: { dataset_id: datasetId, version } });
+const downloadOf = (datasetId: string, version: string): Target => ({
+  url: "/api/v1/downloads",
+  body: { dataset_id: datasetId, version },
+});
 
-const previewOf = (episodeId: string, version?: string): Target => ({ url: "/api/v1/previews", body: { episode_id: episodeId, ...(version ? { version } : {}) } });
+const previewOf = (episodeId: string, version?: string): Target => ({
+  url: "/api/v1/previews",
+  body: { episode_id: episodeId, ...(version ? { version } : {}) },
+});
 
 const annotationsOf = (episodeId: string, version?: string): Target => ({
   url: `/api/v1/episodes/${episodeId}/annotations${version ? `?version=${version}` : ""}`,
@@ -88,7 +103,10 @@ export const API_ROUTES: ContractRow[] = [
     handler: datasetsRoute.GET,
     allowed: () => ({ url: "/api/v1/datasets" }),
     checkAllowed: (json, w, key) => {
-      const shown = json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [d.dataset_id, d.licensed_versions]);
+      const shown = json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [
+        d.dataset_id,
+        d.licensed_versions,
+      ]);
       const expected: [string, string[]][] =
         key === "full"
           ? [
@@ -125,7 +143,9 @@ export const API_ROUTES: ContractRow[] = [
     allowed: (w) => v(w.scoped.datasetId, "1.0.0", "manifest"),
     checkAllowed: (json, w) => {
       expect(json).toMatchObject({ dataset_id: w.scoped.datasetId, version: "1.0.0" });
-      expect(json.files.map((f: { path: string }) => f.path)).toEqual(["README.md", `${w.scoped.episodeId}/cam.mp4`].sort(byteOrder));
+      expect(json.files.map((f: { path: string }) => f.path)).toEqual(
+        ["README.md", `${w.scoped.episodeId}/cam.mp4`].sort(byteOrder),
+      );
     },
     otherVersion: (w) => v(w.scoped.datasetId, "2.0.0", "manifest"),
     outsideScope: (w) => ({
@@ -172,11 +192,21 @@ export const API_ROUTES: ContractRow[] = [
     okStatus: 201,
     allowed: (w) => downloadOf(w.scoped.datasetId, "1.0.0"),
     checkAllowed: (json, w) => {
-      expect(json).toMatchObject({ dataset_id: w.scoped.datasetId, version: "1.0.0", file_count: 2, total_bytes: 1010 });
-      expect(json.files.map((f: { path: string }) => f.path)).toEqual(["README.md", `${w.scoped.episodeId}/cam.mp4`].sort(byteOrder));
+      expect(json).toMatchObject({
+        dataset_id: w.scoped.datasetId,
+        version: "1.0.0",
+        file_count: 2,
+        total_bytes: 1010,
+      });
+      expect(json.files.map((f: { path: string }) => f.path)).toEqual(
+        ["README.md", `${w.scoped.episodeId}/cam.mp4`].sort(byteOrder),
+      );
     },
     otherVersion: (w) => downloadOf(w.scoped.datasetId, "2.0.0"),
-    outsideScope: (w) => ({ outside: downloadOf(w.outside.datasetId, "1.0.0"), missing: downloadOf(w.missing.datasetId, "1.0.0") }),
+    outsideScope: (w) => ({
+      outside: downloadOf(w.outside.datasetId, "1.0.0"),
+      missing: downloadOf(w.missing.datasetId, "1.0.0"),
+    }),
   },
   {
     name: "POST /api/v1/previews",
@@ -199,7 +229,9 @@ export const API_ROUTES: ContractRow[] = [
  * Route files under app/api/v1 that deliberately need no key (e.g. an OpenAPI document), each with
  * the methods it serves. Everything else must have rows in API_ROUTES.
  */
-export const PUBLIC_ROUTES: { file: string; method: "GET" | "POST" }[] = [{ file: "app/api/v1/openapi.json/route.ts", method: "GET" }];
+export const PUBLIC_ROUTES: { file: string; method: "GET" | "POST" }[] = [
+  { file: "app/api/v1/openapi.json/route.ts", method: "GET" },
+];
 
 /** Builds the data and keys the contract runs against, under a new organisation. */
 export async function buildContractWorld(): Promise<ContractWorld> {
@@ -223,7 +255,15 @@ export async function buildContractWorld(): Promise<ContractWorld> {
       episodes: outsideEpisodes,
       annotations: [{ episode_id: outsideEpisodes[0]!.episode_id, label: "outside", start_s: 0, end_s: 0.5 }],
       // A file, so that a download of it succeeds for the full key.
-      files: [{ path: `${outsideEpisodes[0]!.episode_id}/cam.mp4`, episode_id: outsideEpisodes[0]!.episode_id, stream: "cam", size_bytes: 5, sha256: "c".repeat(64) }],
+      files: [
+        {
+          path: `${outsideEpisodes[0]!.episode_id}/cam.mp4`,
+          episode_id: outsideEpisodes[0]!.episode_id,
+          stream: "cam",
+          size_bytes: 5,
+          sha256: "c".repeat(64),
+        },
+      ],
     },
   ]);
   await grant(org.id, scopedId, "1.0.0");
@@ -262,14 +302,30 @@ export const MALFORMED_AUTHORIZATION: [string, (key: string) => string][] = [
   ["a valid key and a comma", (key) => `Bearer ${key},`],
 ];
 
-async function send(row: ContractRow, target: Target, auth: { key?: string; authorization?: string; headers?: Record<string, string> } = {}): Promise<CallResult> {
-  const headers = { ...auth.headers, ...(auth.authorization !== undefined ? { authorization: auth.authorization } : {}) };
-  return call(row.handler, target.url, { method: row.method, key: auth.key, params: target.params, body: target.body, headers });
+async function send(
+  row: ContractRow,
+  target: Target,
+  auth: { key?: string; authorization?: string; headers?: Record<string, string> } = {},
+): Promise<CallResult> {
+  const headers = {
+    ...auth.headers,
+    ...(auth.authorization !== undefined ? { authorization: auth.authorization } : {}),
+  };
+  return call(row.handler, target.url, {
+    method: row.method,
+    key: auth.key,
+    params: target.params,
+    body: target.body,
+    headers,
+  });
 }
 
 /** The row's success, or its repeat's (the same request answered again without a new resource). */
 function expectSuccess(row: ContractRow, res: CallResult): void {
-  expectOk(res, row.repeatStatus !== undefined && res.status === row.repeatStatus ? row.repeatStatus : (row.okStatus ?? 200));
+  expectOk(
+    res,
+    row.repeatStatus !== undefined && res.status === row.repeatStatus ? row.repeatStatus : (row.okStatus ?? 200),
+  );
 }
 
 function expectUnauthorized(res: CallResult): void {
@@ -318,7 +374,9 @@ export function runAuthContract(rows: ContractRow[]): void {
     });
 
     it("does not take a key from any other header", async () => {
-      const res = await send(row, row.allowed(w), { headers: { "x-api-key": w.keys.full, cookie: `key=${w.keys.full}` } });
+      const res = await send(row, row.allowed(w), {
+        headers: { "x-api-key": w.keys.full, cookie: `key=${w.keys.full}` },
+      });
       expectUnauthorized(res);
     });
 
@@ -341,7 +399,10 @@ export function runAuthContract(rows: ContractRow[]): void {
     it("answers an expired key with 401", async () => {
       const key = await createTestKey(w.org.id, { expiresAt: new Date(Date.now() + 3_600_000) });
       expectSuccess(row, await send(row, row.allowed(w), { key: key.secret }));
-      await getDb().update(apiKeys).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiKeys.id, key.id));
+      await getDb()
+        .update(apiKeys)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(apiKeys.id, key.id));
       expectUnauthorized(await send(row, row.allowed(w), { key: key.secret }));
     });
 

@@ -23,7 +23,12 @@ export function canonicalEntryAsObject(e: ChainedEntry): string {
     version: e.version,
     licence_id: e.licenceId,
     requested_scope_sha256: sha256Hex(canonicalJson(e.requestedScope)),
-    resolved: { episode_count: e.episodeCount, episodes_sha256: e.episodesSha256, file_count: e.fileCount, total_bytes: e.totalBytes },
+    resolved: {
+      episode_count: e.episodeCount,
+      episodes_sha256: e.episodesSha256,
+      file_count: e.fileCount,
+      total_bytes: e.totalBytes,
+    },
     expires_at: e.expiresAt.toISOString(),
     request_id: e.requestId,
     prev_hash: e.prevHash,

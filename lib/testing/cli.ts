@@ -5,7 +5,11 @@ import { PROJECT_ROOT } from "../dev/embedded-default";
 export type CliRun = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
 /** Starts one of the package's command-line tools (`scripts/bin/<name>.mjs`) as a user would run it. */
-export function spawnCli(name: "das" | "das-admin", args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: string } = {}): { child: ChildProcess; done: Promise<CliRun> } {
+export function spawnCli(
+  name: "das" | "das-admin",
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; stdin?: string } = {},
+): { child: ChildProcess; done: Promise<CliRun> } {
   const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "scripts/bin", `${name}.mjs`), ...args], {
     cwd: PROJECT_ROOT,
     env: options.env ?? process.env,
@@ -23,4 +27,8 @@ export function spawnCli(name: "das" | "das-admin", args: string[], options: { e
   return { child, done };
 }
 
-export const runCli = (name: "das" | "das-admin", args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: string } = {}) => spawnCli(name, args, options).done;
+export const runCli = (
+  name: "das" | "das-admin",
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; stdin?: string } = {},
+) => spawnCli(name, args, options).done;

@@ -51,7 +51,9 @@ export class Contract {
       this.validators.set(at, validate);
     }
     if (validate(value)) return [];
-    return (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ""}`);
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath || "(body)"} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ""}`,
+    );
   }
 
   private resolve<T = Json>(node: Json): T {
@@ -71,7 +73,11 @@ export class Contract {
    * answer must be the documented 405; for a path under /api/v1 that the document does not know,
    * only the error envelope is checked (tests also call handlers with placeholder URLs).
    */
-  check(method: string, pathname: string, res: { status: number; headers: Headers; text: string; json: unknown }): Checked {
+  check(
+    method: string,
+    pathname: string,
+    res: { status: number; headers: Headers; text: string; json: unknown },
+  ): Checked {
     const problems: string[] = [];
     const path = this.pathOf(pathname);
     const m = method.toLowerCase() as (typeof METHODS)[number];
@@ -80,7 +86,8 @@ export class Contract {
     let operation: string | null = null;
     if (item?.[m]) {
       operation = `${method.toUpperCase()} ${path}`;
-      if (item[m].responses[String(res.status)]) responsePointer = pointer("", "paths", path!, m, "responses", String(res.status));
+      if (item[m].responses[String(res.status)])
+        responsePointer = pointer("", "paths", path!, m, "responses", String(res.status));
       else problems.push(`status ${res.status} is not documented for ${operation}`);
     } else if (res.status === 405) {
       responsePointer = pointer("", "components", "responses", "MethodNotAllowed");
@@ -89,7 +96,9 @@ export class Contract {
     } else if (path) {
       problems.push(`${method} ${path} is not documented, yet it answered ${res.status}`);
     } else if (res.status >= 400) {
-      problems.push(...this.validate(pointer("", "components", "schemas", "Error"), res.json).map((e) => `error envelope: ${e}`));
+      problems.push(
+        ...this.validate(pointer("", "components", "schemas", "Error"), res.json).map((e) => `error envelope: ${e}`),
+      );
     }
     if (responsePointer) problems.push(...this.checkResponse(responsePointer, res));
     return { operation, status: res.status, problems };
@@ -97,10 +106,16 @@ export class Contract {
 
   private checkResponse(at: string, res: { headers: Headers; text: string; json: unknown }): string[] {
     const problems: string[] = [];
-    const response = this.resolve(at.slice(1).split("/").reduce((obj: Json, key) => obj[key.replace(/~1/g, "/").replace(/~0/g, "~")], this.document as Json));
+    const response = this.resolve(
+      at
+        .slice(1)
+        .split("/")
+        .reduce((obj: Json, key) => obj[key.replace(/~1/g, "/").replace(/~0/g, "~")], this.document as Json),
+    );
     const content = response.content?.["application/json"];
     if (content) {
-      if (!/^application\/json\b/.test(res.headers.get("content-type") ?? "")) problems.push(`content-type is ${res.headers.get("content-type")}, not application/json`);
+      if (!/^application\/json\b/.test(res.headers.get("content-type") ?? ""))
+        problems.push(`content-type is ${res.headers.get("content-type")}, not application/json`);
       if (res.json === undefined) problems.push(`body is not JSON: ${res.text.slice(0, 200)}`);
       else problems.push(...this.validate(`${at}/content/application~1json/schema`, res.json));
     }

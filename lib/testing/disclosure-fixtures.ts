@@ -32,14 +32,24 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 /** One file per episode and stream, plus one version-level file (no episode). */
 export function filesOf(episodes: readonly EpisodeLine[]): FileLine[] {
   const files: FileLine[] = episodes.flatMap((e) =>
-    e.streams.map((stream, i) => ({ path: `${e.episode_id}/${stream}.bin`, episode_id: e.episode_id, stream, size_bytes: 100 + e.episode_id.length * 7 + i, sha256: sha256(`${e.episode_id}/${stream}`) })),
+    e.streams.map((stream, i) => ({
+      path: `${e.episode_id}/${stream}.bin`,
+      episode_id: e.episode_id,
+      stream,
+      size_bytes: 100 + e.episode_id.length * 7 + i,
+      sha256: sha256(`${e.episode_id}/${stream}`),
+    })),
   );
   files.push({ path: VERSION_FILE, episode_id: null, stream: null, size_bytes: 42, sha256: sha256(VERSION_FILE) });
   return files;
 }
 
 /** Imports the versions of a dataset (each episode with files) into the database of `sql`. */
-export async function importWithFiles(sql: Sql, versions: (Omit<TestVersion, "files"> & { episodes: EpisodeLine[] })[], datasetId = uniqueId("ds")): Promise<string> {
+export async function importWithFiles(
+  sql: Sql,
+  versions: (Omit<TestVersion, "files"> & { episodes: EpisodeLine[] })[],
+  datasetId = uniqueId("ds"),
+): Promise<string> {
   for (const version of versions) {
     const dir = writeImportDir(datasetId, { ...version, files: filesOf(version.episodes) });
     try {
@@ -58,7 +68,12 @@ export async function keyPrincipal(operator: Ctx, organizationId: string): Promi
 }
 
 /** A portal user, signed in. */
-export async function userPrincipal(operator: Ctx, organizationId: string | null, role: UserRole = "licensee", email = `${uniqueId("user")}@example.com`): Promise<UserPrincipal> {
+export async function userPrincipal(
+  operator: Ctx,
+  organizationId: string | null,
+  role: UserRole = "licensee",
+  email = `${uniqueId("user")}@example.com`,
+): Promise<UserPrincipal> {
   const user = await createUser(operator, { email, role, organizationId });
   return { kind: "user", userId: user.id, email: user.email, role, organizationId };
 }
@@ -72,7 +87,11 @@ export type Made = {
   occurredAt: Date;
 };
 
-export async function makeDownload(db: Db, principal: ApiKeyPrincipal | UserPrincipal, body: DownloadBody): Promise<Made> {
+export async function makeDownload(
+  db: Db,
+  principal: ApiKeyPrincipal | UserPrincipal,
+  body: DownloadBody,
+): Promise<Made> {
   const requestId = uniqueId("req");
   const { download } = await createDownload({ db, principal, requestId }, { body });
   return { download, requestId, principal, body, occurredAt: new Date(Date.parse(download.expires_at) - 900_000) };
@@ -85,18 +104,26 @@ export function expectedFiles(episodes: readonly EpisodeLine[], body: DownloadBo
     : body.filter
       ? new Set(
           episodes
-            .filter((e) => (body.filter!.outcome === undefined || e.outcome === body.filter!.outcome) && (body.filter!.environment === undefined || e.environment === body.filter!.environment))
+            .filter(
+              (e) =>
+                (body.filter!.outcome === undefined || e.outcome === body.filter!.outcome) &&
+                (body.filter!.environment === undefined || e.environment === body.filter!.environment),
+            )
             .map((e) => e.episode_id),
         )
       : undefined;
   return filesOf(episodes).filter(
-    (f) => (chosen === undefined || (f.episode_id != null && chosen.has(f.episode_id))) && (!body.streams || (f.stream != null && body.streams.includes(f.stream))),
+    (f) =>
+      (chosen === undefined || (f.episode_id != null && chosen.has(f.episode_id))) &&
+      (!body.streams || (f.stream != null && body.streams.includes(f.stream))),
   );
 }
 
 /** The distinct episodes of those files, in byte order. */
 export function expectedEpisodes(episodes: readonly EpisodeLine[], body: DownloadBody): string[] {
-  return [...new Set(expectedFiles(episodes, body).flatMap((f) => (f.episode_id == null ? [] : [f.episode_id])))].sort(byteOrder);
+  return [...new Set(expectedFiles(episodes, body).flatMap((f) => (f.episode_id == null ? [] : [f.episode_id])))].sort(
+    byteOrder,
+  );
 }
 
 /** The scope as the log records it: the body's episode_ids, filter and streams, when given. */
@@ -112,7 +139,13 @@ export function requestedScopeOf(body: DownloadBody): RequestedScope {
  * The chain entry a made download must have produced, built from what the test asked for and its
  * own catalog; only the seq, the time and the previous hash come from the log's order.
  */
-export function expectedEntry(made: Made, catalog: readonly EpisodeLine[], licenceId: string, seq: number, prevHash: string): ChainedEntry {
+export function expectedEntry(
+  made: Made,
+  catalog: readonly EpisodeLine[],
+  licenceId: string,
+  seq: number,
+  prevHash: string,
+): ChainedEntry {
   const files = expectedFiles(catalog, made.body);
   const episodeIds = expectedEpisodes(catalog, made.body);
   const p = made.principal;
@@ -140,7 +173,11 @@ export function expectedEntry(made: Made, catalog: readonly EpisodeLine[], licen
 }
 
 /** The entries of made downloads as one chain from the genesis, in the order they were made. */
-export function expectedChain(made: readonly Made[], catalogOf: (m: Made) => readonly EpisodeLine[], licenceOf: (m: Made) => string): (ChainedEntry & { hash: string })[] {
+export function expectedChain(
+  made: readonly Made[],
+  catalogOf: (m: Made) => readonly EpisodeLine[],
+  licenceOf: (m: Made) => string,
+): (ChainedEntry & { hash: string })[] {
   const chain: (ChainedEntry & { hash: string })[] = [];
   for (const m of made) {
     const entry = expectedEntry(m, catalogOf(m), licenceOf(m), chain.length + 1, chain.at(-1)?.hash ?? GENESIS_HASH);
@@ -249,7 +286,10 @@ export async function buildWorld(label: string): Promise<World> {
     [org2, dsA, "1.1.0"],
     [org2, dsB, "1.0.0"],
   ] as const) {
-    licences.set(`${org.id}/${at(datasetId, version)}`, (await grantLicence(op, { organizationId: org.id, datasetId, version })).id);
+    licences.set(
+      `${org.id}/${at(datasetId, version)}`,
+      (await grantLicence(op, { organizationId: org.id, datasetId, version })).id,
+    );
   }
   return {
     iso,
@@ -268,7 +308,8 @@ export async function buildWorld(label: string): Promise<World> {
 }
 
 export const catalogOf = (w: World) => (m: Made) => w.catalog.get(at(m.body.dataset_id, m.body.version))!;
-export const licenceOf = (w: World) => (m: Made) => w.licences.get(`${m.principal.organizationId}/${at(m.body.dataset_id, m.body.version)}`)!;
+export const licenceOf = (w: World) => (m: Made) =>
+  w.licences.get(`${m.principal.organizationId}/${at(m.body.dataset_id, m.body.version)}`)!;
 
 export type Plan = [ApiKeyPrincipal | UserPrincipal, DownloadBody][];
 
@@ -282,7 +323,14 @@ export function downloadPlan(w: World): Plan {
     [w.key2, { dataset_id: w.dsA, version: "1.1.0", filter: { outcome: a110[6]!.outcome }, streams: ["cam"] }],
     [w.keys1[1], { dataset_id: w.dsA, version: "1.1.0", episode_ids: [a110[7]!.episode_id, a100[1]!.episode_id] }],
     [w.user2, { dataset_id: w.dsA, version: "1.1.0", streams: ["joints"] }],
-    [w.keys1[0], { dataset_id: w.dsB, version: "1.0.0", filter: { environment: w.catalog.get(at(w.dsB, "1.0.0"))![1]!.environment } }],
+    [
+      w.keys1[0],
+      {
+        dataset_id: w.dsB,
+        version: "1.0.0",
+        filter: { environment: w.catalog.get(at(w.dsB, "1.0.0"))![1]!.environment },
+      },
+    ],
   ];
 }
 
@@ -339,7 +387,11 @@ export function exportOracle(w: World, made: readonly Made[]): Record<string, un
 }
 
 /** Who received a contributor's episodes, every page of the report read in turn (keyset on seq). */
-export async function allRecipientsOfContributor(ctx: Ctx, contributor: string, limit = 50): Promise<ContributorRecipient[]> {
+export async function allRecipientsOfContributor(
+  ctx: Ctx,
+  contributor: string,
+  limit = 50,
+): Promise<ContributorRecipient[]> {
   const rows: ContributorRecipient[] = [];
   let before: number | undefined;
   for (;;) {

@@ -35,26 +35,43 @@ export function postDownload(key: string, body: unknown, headers: Record<string,
   return call(POST, "/api/v1/downloads", { method: "POST", key, body, headers });
 }
 
-export type ExpectedFile = { path: string; episode_id: string | null; episode_ids: string[]; stream: string | null; size_bytes: number; sha256: string };
+export type ExpectedFile = {
+  path: string;
+  episode_id: string | null;
+  episode_ids: string[];
+  stream: string | null;
+  size_bytes: number;
+  sha256: string;
+};
 export type Expected = { files: ExpectedFile[]; episodeIds: string[]; coDelivered: string[]; totalBytes: number };
 
 /** The episodes a files.jsonl line says the file holds, in byte order. */
 export const episodesOfFile = (f: FileLine): string[] =>
-  (f.episode_id ? [f.episode_id] : (f.episode_ids ?? f.episodes?.map((e) => e.episode_id) ?? [])).slice().sort(byteOrder);
+  (f.episode_id ? [f.episode_id] : (f.episode_ids ?? f.episodes?.map((e) => e.episode_id) ?? []))
+    .slice()
+    .sort(byteOrder);
 
 /**
  * The files and episodes a scope covers in a version, computed from the lines the version was
  * imported from: every file holding an episode of the scope, all of that file's episodes
  * delivered, and the version-level files when the whole version or `include_version_files` asks.
  */
-export function expectedScope(episodes: readonly EpisodeLine[], files: readonly FileLine[], scope: RequestedScope): Expected {
+export function expectedScope(
+  episodes: readonly EpisodeLine[],
+  files: readonly FileLine[],
+  scope: RequestedScope,
+): Expected {
   let episodeSet: Set<string> | null = null;
   if (scope.episode_ids) episodeSet = new Set(scope.episode_ids);
   if (scope.filter) {
     const { outcome, environment } = scope.filter;
     episodeSet = new Set(
       episodes
-        .filter((e) => (outcome === undefined || e.outcome === outcome) && (environment === undefined || e.environment === environment))
+        .filter(
+          (e) =>
+            (outcome === undefined || e.outcome === outcome) &&
+            (environment === undefined || e.environment === environment),
+        )
         .map((e) => e.episode_id),
     );
   }
@@ -67,7 +84,14 @@ export function expectedScope(episodes: readonly EpisodeLine[], files: readonly 
     })
     .map((f) => {
       const held = episodesOfFile(f);
-      return { path: f.path, episode_id: held.length === 1 ? held[0]! : null, episode_ids: held, stream: f.stream ?? null, size_bytes: f.size_bytes, sha256: f.sha256 };
+      return {
+        path: f.path,
+        episode_id: held.length === 1 ? held[0]! : null,
+        episode_ids: held,
+        stream: f.stream ?? null,
+        size_bytes: f.size_bytes,
+        sha256: f.sha256,
+      };
     })
     .sort((a, b) => byteOrder(a.path, b.path));
   const episodeIds = [...new Set(chosen.flatMap((f) => f.episode_ids))].sort(byteOrder);
@@ -98,7 +122,12 @@ export type DisclosureRow = {
 
 const sql = () => getDb().$client;
 
-export async function disclosureRows(where: { id?: string; organizationId?: string; datasetId?: string; requestId?: string }): Promise<DisclosureRow[]> {
+export async function disclosureRows(where: {
+  id?: string;
+  organizationId?: string;
+  datasetId?: string;
+  requestId?: string;
+}): Promise<DisclosureRow[]> {
   const s = sql();
   return s<DisclosureRow[]>`
     select id, seq, occurred_at, organization_id, api_key_id, user_id, channel, dataset_id, version, version_id, licence_id,
@@ -119,29 +148,44 @@ export async function disclosureEpisodes(disclosureId: string): Promise<string[]
 }
 
 export async function versionIdOf(datasetId: string, version: string): Promise<number> {
-  const [row] = await sql()<{ id: number }[]>`select id from dataset_versions where dataset_id = ${datasetId} and version = ${version}`;
+  const [row] = await sql()<
+    { id: number }[]
+  >`select id from dataset_versions where dataset_id = ${datasetId} and version = ${version}`;
   return row!.id;
 }
 
 /** `2026-03-01T12:34:56.000Z` as SigV4 writes it: `20260301T123456Z`. */
-export const amzDate = (date: Date) => date.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+export const amzDate = (date: Date) =>
+  date
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
 
 /**
  * Every URL of a download: the store's origin, the object's key under the bucket (each path
  * segment percent-encoded), signed for `host` at `issuedAt` and valid exactly 900 s.
  */
-export function expectSignedUrls(download: { dataset_id: string; version: string; files: { path: string; url: string }[] }, issuedAt: Date): void {
+export function expectSignedUrls(
+  download: { dataset_id: string; version: string; files: { path: string; url: string }[] },
+  issuedAt: Date,
+): void {
   const location = storeLocation();
   const store = new URL(location.endpoint);
-  const encode = (segment: string) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const encode = (segment: string) =>
+    encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   for (const file of download.files) {
     const url = new URL(file.url);
     expect(url.origin).toBe(store.origin);
     const key = objectKey(download.dataset_id, download.version, file.path);
     expect(url.pathname).toBe(`/${location.bucket}/${key.split("/").map(encode).join("/")}`);
-    expect([...url.searchParams.keys()].sort()).toEqual(
-      ["X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-Signature", "X-Amz-SignedHeaders"],
-    );
+    expect([...url.searchParams.keys()].sort()).toEqual([
+      "X-Amz-Algorithm",
+      "X-Amz-Credential",
+      "X-Amz-Date",
+      "X-Amz-Expires",
+      "X-Amz-Signature",
+      "X-Amz-SignedHeaders",
+    ]);
     expect(url.searchParams.get("X-Amz-Algorithm")).toBe("AWS4-HMAC-SHA256");
     expect(url.searchParams.get("X-Amz-Date")).toBe(amzDate(issuedAt));
     expect(url.searchParams.get("X-Amz-Expires")).toBe(String(URL_TTL_SECONDS));

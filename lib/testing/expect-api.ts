@@ -41,7 +41,9 @@ export function expectOk(res: CallResult, status = 200): void {
 
 /** The headers a response carries apart from the per-request id and the rate-limit counters. */
 function comparableHeaders(res: CallResult): [string, string][] {
-  return [...res.headers.entries()].filter(([name]) => name !== "x-request-id" && !name.startsWith("ratelimit-")).sort();
+  return [...res.headers.entries()]
+    .filter(([name]) => name !== "x-request-id" && !name.startsWith("ratelimit-"))
+    .sort();
 }
 
 /** Two answers a client cannot tell apart: same status, same headers, same body byte for byte apart from request_id. */

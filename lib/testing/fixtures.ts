@@ -50,7 +50,11 @@ export function writeImportDir(datasetId: string, version: TestVersion, raw: Rec
   const files: Record<string, string> = {
     "dataset.json": JSON.stringify({ id: datasetId, title: `Dataset ${datasetId}`, description: "test data" }, null, 2),
     "version.json": JSON.stringify(
-      { version: version.version, released_at: version.released_at ?? "2026-01-01T00:00:00Z", changelog: version.changelog ?? [] },
+      {
+        version: version.version,
+        released_at: version.released_at ?? "2026-01-01T00:00:00Z",
+        changelog: version.changelog ?? [],
+      },
       null,
       2,
     ),

@@ -38,7 +38,12 @@ export async function call(handler: RouteHandler, url: string, options: CallOpti
   const request = new Request(target, {
     method: options.method ?? "GET",
     headers,
-    body: options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body),
+    body:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === "string"
+          ? options.body
+          : JSON.stringify(options.body),
   });
   const response = await handler(request, { params: Promise.resolve(options.params ?? {}) });
   const text = await response.text();

@@ -82,7 +82,8 @@ export async function withTriggersDisabled<T>(db: Db, fn: (tx: Sql, operator: Ct
   try {
     await db.transaction(async (transaction) => {
       const tx = sqlOf(transaction as unknown as Db);
-      for (const table of DISCLOSURE_LOG_TABLES) await tx`alter table ${tx(table)} disable trigger ${tx(`${table}_append_only`)}`;
+      for (const table of DISCLOSURE_LOG_TABLES)
+        await tx`alter table ${tx(table)} disable trigger ${tx(`${table}_append_only`)}`;
       throw new Rollback(await fn(tx, operatorOn(transaction as unknown as Db)));
     });
   } catch (error) {

@@ -142,13 +142,24 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
     const length = lengthOf(e);
     // An episode without tasks still has frames, and each frame a task_index: LeRobot records "" then.
     const episodeTasks = tasksOf(e);
-    for (const task of episodeTasks.length ? episodeTasks : [""]) if (!taskIndex.has(task)) taskIndex.set(task, taskIndex.size);
+    for (const task of episodeTasks.length ? episodeTasks : [""])
+      if (!taskIndex.has(task)) taskIndex.set(task, taskIndex.size);
     const labels = source ? labelsOf(e) : [];
     // subtask i starts at frame floor(i * length / n); with subtask_index the last two frames stay unannotated (-1).
     const starts = labels.map((_, i) => Math.floor((i * length) / labels.length));
     const annotatedEnd = source === "subtask_index" ? length - 2 : length;
-    const subtasks = labels.map((label, i) => ({ label, start_s: starts[i]! / fps, end_s: (starts[i + 1] ?? annotatedEnd) / fps }));
-    const episode: FixtureEpisode = { episode_index: e, tasks: episodeTasks, length, extra: options.extra?.(e) ?? {}, subtasks };
+    const subtasks = labels.map((label, i) => ({
+      label,
+      start_s: starts[i]! / fps,
+      end_s: (starts[i + 1] ?? annotatedEnd) / fps,
+    }));
+    const episode: FixtureEpisode = {
+      episode_index: e,
+      tasks: episodeTasks,
+      length,
+      extra: options.extra?.(e) ?? {},
+      subtasks,
+    };
     episodes.push(episode);
     frames.push({ episode, from: globalIndex, subtaskFrames: starts });
     globalIndex += length;
@@ -160,15 +171,36 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
   const features: Info["features"] = {
     action: { dtype: "float32", shape: [6], names: STATE_NAMES },
     "observation.state": { dtype: "float32", shape: [6], names: STATE_NAMES },
-    ...Object.fromEntries(imageCameras.map((key) => [key, { dtype: "image", shape: [HEIGHT, WIDTH, 3], names: ["height", "width", "channels"], info: null }])),
+    ...Object.fromEntries(
+      imageCameras.map((key) => [
+        key,
+        { dtype: "image", shape: [HEIGHT, WIDTH, 3], names: ["height", "width", "channels"], info: null },
+      ]),
+    ),
     ...Object.fromEntries(
       cameras.map((key) => {
-        const videoInfo = { "video.fps": fps, "video.codec": "h264", "video.pix_fmt": "yuv420p", "video.is_depth_map": false, has_audio: false };
+        const videoInfo = {
+          "video.fps": fps,
+          "video.codec": "h264",
+          "video.pix_fmt": "yuv420p",
+          "video.is_depth_map": false,
+          has_audio: false,
+        };
         return [
           key,
           version === "v2.0"
-            ? { dtype: "video", shape: [HEIGHT, WIDTH, 3], names: ["height", "width", "channels"], video_info: videoInfo }
-            : { dtype: "video", shape: [HEIGHT, WIDTH, 3], names: ["height", "width", "channels"], info: { ...videoInfo, "video.height": HEIGHT, "video.width": WIDTH, "video.channels": 3 } },
+            ? {
+                dtype: "video",
+                shape: [HEIGHT, WIDTH, 3],
+                names: ["height", "width", "channels"],
+                video_info: videoInfo,
+              }
+            : {
+                dtype: "video",
+                shape: [HEIGHT, WIDTH, 3],
+                names: ["height", "width", "channels"],
+                info: { ...videoInfo, "video.height": HEIGHT, "video.width": WIDTH, "video.channels": 3 },
+              },
         ];
       }),
     ),
@@ -179,7 +211,10 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
     task_index: { dtype: "int64", shape: [1], names: null },
     ...(source === "subtask_index" ? { subtask_index: { dtype: "int64", shape: [1], names: null } } : {}),
     ...(source === "language_persistent" || source === "language_events"
-      ? { language_persistent: { dtype: "language", shape: [1], names: null }, language_events: { dtype: "language", shape: [1], names: null } }
+      ? {
+          language_persistent: { dtype: "language", shape: [1], names: null },
+          language_events: { dtype: "language", shape: [1], names: null },
+        }
       : {}),
   };
 
@@ -198,7 +233,9 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         frame_index: BigInt(f),
         episode_index: BigInt(episode.episode_index),
         index: BigInt(from + f),
-        task_index: BigInt(taskIndex.get(episode.tasks[Math.floor((f * episode.tasks.length) / episode.length)] ?? "")!),
+        task_index: BigInt(
+          taskIndex.get(episode.tasks[Math.floor((f * episode.tasks.length) / episode.length)] ?? "")!,
+        ),
       };
       for (const key of imageCameras) row[key] = { bytes: PNG_1X1, path: null };
       if (source === "subtask_index") {
@@ -207,8 +244,11 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
       }
       if (source === "language_persistent" || source === "language_events") {
         row.language_persistent = source === "language_persistent" ? persistent : [];
-        const starting = subtaskFrames.map((start, i) => (start === f ? episode.subtasks[i]! : null)).filter((s) => s !== null);
-        row.language_events = source === "language_events" ? starting.map((s) => languageRow(s.label, s.start_s, false)) : [];
+        const starting = subtaskFrames
+          .map((start, i) => (start === f ? episode.subtasks[i]! : null))
+          .filter((s) => s !== null);
+        row.language_events =
+          source === "language_events" ? starting.map((s) => languageRow(s.label, s.start_s, false)) : [];
       }
       rows.push(row);
     }
@@ -224,7 +264,10 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
     const dataPath = "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet";
     const videoPath = "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4";
     for (const episode of episodes) {
-      const values = { episode_chunk: Math.floor(episode.episode_index / chunksSize), episode_index: episode.episode_index };
+      const values = {
+        episode_chunk: Math.floor(episode.episode_index / chunksSize),
+        episode_index: episode.episode_index,
+      };
       const data = formatPathTemplate(dataPath, values);
       writeFrames(path.join(root, data), frameRows.get(episode.episode_index)!, frameSchema, [episode.length], written);
       files.push({ path: data, stream: "data", episodes: [episode.episode_index] });
@@ -234,9 +277,19 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         files.push({ path: video, stream: key, episodes: [episode.episode_index] });
       }
     }
-    await writeLines(path.join(root, V2_EPISODES_PATH), episodes.map((e) => ({ episode_index: e.episode_index, tasks: e.tasks, length: e.length, ...e.extra })));
-    await writeLines(path.join(root, V2_TASKS_PATH), tasks.map((task, i) => ({ task_index: i, task })));
-    if (version === "v2.1") await writeLines(path.join(root, V2_EPISODES_STATS_PATH), episodes.map((e) => ({ episode_index: e.episode_index, stats: episodeStats.get(e.episode_index) })));
+    await writeLines(
+      path.join(root, V2_EPISODES_PATH),
+      episodes.map((e) => ({ episode_index: e.episode_index, tasks: e.tasks, length: e.length, ...e.extra })),
+    );
+    await writeLines(
+      path.join(root, V2_TASKS_PATH),
+      tasks.map((task, i) => ({ task_index: i, task })),
+    );
+    if (version === "v2.1")
+      await writeLines(
+        path.join(root, V2_EPISODES_STATS_PATH),
+        episodes.map((e) => ({ episode_index: e.episode_index, stats: episodeStats.get(e.episode_index) })),
+      );
     info = {
       codebase_version: version,
       robot_type: "so100",
@@ -259,7 +312,10 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
     const metaRows: Record<string, unknown>[] = [];
     // Each stream (the data, every camera) groups the episodes into files of its own size; where
     // each episode lies: its file's chunk and index, and for a camera its seconds in the video.
-    const placed = new Map<string, Map<number, { chunk_index: number; file_index: number; from: number; to: number }>>();
+    const placed = new Map<
+      string,
+      Map<number, { chunk_index: number; file_index: number; from: number; to: number }>
+    >();
     const groupsOf = (stream: string) => {
       const n = options.episodesPerFileOf?.[stream] ?? perFile;
       return Array.from({ length: Math.ceil(count / n) }, (_, k) => episodes.slice(k * n, (k + 1) * n));
@@ -281,11 +337,21 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         }
         if (stream === "data") {
           const data = formatPathTemplate(dataPath, where);
-          writeFrames(path.join(root, data), group.flatMap((e) => frameRows.get(e.episode_index)!), frameSchema, options.rowGroups === "file" ? [group.reduce((n, e) => n + e.length, 0)] : group.map((e) => e.length), written);
+          writeFrames(
+            path.join(root, data),
+            group.flatMap((e) => frameRows.get(e.episode_index)!),
+            frameSchema,
+            options.rowGroups === "file" ? [group.reduce((n, e) => n + e.length, 0)] : group.map((e) => e.length),
+            written,
+          );
           files.push({ path: data, stream: "data", episodes: group.map((e) => e.episode_index) });
         } else {
           const video = formatPathTemplate(videoPath, { ...where, video_key: stream });
-          await placeVideo(path.join(root, video), group.reduce((n, e) => n + e.length, 0), fps);
+          await placeVideo(
+            path.join(root, video),
+            group.reduce((n, e) => n + e.length, 0),
+            fps,
+          );
           files.push({ path: video, stream, episodes: group.map((e) => e.episode_index) });
         }
       }
@@ -312,14 +378,17 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         row[`videos/${key}/to_timestamp`] = video.to;
       }
       for (const [feature, stats] of Object.entries(episodeStats.get(episode.episode_index)!)) {
-        for (const [name, value] of Object.entries(stats)) row[`stats/${feature}/${name}`] = name === "count" ? (value as number[]).map(BigInt) : value;
+        for (const [name, value] of Object.entries(stats))
+          row[`stats/${feature}/${name}`] = name === "count" ? (value as number[]).map(BigInt) : value;
       }
       Object.assign(row, episode.extra);
       metaRows.push(row);
     }
     const perMeta = options.episodesPerMetaFile ?? count;
     for (let m = 0; m * perMeta < count; m++) {
-      const rows = metaRows.slice(m * perMeta, (m + 1) * perMeta).map((row) => ({ ...row, "meta/episodes/chunk_index": 0n, "meta/episodes/file_index": BigInt(m) }));
+      const rows = metaRows
+        .slice(m * perMeta, (m + 1) * perMeta)
+        .map((row) => ({ ...row, "meta/episodes/chunk_index": 0n, "meta/episodes/file_index": BigInt(m) }));
       const target = path.join(root, v3EpisodesPath(0, m));
       await mkdir(path.dirname(target), { recursive: true });
       writeFixtureParquet({ filename: target, ...episodesColumns(rows, episodes, written), ...written.codec });
@@ -331,7 +400,16 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         { name: "task", data: tasks, type: "STRING", nullable: true, ...written.strings },
       ],
       ...written.codec,
-      kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["task"], column_indexes: [], columns: [{ name: "task_index" }, { name: "task" }] }) }],
+      kvMetadata: [
+        {
+          key: "pandas",
+          value: JSON.stringify({
+            index_columns: ["task"],
+            column_indexes: [],
+            columns: [{ name: "task_index" }, { name: "task" }],
+          }),
+        },
+      ],
     });
     info = {
       codebase_version: version,
@@ -358,7 +436,12 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
         { name: "__index_level_0__", data: subtaskLabels, type: "STRING", nullable: true, ...written.strings },
       ],
       ...written.codec,
-      kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["__index_level_0__"], column_indexes: [], columns: [] }) }],
+      kvMetadata: [
+        {
+          key: "pandas",
+          value: JSON.stringify({ index_columns: ["__index_level_0__"], column_indexes: [], columns: [] }),
+        },
+      ],
     });
   }
   await writeFile(path.join(root, INFO_PATH), JSON.stringify(info, null, 4));
@@ -371,7 +454,13 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
 }
 
 function languageRow(label: string, start: number, persistent: boolean) {
-  const row: Record<string, unknown> = { role: "assistant", content: label, style: "subtask", camera: null, tool_calls: null };
+  const row: Record<string, unknown> = {
+    role: "assistant",
+    content: label,
+    style: "subtask",
+    camera: null,
+    tool_calls: null,
+  };
   if (persistent) row.timestamp = Math.fround(start);
   return row;
 }
@@ -382,7 +471,12 @@ const list = (name: string, element: SchemaElement[]): SchemaElement[] => [
   { name: "list", repetition_type: "REPEATED", num_children: 1 },
   ...element,
 ];
-const string = (name: string, required = false): SchemaElement => ({ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: required ? "REQUIRED" : "OPTIONAL" });
+const string = (name: string, required = false): SchemaElement => ({
+  name,
+  type: "BYTE_ARRAY",
+  converted_type: "UTF8",
+  repetition_type: required ? "REQUIRED" : "OPTIONAL",
+});
 
 /** The frame schema pyarrow gives LeRobot's columns (HF `datasets` features). */
 function dataSchema(source: FixtureSubtaskSource | undefined, imageCameras: string[]): SchemaElement[] {
@@ -397,7 +491,12 @@ function dataSchema(source: FixtureSubtaskSource | undefined, imageCameras: stri
   ];
   if (source === "subtask_index") columns.push([nullable({ name: "subtask_index", type: "INT64" })]);
   // HF `datasets` stores an Image feature as a struct of the encoded bytes and a path.
-  for (const key of imageCameras) columns.push([{ name: key, repetition_type: "OPTIONAL", num_children: 2 }, nullable({ name: "bytes", type: "BYTE_ARRAY" }), string("path")]);
+  for (const key of imageCameras)
+    columns.push([
+      { name: key, repetition_type: "OPTIONAL", num_children: 2 },
+      nullable({ name: "bytes", type: "BYTE_ARRAY" }),
+      string("path"),
+    ]);
   if (source === "language_persistent" || source === "language_events") {
     const toolCalls = list("tool_calls", [string("element")]);
     columns.push(
@@ -410,24 +509,52 @@ function dataSchema(source: FixtureSubtaskSource | undefined, imageCameras: stri
         string("camera"),
         ...toolCalls,
       ]),
-      list("language_events", [{ name: "element", repetition_type: "OPTIONAL", num_children: 5 }, string("role", true), string("content"), string("style"), string("camera"), ...toolCalls]),
+      list("language_events", [
+        { name: "element", repetition_type: "OPTIONAL", num_children: 5 },
+        string("role", true),
+        string("content"),
+        string("style"),
+        string("camera"),
+        ...toolCalls,
+      ]),
     );
   }
   return [{ name: "schema", num_children: columns.length }, ...columns.flat()];
 }
 
-function writeFrames(file: string, rows: Record<string, unknown>[], schema: SchemaElement[], rowGroups: number[], written: WrittenAs): void {
-  const names = ["observation.state", "action", "timestamp", "frame_index", "episode_index", "index", "task_index", "subtask_index", "language_persistent", "language_events"].filter((n) =>
-    schema.some((e) => e.name === n),
-  );
+function writeFrames(
+  file: string,
+  rows: Record<string, unknown>[],
+  schema: SchemaElement[],
+  rowGroups: number[],
+  written: WrittenAs,
+): void {
+  const names = [
+    "observation.state",
+    "action",
+    "timestamp",
+    "frame_index",
+    "episode_index",
+    "index",
+    "task_index",
+    "subtask_index",
+    "language_persistent",
+    "language_events",
+  ].filter((n) => schema.some((e) => e.name === n));
   // Image columns (structs) follow the fixed ones, in the schema's order.
-  const images = schema.filter((e) => e.num_children === 2 && !names.includes(e.name) && e.name !== "schema").map((e) => e.name);
+  const images = schema
+    .filter((e) => e.num_children === 2 && !names.includes(e.name) && e.name !== "schema")
+    .map((e) => e.name);
   mkdirSyncFor(file);
   writeFixtureParquet({
     filename: file,
     schema,
     rowGroupSize: rowGroups,
-    columnData: [...names, ...images].map((name) => ({ name, data: rows.map((r) => r[name] ?? null), ...(name.startsWith("language_") ? written.strings : {}) })),
+    columnData: [...names, ...images].map((name) => ({
+      name,
+      data: rows.map((r) => r[name] ?? null),
+      ...(name.startsWith("language_") ? written.strings : {}),
+    })),
     ...written.codec,
   });
 }
@@ -436,12 +563,19 @@ function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpiso
   // Every row's keys: an owner field may be on some episodes only (null on the others).
   const names = [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const extraTypes = new Map<string, "STRING" | "BOOLEAN" | "DOUBLE">();
-  for (const e of episodes) for (const [k, v] of Object.entries(e.extra)) extraTypes.set(k, typeof v === "string" ? "STRING" : typeof v === "boolean" ? "BOOLEAN" : "DOUBLE");
+  for (const e of episodes)
+    for (const [k, v] of Object.entries(e.extra))
+      extraTypes.set(k, typeof v === "string" ? "STRING" : typeof v === "boolean" ? "BOOLEAN" : "DOUBLE");
   const schema: SchemaElement[] = [{ name: "schema", num_children: names.length }];
   for (const name of names) {
     const sample = rows.find((r) => r[name] !== null && r[name] !== undefined)?.[name];
     if (name === "tasks") schema.push(...list(name, [string("element")]));
-    else if (extraTypes.has(name)) schema.push(extraTypes.get(name) === "STRING" ? string(name) : nullable({ name, type: extraTypes.get(name) === "BOOLEAN" ? "BOOLEAN" : "DOUBLE" }));
+    else if (extraTypes.has(name))
+      schema.push(
+        extraTypes.get(name) === "STRING"
+          ? string(name)
+          : nullable({ name, type: extraTypes.get(name) === "BOOLEAN" ? "BOOLEAN" : "DOUBLE" }),
+      );
     else if (typeof sample === "bigint") schema.push(nullable({ name, type: "INT64" }));
     else if (typeof sample === "number") schema.push(nullable({ name, type: "DOUBLE" }));
     else if (Array.isArray(sample)) {
@@ -452,17 +586,29 @@ function episodesColumns(rows: Record<string, unknown>[], episodes: FixtureEpiso
         depth++;
         leaf = leaf[0];
       }
-      let element: SchemaElement[] = [nullable({ name: "element", type: typeof leaf === "bigint" ? "INT64" : "DOUBLE" })];
+      let element: SchemaElement[] = [
+        nullable({ name: "element", type: typeof leaf === "bigint" ? "INT64" : "DOUBLE" }),
+      ];
       for (let d = 1; d < depth; d++) element = list("element", element);
       schema.push(...list(name, element));
     } else throw new Error(`fixture: no parquet type for episodes column ${name}`);
   }
   const strings = new Set(["tasks", ...[...extraTypes].filter(([, type]) => type === "STRING").map(([name]) => name)]);
-  return { schema, columnData: names.map((name) => ({ name, data: rows.map((r) => r[name] ?? null), ...(strings.has(name) ? written.strings : {}) })) };
+  return {
+    schema,
+    columnData: names.map((name) => ({
+      name,
+      data: rows.map((r) => r[name] ?? null),
+      ...(strings.has(name) ? written.strings : {}),
+    })),
+  };
 }
 
 type Compressors = Partial<Record<FixtureCodec, (bytes: Uint8Array) => Uint8Array>>;
-type WrittenAs = { codec: { codec?: FixtureCodec; compressors?: Compressors }; strings: { encoding?: "RLE_DICTIONARY" } };
+type WrittenAs = {
+  codec: { codec?: FixtureCodec; compressors?: Compressors };
+  strings: { encoding?: "RLE_DICTIONARY" };
+};
 
 /** Compressors for hyparquet-writer: Node's zlib for GZIP and BROTLI (ZSTD: writeFixtureParquet). */
 const FIXTURE_COMPRESSORS: Compressors = {
@@ -494,7 +640,8 @@ function writeFixtureParquet(options: Parameters<typeof parquetWriteFile>[0]): v
       compressors: {
         ZSTD: (bytes) => {
           const i = next++;
-          if (!Buffer.from(bytes).equals(Buffer.from(pages[i]!))) throw new Error("fixture: the second write asked for another page");
+          if (!Buffer.from(bytes).equals(Buffer.from(pages[i]!)))
+            throw new Error("fixture: the second write asked for another page");
           return compressed[i]!;
         },
       },
@@ -512,11 +659,22 @@ function parquetOptions(options: LeRobotFixtureOptions): WrittenAs {
 }
 
 /** A 1x1 PNG: what an image feature's `bytes` hold (never decoded here). */
-const PNG_1X1 = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
+const PNG_1X1 = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 function statsOf(rows: Record<string, unknown>[], cameras: string[], episode: number): StatsTree {
   const stats: StatsTree = {};
-  for (const feature of ["observation.state", "action", "timestamp", "frame_index", "episode_index", "index", "task_index"]) {
+  for (const feature of [
+    "observation.state",
+    "action",
+    "timestamp",
+    "frame_index",
+    "episode_index",
+    "index",
+    "task_index",
+  ]) {
     const vectors = rows.map((r) => {
       const v = r[feature];
       return (Array.isArray(v) ? v : [v]).map((x) => Number(x));
@@ -528,13 +686,21 @@ function statsOf(rows: Record<string, unknown>[], cameras: string[], episode: nu
       min: Array.from({ length: dims }, (_, j) => Math.min(...column(j))),
       max: Array.from({ length: dims }, (_, j) => Math.max(...column(j))),
       mean,
-      std: Array.from({ length: dims }, (_, j) => Math.sqrt(column(j).reduce((a, b) => a + (b - mean[j]!) ** 2, 0) / rows.length)),
+      std: Array.from({ length: dims }, (_, j) =>
+        Math.sqrt(column(j).reduce((a, b) => a + (b - mean[j]!) ** 2, 0) / rows.length),
+      ),
       count: [rows.length],
     };
   }
   for (const key of cameras) {
     const v = (x: number) => [[[x]], [[x / 2]], [[x / 3]]];
-    stats[key] = { min: v(0), max: v(1), mean: v(0.4 + episode / 100), std: v(0.2), count: [Math.min(rows.length, 100)] };
+    stats[key] = {
+      min: v(0),
+      max: v(1),
+      mean: v(0.4 + episode / 100),
+      std: v(0.2),
+      count: [Math.min(rows.length, 100)],
+    };
   }
   return stats;
 }
@@ -564,7 +730,26 @@ async function placeVideo(target: string, frameCount: number, fps: number): Prom
         await mkdir(VIDEO_CACHE, { recursive: true });
         // Encoded beside the cache entry and renamed, so a concurrent worker never copies half a file.
         const partial = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-        await exec("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", `testsrc=size=${WIDTH}x${HEIGHT}:rate=${fps}`, "-frames:v", String(frameCount), "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4", partial]);
+        await exec("ffmpeg", [
+          "-v",
+          "error",
+          "-y",
+          "-f",
+          "lavfi",
+          "-i",
+          `testsrc=size=${WIDTH}x${HEIGHT}:rate=${fps}`,
+          "-frames:v",
+          String(frameCount),
+          "-c:v",
+          "libx264",
+          "-preset",
+          "ultrafast",
+          "-pix_fmt",
+          "yuv420p",
+          "-f",
+          "mp4",
+          partial,
+        ]);
         await rename(partial, file);
         return file;
       })(),
@@ -576,7 +761,15 @@ async function placeVideo(target: string, frameCount: number, fps: number): Prom
 
 /** Seconds of video in an mp4, from ffprobe. */
 export async function videoDuration(file: string): Promise<number> {
-  const { stdout } = await exec("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "default=noprint_wrappers=1:nokey=1", file]);
+  const { stdout } = await exec("ffprobe", [
+    "-v",
+    "error",
+    "-show_entries",
+    "format=duration",
+    "-of",
+    "default=noprint_wrappers=1:nokey=1",
+    file,
+  ]);
   return Number(stdout.trim());
 }
 
@@ -601,10 +794,15 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
   };
   // HF datasets reads the frame files cast to info.json's features (all but the videos): a column
   // on one side only fails the cast.
-  const declared = Object.keys(info.features).filter((key) => info.features[key]!.dtype !== "video").sort();
+  const declared = Object.keys(info.features)
+    .filter((key) => info.features[key]!.dtype !== "video")
+    .sort();
   for (const file of (await walkFiles(root, "data")).filter((f) => f.endsWith(".parquet"))) {
     const columns = [...(await openParquet(path.join(root, file))).columns].sort();
-    if (JSON.stringify(columns) !== JSON.stringify(declared)) return fail(`${file} has the columns ${columns.join(", ")}, info.json's features declare ${declared.join(", ")}: the cast to the features fails`);
+    if (JSON.stringify(columns) !== JSON.stringify(declared))
+      return fail(
+        `${file} has the columns ${columns.join(", ")}, info.json's features declare ${declared.join(", ")}: the cast to the features fails`,
+      );
   }
   if (info.codebase_version !== "v3.0") {
     const lines = async (relative: string) =>
@@ -616,18 +814,24 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
     const metaEpisodes = new Map((await lines(V2_EPISODES_PATH)).map((e) => [e.episode_index as number, e]));
     if (info.codebase_version === "v2.1") {
       const stats = new Set((await lines(V2_EPISODES_STATS_PATH)).map((s) => s.episode_index as number));
-      if (episodes) for (const e of episodes) if (!stats.has(e)) return fail(`episodes_stats has no episode ${e} (KeyError)`);
+      if (episodes)
+        for (const e of episodes) if (!stats.has(e)) return fail(`episodes_stats has no episode ${e} (KeyError)`);
     }
     const values = (e: number) => ({ episode_chunk: Math.floor(e / chunksSizeOf(info)), episode_index: e });
     for (const e of requested) {
       const videos = videoKeys.map((key) => formatPathTemplate(info.video_path!, { ...values(e), video_key: key }));
-      for (const p of [formatPathTemplate(info.data_path, values(e)), ...videos]) if (!(await exists(p))) return fail(`${p} is missing: LeRobot would try to download it from the Hub`);
+      for (const p of [formatPathTemplate(info.data_path, values(e)), ...videos])
+        if (!(await exists(p))) return fail(`${p} is missing: LeRobot would try to download it from the Hub`);
       // Frame f of the episode is decoded at f / fps in its own video.
       const length = metaEpisodes.get(e)?.length as number | undefined;
-      for (const p of videos) if (length !== undefined && (length - 1) / info.fps >= (await secondsOf(p)) - 1e-6) return fail(`${p} ends before frame ${length - 1} of episode ${e}`);
+      for (const p of videos)
+        if (length !== undefined && (length - 1) / info.fps >= (await secondsOf(p)) - 1e-6)
+          return fail(`${p} ends before frame ${length - 1} of episode ${e}`);
     }
     // hf_dataset: the requested episodes' files, or every parquet under data/ in name order.
-    const files = episodes ? requested.map((e) => formatPathTemplate(info.data_path, values(e))) : (await walkFiles(root, "data")).filter((f) => f.endsWith(".parquet")).sort();
+    const files = episodes
+      ? requested.map((e) => formatPathTemplate(info.data_path, values(e)))
+      : (await walkFiles(root, "data")).filter((f) => f.endsWith(".parquet")).sort();
     const rows = await frameRows(root, files);
     // episode_data_index: cumulative lengths over the metadata's episodes (sorted by index), filtered to E.
     const order = [...metaEpisodes.keys()].sort((a, b) => a - b).filter((e) => !episodes || episodes.includes(e));
@@ -636,71 +840,107 @@ export async function simulateLeRobotLoad(root: string, episodes?: number[]): Pr
       const length = metaEpisodes.get(e)!.length as number;
       for (let f = 0; f < length; f++) {
         const row = rows[at + f];
-        if (!row || row.episode_index !== e || row.frame_index !== f) return fail(`frame ${at + f} of the loaded data is not frame ${f} of episode ${e} (episode_data_index out of step)`);
+        if (!row || row.episode_index !== e || row.frame_index !== f)
+          return fail(
+            `frame ${at + f} of the loaded data is not frame ${f} of episode ${e} (episode_data_index out of step)`,
+          );
       }
       at += length;
     }
     if (at !== rows.length) return fail(`the data holds ${rows.length} frames, the episodes' lengths ${at}`);
-    for (const row of rows) if (!tasks.has(row.task_index as number)) return fail(`task_index ${row.task_index} is not in tasks.jsonl (KeyError)`);
+    for (const row of rows)
+      if (!tasks.has(row.task_index as number))
+        return fail(`task_index ${row.task_index} is not in tasks.jsonl (KeyError)`);
     return { ok: true, frames: rows.length };
   }
   // v3.0: meta.episodes is a table sorted by episode_index and looked up by position.
   const metaFiles = (await walkFiles(root, V3_EPISODES_DIR)).filter((f) => f.endsWith(".parquet")).sort();
-  const meta = (await frameRows(root, metaFiles)).sort((a, b) => (a.episode_index as number) - (b.episode_index as number));
+  const meta = (await frameRows(root, metaFiles)).sort(
+    (a, b) => (a.episode_index as number) - (b.episode_index as number),
+  );
   const taskCount = Number((await openParquet(path.join(root, V3_TASKS_PATH))).metadata.num_rows);
   const dataFiles = (await walkFiles(root, "data")).filter((f) => f.endsWith(".parquet")).sort();
   const all = await frameRows(root, dataFiles);
   const rows = episodes ? all.filter((r) => episodes.includes(r.episode_index as number)) : all;
   const available = new Set(rows.map((r) => r.episode_index as number));
   for (const e of requested) {
-    if (!available.has(e)) return fail(`episode ${e} is not in the data: LeRobot would try to download it from the Hub`);
-    if (e >= meta.length) return fail(`episode ${e}: meta.episodes[${e}] is out of range (${meta.length} rows): IndexError`);
+    if (!available.has(e))
+      return fail(`episode ${e} is not in the data: LeRobot would try to download it from the Hub`);
+    if (e >= meta.length)
+      return fail(`episode ${e}: meta.episodes[${e}] is out of range (${meta.length} rows): IndexError`);
     const row = meta[e]!;
-    if (row.episode_index !== e) return fail(`meta.episodes[${e}] is episode ${row.episode_index}: LeRobot looks episodes up by position`);
+    if (row.episode_index !== e)
+      return fail(`meta.episodes[${e}] is episode ${row.episode_index}: LeRobot looks episodes up by position`);
     for (const key of videoKeys) {
       const columns = ["chunk_index", "file_index", "from_timestamp", "to_timestamp"].map((c) => `videos/${key}/${c}`);
       const absent = columns.find((c) => typeof row[c] !== "number");
-      if (absent) return fail(`meta.episodes[${e}] has no ${absent}, which LeRobot reads for the camera ${key} (KeyError)`);
-      const p = formatPathTemplate(info.video_path!, { video_key: key, chunk_index: row[columns[0]!] as number, file_index: row[columns[1]!] as number });
+      if (absent)
+        return fail(`meta.episodes[${e}] has no ${absent}, which LeRobot reads for the camera ${key} (KeyError)`);
+      const p = formatPathTemplate(info.video_path!, {
+        video_key: key,
+        chunk_index: row[columns[0]!] as number,
+        file_index: row[columns[1]!] as number,
+      });
       if (!(await exists(p))) return fail(`${p} is missing: LeRobot would try to download it from the Hub`);
-      if ((row[columns[3]!] as number) > (await secondsOf(p)) + 1e-4) return fail(`episode ${e}'s ${columns[3]} is past the end of ${p}`);
+      if ((row[columns[3]!] as number) > (await secondsOf(p)) + 1e-4)
+        return fail(`episode ${e}'s ${columns[3]} is past the end of ${p}`);
     }
   }
   const served = episodes ? rows : rows.slice(0, info.total_frames);
-  if (!episodes && rows.length < info.total_frames) return fail(`total_frames is ${info.total_frames}, but data/ holds ${rows.length} frames`);
+  if (!episodes && rows.length < info.total_frames)
+    return fail(`total_frames is ${info.total_frames}, but data/ holds ${rows.length} frames`);
   // Frames are fetched by `index`: with no episode list it is taken for the row in data/ (files in
   // path order), with one it is mapped to the row (dict(zip(index, range)), strict: no repeats).
   if (!episodes) {
     const at = served.findIndex((frame, row) => frame.index !== row);
-    if (at >= 0) return fail(`row ${at} of data/ holds frame index ${served[at]!.index}: with no episode list LeRobot reads frame index i from row i`);
-  } else if (new Set(served.map((frame) => frame.index)).size !== served.length) return fail("frame indices repeat in the loaded data (the absolute-to-relative index map is strict)");
+    if (at >= 0)
+      return fail(
+        `row ${at} of data/ holds frame index ${served[at]!.index}: with no episode list LeRobot reads frame index i from row i`,
+      );
+  } else if (new Set(served.map((frame) => frame.index)).size !== served.length)
+    return fail("frame indices repeat in the loaded data (the absolute-to-relative index map is strict)");
   // An episode's frames are dataset_from_index..dataset_to_index of its row, in order (delta
   // timestamps and the sampler work in those bounds), frame_index 0..length-1.
   const framesOf = new Map<number, Record<string, unknown>[]>();
-  for (const frame of served) framesOf.set(frame.episode_index as number, [...(framesOf.get(frame.episode_index as number) ?? []), frame]);
+  for (const frame of served)
+    framesOf.set(frame.episode_index as number, [...(framesOf.get(frame.episode_index as number) ?? []), frame]);
   for (const e of requested) {
     const row = meta[e]!;
     const frames = framesOf.get(e) ?? [];
     const from = row.dataset_from_index as number;
     if ((row.dataset_to_index as number) - from !== row.length || frames.length !== row.length) {
-      return fail(`episode ${e} has ${frames.length} frames, its row says length ${row.length} and dataset_from_index..dataset_to_index ${from}..${row.dataset_to_index}`);
+      return fail(
+        `episode ${e} has ${frames.length} frames, its row says length ${row.length} and dataset_from_index..dataset_to_index ${from}..${row.dataset_to_index}`,
+      );
     }
     const wrong = frames.findIndex((frame, i) => frame.index !== from + i || frame.frame_index !== i);
-    if (wrong >= 0) return fail(`frame ${wrong} of episode ${e} has index ${frames[wrong]!.index} and frame_index ${frames[wrong]!.frame_index}, not ${from + wrong} and ${wrong}`);
+    if (wrong >= 0)
+      return fail(
+        `frame ${wrong} of episode ${e} has index ${frames[wrong]!.index} and frame_index ${frames[wrong]!.frame_index}, not ${from + wrong} and ${wrong}`,
+      );
   }
   for (const frame of served) {
     const e = frame.episode_index as number;
-    if (!requested.includes(e)) return fail(`frame ${frame.index} of episode ${e} is served, but episode ${e} is not in the dataset`);
+    if (!requested.includes(e))
+      return fail(`frame ${frame.index} of episode ${e} is served, but episode ${e} is not in the dataset`);
     const row = meta[e];
     if (!row || row.episode_index !== e) return fail(`meta.episodes[${e}] is not episode ${e}`);
     const index = frame.index as number;
-    if (index < (row.dataset_from_index as number) || index >= (row.dataset_to_index as number)) return fail(`frame index ${index} is outside episode ${e}'s dataset_from_index..dataset_to_index`);
-    if ((frame.task_index as number) >= taskCount) return fail(`task_index ${frame.task_index} is past the end of tasks.parquet (iloc)`);
+    if (index < (row.dataset_from_index as number) || index >= (row.dataset_to_index as number))
+      return fail(`frame index ${index} is outside episode ${e}'s dataset_from_index..dataset_to_index`);
+    if ((frame.task_index as number) >= taskCount)
+      return fail(`task_index ${frame.task_index} is past the end of tasks.parquet (iloc)`);
     for (const key of videoKeys) {
       const at = (row[`videos/${key}/from_timestamp`] as number) + (frame.timestamp as number);
-      if (at > (row[`videos/${key}/to_timestamp`] as number) + 1e-4) return fail(`frame ${frame.frame_index} of episode ${e} is past the episode's video range`);
-      const p = formatPathTemplate(info.video_path!, { video_key: key, chunk_index: row[`videos/${key}/chunk_index`] as number, file_index: row[`videos/${key}/file_index`] as number });
-      if (at >= (await secondsOf(p)) - 1e-6) return fail(`frame ${frame.frame_index} of episode ${e} would be decoded at ${at} s, past the end of ${p}`);
+      if (at > (row[`videos/${key}/to_timestamp`] as number) + 1e-4)
+        return fail(`frame ${frame.frame_index} of episode ${e} is past the episode's video range`);
+      const p = formatPathTemplate(info.video_path!, {
+        video_key: key,
+        chunk_index: row[`videos/${key}/chunk_index`] as number,
+        file_index: row[`videos/${key}/file_index`] as number,
+      });
+      if (at >= (await secondsOf(p)) - 1e-6)
+        return fail(`frame ${frame.frame_index} of episode ${e} would be decoded at ${at} s, past the end of ${p}`);
     }
   }
   return { ok: true, frames: served.length };
@@ -710,8 +950,13 @@ async function frameRows(root: string, files: string[]): Promise<Record<string, 
   const out: Record<string, unknown>[] = [];
   for (const file of files) {
     const parquet = await openParquet(path.join(root, file));
-    const columns = parquet.columns.filter((c) => !c.startsWith("stats/") && !["observation.state", "action", "language_persistent", "language_events"].includes(c));
-    for await (const { rows } of parquetBatches(parquet, columns)) for (const row of rows) out.push(plainValue(row) as Record<string, unknown>);
+    const columns = parquet.columns.filter(
+      (c) =>
+        !c.startsWith("stats/") &&
+        !["observation.state", "action", "language_persistent", "language_events"].includes(c),
+    );
+    for await (const { rows } of parquetBatches(parquet, columns))
+      for (const row of rows) out.push(plainValue(row) as Record<string, unknown>);
   }
   return out;
 }
@@ -733,19 +978,32 @@ async function walkFiles(root: string, relative: string): Promise<string[]> {
  * to `.../blobs/<sha256 of the file>`, the repository's .gitattributes among them. `root` is the
  * snapshot directory, `linked` every file's path in it.
  */
-export async function buildHuggingFaceSnapshot(base: string, options: LeRobotFixtureOptions): Promise<LeRobotFixture & { repo: string; linked: string[] }> {
+export async function buildHuggingFaceSnapshot(
+  base: string,
+  options: LeRobotFixtureOptions,
+): Promise<LeRobotFixture & { repo: string; linked: string[] }> {
   const repo = path.join(base, "hub", "datasets--lerobot--fixture");
   const root = path.join(repo, "snapshots", "0123456789abcdef0123456789abcdef01234567");
   await mkdir(root, { recursive: true });
   const fixture = await buildLeRobotFixture(root, {
     ...options,
-    extraFiles: { "README.md": "# fixture\n", ".gitattributes": "*.parquet filter=lfs diff=lfs merge=lfs -text\n", ...options.extraFiles },
+    extraFiles: {
+      "README.md": "# fixture\n",
+      ".gitattributes": "*.parquet filter=lfs diff=lfs merge=lfs -text\n",
+      ...options.extraFiles,
+    },
   });
   await mkdir(path.join(repo, "blobs"));
   const linked = await walkFiles(root, "").then((files) => files.map((f) => f.replace(/^\//, "")));
   for (const relative of linked) {
     const file = path.join(root, relative);
-    const blob = path.join(repo, "blobs", createHash("sha256").update(await readFile(file)).digest("hex"));
+    const blob = path.join(
+      repo,
+      "blobs",
+      createHash("sha256")
+        .update(await readFile(file))
+        .digest("hex"),
+    );
     await rename(file, blob);
     await symlink(path.relative(path.dirname(file), blob), file);
   }

@@ -5,7 +5,13 @@ export type SignInAttempt = { ok: boolean; cookie: string; location: string | nu
  * credentials callback. `ip` is the client address (as a proxy would report it); `callbackUrl`
  * is where the form asks to go afterwards.
  */
-export async function attemptSignIn(baseUrl: string, email: string, password: string, ip?: string, callbackUrl = `${baseUrl}/`): Promise<SignInAttempt> {
+export async function attemptSignIn(
+  baseUrl: string,
+  email: string,
+  password: string,
+  ip?: string,
+  callbackUrl = `${baseUrl}/`,
+): Promise<SignInAttempt> {
   const forwarded: Record<string, string> = ip ? { "x-forwarded-for": ip } : {};
   const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers: forwarded });
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
@@ -48,7 +54,10 @@ export async function signOutOverHttp(baseUrl: string, cookie: string): Promise<
   return fetch(`${baseUrl}/api/auth/signout`, {
     method: "POST",
     redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: [cookie, csrfCookie].filter(Boolean).join("; ") },
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      cookie: [cookie, csrfCookie].filter(Boolean).join("; "),
+    },
     body: new URLSearchParams({ csrfToken }),
   });
 }

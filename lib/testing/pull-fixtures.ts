@@ -20,7 +20,12 @@ export type StoredVersion = {
   keyId: string;
 };
 
-export async function storedVersion(options: { episodes: number; seed: number; fileBytes: [number, number]; streams?: string[] }): Promise<StoredVersion> {
+export async function storedVersion(options: {
+  episodes: number;
+  seed: number;
+  fileBytes: [number, number];
+  streams?: string[];
+}): Promise<StoredVersion> {
   const streams = options.streams ?? ["cam", "joints"];
   const episodes = randomEpisodes(options.episodes, options.seed).map((e) => ({ ...e, streams }));
   const content = new Map<string, Buffer>();
@@ -29,14 +34,22 @@ export async function storedVersion(options: { episodes: number; seed: number; f
     const [min, max] = options.fileBytes;
     const body = randomBytes(min + Math.floor(Math.random() * (max - min + 1)));
     content.set(p, body);
-    files.push({ path: p, episode_id: episodeId, stream, size_bytes: body.length, sha256: createHash("sha256").update(body).digest("hex") });
+    files.push({
+      path: p,
+      episode_id: episodeId,
+      stream,
+      size_bytes: body.length,
+      sha256: createHash("sha256").update(body).digest("hex"),
+    });
   };
   add("README.md", null, null);
   for (const e of episodes) for (const s of streams) add(`episodes/${e.episode_id}/${s}.bin`, e.episode_id, s);
   const datasetId = await importTestDataset([{ version: "1.0.0", episodes, files }]);
   const client = s3Client(storeLocation());
   const { bucket } = storeLocation();
-  await Promise.all(files.map((f) => putObject(client, bucket, objectKey(datasetId, "1.0.0", f.path), content.get(f.path)!)));
+  await Promise.all(
+    files.map((f) => putObject(client, bucket, objectKey(datasetId, "1.0.0", f.path), content.get(f.path)!)),
+  );
   client.destroy();
   const org = await createTestOrg();
   await grant(org.id, datasetId, "1.0.0");
@@ -46,7 +59,13 @@ export async function storedVersion(options: { episodes: number; seed: number; f
 
 /** The disclosure-log entries made with a key, oldest first. */
 export async function disclosuresOf(keyId: string) {
-  return sqlOf(getDb())<{ id: string; file_count: number; requested_scope: { episode_ids?: string[]; filter?: object; streams?: string[] } }[]>`
+  return sqlOf(getDb())<
+    {
+      id: string;
+      file_count: number;
+      requested_scope: { episode_ids?: string[]; filter?: object; streams?: string[] };
+    }[]
+  >`
     select id, file_count, requested_scope from disclosures where api_key_id = ${keyId} order by seq`;
 }
 

@@ -15,7 +15,10 @@ export function rawRequest(
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     // Node frames a DELETE body only with an explicit length; without one the bytes would be read as the next request.
-    const headers = options.body === undefined ? options.headers : { ...options.headers, "content-length": String(Buffer.byteLength(options.body)) };
+    const headers =
+      options.body === undefined
+        ? options.headers
+        : { ...options.headers, "content-length": String(Buffer.byteLength(options.body)) };
     const req = http.request(
       { agent, hostname, port, method: options.method ?? "GET", path: options.path, headers },
       (res) => {

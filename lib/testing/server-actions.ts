@@ -15,18 +15,29 @@ type ManifestEntry = { exportedName: string; filename: string; workers: Record<s
 
 /** The id and a page of each server action, from the build's server-reference manifest. */
 export function actionIds(): Map<string, { id: string; page: string }> {
-  const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, ".next/server/server-reference-manifest.json"), "utf8")) as { node: Record<string, ManifestEntry> };
+  const manifest = JSON.parse(
+    readFileSync(path.join(PROJECT_ROOT, ".next/server/server-reference-manifest.json"), "utf8"),
+  ) as { node: Record<string, ManifestEntry> };
   const ids = new Map<string, { id: string; page: string }>();
   for (const [id, entry] of Object.entries(manifest.node)) {
     const worker = Object.keys(entry.workers)[0]!;
-    const page = worker.replace(/^app/, "").replace(/\/\([^)]+\)/g, "").replace(/\/page$/, "") || "/";
+    const page =
+      worker
+        .replace(/^app/, "")
+        .replace(/\/\([^)]+\)/g, "")
+        .replace(/\/page$/, "") || "/";
     ids.set(entry.exportedName, { id, page });
   }
   return ids;
 }
 
 /** Posts a server action with these arguments (FormData too) from `page` (default: a page that uses it); the raw answer. */
-export async function postAction(baseUrl: string, name: string, args: unknown[], options: { cookie?: string; page?: string } = {}): Promise<Response> {
+export async function postAction(
+  baseUrl: string,
+  name: string,
+  args: unknown[],
+  options: { cookie?: string; page?: string } = {},
+): Promise<Response> {
   const action = actionIds().get(name);
   if (!action) throw new Error(`no server action ${name} in the build`);
   const body = await encodeReply(args);
@@ -43,10 +54,18 @@ export async function postAction(baseUrl: string, name: string, args: unknown[],
   });
 }
 
-export type ActionAnswer = { ok: boolean; data?: any; error?: { code: string; message: string } } | { redirectedTo: string };
+export type ActionAnswer =
+  | { ok: boolean; data?: any; error?: { code: string; message: string } }
+  | { redirectedTo: string };
 
 /** Calls a server action with one input; returns its result as the action returned it (the last JSON row of the RSC answer), or where it was redirected. */
-export async function callAction(baseUrl: string, name: string, input: unknown, cookie?: string, page?: string): Promise<ActionAnswer> {
+export async function callAction(
+  baseUrl: string,
+  name: string,
+  input: unknown,
+  cookie?: string,
+  page?: string,
+): Promise<ActionAnswer> {
   const res = await postAction(baseUrl, name, [input], { cookie, page });
   if (res.status === 307) return { redirectedTo: new URL(res.headers.get("location")!, baseUrl).pathname };
   const text = await res.text();

@@ -38,7 +38,11 @@ async function latencies(operation: () => Promise<void>, warmup: number, samples
 }
 
 /** `operation` run by `concurrency` workers for `seconds`: how many completed, in how many seconds. */
-async function run(operation: () => Promise<void>, concurrency: number, seconds: number): Promise<{ done: number; elapsed: number }> {
+async function run(
+  operation: () => Promise<void>,
+  concurrency: number,
+  seconds: number,
+): Promise<{ done: number; elapsed: number }> {
   let done = 0;
   const until = Date.now() + seconds * 1000;
   const started = process.hrtime.bigint();
@@ -66,7 +70,10 @@ export async function measureTogether<K extends string>(
   const names = Object.keys(operations) as K[];
   const times = {} as Record<K, number[]>;
   for (const name of names) times[name] = await latencies(operations[name], warmup, samples);
-  const totals = Object.fromEntries(names.map((name) => [name, { done: 0, elapsed: 0, cpu: 0 }])) as Record<K, { done: number; elapsed: number; cpu: number }>;
+  const totals = Object.fromEntries(names.map((name) => [name, { done: 0, elapsed: 0, cpu: 0 }])) as Record<
+    K,
+    { done: number; elapsed: number; cpu: number }
+  >;
   const cpu = () => (watchPid === undefined ? 0 : processCpuSeconds(watchPid));
   for (let i = 0; i < Math.max(1, Math.round(seconds / slice)); i++) {
     for (const name of names) {
@@ -80,7 +87,12 @@ export async function measureTogether<K extends string>(
   return Object.fromEntries(
     names.map((name) => {
       const { done, elapsed, cpu: cpuSeconds } = totals[name];
-      const measured: Measurement = { p50: percentile(times[name], 50), p99: percentile(times[name], 99), perSecond: done / elapsed, count: samples };
+      const measured: Measurement = {
+        p50: percentile(times[name], 50),
+        p99: percentile(times[name], 99),
+        perSecond: done / elapsed,
+        count: samples,
+      };
       if (watchPid !== undefined) measured.cpuMsPerOp = (1000 * cpuSeconds) / done;
       return [name, measured];
     }),
@@ -103,26 +115,38 @@ export function httpGet(url: string, headers: Record<string, string>): Promise<{
   });
 }
 
-export function httpPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+export function httpPost(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: "POST", agent, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = http.request(
+      url,
+      { method: "POST", agent, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
 }
 
 /** The production build of this code under `next start` (built first if missing or stale), as in deployment. */
-export async function startProductionServer(env: Record<string, string>, nodeFlags: string[] = []): Promise<NextServer> {
+export async function startProductionServer(
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<NextServer> {
   if (!productionBuildIsCurrent()) {
     progress("building the production bundle (next build)");
     await new Promise<void>((resolve, reject) =>
-      spawn(process.execPath, [NEXT_BIN, "build"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] }).on("exit", (code) =>
-        code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`)),
+      spawn(process.execPath, [NEXT_BIN, "build"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] }).on(
+        "exit",
+        (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))),
       ),
     );
   }
@@ -134,5 +158,9 @@ export function table(rows: Record<string, string | number>[]): string {
   const cell = (v: string | number) => (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]!).length)));
   const line = (values: string[]) => `| ${values.map((v, i) => v.padEnd(widths[i]!)).join(" | ")} |`;
-  return [line(columns), line(widths.map((w) => "-".repeat(w))), ...rows.map((r) => line(columns.map((c) => cell(r[c]!))))].join("\n");
+  return [
+    line(columns),
+    line(widths.map((w) => "-".repeat(w))),
+    ...rows.map((r) => line(columns.map((c) => cell(r[c]!)))),
+  ].join("\n");
 }

@@ -41,7 +41,9 @@ function sourceMapOf(file: string): SourceMap | null {
 function originalSource(frame: CallFrame): string {
   if (!frame.url.startsWith("file://")) return frame.url;
   const file = fileURLToPath(frame.url);
-  const entry = sourceMapOf(file)?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string } | undefined;
+  const entry = sourceMapOf(file)?.findEntry(frame.lineNumber, frame.columnNumber) as
+    | { originalSource?: string }
+    | undefined;
   if (!entry?.originalSource) return file;
   return path.resolve(path.dirname(file), entry.originalSource);
 }
@@ -49,12 +51,14 @@ function originalSource(frame: CallFrame): string {
 function partOf(source: string, root: string): string {
   if (source.startsWith("node:")) return "Node.js (http, streams, net, timers)";
   const packageName = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1];
-  if (packageName === "next" || packageName === "react" || packageName === "react-dom") return "Next.js (router, request/response adapters, its bundled React)";
+  if (packageName === "next" || packageName === "react" || packageName === "react-dom")
+    return "Next.js (router, request/response adapters, its bundled React)";
   if (packageName) return `library: ${packageName}`;
   const relative = path.relative(root, source);
   // The guard wraps Node's request event, so all of Next runs beneath its frame: a part of its own,
   // which does not make what it calls ours.
-  if (relative === "lib/http/request-guard.ts" || relative === "instrumentation.ts") return "our request guard (its own frames)";
+  if (relative === "lib/http/request-guard.ts" || relative === "instrumentation.ts")
+    return "our request guard (its own frames)";
   if (/^(lib|app)\//.test(relative) || relative === "proxy.ts") return "our code (lib/, app/)";
   if (relative.startsWith(".next/")) return "Next.js build output (unmapped)";
   return `other: ${relative}`;
@@ -86,14 +90,22 @@ export function summariseProfile(file: string, root: string, topCount = 15): Pro
     if (known) return known;
     const frame = byId.get(id)!.callFrame;
     let result: { part: string; where: string; fn: string };
-    if (special.has(frame.functionName)) result = { part: special.get(frame.functionName)!, where: "", fn: frame.functionName };
+    if (special.has(frame.functionName))
+      result = { part: special.get(frame.functionName)!, where: "", fn: frame.functionName };
     else if (!frame.url) {
       const up = parent.get(id);
       const caller = up === undefined ? undefined : attribute(up);
-      result = caller && caller.part !== "idle" ? { ...caller, fn: `${frame.functionName || "(anonymous)"} (builtin, from ${caller.fn})` } : { part: "V8: builtins", where: "", fn: frame.functionName };
+      result =
+        caller && caller.part !== "idle"
+          ? { ...caller, fn: `${frame.functionName || "(anonymous)"} (builtin, from ${caller.fn})` }
+          : { part: "V8: builtins", where: "", fn: frame.functionName };
     } else {
       const source = originalSource(frame);
-      result = { part: partOf(source, root), where: path.relative(root, source), fn: frame.functionName || "(anonymous)" };
+      result = {
+        part: partOf(source, root),
+        where: path.relative(root, source),
+        fn: frame.functionName || "(anonymous)",
+      };
     }
     attributed.set(id, result);
     return result;
@@ -128,7 +140,9 @@ export function summariseProfile(file: string, root: string, topCount = 15): Pro
   return {
     busyMs: Math.round(busyUs / 1000),
     insideOursPercent: percent(oursUs),
-    parts: [...parts].sort((a, b) => b[1] - a[1]).map(([part, us]) => ({ part, ms: Math.round(us / 1000), percent: percent(us) })),
+    parts: [...parts]
+      .sort((a, b) => b[1] - a[1])
+      .map(([part, us]) => ({ part, ms: Math.round(us / 1000), percent: percent(us) })),
     top: [...functions.values()]
       .sort((a, b) => b.us - a.us)
       .slice(0, topCount)

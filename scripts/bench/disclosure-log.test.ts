@@ -4,7 +4,16 @@ import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { BENCH_SHAPE, generateDisclosureLog, type GeneratedLog } from "./disclosure-log";
 
 // The benchmark's generator at a small size: its log must be one the product itself accepts.
-const SHAPE = { ...BENCH_SHAPE, entries: 2_000, versions: 10, episodes: 4_000, contributors: 200, organizations: 8, keys: 40, wholeVersionEvery: 200 };
+const SHAPE = {
+  ...BENCH_SHAPE,
+  entries: 2_000,
+  versions: 10,
+  episodes: 4_000,
+  contributors: 200,
+  organizations: 8,
+  keys: 40,
+  wholeVersionEvery: 200,
+};
 
 let iso: IsolatedDb;
 let generated: GeneratedLog;
@@ -16,11 +25,24 @@ afterAll(() => iso?.drop());
 
 describe("the bench:review log generator", () => {
   it("writes a chain the product's verifyChain accepts, ending at the hash it reports", async () => {
-    expect(await verifyChain(iso.operator)).toEqual({ intact: true, count: SHAPE.entries, headHash: generated.headHash });
+    expect(await verifyChain(iso.operator)).toEqual({
+      intact: true,
+      count: SHAPE.entries,
+      headHash: generated.headHash,
+    });
   });
 
   it("writes the catalog and the recipients it was asked for", async () => {
-    const [counts] = await iso.sql<{ versions: number; episodes: number; contributors: number; organizations: number; keys: number; reviewers: number }[]>`
+    const [counts] = await iso.sql<
+      {
+        versions: number;
+        episodes: number;
+        contributors: number;
+        organizations: number;
+        keys: number;
+        reviewers: number;
+      }[]
+    >`
       select (select count(*)::int from dataset_versions) as versions, (select count(*)::int from episodes) as episodes,
              (select count(distinct contributor)::int from episodes) as contributors, (select count(*)::int from organizations) as organizations,
              (select count(*)::int from api_keys where key_hash ~ '^[0-9a-f]{64}$') as keys, (select count(*)::int from users where role = 'reviewer') as reviewers`;
@@ -34,7 +56,21 @@ describe("the bench:review log generator", () => {
   });
 
   it("mixes small downloads, rare whole versions and a few previews, in time order", async () => {
-    const [mix] = await iso.sql<{ entries: number; small: number; over50: number; whole: number; api: number; portal: number; preview: number; reviewer_previews: number; episode_rows: number; backwards: number; days: number }[]>`
+    const [mix] = await iso.sql<
+      {
+        entries: number;
+        small: number;
+        over50: number;
+        whole: number;
+        api: number;
+        portal: number;
+        preview: number;
+        reviewer_previews: number;
+        episode_rows: number;
+        backwards: number;
+        days: number;
+      }[]
+    >`
       select count(*)::int as entries,
              count(*) filter (where episode_count between 1 and 50 and requested_scope ? 'episode_ids')::int as small,
              count(*) filter (where episode_count > 50 and requested_scope ? 'episode_ids')::int as over50,
@@ -86,11 +122,17 @@ describe("the bench:review log generator", () => {
       select indexname as name from pg_indexes where tablename in ('disclosures', 'disclosure_episodes', 'disclosure_contributors', 'disclosure_episode_entries')`;
     expect(indexes.map((i) => i.name)).toEqual(
       expect.arrayContaining([
-        "disclosures_pkey", "disclosures_seq_key", "disclosures_organization_idx", "disclosure_episodes_disclosure_id_episode_id_pk",
-        "disclosure_contributors_contributor_idx", "disclosure_episode_entries_pk",
+        "disclosures_pkey",
+        "disclosures_seq_key",
+        "disclosures_organization_idx",
+        "disclosure_episodes_disclosure_id_episode_id_pk",
+        "disclosure_contributors_contributor_idx",
+        "disclosure_episode_entries_pk",
       ]),
     );
-    const [fk] = await iso.sql<{ n: number }[]>`select count(*)::int as n from pg_constraint where conname = 'disclosure_episodes_disclosure_fk' and condeferred`;
+    const [fk] = await iso.sql<
+      { n: number }[]
+    >`select count(*)::int as n from pg_constraint where conname = 'disclosure_episodes_disclosure_fk' and condeferred`;
     expect(fk!.n).toBe(1);
     // Still append-only.
     await expect(iso.sql`delete from disclosures where seq = 1`).rejects.toThrow(/append-only/);

@@ -9,7 +9,12 @@ import { hashKey } from "@/lib/auth/api-keys";
 import { base62, newLogId } from "@/lib/ids";
 import { Worker } from "node:worker_threads";
 import { canonicalEntry, episodesDigest, GENESIS_HASH, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
-import { DISCLOSURE_CHANNELS, DISCLOSURE_LOG_TABLES, type DisclosureChannel, type RequestedScope } from "@/lib/db/schema";
+import {
+  DISCLOSURE_CHANNELS,
+  DISCLOSURE_LOG_TABLES,
+  type DisclosureChannel,
+  type RequestedScope,
+} from "@/lib/db/schema";
 
 export type LogShape = {
   entries: number;
@@ -70,9 +75,15 @@ const URL_TTL_SECONDS = 3600;
  * would (its 2^32 sequences meet after about 65,000 draws of whole ids).
  */
 function random(seed: number) {
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed >>> 0;
+  let a = 0x9e3779b9,
+    b = 0x243f6a88,
+    c = 0xb7e15162,
+    d = seed >>> 0;
   const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     let t = (a + b) | 0;
     a = b ^ (b >>> 9);
     b = (c + (c << 3)) | 0;
@@ -105,11 +116,18 @@ function randomId(prefix: string, next: () => number): string {
 }
 /** The log's ids as the service makes them (newLogId), from the batch's own random sequence. */
 function logId(prefix: "dl" | "pv", madeAt: Date, next: () => number): string {
-  return newLogId(prefix, madeAt.getTime(), Uint8Array.from({ length: 10 }, () => Math.floor(next() * 256)));
+  return newLogId(
+    prefix,
+    madeAt.getTime(),
+    Uint8Array.from({ length: 10 }, () => Math.floor(next() * 256)),
+  );
 }
 function randomHex(next: () => number, length: number): string {
   let out = "";
-  while (out.length < length) out += Math.floor(next() * 4294967296).toString(16).padStart(8, "0");
+  while (out.length < length)
+    out += Math.floor(next() * 4294967296)
+      .toString(16)
+      .padStart(8, "0");
   return out.slice(0, length);
 }
 
@@ -117,7 +135,9 @@ function randomHex(next: () => number, length: number): string {
 function field(value: string | number | null): string {
   if (value === null) return "\\N";
   const text = String(value);
-  return /[\\\t\n\r]/.test(text) ? text.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r") : text;
+  return /[\\\t\n\r]/.test(text)
+    ? text.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r")
+    : text;
 }
 const line = (values: (string | number | null)[]) => `${values.map(field).join("\t")}\n`;
 
@@ -150,7 +170,12 @@ async function copyStream(sql: Sql, table: string, columns: string[]) {
 }
 
 export type Version = { id: number; datasetId: string; version: string; episodeCount: number; datasetIndex: number };
-export type Organization = { id: string; licences: { id: string; version: Version }[]; keys: string[]; users: string[] };
+export type Organization = {
+  id: string;
+  licences: { id: string; version: Version }[];
+  keys: string[];
+  users: string[];
+};
 
 const episodeId = (v: Version, index: number) => `${v.datasetId}-${String(index).padStart(7, "0")}`;
 const episodeKey = (v: Version, index: number) => v.datasetIndex * 10_000_000 + index;
@@ -165,7 +190,10 @@ const contributorOf = (v: Version, index: number, contributors: number) =>
 async function generateCatalog(sql: Sql, shape: LogShape, next: () => number, log: Progress) {
   const datasetsCount = Math.max(1, Math.round(shape.versions / 5));
   const weights = Array.from({ length: datasetsCount }, () => 0.2 + next());
-  const versionsPer = Array.from({ length: datasetsCount }, (_, d) => Math.floor(shape.versions / datasetsCount) + (d < shape.versions % datasetsCount ? 1 : 0));
+  const versionsPer = Array.from(
+    { length: datasetsCount },
+    (_, d) => Math.floor(shape.versions / datasetsCount) + (d < shape.versions % datasetsCount ? 1 : 0),
+  );
   // Version k of a dataset holds (k+1)/n of its largest version: episode rows add up to about `episodes`.
   const share = weights.map((w, d) => w * ((versionsPer[d]! + 1) / 2));
   const total = share.reduce((s, x) => s + x, 0);
@@ -182,7 +210,10 @@ async function generateCatalog(sql: Sql, shape: LogShape, next: () => number, lo
       const pairs: Record<string, number> = {};
       const facts = (i: number) => {
         const u = unit(d * 10_000_000 + i + 7);
-        return { outcome: OUTCOMES[Math.floor(u * OUTCOMES.length)]!, environment: ENVIRONMENTS[Math.floor(((u * 1000) % 1) * ENVIRONMENTS.length)]! };
+        return {
+          outcome: OUTCOMES[Math.floor(u * OUTCOMES.length)]!,
+          environment: ENVIRONMENTS[Math.floor(((u * 1000) % 1) * ENVIRONMENTS.length)]!,
+        };
       };
       for (let i = 0; i < episodeCount; i++) {
         const f = facts(i);
@@ -198,13 +229,32 @@ async function generateCatalog(sql: Sql, shape: LogShape, next: () => number, lo
         returning id`;
       const version: Version = { id: row!.id, datasetId, version: `1.${k}.0`, episodeCount, datasetIndex: d };
       versions.push(version);
-      const copy = await copyStream(sql, "episodes", ["version_id", "episode_id", "task", "environment", "duration_s", "outcome", "has_recovery", "contributor", "streams"]);
+      const copy = await copyStream(sql, "episodes", [
+        "version_id",
+        "episode_id",
+        "task",
+        "environment",
+        "duration_s",
+        "outcome",
+        "has_recovery",
+        "contributor",
+        "streams",
+      ]);
       let chunk = "";
       for (let i = 0; i < episodeCount; i++) {
         const f = facts(i);
         const u = unit(episodeKey(version, i) + 3);
-        chunk += line([version.id, episodeId(version, i), TASKS[Math.floor(u * TASKS.length)]!, f.environment, (20 + u * 100).toFixed(2), f.outcome,
-          u < 0.1 ? "t" : "f", contributorOf(version, i, shape.contributors), `{${STREAMS.join(",")}}`]);
+        chunk += line([
+          version.id,
+          episodeId(version, i),
+          TASKS[Math.floor(u * TASKS.length)]!,
+          f.environment,
+          (20 + u * 100).toFixed(2),
+          f.outcome,
+          u < 0.1 ? "t" : "f",
+          contributorOf(version, i, shape.contributors),
+          `{${STREAMS.join(",")}}`,
+        ]);
         if (chunk.length > 1 << 20) {
           await copy.write(chunk);
           chunk = "";
@@ -279,7 +329,11 @@ function downloadSize(next: () => number): number {
   return Math.min(50, Math.floor(11 * Math.exp(next() * Math.log(50 / 11)) + 0.5));
 }
 
-type Definitions = { constraints: { table: string; name: string; def: string; type: string }[]; indexes: { name: string; def: string }[]; triggers: { table: string; name: string }[] };
+type Definitions = {
+  constraints: { table: string; name: string; def: string; type: string }[];
+  indexes: { name: string; def: string }[];
+  triggers: { table: string; name: string }[];
+};
 
 /**
  * Keys, foreign keys and secondary indexes of the log's tables and summaries, dropped for the load and
@@ -308,8 +362,10 @@ async function logDefinitions(sql: Sql): Promise<Definitions> {
 }
 
 async function dropForLoad(sql: Sql, d: Definitions) {
-  for (const c of d.constraints.filter((c) => c.type === "f")) await sql.unsafe(`alter table ${c.table} drop constraint ${c.name}`);
-  for (const c of d.constraints.filter((c) => c.type !== "f")) await sql.unsafe(`alter table ${c.table} drop constraint ${c.name}`);
+  for (const c of d.constraints.filter((c) => c.type === "f"))
+    await sql.unsafe(`alter table ${c.table} drop constraint ${c.name}`);
+  for (const c of d.constraints.filter((c) => c.type !== "f"))
+    await sql.unsafe(`alter table ${c.table} drop constraint ${c.name}`);
   for (const i of d.indexes) await sql.unsafe(`drop index ${i.name}`);
   for (const t of d.triggers) await sql.unsafe(`alter table ${t.table} disable trigger ${t.name}`);
 }
@@ -332,9 +388,30 @@ async function restoreAfterLoad(sql: Sql, d: Definitions, log: Progress) {
 }
 
 const DISCLOSURE_COLUMNS = [
-  "id", "seq", "occurred_at", "organization_id", "api_key_id", "user_id", "reviewer_role", "channel", "dataset_id", "version", "version_id",
-  "licence_id", "requested_scope", "episode_count", "file_count", "total_bytes", "episodes_sha256", "expires_at", "request_id",
-  "idempotency_scope", "idempotency_key", "request_sha256", "prev_hash", "hash",
+  "id",
+  "seq",
+  "occurred_at",
+  "organization_id",
+  "api_key_id",
+  "user_id",
+  "reviewer_role",
+  "channel",
+  "dataset_id",
+  "version",
+  "version_id",
+  "licence_id",
+  "requested_scope",
+  "episode_count",
+  "file_count",
+  "total_bytes",
+  "episodes_sha256",
+  "expires_at",
+  "request_id",
+  "idempotency_scope",
+  "idempotency_key",
+  "request_sha256",
+  "prev_hash",
+  "hash",
 ];
 
 /** What every batch of entries is drawn from; plain data, so worker threads receive a copy. */
@@ -347,7 +424,10 @@ export type Plan = {
   spanSeconds: number;
 };
 
-type Counters = Pick<GeneratedLog, "disclosedEpisodes" | "byChannel" | "reviewerPreviews" | "wholeVersionEntries" | "smallEntries">;
+type Counters = Pick<
+  GeneratedLog,
+  "disclosedEpisodes" | "byChannel" | "reviewerPreviews" | "wholeVersionEntries" | "smallEntries"
+>;
 
 /**
  * A batch of entries with everything but the chain: each `disclosures` row up to its last two
@@ -366,8 +446,17 @@ export function planBatch(plan: Plan, batch: number): PlannedBatch {
   const { shape, versions, organizations, reviewers } = plan;
   const next = random(shape.seed ^ Math.imul(batch + 1, 0x9e3779b1));
   const planned: PlannedBatch = {
-    rows: [], before: [], after: [], episodes: "",
-    counters: { disclosedEpisodes: 0, byChannel: { api: 0, portal: 0, preview: 0 }, reviewerPreviews: 0, wholeVersionEntries: 0, smallEntries: 0 },
+    rows: [],
+    before: [],
+    after: [],
+    episodes: "",
+    counters: {
+      disclosedEpisodes: 0,
+      byChannel: { api: 0, portal: 0, preview: 0 },
+      reviewerPreviews: 0,
+      wholeVersionEntries: 0,
+      smallEntries: 0,
+    },
   };
   const counters = planned.counters;
   const episodeRows: string[] = [];
@@ -446,12 +535,30 @@ export function planBatch(plan: Plan, batch: number): PlannedBatch {
     }
     counters.byChannel[channel]++;
     counters.disclosedEpisodes += episodeCount;
-    const fileCount = indices === null ? version.episodeCount * STREAMS.length : episodeCount * (requestedScope.streams?.length ?? STREAMS.length);
+    const fileCount =
+      indices === null
+        ? version.episodeCount * STREAMS.length
+        : episodeCount * (requestedScope.streams?.length ?? STREAMS.length);
     const entry: ChainedEntry = {
-      id, seq, occurredAt, organizationId: organization?.id ?? null, apiKeyId, userId, reviewerRole, channel,
-      datasetId: version.datasetId, version: version.version, licenceId, requestedScope, episodeCount, fileCount,
-      totalBytes: fileCount * 40_000_000 + Math.floor(next() * 1_000_000), episodesSha256: digest,
-      expiresAt: new Date(occurredAt.getTime() + URL_TTL_SECONDS * 1000), requestId: `req_${randomHex(next, 16)}`, prevHash: PREV_HASH_SLOT,
+      id,
+      seq,
+      occurredAt,
+      organizationId: organization?.id ?? null,
+      apiKeyId,
+      userId,
+      reviewerRole,
+      channel,
+      datasetId: version.datasetId,
+      version: version.version,
+      licenceId,
+      requestedScope,
+      episodeCount,
+      fileCount,
+      totalBytes: fileCount * 40_000_000 + Math.floor(next() * 1_000_000),
+      episodesSha256: digest,
+      expiresAt: new Date(occurredAt.getTime() + URL_TTL_SECONDS * 1000),
+      requestId: `req_${randomHex(next, 16)}`,
+      prevHash: PREV_HASH_SLOT,
     };
     // The product's own serialisation, cut where the previous entry's hash goes: the serial part
     // of the chain is then one SHA-256 per entry (see chainBatch).
@@ -460,9 +567,28 @@ export function planBatch(plan: Plan, batch: number): PlannedBatch {
     planned.before.push(parts[0]!);
     planned.after.push(parts[1]!);
     const row = line([
-      id, seq, occurredAt.toISOString(), entry.organizationId, apiKeyId, userId, reviewerRole, channel, version.datasetId, version.version, version.id,
-      licenceId, JSON.stringify(requestedScope), episodeCount, fileCount, entry.totalBytes, digest, entry.expiresAt.toISOString(), entry.requestId,
-      null, null, randomHex(next, 64),
+      id,
+      seq,
+      occurredAt.toISOString(),
+      entry.organizationId,
+      apiKeyId,
+      userId,
+      reviewerRole,
+      channel,
+      version.datasetId,
+      version.version,
+      version.id,
+      licenceId,
+      JSON.stringify(requestedScope),
+      episodeCount,
+      fileCount,
+      entry.totalBytes,
+      digest,
+      entry.expiresAt.toISOString(),
+      entry.requestId,
+      null,
+      null,
+      randomHex(next, 64),
     ]);
     planned.rows.push(row.slice(0, -1));
   }
@@ -508,7 +634,9 @@ function batchSource(plan: Plan, workers: number) {
   const dispatch = () => {
     while (dispatched < total && promises.size < workers * 3) {
       const batch = dispatched++;
-      const promise = new Promise<PlannedBatch>((resolve, reject) => (failure ? reject(failure) : waiting.set(batch, { resolve, reject })));
+      const promise = new Promise<PlannedBatch>((resolve, reject) =>
+        failure ? reject(failure) : waiting.set(batch, { resolve, reject }),
+      );
       promise.catch(() => {}); // awaited in order by get(); a failure is reported there
       promises.set(batch, promise);
       threads[batch % workers]!.postMessage(batch);
@@ -533,25 +661,48 @@ function batchSource(plan: Plan, workers: number) {
  * of at least 3 connections (two COPY streams at once). Refuses a database whose log is not empty.
  * `workers`: threads drawing entries besides this one (0 in tests, which run TypeScript through Vite).
  */
-export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Progress = () => {}, workers = 0): Promise<GeneratedLog> {
+export async function generateDisclosureLog(
+  sql: Sql,
+  shape: LogShape,
+  log: Progress = () => {},
+  workers = 0,
+): Promise<GeneratedLog> {
   const [log0] = await sql<{ present: boolean }[]>`select exists (select 1 from disclosures) as present`;
-  if (log0!.present) throw new Error("the disclosure log of this database is not empty: generate into a fresh database");
+  if (log0!.present)
+    throw new Error("the disclosure log of this database is not empty: generate into a fresh database");
   const next = random(shape.seed);
   let started = Date.now();
   const { versions, organizations, reviewers } = await generateCatalog(sql, shape, next, log);
   await sql`analyze`;
   const catalogSeconds = (Date.now() - started) / 1000;
-  log(`catalog in ${catalogSeconds.toFixed(1)} s: ${versions.length} versions, ${versions.reduce((s, v) => s + v.episodeCount, 0)} episodes`);
+  log(
+    `catalog in ${catalogSeconds.toFixed(1)} s: ${versions.length} versions, ${versions.reduce((s, v) => s + v.episodeCount, 0)} episodes`,
+  );
 
   const definitions = await logDefinitions(sql);
   await dropForLoad(sql, definitions);
   started = Date.now();
   const result: GeneratedLog = {
-    entries: shape.entries, disclosedEpisodes: 0, byChannel: { api: 0, portal: 0, preview: 0 }, reviewerPreviews: 0, wholeVersionEntries: 0,
-    smallEntries: 0, headHash: GENESIS_HASH, catalogSeconds, logSeconds: 0, indexSeconds: 0,
+    entries: shape.entries,
+    disclosedEpisodes: 0,
+    byChannel: { api: 0, portal: 0, preview: 0 },
+    reviewerPreviews: 0,
+    wholeVersionEntries: 0,
+    smallEntries: 0,
+    headHash: GENESIS_HASH,
+    catalogSeconds,
+    logSeconds: 0,
+    indexSeconds: 0,
   };
   const spanSeconds = shape.years * 365 * 86_400;
-  const plan: Plan = { shape, versions, organizations, reviewers, spanSeconds, startSeconds: Math.floor(Date.now() / 1000) - spanSeconds - 86_400 };
+  const plan: Plan = {
+    shape,
+    versions,
+    organizations,
+    reviewers,
+    spanSeconds,
+    startSeconds: Math.floor(Date.now() / 1000) - spanSeconds - 86_400,
+  };
   const source = batchSource(plan, workers);
   const disclosuresCopy = await copyStream(sql, "disclosures", DISCLOSURE_COLUMNS);
   const episodesCopy = await copyStream(sql, "disclosure_episodes", ["disclosure_id", "version_id", "episode_id"]);
@@ -571,7 +722,9 @@ export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Prog
       await Promise.all([disclosuresCopy.write(chained.text), episodesCopy.write(planned.episodes)]);
       const done = Math.min(shape.entries, (batch + 1) * BATCH);
       if (done % 100_000 === 0) {
-        log(`log: ${done}/${shape.entries} entries, ${result.disclosedEpisodes} episodes, ${Math.round(done / ((Date.now() - started) / 1000))} entries/s`);
+        log(
+          `log: ${done}/${shape.entries} entries, ${result.disclosedEpisodes} episodes, ${Math.round(done / ((Date.now() - started) / 1000))} entries/s`,
+        );
       }
     }
     await Promise.all([disclosuresCopy.end(), episodesCopy.end()]);
@@ -592,7 +745,9 @@ export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Prog
     await sql`select das_index_disclosure_episodes()`;
     await restoreAfterLoad(sql, definitions, log);
   }
-  const [summaries] = await sql<{ rebuild: string | null }[]>`select to_regproc('das_rebuild_disclosure_summaries')::text as rebuild`;
+  const [summaries] = await sql<
+    { rebuild: string | null }[]
+  >`select to_regproc('das_rebuild_disclosure_summaries')::text as rebuild`;
   if (summaries!.rebuild) {
     log("rebuilding the overview's summaries");
     await sql`select das_rebuild_disclosure_summaries()`;
@@ -600,6 +755,8 @@ export async function generateDisclosureLog(sql: Sql, shape: LogShape, log: Prog
   // VACUUM, as autovacuum does to a table that only grows: index-only walks need the visibility map.
   await sql`vacuum analyze`;
   result.indexSeconds = (Date.now() - started) / 1000;
-  log(`log in ${result.logSeconds.toFixed(1)} s (${Math.round(shape.entries / result.logSeconds)} entries/s), indexes in ${result.indexSeconds.toFixed(1)} s`);
+  log(
+    `log in ${result.logSeconds.toFixed(1)} s (${Math.round(shape.entries / result.logSeconds)} entries/s), indexes in ${result.indexSeconds.toFixed(1)} s`,
+  );
   return result;
 }

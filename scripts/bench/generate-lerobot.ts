@@ -34,7 +34,8 @@ const write = (relative: string, content: string | Buffer) => {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, content);
 };
-const placeholder = (seed: number) => (FILE_BYTES <= 64 ? Buffer.from(`placeholder ${seed}\n`.padEnd(FILE_BYTES, ".")) : randomBytes(FILE_BYTES));
+const placeholder = (seed: number) =>
+  FILE_BYTES <= 64 ? Buffer.from(`placeholder ${seed}\n`.padEnd(FILE_BYTES, ".")) : randomBytes(FILE_BYTES);
 
 let totalFrames = 0;
 for (let e = 0; e < EPISODES; e++) totalFrames += lengthOf(e);
@@ -42,7 +43,15 @@ const videoFeature = {
   dtype: "video",
   shape: [480, 640, 3],
   names: ["height", "width", "channels"],
-  info: { "video.height": 480, "video.width": 640, "video.codec": "av1", "video.pix_fmt": "yuv420p", "video.fps": FPS, "video.channels": 3, has_audio: false },
+  info: {
+    "video.height": 480,
+    "video.width": 640,
+    "video.codec": "av1",
+    "video.pix_fmt": "yuv420p",
+    "video.fps": FPS,
+    "video.channels": 3,
+    has_audio: false,
+  },
 };
 const features = {
   action: { dtype: "float32", shape: [6], names: null },
@@ -59,7 +68,12 @@ if (version === "v3.0") {
   const dataPath = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet";
   const videoPath = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4";
   const opt = (name: string, type: "INT64" | "DOUBLE"): SchemaElement => ({ name, type, repetition_type: "OPTIONAL" });
-  const str = (name: string): SchemaElement => ({ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: "OPTIONAL" });
+  const str = (name: string): SchemaElement => ({
+    name,
+    type: "BYTE_ARRAY",
+    converted_type: "UTF8",
+    repetition_type: "OPTIONAL",
+  });
   const schema: SchemaElement[] = [
     { name: "schema", num_children: 14 },
     opt("episode_index", "INT64"),
@@ -102,19 +116,49 @@ if (version === "v3.0") {
       schema,
       columnData: [
         column("episode_index", rows.map(BigInt)),
-        column("tasks", rows.map((e) => [TASKS[e % TASKS.length]!])),
-        column("length", rows.map((e) => BigInt(lengthOf(e)))),
-        column("data/chunk_index", rows.map(() => BigInt(where.chunk_index))),
-        column("data/file_index", rows.map(() => BigInt(where.file_index))),
+        column(
+          "tasks",
+          rows.map((e) => [TASKS[e % TASKS.length]!]),
+        ),
+        column(
+          "length",
+          rows.map((e) => BigInt(lengthOf(e))),
+        ),
+        column(
+          "data/chunk_index",
+          rows.map(() => BigInt(where.chunk_index)),
+        ),
+        column(
+          "data/file_index",
+          rows.map(() => BigInt(where.file_index)),
+        ),
         column("dataset_from_index", froms.map(BigInt)),
-        column("dataset_to_index", rows.map((e, i) => BigInt(froms[i]! + lengthOf(e)))),
-        column(`videos/${CAMERA}/chunk_index`, rows.map(() => BigInt(where.chunk_index))),
-        column(`videos/${CAMERA}/file_index`, rows.map(() => BigInt(where.file_index))),
+        column(
+          "dataset_to_index",
+          rows.map((e, i) => BigInt(froms[i]! + lengthOf(e))),
+        ),
+        column(
+          `videos/${CAMERA}/chunk_index`,
+          rows.map(() => BigInt(where.chunk_index)),
+        ),
+        column(
+          `videos/${CAMERA}/file_index`,
+          rows.map(() => BigInt(where.file_index)),
+        ),
         column(`videos/${CAMERA}/from_timestamp`, seconds),
-        column(`videos/${CAMERA}/to_timestamp`, rows.map((e, i) => seconds[i]! + lengthOf(e) / FPS)),
+        column(
+          `videos/${CAMERA}/to_timestamp`,
+          rows.map((e, i) => seconds[i]! + lengthOf(e) / FPS),
+        ),
         column("outcome", rows.map(outcomeOf)),
-        column("environment", rows.map((e) => `kitchen-${e % 3}`)),
-        column("contributor", rows.map((e) => `op-${e % 17}`)),
+        column(
+          "environment",
+          rows.map((e) => `kitchen-${e % 3}`),
+        ),
+        column(
+          "contributor",
+          rows.map((e) => `op-${e % 17}`),
+        ),
       ],
     });
   }
@@ -124,7 +168,16 @@ if (version === "v3.0") {
       { name: "task_index", data: TASKS.map((_, i) => BigInt(i)), type: "INT64", nullable: true },
       { name: "task", data: TASKS, type: "STRING", nullable: true },
     ],
-    kvMetadata: [{ key: "pandas", value: JSON.stringify({ index_columns: ["task"], column_indexes: [], columns: [{ name: "task_index" }, { name: "task" }] }) }],
+    kvMetadata: [
+      {
+        key: "pandas",
+        value: JSON.stringify({
+          index_columns: ["task"],
+          column_indexes: [],
+          columns: [{ name: "task_index" }, { name: "task" }],
+        }),
+      },
+    ],
   });
   write(
     "meta/info.json",
@@ -157,8 +210,20 @@ if (version === "v3.0") {
     const values = { episode_chunk: Math.floor(e / CHUNKS_SIZE), episode_index: e };
     write(formatPathTemplate(dataPath, values), placeholder(e));
     write(formatPathTemplate(videoPath, { ...values, video_key: CAMERA }), placeholder(-e - 1));
-    episodes.push(JSON.stringify({ episode_index: e, tasks: [TASKS[e % TASKS.length]], length: lengthOf(e), outcome: outcomeOf(e) }));
-    stats.push(JSON.stringify({ episode_index: e, stats: { "observation.state": { min: [0], max: [1], mean: [0.5], std: [0.1], count: [lengthOf(e)] } } }));
+    episodes.push(
+      JSON.stringify({
+        episode_index: e,
+        tasks: [TASKS[e % TASKS.length]],
+        length: lengthOf(e),
+        outcome: outcomeOf(e),
+      }),
+    );
+    stats.push(
+      JSON.stringify({
+        episode_index: e,
+        stats: { "observation.state": { min: [0], max: [1], mean: [0.5], std: [0.1], count: [lengthOf(e)] } },
+      }),
+    );
   }
   write("meta/episodes.jsonl", `${episodes.join("\n")}\n`);
   write("meta/episodes_stats.jsonl", `${stats.join("\n")}\n`);
@@ -186,5 +251,8 @@ if (version === "v3.0") {
     ),
   );
 }
-write("meta/stats.json", JSON.stringify({ "observation.state": { min: [0], max: [1], mean: [0.5], std: [0.1], count: [totalFrames] } }));
+write(
+  "meta/stats.json",
+  JSON.stringify({ "observation.state": { min: [0], max: [1], mean: [0.5], std: [0.1], count: [totalFrames] } }),
+);
 write("README.md", `# Synthetic LeRobot ${version} dataset of ${EPISODES} episodes for the import benchmark\n`);

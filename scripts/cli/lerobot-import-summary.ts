@@ -15,7 +15,9 @@ const SOURCES = {
 /** The lines `das-admin import` prints for a LeRobot import (stderr). */
 export function describeLeRobotImport(r: LeRobotImportResult, options: { uploaded: boolean }): string[] {
   const what = `${r.datasetId}@${r.version} (LeRobot ${r.codebaseVersion}): ${r.episodes} episodes, ${r.annotations} annotations, ${r.files} files`;
-  const lines = [r.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`];
+  const lines = [
+    r.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`,
+  ];
   for (const [field, tally] of Object.entries(r.defaults)) {
     const parts = [
       tally.metadata && `${tally.metadata} ${SOURCES.metadata}`,
@@ -27,7 +29,9 @@ export function describeLeRobotImport(r: LeRobotImportResult, options: { uploade
   }
   for (const n of r.notices) {
     // The first places are examples; a notice counts every one.
-    lines.push(`  Note: ${n.message}: ${n.count}${n.examples.length ? ` (${n.examples.join(", ")}${n.count > n.examples.length ? ", ..." : ""})` : ""}`);
+    lines.push(
+      `  Note: ${n.message}: ${n.count}${n.examples.length ? ` (${n.examples.join(", ")}${n.count > n.examples.length ? ", ..." : ""})` : ""}`,
+    );
   }
   if (r.skippedCount) {
     lines.push(`  Skipped ${r.skippedCount} incomplete episode(s) (--skip-incomplete-episodes):`);
@@ -41,9 +45,13 @@ export function describeLeRobotImport(r: LeRobotImportResult, options: { uploade
   }
   const t = r.transfer;
   if (t && options.uploaded) {
-    lines.push(`  Store: ${t.uploaded} file(s) uploaded (${bytes(t.bytesUploaded)}) in ${t.seconds.toFixed(1)} s, ${t.skipped} already there with the same size and sha256.`);
+    lines.push(
+      `  Store: ${t.uploaded} file(s) uploaded (${bytes(t.bytesUploaded)}) in ${t.seconds.toFixed(1)} s, ${t.skipped} already there with the same size and sha256.`,
+    );
   } else if (t) {
-    lines.push(`  Hashed ${t.files} file(s) in ${t.seconds.toFixed(1)} s. Without --upload they must be in the store already: check with das-admin store check ${r.datasetId}@${r.version}`);
+    lines.push(
+      `  Hashed ${t.files} file(s) in ${t.seconds.toFixed(1)} s. Without --upload they must be in the store already: check with das-admin store check ${r.datasetId}@${r.version}`,
+    );
   }
   return lines;
 }

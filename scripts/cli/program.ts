@@ -1,5 +1,13 @@
 import { readFileSync } from "node:fs";
-import { Command, CommanderError, Help, InvalidArgumentError, type Argument, type HelpContext, type Option } from "commander";
+import {
+  Command,
+  CommanderError,
+  Help,
+  InvalidArgumentError,
+  type Argument,
+  type HelpContext,
+  type Option,
+} from "commander";
 import { Exit, say, UsageError } from "./terminal";
 
 // The frame both command lines share: commander parses and writes the help; this file keeps the
@@ -8,7 +16,9 @@ import { Exit, say, UsageError } from "./terminal";
 // stdout; every error goes to stderr, a usage error as one message, a blank line and the usage of
 // the command that was wrong.
 
-const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 /** The code of a usage error this frame reported itself. */
 const USAGE = "cli.usage";
@@ -63,7 +73,8 @@ export class CliCommand extends Command {
     const [first = "", ...suggestion] = message.replace(/^error: /, "").split("\n");
     let sentence = `${first.charAt(0).toUpperCase()}${first.slice(1)}${first.endsWith(".") ? "" : "."}`;
     if (code === "commander.unknownCommand") sentence = `unknown command '${this.path(this.args[0] ?? "")}'.`;
-    if (code === "commander.unknownOption" && suggestion.length === 0) suggestion.push(...this.optionsStartingLike(/'([^']+)'/.exec(first)?.[1] ?? ""));
+    if (code === "commander.unknownOption" && suggestion.length === 0)
+      suggestion.push(...this.optionsStartingLike(/'([^']+)'/.exec(first)?.[1] ?? ""));
     if (code === "commander.missingArgument" || code === "commander.excessArguments") {
       sentence = `Expected ${this.registeredArguments.length} argument(s), got ${this.args.length}.`;
     }
@@ -97,7 +108,9 @@ export class CliCommand extends Command {
     for (const { option, why } of this.needed) {
       if (this.getOptionValue(option.attributeName()) !== undefined) continue;
       if (option.argChoices) this.error(mustBe(option.long!, option.argChoices));
-      this.error(`${this.path()} needs ${option.long} ${/<(.+)>/.exec(option.flags)?.[1]?.toUpperCase() ?? ""}: ${why}.`);
+      this.error(
+        `${this.path()} needs ${option.long} ${/<(.+)>/.exec(option.flags)?.[1]?.toUpperCase() ?? ""}: ${why}.`,
+      );
     }
   }
 
@@ -110,7 +123,9 @@ export class CliCommand extends Command {
       throw new CommanderError(2, USAGE, "no command given");
     }
     const choices = this.commands.map((c) => this.path(c.name()));
-    return this.error(`unknown command '${this.path()}'.\n(Did you mean ${choices.length > 1 ? "one of " : ""}${choices.join(", ")}?)`);
+    return this.error(
+      `unknown command '${this.path()}'.\n(Did you mean ${choices.length > 1 ? "one of " : ""}${choices.join(", ")}?)`,
+    );
   }
 
   /**
@@ -148,7 +163,8 @@ function wrapParser(command: CliCommand, target: Option | Argument, flag: string
     try {
       return parse.call(target, value, previous) as T;
     } catch (error) {
-      if (error instanceof InvalidArgumentError) command.error(target.argChoices ? mustBe(flag, target.argChoices) : `${flag} ${error.message}`);
+      if (error instanceof InvalidArgumentError)
+        command.error(target.argChoices ? mustBe(flag, target.argChoices) : `${flag} ${error.message}`);
       if (error instanceof UsageError) command.error(error.message);
       throw error;
     }
@@ -177,7 +193,8 @@ class CliHelp extends Help {
 
   override subcommandTerm(cmd: Command): string {
     const names: string[] = [];
-    for (let parent = cmd.parent; parent && parent !== this.listing; parent = parent.parent) names.unshift(parent.name());
+    for (let parent = cmd.parent; parent && parent !== this.listing; parent = parent.parent)
+      names.unshift(parent.name());
     return [...names, super.subcommandTerm(cmd)].join(" ");
   }
 }
@@ -186,31 +203,46 @@ class CliHelp extends Help {
  * A program: `name --help`, `name help <command...>`, `name --version`, and commander's suggestion
  * of the closest command or option after a mistake.
  */
-export function cliProgram(options: { name: string; usage: string; description: string; prefix: string; footer: string }): CliCommand {
+export function cliProgram(options: {
+  name: string;
+  usage: string;
+  description: string;
+  prefix: string;
+  footer: string;
+}): CliCommand {
   const program = new CliCommand(options.name);
   program.prefix = options.prefix;
-  return program
-    .usage(options.usage)
-    .description(options.description)
-    .version(VERSION, "-V, --version", "print the version")
-    .helpOption("-h, --help", "show this help")
-    .addHelpText("after", `\n${options.footer}`)
-    // Options of the program only before the command: `das annotations X --version 1.1.0` is the
-    // command's --version.
-    .enablePositionalOptions()
-    .showSuggestionAfterError()
-    .showHelpAfterError()
-    .hook("preAction", (_program, command) => (command as CliCommand).checkNeeded())
-    .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) })
-    // Commander throws instead of exiting, so that every exit goes through runProgram.
-    .exitOverride();
+  return (
+    program
+      .usage(options.usage)
+      .description(options.description)
+      .version(VERSION, "-V, --version", "print the version")
+      .helpOption("-h, --help", "show this help")
+      .addHelpText("after", `\n${options.footer}`)
+      // Options of the program only before the command: `das annotations X --version 1.1.0` is the
+      // command's --version.
+      .enablePositionalOptions()
+      .showSuggestionAfterError()
+      .showHelpAfterError()
+      .hook("preAction", (_program, command) => (command as CliCommand).checkNeeded())
+      .configureOutput({
+        writeOut: (text) => process.stdout.write(text),
+        writeErr: (text) => process.stderr.write(text),
+      })
+      // Commander throws instead of exiting, so that every exit goes through runProgram.
+      .exitOverride()
+  );
 }
 
 /**
  * Runs the command the arguments name, and resolves to the process's exit code. A failure is
  * described by `explain` on stderr (exit 1); usage errors are reported already (exit 2).
  */
-export async function runProgram(program: CliCommand, argv: string[], explain: (error: unknown) => string): Promise<number> {
+export async function runProgram(
+  program: CliCommand,
+  argv: string[],
+  explain: (error: unknown) => string,
+): Promise<number> {
   // Added here, after every other command, so that it is listed last.
   program
     .command("help")

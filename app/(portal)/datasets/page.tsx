@@ -16,9 +16,14 @@ export default async function DatasetsPage() {
   const versions = await Promise.all(datasets.map((d) => listVersions(ctx, { datasetId: d.dataset_id, limit: 500 })));
   return (
     <>
-      <PageHeader title="Datasets" description="The datasets your organisation holds a licence for. Open one to see its versions, charts and episodes." />
+      <PageHeader
+        title="Datasets"
+        description="The datasets your organisation holds a licence for. Open one to see its versions, charts and episodes."
+      />
       {datasets.length === 0 ? (
-        <EmptyState title="No licensed datasets yet">Your organisation does not hold a licence for any dataset version. An administrator can grant one.</EmptyState>
+        <EmptyState title="No licensed datasets yet">
+          Your organisation does not hold a licence for any dataset version. An administrator can grant one.
+        </EmptyState>
       ) : (
         <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
           {datasets.map((dataset, i) => {

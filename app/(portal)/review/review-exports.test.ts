@@ -3,7 +3,13 @@ import { createOrganization } from "@/lib/admin/organizations";
 import { createUser } from "@/lib/admin/users";
 import { getDb } from "@/lib/db/client";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { contributedEpisodes, importWithFiles, keyPrincipal, makeDownload, parseCsv } from "@/lib/testing/disclosure-fixtures";
+import {
+  contributedEpisodes,
+  importWithFiles,
+  keyPrincipal,
+  makeDownload,
+  parseCsv,
+} from "@/lib/testing/disclosure-fixtures";
 import { grant, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { signInOverHttp } from "@/lib/testing/portal-session";
 
@@ -23,9 +29,13 @@ beforeAll(async () => {
   const op = operatorCtx();
   orgName = `=cmd|' /C calc'!A0 ${uniqueId("org")}`;
   const org = await createOrganization(op, { slug: uniqueId("org"), name: orgName });
-  const datasetId = await importWithFiles(getDb().$client, [{ version: "1.0.0", episodes: contributedEpisodes(2, 611, [FORMULA_CONTRIBUTOR, "someone-else"]) }]);
+  const datasetId = await importWithFiles(getDb().$client, [
+    { version: "1.0.0", episodes: contributedEpisodes(2, 611, [FORMULA_CONTRIBUTOR, "someone-else"]) },
+  ]);
   await grant(org.id, datasetId, "1.0.0");
-  downloadId = (await makeDownload(getDb(), await keyPrincipal(op, org.id), { dataset_id: datasetId, version: "1.0.0" })).download.download_id;
+  downloadId = (
+    await makeDownload(getDb(), await keyPrincipal(op, org.id), { dataset_id: datasetId, version: "1.0.0" })
+  ).download.download_id;
   const email = `${uniqueId("reviewer")}@exports.example`;
   await createUser(op, { email, role: "reviewer", organizationId: null, password: PASSWORD });
   server = await startAppServer();
@@ -46,7 +56,9 @@ async function csvOf(path: string): Promise<{ text: string; records: string[][] 
 
 describe("CSV exports neutralise cells a spreadsheet would run as formulas", () => {
   it("the disclosure log's export, searched by that contributor", async () => {
-    const { text, records } = await csvOf(`/review/disclosures/export?format=csv&contributor=${encodeURIComponent(FORMULA_CONTRIBUTOR)}`);
+    const { text, records } = await csvOf(
+      `/review/disclosures/export?format=csv&contributor=${encodeURIComponent(FORMULA_CONTRIBUTOR)}`,
+    );
     const [header, ...rows] = records;
     const ours = rows.filter((r) => r[header!.indexOf("id")] === downloadId);
     expect(ours).toHaveLength(1);
@@ -56,7 +68,9 @@ describe("CSV exports neutralise cells a spreadsheet would run as formulas", () 
   });
 
   it("the contributor report's export", async () => {
-    const { text, records } = await csvOf(`/review/contributors/${encodeURIComponent(FORMULA_CONTRIBUTOR)}/export?format=csv`);
+    const { text, records } = await csvOf(
+      `/review/contributors/${encodeURIComponent(FORMULA_CONTRIBUTOR)}/export?format=csv`,
+    );
     const [header, ...rows] = records;
     const ours = rows.filter((r) => r[header!.indexOf("download_id")] === downloadId);
     expect(ours).toHaveLength(1);

@@ -26,8 +26,10 @@ import { runCli } from "@/lib/testing/cli";
 let iso: IsolatedDb;
 const sql = () => iso.sql;
 const createTestOrg = () => createOrganization(iso.operator, { slug: uniqueId("org") });
-const grant = (organizationId: string, datasetId: string, version: string) => grantLicence(iso.operator, { organizationId, datasetId, version });
-const createTestKey = (organizationId: string, options: Partial<IssueKeyInput> = {}) => issueKey(iso.operator, { organizationId, name: "test key", ...options });
+const grant = (organizationId: string, datasetId: string, version: string) =>
+  grantLicence(iso.operator, { organizationId, datasetId, version });
+const createTestKey = (organizationId: string, options: Partial<IssueKeyInput> = {}) =>
+  issueKey(iso.operator, { organizationId, name: "test key", ...options });
 const cliEnv = () => ({ ...process.env, DATABASE_URL: iso.url, APP_SECRET: inject("appSecret") });
 
 async function importTestDataset(versions: TestVersion[]): Promise<string> {
@@ -53,7 +55,13 @@ const versionOf = (version: string) => ({
   ],
   files: [
     { path: "README.md", size_bytes: 3, sha256: "a".repeat(64) },
-    ...episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "b".repeat(64) })),
+    ...episodes.map((e) => ({
+      path: `${e.episode_id}/cam.mp4`,
+      episode_id: e.episode_id,
+      stream: "cam",
+      size_bytes: 10,
+      sha256: "b".repeat(64),
+    })),
   ],
 });
 
@@ -63,9 +71,19 @@ const PASSWORD = "a long admin password";
 let adminCookie: string;
 
 /** GET over HTTP as a client behind a TLS-terminating proxy; the result is checked against the OpenAPI document. */
-async function get(server: AppServer, path: string, key: string | undefined, headers: Record<string, string> = {}): Promise<CallResult> {
+async function get(
+  server: AppServer,
+  path: string,
+  key: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<CallResult> {
   const res = await fetch(`${server.url}${path}`, {
-    headers: { "x-forwarded-for": randomIp(), "x-forwarded-proto": "https", ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    headers: {
+      "x-forwarded-for": randomIp(),
+      "x-forwarded-proto": "https",
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...headers,
+    },
   });
   const text = await res.text();
   let json: unknown;
@@ -79,7 +97,8 @@ async function get(server: AppServer, path: string, key: string | undefined, hea
   return result;
 }
 
-const page = (version: string, query = "") => `/api/v1/datasets/${datasetId}/versions/${version}/episodes?limit=5${query}`;
+const page = (version: string, query = "") =>
+  `/api/v1/datasets/${datasetId}/versions/${version}/episodes?limit=5${query}`;
 
 const count = (text: string, needle: string) => text.split(needle).length - 1;
 
@@ -103,7 +122,9 @@ async function secondsUntilEveryInstanceAnswers(path: string, key: string, statu
     for (const server of [...pending]) if ((await get(server, path, key)).status === status) pending.delete(server);
     if (pending.size && Date.now() - started > 1000) {
       const seen = await Promise.all([...pending].map(async (s) => (await get(s, path, key)).status));
-      throw new Error(`after ${Date.now() - started} ms an instance still answers ${seen.join(", ")} instead of ${status}`);
+      throw new Error(
+        `after ${Date.now() - started} ms an instance still answers ${seen.join(", ")} instead of ${status}`,
+      );
     }
   }
   return (Date.now() - started) / 1000;
@@ -188,7 +209,12 @@ describe("revocation with caches in two instances", () => {
     expect(await secondsUntilEveryInstanceAnswers(page("2.0.0"), key.secret, 403)).toBeLessThan(1);
     expect((await get(servers[1]!, page("1.0.0"), key.secret)).status).toBe(200);
 
-    const result = await callAction(servers[0]!.url, "revokeLicenceAction", { organizationId: org.id, datasetId, version: "1.0.0" }, adminCookie);
+    const result = await callAction(
+      servers[0]!.url,
+      "revokeLicenceAction",
+      { organizationId: org.id, datasetId, version: "1.0.0" },
+      adminCookie,
+    );
     expect(result).toMatchObject({ ok: true });
     expect(await secondsUntilEveryInstanceAnswers(page("1.0.0"), key.secret, 404)).toBeLessThan(1);
     expect(await secondsUntilEveryInstanceAnswers(page("2.0.0"), key.secret, 404)).toBeLessThan(1);
@@ -197,7 +223,9 @@ describe("revocation with caches in two instances", () => {
   it("narrowing a key (by SQL, as from a psql session) takes effect in both instances within a second", async () => {
     const { key } = await holder();
     await warm(page("2.0.0"), key.secret);
-    const [v1] = await sql()<{ id: number }[]>`select id from dataset_versions where dataset_id = ${datasetId} and version = '1.0.0'`;
+    const [v1] = await sql()<
+      { id: number }[]
+    >`select id from dataset_versions where dataset_id = ${datasetId} and version = '1.0.0'`;
     await sql().begin(async (tx) => {
       await tx`insert into api_key_scopes (key_id, version_id) values (${key.id}, ${v1!.id})`;
       await tx`update api_keys set narrowed = true where id = ${key.id}`;
@@ -225,7 +253,8 @@ describe("revocation with caches in two instances", () => {
 
   it("keeps recording a key's last use, at most once a minute, off the request's path", async () => {
     const { key } = await holder();
-    const lastUsed = async () => (await sql()<{ at: Date | null }[]>`select last_used_at as at from api_keys where id = ${key.id}`)[0]!.at;
+    const lastUsed = async () =>
+      (await sql()<{ at: Date | null }[]>`select last_used_at as at from api_keys where id = ${key.id}`)[0]!.at;
     const before = Date.now();
     expect((await get(servers[0]!, page("1.0.0"), key.secret)).status).toBe(200);
     await eventually(async () => (await lastUsed()) !== null, 2000, "last_used_at is written");
@@ -250,7 +279,11 @@ describe("with the notification channel cut", () => {
       select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
       where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`;
     expect(killed!.n).toBeGreaterThanOrEqual(2);
-    await eventually(() => servers.every((s, i) => count(s.output(), "api cache: not listening") > lost[i]!), 2000, "both instances log the outage");
+    await eventually(
+      () => servers.every((s, i) => count(s.output(), "api cache: not listening") > lost[i]!),
+      2000,
+      "both instances log the outage",
+    );
 
     // A revocation nobody is told about: only an instance reading the database can see it.
     await writeUnnoticed((tx) => tx`update api_keys set revoked_at = now() where id = ${unnoticed.key.id}`);
@@ -264,7 +297,11 @@ describe("with the notification channel cut", () => {
     expect(servers.map((s) => count(s.output(), "api cache: listening again"))).toEqual(back);
     expect(servers.map((s) => count(s.output(), "api cache: not listening"))).toEqual(lost.map((n) => n + 1));
 
-    await eventually(() => servers.every((s, i) => count(s.output(), "api cache: listening again") > back[i]!), 15_000, "both instances listen again");
+    await eventually(
+      () => servers.every((s, i) => count(s.output(), "api cache: listening again") > back[i]!),
+      15_000,
+      "both instances listen again",
+    );
     // Caching is back: an unnoticed revocation is not seen (the key's row is served from memory) ...
     const cached = await holder();
     await warm(page("1.0.0"), cached.key.secret);
@@ -299,7 +336,12 @@ describe("cached answers", () => {
       `/api/v1/episodes/${episodeId}/annotations?version=1.0.0&limit=1`,
     ];
     for (const path of paths) {
-      const [miss, hit, other, direct] = [await get(servers[0]!, path, key.secret), await get(servers[0]!, path, key.secret), await get(servers[1]!, path, key.secret), await get(uncached, path, key.secret)];
+      const [miss, hit, other, direct] = [
+        await get(servers[0]!, path, key.secret),
+        await get(servers[0]!, path, key.secret),
+        await get(servers[1]!, path, key.secret),
+        await get(uncached, path, key.secret),
+      ];
       expect(direct.status, path).toBe(200);
       for (const res of [miss, hit, other]) {
         expect(res.text, path).toBe(direct.text);
@@ -311,7 +353,14 @@ describe("cached answers", () => {
 
   it("a small manifest whole has the bytes of the same manifest streamed", async () => {
     const { key } = await holder();
-    const principal = { kind: "api_key" as const, keyId: key.id, keyPrefix: key.prefix, organizationId: (await sql()<{ o: string }[]>`select organization_id as o from api_keys where id = ${key.id}`)[0]!.o, narrowed: false };
+    const principal = {
+      kind: "api_key" as const,
+      keyId: key.id,
+      keyPrefix: key.prefix,
+      organizationId: (await sql()<{ o: string }[]>`select organization_id as o from api_keys where id = ${key.id}`)[0]!
+        .o,
+      narrowed: false,
+    };
     const manifest = await getManifest({ ...iso.operator, principal }, { datasetId, version: "1.0.0" });
     const streamed = await streamJsonObject(manifest.head, "files", manifest.files, "req_test").text();
     expect(manifest.whole).not.toBeNull();
@@ -330,15 +379,27 @@ describe("cached answers", () => {
     await warm(page("2.0.0", `&cursor=${cursor}`), both.key.secret);
     for (const server of servers) {
       // The version it may not read: 403 before any cache is consulted, cursor or not.
-      expect((await get(server, page("2.0.0", `&cursor=${cursor}`), v1.secret)).json.error.code).toBe("version_not_licensed");
+      expect((await get(server, page("2.0.0", `&cursor=${cursor}`), v1.secret)).json.error.code).toBe(
+        "version_not_licensed",
+      );
       // Its own version with the other version's cursor: refused, never the other version's page.
       expect((await get(server, page("1.0.0", `&cursor=${cursor}`), v1.secret)).json.error.code).toBe("invalid_cursor");
       // A key of another organisation: the dataset does not exist for it.
       expect((await get(server, page("2.0.0", `&cursor=${cursor}`), outsider.secret)).status).toBe(404);
-      expect((await get(server, `/api/v1/episodes/${episodeId}/annotations?version=2.0.0`, v1.secret)).status).toBe(403);
+      expect((await get(server, `/api/v1/episodes/${episodeId}/annotations?version=2.0.0`, v1.secret)).status).toBe(
+        403,
+      );
       // And its lists are its own: the list cached for `both` names both versions, v1's only one.
-      expect((await get(server, "/api/v1/datasets", both.key.secret)).json.datasets.find((d: { dataset_id: string }) => d.dataset_id === datasetId).licensed_versions).toEqual(["2.0.0", "1.0.0"]);
-      expect((await get(server, "/api/v1/datasets", v1.secret)).json.datasets.find((d: { dataset_id: string }) => d.dataset_id === datasetId).licensed_versions).toEqual(["1.0.0"]);
+      expect(
+        (await get(server, "/api/v1/datasets", both.key.secret)).json.datasets.find(
+          (d: { dataset_id: string }) => d.dataset_id === datasetId,
+        ).licensed_versions,
+      ).toEqual(["2.0.0", "1.0.0"]);
+      expect(
+        (await get(server, "/api/v1/datasets", v1.secret)).json.datasets.find(
+          (d: { dataset_id: string }) => d.dataset_id === datasetId,
+        ).licensed_versions,
+      ).toEqual(["1.0.0"]);
       const versions = await get(server, `/api/v1/datasets/${datasetId}/versions`, v1.secret);
       expect(versions.json.versions.map((v: { licensed: boolean }) => v.licensed)).toEqual([false, true]);
     }
@@ -378,16 +439,31 @@ describe("conditional requests", () => {
     const before = await get(servers[0]!, "/api/v1/datasets", key.secret);
     expect(before.headers.get("cache-control")).toBe("private, no-cache");
     const etag = before.headers.get("etag")!;
-    for (const server of servers) expect((await get(server, "/api/v1/datasets", key.secret, { "if-none-match": etag })).status).toBe(304);
+    for (const server of servers)
+      expect((await get(server, "/api/v1/datasets", key.secret, { "if-none-match": etag })).status).toBe(304);
     const pageEtag = (await get(servers[0]!, page("2.0.0"), key.secret)).headers.get("etag")!;
 
-    const result = await callAction(servers[0]!.url, "revokeLicenceAction", { organizationId: org.id, datasetId, version: "2.0.0" }, adminCookie);
+    const result = await callAction(
+      servers[0]!.url,
+      "revokeLicenceAction",
+      { organizationId: org.id, datasetId, version: "2.0.0" },
+      adminCookie,
+    );
     expect(result).toMatchObject({ ok: true });
-    await eventually(async () => (await Promise.all(servers.map((s) => get(s, "/api/v1/datasets", key.secret, { "if-none-match": etag })))).every((r) => r.status === 200), 1000, "both instances answer 200");
+    await eventually(
+      async () =>
+        (
+          await Promise.all(servers.map((s) => get(s, "/api/v1/datasets", key.secret, { "if-none-match": etag })))
+        ).every((r) => r.status === 200),
+      1000,
+      "both instances answer 200",
+    );
     for (const server of servers) {
       const after = await get(server, "/api/v1/datasets", key.secret, { "if-none-match": etag });
       expect(after.headers.get("etag")).not.toBe(etag);
-      expect(after.json.datasets.find((d: { dataset_id: string }) => d.dataset_id === datasetId).licensed_versions).toEqual(["1.0.0"]);
+      expect(
+        after.json.datasets.find((d: { dataset_id: string }) => d.dataset_id === datasetId).licensed_versions,
+      ).toEqual(["1.0.0"]);
       // The page's validator still matches its bytes, but the key may no longer read it.
       const denied = await get(server, page("2.0.0"), key.secret, { "if-none-match": pageEtag });
       expect(denied.status).toBe(403);

@@ -15,7 +15,9 @@ describe("API_ENDPOINTS, what the dispatcher answers before Next", () => {
   it("lists every route file under app/api/v1, once, with that file's exports", async () => {
     expect(API_ENDPOINTS.map((e) => e.path).sort()).toEqual([...routeFiles].sort());
     for (const endpoint of API_ENDPOINTS) {
-      const module = await import(/* @vite-ignore */ path.join(here, endpoint.path.slice("/api/v1".length), "route.ts"));
+      const module = await import(
+        /* @vite-ignore */ path.join(here, endpoint.path.slice("/api/v1".length), "route.ts")
+      );
       expect(endpoint.methods.GET).toBe(module.GET);
       expect(endpoint.methods.POST).toBe(module.POST);
     }

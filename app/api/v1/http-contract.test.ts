@@ -28,7 +28,15 @@ beforeAll(async () => {
       // Files for some episodes, so that a fuzzed download can succeed as well as fail.
       files: [
         { path: "README.md", size_bytes: 10, sha256: "a".repeat(64) },
-        ...episodes.slice(0, 10).map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 100, sha256: "b".repeat(64) })),
+        ...episodes
+          .slice(0, 10)
+          .map((e) => ({
+            path: `${e.episode_id}/cam.mp4`,
+            episode_id: e.episode_id,
+            stream: "cam",
+            size_bytes: 100,
+            sha256: "b".repeat(64),
+          })),
       ],
     },
     { version: "2.0.0", episodes },
@@ -70,17 +78,23 @@ const auth = () => ({ authorization: `Bearer ${key}` });
 const get = (path: string, headers: Record<string, string> = auth()) => rawRequest(server.url, { path, headers });
 
 /** Fills {id}, {version} and {episode_id}; a function replacer, because fuzzed text may contain `$'`. */
-const fill = (template: string, values: Record<string, string>) => template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!);
+const fill = (template: string, values: Record<string, string>) =>
+  template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!);
 
 /** Every operation of the API, from its OpenAPI document: a new endpoint is fuzzed as soon as it is documented. */
-const operations = () => Object.entries(openApiDocument().paths ?? {}).flatMap(([template, item]) => (["get", "post"] as const).filter((m) => item?.[m]).map((method) => ({ template, method })));
+const operations = () =>
+  Object.entries(openApiDocument().paths ?? {}).flatMap(([template, item]) =>
+    (["get", "post"] as const).filter((m) => item?.[m]).map((method) => ({ template, method })),
+  );
 const templates = () => [...new Set(operations().map((o) => o.template))];
 const getTemplates = () => operations().flatMap((o) => (o.method === "get" ? [o.template] : []));
 /** The query parameters the document names, and near misses of them. */
 const queryNames = () => [
   ...new Set(
     operations().flatMap(({ template, method }) =>
-      ((openApiDocument().paths![template]![method]!.parameters ?? []) as { in?: string; name?: string }[]).flatMap((p) => (p.in === "query" && p.name ? [p.name] : [])),
+      ((openApiDocument().paths![template]![method]!.parameters ?? []) as { in?: string; name?: string }[]).flatMap(
+        (p) => (p.in === "query" && p.name ? [p.name] : []),
+      ),
     ),
   ),
   "outcomes",
@@ -92,43 +106,82 @@ const queryNames = () => [
 // Segments a client might send: real values, near misses, and hostile bytes (sent unnormalised).
 const segment = () =>
   fc.oneof(
-    fc.constantFrom(datasetId, "1.0.0", "2.0.0", episodeId, "..", ".", "%", "%2F", "%00", "%ZZ", "%E0%A4%A", "%C3%BC", "~", "a b".replace(" ", "%20"), "x".repeat(3000)),
+    fc.constantFrom(
+      datasetId,
+      "1.0.0",
+      "2.0.0",
+      episodeId,
+      "..",
+      ".",
+      "%",
+      "%2F",
+      "%00",
+      "%ZZ",
+      "%E0%A4%A",
+      "%C3%BC",
+      "~",
+      "a b".replace(" ", "%20"),
+      "x".repeat(3000),
+    ),
     fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@%-]{1,40}$/),
   );
 
 const queryPart = () =>
   fc.tuple(
     fc.constantFrom(...queryNames()),
-    fc.oneof(fc.constantFrom("", "0", "1", "500", "501", "-1", "1e3", "failure", "%ZZ", "%00", "x".repeat(2000)), fc.stringMatching(/^[A-Za-z0-9._~%-]{0,60}$/)),
+    fc.oneof(
+      fc.constantFrom("", "0", "1", "500", "501", "-1", "1e3", "failure", "%ZZ", "%00", "x".repeat(2000)),
+      fc.stringMatching(/^[A-Za-z0-9._~%-]{0,60}$/),
+    ),
   );
 
 describe("every API response over HTTP", () => {
   it("fuzzes every operation the OpenAPI document lists, with every query parameter it names", () => {
-    expect(templates()).toEqual(expect.arrayContaining(["/api/v1/datasets", "/api/v1/episodes/{episode_id}/annotations", "/api/v1/downloads", "/api/v1/previews"]));
+    expect(templates()).toEqual(
+      expect.arrayContaining([
+        "/api/v1/datasets",
+        "/api/v1/episodes/{episode_id}/annotations",
+        "/api/v1/downloads",
+        "/api/v1/previews",
+      ]),
+    );
     expect(queryNames()).toEqual(expect.arrayContaining(["outcome", "environment", "limit", "cursor", "version"]));
   });
 
-  it.each(getTemplates().map((t) => [t]))("%s: random path segments and query strings give 2xx JSON or a 4xx envelope", async (template) => {
-    await fc.assert(
-      fc.asyncProperty(segment(), segment(), segment(), fc.array(queryPart(), { maxLength: 4 }), async (id, version, episode, query) => {
-        const path = fill(template, { id, version, episode_id: episode });
-        const res = await get(`${path}${query.length ? `?${query.map(([k, v]) => `${k}=${v}`).join("&")}` : ""}`);
-        expectContract(res);
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it.each(getTemplates().map((t) => [t]))(
+    "%s: random path segments and query strings give 2xx JSON or a 4xx envelope",
+    async (template) => {
+      await fc.assert(
+        fc.asyncProperty(
+          segment(),
+          segment(),
+          segment(),
+          fc.array(queryPart(), { maxLength: 4 }),
+          async (id, version, episode, query) => {
+            const path = fill(template, { id, version, episode_id: episode });
+            const res = await get(`${path}${query.length ? `?${query.map(([k, v]) => `${k}=${v}`).join("&")}` : ""}`);
+            expectContract(res);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    },
+  );
 
   it("random paths anywhere under /api give the JSON 404 envelope, never Next's HTML page", async () => {
     await fc.assert(
       // Empty segments make `//`, which Next would answer with a bodiless 308 before any code of ours.
-      fc.asyncProperty(fc.array(fc.oneof(segment(), fc.constant("")), { minLength: 1, maxLength: 6 }), fc.constantFrom("/api", "/API", "/Api", "/api/", "//api"), async (segments, prefix) => {
-        const path = `${prefix}/${segments.join("/")}`;
-        // `..` segments that climb out of /api address the portal, not the API.
-        fc.pre(/^\/api(\/|$)/i.test(new URL(path.replace(/\/+/g, "/"), "http://x").pathname));
-        const res = await get(path);
-        expectContract(res);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.oneof(segment(), fc.constant("")), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom("/api", "/API", "/Api", "/api/", "//api"),
+        async (segments, prefix) => {
+          const path = `${prefix}/${segments.join("/")}`;
+          // `..` segments that climb out of /api address the portal, not the API.
+          fc.pre(/^\/api(\/|$)/i.test(new URL(path.replace(/\/+/g, "/"), "http://x").pathname));
+          const res = await get(path);
+          expectContract(res);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -137,10 +190,51 @@ describe("every API response over HTTP", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...templates()),
-        fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "PROPFIND", "MKCOL", "PURGE"),
-        fc.option(fc.constantFrom("application/json", "*/*", "text/html", "application/xml", "application/json;q=0", "text/*", "", "garbage;;;", "application/*"), { nil: undefined }),
-        fc.option(fc.oneof(fc.constant(`Bearer ${"k".repeat(0)}`), fc.constant("Basic dXNlcjpwYXNz"), fc.stringMatching(/^[ -~]{0,80}$/), fc.constant(`Bearer ${key}`)), { nil: undefined }),
-        fc.option(fc.constantFrom("application/json", "text/plain", "multipart/form-data; boundary=x", "application/json; charset=utf-16"), { nil: undefined }),
+        fc.constantFrom(
+          "GET",
+          "POST",
+          "PUT",
+          "PATCH",
+          "DELETE",
+          "HEAD",
+          "OPTIONS",
+          "TRACE",
+          "PROPFIND",
+          "MKCOL",
+          "PURGE",
+        ),
+        fc.option(
+          fc.constantFrom(
+            "application/json",
+            "*/*",
+            "text/html",
+            "application/xml",
+            "application/json;q=0",
+            "text/*",
+            "",
+            "garbage;;;",
+            "application/*",
+          ),
+          { nil: undefined },
+        ),
+        fc.option(
+          fc.oneof(
+            fc.constant(`Bearer ${"k".repeat(0)}`),
+            fc.constant("Basic dXNlcjpwYXNz"),
+            fc.stringMatching(/^[ -~]{0,80}$/),
+            fc.constant(`Bearer ${key}`),
+          ),
+          { nil: undefined },
+        ),
+        fc.option(
+          fc.constantFrom(
+            "application/json",
+            "text/plain",
+            "multipart/form-data; boundary=x",
+            "application/json; charset=utf-16",
+          ),
+          { nil: undefined },
+        ),
         fc.option(fc.constantFrom("{", "null", "[]", '{"dataset_id":1}', "x".repeat(5000)), { nil: undefined }),
         async (template, method, accept, authorization, contentType, body) => {
           const path = fill(template, { id: datasetId, version: "1.0.0", episode_id: episodeId });
@@ -148,7 +242,12 @@ describe("every API response over HTTP", () => {
           if (accept !== undefined) headers.accept = accept;
           if (authorization !== undefined) headers.authorization = authorization;
           if (contentType !== undefined) headers["content-type"] = contentType;
-          const res = await rawRequest(server.url, { method, path, headers, body: method === "GET" || method === "HEAD" ? undefined : body });
+          const res = await rawRequest(server.url, {
+            method,
+            path,
+            headers,
+            body: method === "GET" || method === "HEAD" ? undefined : body,
+          });
           expectContract(res, method);
         },
       ),
@@ -273,7 +372,8 @@ describe("POST /api/v1/downloads over HTTP", () => {
 
   /** A fuzzed download body: mostly the right shape with near-miss values, sometimes anything at all. */
   const downloadBody = () => {
-    const often = <T,>(value: T, ...others: fc.Arbitrary<unknown>[]) => fc.oneof({ weight: 3, arbitrary: fc.constant(value) }, ...others);
+    const often = <T>(value: T, ...others: fc.Arbitrary<unknown>[]) =>
+      fc.oneof({ weight: 3, arbitrary: fc.constant(value) }, ...others);
     const chaotic = fc.record(
       {
         episode_ids: fc.oneof(
@@ -283,12 +383,18 @@ describe("POST /api/v1/downloads over HTTP", () => {
         ),
         filter: fc.oneof(
           fc.record(
-            { outcome: fc.constantFrom("success", "failure", "partial", "", "x"), environment: fc.constantFrom("kitchen", "lab", "outdoor yard", "\u0000") },
+            {
+              outcome: fc.constantFrom("success", "failure", "partial", "", "x"),
+              environment: fc.constantFrom("kitchen", "lab", "outdoor yard", "\u0000"),
+            },
             { requiredKeys: [] },
           ),
           fc.jsonValue(),
         ),
-        streams: fc.oneof(fc.array(fc.constantFrom("cam", "joints", "lidar", "../cam", "", "CAM"), { maxLength: 3 }), fc.jsonValue()),
+        streams: fc.oneof(
+          fc.array(fc.constantFrom("cam", "joints", "lidar", "../cam", "", "CAM"), { maxLength: 3 }),
+          fc.jsonValue(),
+        ),
       },
       { requiredKeys: [] },
     );
@@ -296,13 +402,22 @@ describe("POST /api/v1/downloads over HTTP", () => {
     const streams = fc.option(fc.uniqueArray(fc.constantFrom("cam", "joints"), { minLength: 1 }), { nil: undefined });
     const wellFormed = fc.oneof(
       streams.map((s) => ({ streams: s })),
-      fc.tuple(fc.uniqueArray(fc.constantFrom(...episodeIds.slice(0, 14)), { minLength: 1, maxLength: 4 }), streams).map(([ids, s]) => ({ episode_ids: ids, streams: s })),
-      fc.tuple(fc.constantFrom("success", "failure", "partial"), streams).map(([outcome, s]) => ({ filter: { outcome }, streams: s })),
+      fc
+        .tuple(fc.uniqueArray(fc.constantFrom(...episodeIds.slice(0, 14)), { minLength: 1, maxLength: 4 }), streams)
+        .map(([ids, s]) => ({ episode_ids: ids, streams: s })),
+      fc
+        .tuple(fc.constantFrom("success", "failure", "partial"), streams)
+        .map(([outcome, s]) => ({ filter: { outcome }, streams: s })),
     );
     const scope = fc.oneof({ weight: 2, arbitrary: wellFormed }, { weight: 1, arbitrary: chaotic });
     const shaped = fc
       .tuple(
-        often(datasetId, fc.constantFrom("", "ds", datasetId.toUpperCase(), `${datasetId}/..`), fc.string(), fc.jsonValue()),
+        often(
+          datasetId,
+          fc.constantFrom("", "ds", datasetId.toUpperCase(), `${datasetId}/..`),
+          fc.string(),
+          fc.jsonValue(),
+        ),
         often("1.0.0", fc.constantFrom("2.0.0", "9.9.9", "1.0", ""), fc.string(), fc.jsonValue()),
         scope,
         fc.option(fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue(), { maxKeys: 2 }), { freq: 4, nil: {} }),
@@ -316,7 +431,10 @@ describe("POST /api/v1/downloads over HTTP", () => {
     await fc.assert(
       fc.asyncProperty(
         downloadBody(),
-        fc.option(fc.oneof(fc.constant("fixed-key"), fc.stringMatching(/^[!-~]{1,40}$/), fc.constantFrom("", "two words")), { nil: undefined }),
+        fc.option(
+          fc.oneof(fc.constant("fixed-key"), fc.stringMatching(/^[!-~]{1,40}$/), fc.constantFrom("", "two words")),
+          { nil: undefined },
+        ),
         async (body, idempotencyKey) => {
           const res = await post(JSON.stringify(body), {
             "content-type": "application/json",
@@ -354,8 +472,18 @@ describe("POST /api/v1/downloads over HTTP", () => {
   it("answers random text bodies, as JSON or not, with 400 invalid_body", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(fc.string({ unit: "grapheme", maxLength: 200 }), fc.string({ unit: "binary-ascii", maxLength: 200 }), fc.constantFrom("{", "{}}", '{"dataset_id":', "\u0000", "[", "nul")),
-        fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"),
+        fc.oneof(
+          fc.string({ unit: "grapheme", maxLength: 200 }),
+          fc.string({ unit: "binary-ascii", maxLength: 200 }),
+          fc.constantFrom("{", "{}}", '{"dataset_id":', "\u0000", "[", "nul"),
+        ),
+        fc.constantFrom(
+          "application/json",
+          "application/json; charset=utf-8",
+          "text/plain",
+          "application/x-www-form-urlencoded",
+          "multipart/form-data; boundary=x",
+        ),
         async (text, contentType) => {
           const res = await post(text, { "content-type": contentType });
           expectContract(res, "POST");
@@ -379,25 +507,45 @@ describe("POST /api/v1/previews over HTTP", () => {
           fc.string(),
           fc.jsonValue(),
         ),
-        version: fc.oneof(fc.constantFrom("1.0.0", "2.0.0", "9.9.9", "1.0", ""), fc.string({ maxLength: 12 }), fc.jsonValue()),
-        streams: fc.oneof(fc.array(fc.constantFrom("cam", "joints", "../cam", "", "CAM", "cam\u0000"), { maxLength: 3 }), fc.jsonValue()),
+        version: fc.oneof(
+          fc.constantFrom("1.0.0", "2.0.0", "9.9.9", "1.0", ""),
+          fc.string({ maxLength: 12 }),
+          fc.jsonValue(),
+        ),
+        streams: fc.oneof(
+          fc.array(fc.constantFrom("cam", "joints", "../cam", "", "CAM", "cam\u0000"), { maxLength: 3 }),
+          fc.jsonValue(),
+        ),
         extra: fc.jsonValue(),
       },
       { requiredKeys: ["episode_id"] },
     );
     // Well-formed: the first ten episodes have a cam file to watch.
     const wellFormed = fc.record(
-      { episode_id: fc.constantFrom(...episodeIds.slice(0, 14)), version: fc.constantFrom("1.0.0", "2.0.0"), streams: fc.constantFrom(["cam"], ["joints"]) },
+      {
+        episode_id: fc.constantFrom(...episodeIds.slice(0, 14)),
+        version: fc.constantFrom("1.0.0", "2.0.0"),
+        streams: fc.constantFrom(["cam"], ["joints"]),
+      },
       { requiredKeys: ["episode_id"] },
     );
-    return fc.oneof({ weight: 2, arbitrary: wellFormed }, { weight: 3, arbitrary: shaped }, { weight: 1, arbitrary: fc.jsonValue() });
+    return fc.oneof(
+      { weight: 2, arbitrary: wellFormed },
+      { weight: 3, arbitrary: shaped },
+      { weight: 1, arbitrary: fc.jsonValue() },
+    );
   };
 
   it("answers random JSON bodies with a preview or a 4xx envelope, never 5xx, and URLs only with a preview", async () => {
     const statuses = new Set<number>();
     await fc.assert(
       fc.asyncProperty(previewBody(), async (body) => {
-        const res = await rawRequest(server.url, { method: "POST", path: "/api/v1/previews", headers: { ...auth(), "content-type": "application/json" }, body: JSON.stringify(body) });
+        const res = await rawRequest(server.url, {
+          method: "POST",
+          path: "/api/v1/previews",
+          headers: { ...auth(), "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
         expectContract(res, "POST");
         statuses.add(res.status);
         expect([200, 201, 400, 403, 404], res.text.slice(0, 300)).toContain(res.status);
@@ -441,7 +589,12 @@ describe("transport", () => {
   });
 
   it("refuses plain HTTP behind a proxy with 403 https_required instead of redirecting", async () => {
-    const res = await get("/api/v1/datasets", { ...auth(), host: "api.example.com", "x-forwarded-proto": "http", "x-forwarded-for": "203.0.113.7" });
+    const res = await get("/api/v1/datasets", {
+      ...auth(),
+      host: "api.example.com",
+      "x-forwarded-proto": "http",
+      "x-forwarded-for": "203.0.113.7",
+    });
     expectContract(res);
     expect(res.status).toBe(403);
     expect(JSON.parse(res.text).error.code).toBe("https_required");
@@ -449,11 +602,21 @@ describe("transport", () => {
   });
 
   it("serves HTTPS behind a proxy, and plain HTTP only to loopback clients on a loopback host", async () => {
-    const viaProxy = await get("/api/v1/datasets", { ...auth(), host: "api.example.com", "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.7" });
+    const viaProxy = await get("/api/v1/datasets", {
+      ...auth(),
+      host: "api.example.com",
+      "x-forwarded-proto": "https",
+      "x-forwarded-for": "203.0.113.7",
+    });
     expect(viaProxy.status).toBe(200);
     const local = await get("/api/v1/datasets", auth());
     expect(local.status).toBe(200);
-    const spoofedHost = await get("/api/v1/datasets", { ...auth(), host: "localhost", "x-forwarded-proto": "http", "x-forwarded-for": "203.0.113.7" });
+    const spoofedHost = await get("/api/v1/datasets", {
+      ...auth(),
+      host: "localhost",
+      "x-forwarded-proto": "http",
+      "x-forwarded-for": "203.0.113.7",
+    });
     expect(spoofedHost.status).toBe(403);
   });
 });

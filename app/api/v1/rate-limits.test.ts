@@ -67,7 +67,12 @@ describe("one instance, in-process counters", () => {
 describe.runIf(process.env.REDIS_URL)("two instances sharing Redis", () => {
   let servers: AppServer[];
   beforeAll(async () => {
-    const env = { REDIS_URL: process.env.REDIS_URL!, RATE_LIMIT_KEY_PREFIX: `das:rl:test:shared:${randomIp()}`, RATE_LIMIT_PER_MINUTE: "6", AUTH_FAILURES_PER_MINUTE: "4" };
+    const env = {
+      REDIS_URL: process.env.REDIS_URL!,
+      RATE_LIMIT_KEY_PREFIX: `das:rl:test:shared:${randomIp()}`,
+      RATE_LIMIT_PER_MINUTE: "6",
+      AUTH_FAILURES_PER_MINUTE: "4",
+    };
     servers = await Promise.all([startAppServer(env), startAppServer(env)]);
   });
   afterAll(async () => {

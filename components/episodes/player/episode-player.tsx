@@ -11,7 +11,17 @@ import { Button } from "../../ui/button";
 import { cn } from "../../ui/cn";
 import { clipText, formatBytes } from "../../ui/format";
 import { Timeline } from "../timeline";
-import { clamp, formatClock, nextSpan, positionText, previousSpan, spansNow, SPEEDS, toEpisodeTime, toFileTime } from "./playback";
+import {
+  clamp,
+  formatClock,
+  nextSpan,
+  positionText,
+  previousSpan,
+  spansNow,
+  SPEEDS,
+  toEpisodeTime,
+  toFileTime,
+} from "./playback";
 
 export type RequestPreview = (input: PreviewBody) => Promise<ActionResult<Preview>>;
 
@@ -66,21 +76,36 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
   // What the video elements need to know without waiting for a render: `failed` holds the streams
   // set aside (their elements are gone, so nothing plays, seeks or syncs them); `focusOnArrival`
   // asks for the player to take the focus that the Play button had when the preview replaces it.
-  const state = useRef({ time: 0, playing: false, wantsPlay: false, frame: DEFAULT_FRAME_S, main, failed: new Set<string>(), renewing: false, focusOnArrival: false });
+  const state = useRef({
+    time: 0,
+    playing: false,
+    wantsPlay: false,
+    frame: DEFAULT_FRAME_S,
+    main,
+    failed: new Set<string>(),
+    renewing: false,
+    focusOnArrival: false,
+  });
   state.current.main = main;
 
-  const rangeOf = useCallback((stream: string): PreviewStream | undefined => preview?.streams.find((s) => s.stream === stream), [preview]);
+  const rangeOf = useCallback(
+    (stream: string): PreviewStream | undefined => preview?.streams.find((s) => s.stream === stream),
+    [preview],
+  );
   const episodeLength = (() => {
     const range = rangeOf(main);
     return range ? range.end_s - range.start_s : duration;
   })();
 
-  const each = useCallback((fn: (video: HTMLVideoElement, range: PreviewStream) => void) => {
-    for (const [stream, video] of videos.current) {
-      const range = preview?.streams.find((s) => s.stream === stream);
-      if (range) fn(video, range);
-    }
-  }, [preview]);
+  const each = useCallback(
+    (fn: (video: HTMLVideoElement, range: PreviewStream) => void) => {
+      for (const [stream, video] of videos.current) {
+        const range = preview?.streams.find((s) => s.stream === stream);
+        if (range) fn(video, range);
+      }
+    },
+    [preview],
+  );
 
   /**
    * The playhead now: the main video's own time when there is one (animation frames may run
@@ -208,7 +233,8 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
           const otherRange = preview.streams.find((s) => s.stream === stream);
           if (other === video || !otherRange) continue;
           // A stream still seeking (a slow network) is left to arrive: moving it again every frame would restart its seek each time.
-          if (!other.seeking && Math.abs(toEpisodeTime(otherRange, other.currentTime) - t) > DRIFT_S) other.currentTime = toFileTime(otherRange, t);
+          if (!other.seeking && Math.abs(toEpisodeTime(otherRange, other.currentTime) - t) > DRIFT_S)
+            other.currentTime = toFileTime(otherRange, t);
           if (other.paused) other.play().catch(() => undefined);
         }
       }
@@ -222,7 +248,11 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
   // gap between two frames shown one after the other is taken: a busy machine drops frames, which
   // only lengthens a gap, and a seek starts the measuring afresh (its jump is no frame's length).
   useEffect(() => {
-    const video = videos.current.get(main) as (HTMLVideoElement & { requestVideoFrameCallback?: (cb: (now: number, meta: { mediaTime: number }) => void) => number }) | undefined;
+    const video = videos.current.get(main) as
+      | (HTMLVideoElement & {
+          requestVideoFrameCallback?: (cb: (now: number, meta: { mediaTime: number }) => void) => number;
+        })
+      | undefined;
     if (!video?.requestVideoFrameCallback || !preview) return;
     let last: number | null = null;
     let shortest = Infinity;
@@ -291,7 +321,9 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
     }
     state.current.failed.add(stream);
     const listed = streams.find((s) => s.stream === stream);
-    const what = [listed?.media_type ?? rangeOf(stream)?.media_type, listed?.codec ? `codec ${listed.codec}` : null].filter(Boolean).join(", ");
+    const what = [listed?.media_type ?? rangeOf(stream)?.media_type, listed?.codec ? `codec ${listed.codec}` : null]
+      .filter(Boolean)
+      .join(", ");
     const reason = MEDIA_ERRORS[video.error?.code ?? 4] ?? MEDIA_ERRORS[4]!;
     let then = "The other streams play on without it.";
     if (stream === state.current.main) {
@@ -383,10 +415,16 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                   const isMain = s.stream === main;
                   const failed = failures[s.stream];
                   return (
-                    <figure key={s.stream} className={cn("relative min-w-0", isMain ? "order-first col-span-3" : "col-span-1")}>
+                    <figure
+                      key={s.stream}
+                      className={cn("relative min-w-0", isMain ? "order-first col-span-3" : "col-span-1")}
+                    >
                       {failed ? (
                         // In place of the video: the stream is named in the caption, the reason below the player.
-                        <div data-failed-stream={s.stream} className="flex aspect-video w-full items-center justify-center rounded bg-slate-900 p-2 pt-7 text-center text-xs text-slate-300">
+                        <div
+                          data-failed-stream={s.stream}
+                          className="flex aspect-video w-full items-center justify-center rounded bg-slate-900 p-2 pt-7 text-center text-xs text-slate-300"
+                        >
                           Can&apos;t play this stream
                         </div>
                       ) : (
@@ -408,7 +446,9 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                           onError={(event) => onVideoError(s.stream, event.currentTarget)}
                         />
                       )}
-                      <figcaption className="pointer-events-none absolute left-1.5 top-1.5 max-w-[calc(100%-0.75rem)] truncate rounded bg-black/60 px-1.5 py-0.5 font-mono text-xs text-white">{s.stream}</figcaption>
+                      <figcaption className="pointer-events-none absolute left-1.5 top-1.5 max-w-[calc(100%-0.75rem)] truncate rounded bg-black/60 px-1.5 py-0.5 font-mono text-xs text-white">
+                        {s.stream}
+                      </figcaption>
                       {isMain || failed ? null : (
                         <button
                           type="button"
@@ -433,26 +473,60 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                   {loading ? "Preparing…" : "▶ Play"}
                 </Button>
                 <p className="max-w-sm text-xs text-slate-400">
-                  {videoStreams.map((s) => s.stream).join(", ")}. Watching is recorded in the disclosure log, like a download, once per 15 minutes.
+                  {videoStreams.map((s) => s.stream).join(", ")}. Watching is recorded in the disclosure log, like a
+                  download, once per 15 minutes.
                 </p>
               </div>
             )}
           </div>
 
           <div className="mt-3 flex flex-wrap items-center gap-2">
-            <Button variant="secondary" size="sm" aria-label={playing ? "Pause" : "Play"} onClick={() => (playing ? pause() : void begin())} disabled={loading}>
+            <Button
+              variant="secondary"
+              size="sm"
+              aria-label={playing ? "Pause" : "Play"}
+              onClick={() => (playing ? pause() : void begin())}
+              disabled={loading}
+            >
               {playing ? "❚❚ Pause" : "▶ Play"}
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Previous span" onClick={() => seek(previousSpan(spans, now())?.start_s ?? 0)} disabled={!preview}>
+            <Button
+              variant="ghost"
+              size="sm"
+              aria-label="Previous span"
+              onClick={() => seek(previousSpan(spans, now())?.start_s ?? 0)}
+              disabled={!preview}
+            >
               [ Prev
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Back one second" onClick={() => seek(now() - 1)} disabled={!preview}>
+            <Button
+              variant="ghost"
+              size="sm"
+              aria-label="Back one second"
+              onClick={() => seek(now() - 1)}
+              disabled={!preview}
+            >
               −1 s
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Forward one second" onClick={() => seek(now() + 1)} disabled={!preview}>
+            <Button
+              variant="ghost"
+              size="sm"
+              aria-label="Forward one second"
+              onClick={() => seek(now() + 1)}
+              disabled={!preview}
+            >
               +1 s
             </Button>
-            <Button variant="ghost" size="sm" aria-label="Next span" onClick={() => { const span = nextSpan(spans, now()); if (span) seek(span.start_s); }} disabled={!preview}>
+            <Button
+              variant="ghost"
+              size="sm"
+              aria-label="Next span"
+              onClick={() => {
+                const span = nextSpan(spans, now());
+                if (span) seek(span.start_s);
+              }}
+              disabled={!preview}
+            >
               Next ]
             </Button>
             <span className="ml-auto font-mono text-xs tabular-nums text-slate-600" data-clock>
@@ -483,11 +557,15 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
                   type="button"
                   aria-pressed={s.stream === main}
                   disabled={Boolean(failures[s.stream])}
-                  title={failures[s.stream] ? "This stream could not be played; try it again below the player" : undefined}
+                  title={
+                    failures[s.stream] ? "This stream could not be played; try it again below the player" : undefined
+                  }
                   onClick={() => showLarge(s.stream)}
                   className={cn(
                     "rounded px-2 py-0.5 font-mono ring-1 ring-inset focus-visible:outline focus-visible:outline-2 focus-visible:outline-brand-600",
-                    s.stream === main ? "bg-brand-600 text-white ring-brand-600" : "bg-white text-slate-700 ring-slate-300 hover:bg-slate-50",
+                    s.stream === main
+                      ? "bg-brand-600 text-white ring-brand-600"
+                      : "bg-white text-slate-700 ring-slate-300 hover:bg-slate-50",
                     failures[s.stream] && "cursor-not-allowed text-slate-400 line-through hover:bg-white",
                   )}
                 >
@@ -497,26 +575,53 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
             </div>
           ) : null}
           {/* A label may be 10,000 characters, one word: two lines of it here (wrapping anywhere), all of it in the spans table. */}
-          <p className="mt-2 flex min-w-0 items-start gap-x-1.5 text-sm text-slate-700" aria-live="polite" data-current-span>
+          <p
+            className="mt-2 flex min-w-0 items-start gap-x-1.5 text-sm text-slate-700"
+            aria-live="polite"
+            data-current-span
+          >
             {current.length ? (
               <>
                 {/* The spaces are for the text as read aloud; the flex gap spaces it on screen. */}
                 <span className="shrink-0">Now:</span>{" "}
-                <span className="line-clamp-2 min-w-0 font-semibold wrap-anywhere" title={currentLabels.length > 80 ? clipText(currentLabels, 1000) : undefined}>
+                <span
+                  className="line-clamp-2 min-w-0 font-semibold wrap-anywhere"
+                  title={currentLabels.length > 80 ? clipText(currentLabels, 1000) : undefined}
+                >
                   {clipText(currentLabels, 300)}
                 </span>{" "}
                 <span className="shrink-0 whitespace-nowrap text-slate-500">
-                  ({positionText(current.map((c) => c.position), spans.length)})
+                  (
+                  {positionText(
+                    current.map((c) => c.position),
+                    spans.length,
+                  )}
+                  )
                 </span>
               </>
             ) : (
-              <span className="text-slate-500">{!spans.length ? "No subtask spans" : time >= episodeLength - 0.05 ? "End of the episode" : "Between spans"}</span>
+              <span className="text-slate-500">
+                {!spans.length
+                  ? "No subtask spans"
+                  : time >= episodeLength - 0.05
+                    ? "End of the episode"
+                    : "Between spans"}
+              </span>
             )}
           </p>
           {Object.entries(failures).map(([stream, f]) => (
-            <Alert key={stream} kind="error" className="mt-2 wrap-anywhere" title={`Can't play ${stream}${f.what ? ` (${f.what})` : ""}`}>
+            <Alert
+              key={stream}
+              kind="error"
+              className="mt-2 wrap-anywhere"
+              title={`Can't play ${stream}${f.what ? ` (${f.what})` : ""}`}
+            >
               {f.reason} {f.then}{" "}
-              <button type="button" className="font-medium underline underline-offset-2 hover:no-underline" onClick={() => retry(stream)}>
+              <button
+                type="button"
+                className="font-medium underline underline-offset-2 hover:no-underline"
+                onClick={() => retry(stream)}
+              >
                 Try {stream} again
               </button>
             </Alert>
@@ -531,7 +636,11 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
 
       {spans.length ? (
         <div className="mt-4">
-          <Timeline spans={spans} duration={duration} playback={videoStreams.length ? { time, onSelect: selectSpan } : undefined} />
+          <Timeline
+            spans={spans}
+            duration={duration}
+            playback={videoStreams.length ? { time, onSelect: selectSpan } : undefined}
+          />
         </div>
       ) : null}
 

@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { AnnotationRecord } from "@/lib/catalog/list-annotations";
 import { formatClock, nextSpan, positionText, previousSpan, spansNow, toEpisodeTime, toFileTime } from "./playback";
 
-const span = (id: number, start_s: number, end_s: number, label = `s${id}`): AnnotationRecord => ({ annotation_id: `ann_${id}`, label, start_s, end_s, attributes: {} });
+const span = (id: number, start_s: number, end_s: number, label = `s${id}`): AnnotationRecord => ({
+  annotation_id: `ann_${id}`,
+  label,
+  start_s,
+  end_s,
+  attributes: {},
+});
 // Out of order on purpose, with a recovery inside the second phase.
 const spans = [span(3, 6, 9), span(1, 0, 3), span(4, 4, 5, "recovery"), span(2, 3, 6)];
 

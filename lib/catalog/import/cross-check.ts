@@ -17,7 +17,11 @@ export type CrossCheckContext = {
  * The rules that span records, checked over the staging tables once every record has been read.
  * Each query returns the first offending records and, through count(*) over (), how many there are.
  */
-export async function crossCheck(tx: postgres.TransactionSql, problems: ProblemList, context: CrossCheckContext): Promise<void> {
+export async function crossCheck(
+  tx: postgres.TransactionSql,
+  problems: ProblemList,
+  context: CrossCheckContext,
+): Promise<void> {
   const { names, episodesName } = context;
   const report = (rows: Finding[]) =>
     problems.addCounted(

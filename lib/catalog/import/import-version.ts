@@ -11,7 +11,10 @@ import { readLines } from "./read-lines";
 import { DatasetFile, VersionFile } from "./records";
 
 /** What an import directory's import reports: the pipeline's result without the LeRobot-only skipped episodes. */
-export type ImportResult = Pick<PipelineResult, "status" | "datasetId" | "version" | "episodes" | "annotations" | "files">;
+export type ImportResult = Pick<
+  PipelineResult,
+  "status" | "datasetId" | "version" | "episodes" | "annotations" | "files"
+>;
 
 /**
  * Imports one dataset version from an import directory (docs/import-format.md) in one transaction,
@@ -58,7 +61,13 @@ async function* jsonLines(file: string, name: string, required: boolean): AsyncG
 }
 
 /** dataset.json or version.json, its canonical value hashed into the content digest. */
-async function readImportDocument<S extends z.ZodType>(dir: string, name: string, schema: S, problems: ProblemList, content: Hash): Promise<z.infer<S> | undefined> {
+async function readImportDocument<S extends z.ZodType>(
+  dir: string,
+  name: string,
+  schema: S,
+  problems: ProblemList,
+  content: Hash,
+): Promise<z.infer<S> | undefined> {
   const { value } = await readDocument(path.join(dir, name), name, schema, problems);
   if (value !== undefined) content.update(`${name}\n${canonicalJson(value)}\n`);
   return value;

@@ -40,19 +40,37 @@ function lineAt(text: string, offset: number): number {
  * Parses a whole JSON file (dataset.json, version.json) against a schema, reporting each problem
  * at the line of the value it concerns.
  */
-export function parseJsonDocument<S extends z.ZodType>(file: string, text: string, schema: S): { value?: z.infer<S>; problems: Problem[] } {
+export function parseJsonDocument<S extends z.ZodType>(
+  file: string,
+  text: string,
+  schema: S,
+): { value?: z.infer<S>; problems: Problem[] } {
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: false, disallowComments: true });
   if (errors.length || !tree) {
     const first = errors[0];
     return {
-      problems: [{ file, line: first ? lineAt(text, first.offset) : 1, message: `invalid JSON (${first ? printParseErrorCode(first.error) : "empty file"})` }],
+      problems: [
+        {
+          file,
+          line: first ? lineAt(text, first.offset) : 1,
+          message: `invalid JSON (${first ? printParseErrorCode(first.error) : "empty file"})`,
+        },
+      ],
     };
   }
   const json: unknown = JSON.parse(text);
   const unstorable = text.includes("\\u") ? unstorableText(json) : undefined;
   if (unstorable) {
-    return { problems: [{ file, line: lineAt(text, findNodeAtLocation(tree, unstorable)?.offset ?? 0), message: unstorableMessage(unstorable) }] };
+    return {
+      problems: [
+        {
+          file,
+          line: lineAt(text, findNodeAtLocation(tree, unstorable)?.offset ?? 0),
+          message: unstorableMessage(unstorable),
+        },
+      ],
+    };
   }
   const parsed = schema.safeParse(json, { reportInput: true });
   if (parsed.success) return { value: parsed.data, problems: [] };
@@ -66,13 +84,22 @@ export function parseJsonDocument<S extends z.ZodType>(file: string, text: strin
       // A path holds the document's own keys: printed with any unsafe character escaped.
       const where = issue.path.length ? `${showUnsafe(issue.path.join("."))}: ` : "";
       const message = describeIssue(issue);
-      return { file, line: lineAt(text, node?.offset ?? 0), message: message.startsWith("missing field") ? message : `${where}${message}` };
+      return {
+        file,
+        line: lineAt(text, node?.offset ?? 0),
+        message: message.startsWith("missing field") ? message : `${where}${message}`,
+      };
     }),
   };
 }
 
 /** One line of a JSONL file: its record, or the problems with it. */
-export function parseJsonLine<S extends z.ZodType>(file: string, lineNumber: number, text: string, schema: S): { value?: z.infer<S>; problems: Problem[] } {
+export function parseJsonLine<S extends z.ZodType>(
+  file: string,
+  lineNumber: number,
+  text: string,
+  schema: S,
+): { value?: z.infer<S>; problems: Problem[] } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -87,7 +114,13 @@ export function parseJsonLine<S extends z.ZodType>(file: string, lineNumber: num
  * A record against its schema, the rules of a JSON line without the JSON: for sources that read
  * records from other formats (a LeRobot dataset's parquet), which go through the same checks.
  */
-export function checkRecord<S extends z.ZodType>(file: string, lineNumber: number, value: unknown, schema: S, mayHoldUnstorable = true): { value?: z.infer<S>; problems: Problem[] } {
+export function checkRecord<S extends z.ZodType>(
+  file: string,
+  lineNumber: number,
+  value: unknown,
+  schema: S,
+  mayHoldUnstorable = true,
+): { value?: z.infer<S>; problems: Problem[] } {
   const unstorable = mayHoldUnstorable ? unstorableText(value) : undefined;
   if (unstorable) return { problems: [{ file, line: lineNumber, message: unstorableMessage(unstorable) }] };
   const parsed = schema.safeParse(value, { reportInput: true });

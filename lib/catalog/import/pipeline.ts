@@ -65,7 +65,10 @@ export type ImportSource = {
    * Hashes (and uploads) the files staged without a sha256, once every check has passed: called
    * with their totals, then with batches in path order; returns each file's size and sha256.
    */
-  completeFiles?: (totals: { files: number; bytes: number }) => { batch(files: PendingFile[]): Promise<CompletedFile[]>; finish(): void };
+  completeFiles?: (totals: { files: number; bytes: number }) => {
+    batch(files: PendingFile[]): Promise<CompletedFile[]>;
+    finish(): void;
+  };
 };
 
 export type SkippedEpisode = { episode_id: string; reason: string };
@@ -88,13 +91,29 @@ export type PipelineResult = {
 type Tx = postgres.TransactionSql;
 type Cell = string | number | boolean | null | undefined;
 
-type Stage<T> = { table: string; columns: string; schema: z.ZodType<T>; row: (record: T, src: number, line: number) => Cell[] };
+type Stage<T> = {
+  table: string;
+  columns: string;
+  schema: z.ZodType<T>;
+  row: (record: T, src: number, line: number) => Cell[];
+};
 
 const EPISODES: Stage<EpisodeLine> = {
   table: "stage_episodes",
   schema: EpisodeLine,
   columns: "src, line, episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams",
-  row: (e, src, line) => [src, line, e.episode_id, e.task, e.environment, e.duration_s, e.outcome, e.has_recovery, e.contributor, arrayLiteral(e.streams)],
+  row: (e, src, line) => [
+    src,
+    line,
+    e.episode_id,
+    e.task,
+    e.environment,
+    e.duration_s,
+    e.outcome,
+    e.has_recovery,
+    e.contributor,
+    arrayLiteral(e.streams),
+  ],
 };
 
 const ANNOTATIONS: Stage<AnnotationLine> = {
@@ -115,7 +134,11 @@ const REMOTE_FILES: Stage<FileLine> = {
     line,
     f.path,
     f.episode_id,
-    f.episode_ids ? JSON.stringify(f.episode_ids.map((episode_id) => ({ episode_id }))) : f.episodes ? JSON.stringify(f.episodes) : null,
+    f.episode_ids
+      ? JSON.stringify(f.episode_ids.map((episode_id) => ({ episode_id })))
+      : f.episodes
+        ? JSON.stringify(f.episodes)
+        : null,
     f.stream,
     f.size_bytes,
     f.sha256,
@@ -157,7 +180,14 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
       await tx`select pg_advisory_xact_lock(hashtext(${`import:${dataset.id}@${release.version}`}))`;
     }
     await createStagingTables(tx);
-    await stage(tx, source.episodes, { ...EPISODES, schema: source.episodeSchema ?? EPISODES.schema }, problems, content, srcOf);
+    await stage(
+      tx,
+      source.episodes,
+      { ...EPISODES, schema: source.episodeSchema ?? EPISODES.schema },
+      problems,
+      content,
+      srcOf,
+    );
     await stage(tx, source.annotations, ANNOTATIONS, problems, content, srcOf);
     if (source.files.kind === "local") await stage(tx, source.files, LOCAL_FILES, problems, content, srcOf);
     else await stage(tx, source.files, REMOTE_FILES, problems, content, srcOf);
@@ -193,7 +223,13 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
     if (existing) {
       if (existing.content_sha256 === digest) return { status: "unchanged" as const, ...summary };
       throw new ImportError(
-        [{ file: "version.json", line: 1, message: `version ${release.version} of dataset '${dataset.id}' is already released with different content; released versions are immutable, so publish the change as a new version` }],
+        [
+          {
+            file: "version.json",
+            line: 1,
+            message: `version ${release.version} of dataset '${dataset.id}' is already released with different content; released versions are immutable, so publish the change as a new version`,
+          },
+        ],
         1,
       );
     }
@@ -226,7 +262,14 @@ async function createStagingTables(tx: Tx): Promise<void> {
 const COPY_CHUNK_BYTES = 256 * 1024;
 
 /** Streams one source stream through validation into its staging table; returns the number of records. */
-async function stage<T>(tx: Tx, stream: RecordStream, table: Stage<T>, problems: ProblemList, content: Hash, srcOf: (file: string) => number): Promise<number> {
+async function stage<T>(
+  tx: Tx,
+  stream: RecordStream,
+  table: Stage<T>,
+  problems: ProblemList,
+  content: Hash,
+  srcOf: (file: string) => number,
+): Promise<number> {
   // Named even when empty, so a missing optional file and an empty one hash alike.
   content.update(`${stream.name}\n`);
   let records = 0;
@@ -237,7 +280,10 @@ async function stage<T>(tx: Tx, stream: RecordStream, table: Stage<T>, problems:
         problems.add({ file: item.file, line: item.line, message: item.problem });
         continue;
       }
-      const checked = "text" in item ? parseJsonLine(item.file, item.line, item.text, table.schema) : checkRecord(item.file, item.line, item.value, table.schema);
+      const checked =
+        "text" in item
+          ? parseJsonLine(item.file, item.line, item.text, table.schema)
+          : checkRecord(item.file, item.line, item.value, table.schema);
       if (checked.value === undefined) {
         problems.add(...checked.problems);
         continue;
@@ -264,7 +310,11 @@ async function stage<T>(tx: Tx, stream: RecordStream, table: Stage<T>, problems:
  * of them (a version never serves bytes of an episode it does not list), and so on for the
  * episodes those files held, until nothing changes. A missing file of no episode is always a problem.
  */
-async function missingFiles(tx: Tx, problems: ProblemList, skip: boolean): Promise<Omit<PipelineResult, "status" | "datasetId" | "version" | "episodes" | "annotations" | "files">> {
+async function missingFiles(
+  tx: Tx,
+  problems: ProblemList,
+  skip: boolean,
+): Promise<Omit<PipelineResult, "status" | "datasetId" | "version" | "episodes" | "annotations" | "files">> {
   const [missing] = await tx<{ n: number; listed: string[] }[]>`
     select count(*)::int as n, coalesce((select array_agg(path order by path) from (select path from stage_files where size_bytes is null order by path limit ${LISTED}) m), '{}') as listed
     from stage_files where size_bytes is null`;
@@ -274,7 +324,11 @@ async function missingFiles(tx: Tx, problems: ProblemList, skip: boolean): Promi
     const rows = await tx<{ path: string; total: number }[]>`
       select path, count(*) over ()::int as total from stage_files f where size_bytes is null and ${where} order by path limit ${LISTED}`;
     problems.addCounted(
-      rows.map((r) => ({ file: r.path, line: 0, message: "file is missing: the metadata names it, but the directory does not hold it" })),
+      rows.map((r) => ({
+        file: r.path,
+        line: 0,
+        message: "file is missing: the metadata names it, but the directory does not hold it",
+      })),
       rows[0]?.total ?? 0,
     );
   };
@@ -304,7 +358,9 @@ async function missingFiles(tx: Tx, problems: ProblemList, skip: boolean): Promi
   await tx`delete from stage_episodes e using skip_episodes s where s.episode_id = e.episode_id`;
   await tx`delete from stage_annotations a using skip_episodes s where s.episode_id = a.episode_id`;
   const [skipped] = await tx<{ n: number }[]>`select count(*)::int as n from skip_episodes`;
-  const listed = await tx<SkippedEpisode[]>`select episode_id, reason from skip_episodes order by episode_id limit ${LISTED}`;
+  const listed = await tx<
+    SkippedEpisode[]
+  >`select episode_id, reason from skip_episodes order by episode_id limit ${LISTED}`;
   return { skipped: [...listed], skippedCount: skipped!.n, missingFiles: missing!.listed, missingCount: missing!.n };
 }
 
@@ -328,7 +384,11 @@ async function completeFiles(tx: Tx, source: ImportSource, problems: ProblemList
       const staged = new Map(batch.map((f) => [f.path, f.size_bytes]));
       const changed: Problem[] = done
         .filter((f) => staged.get(f.path) !== f.size_bytes)
-        .map((f) => ({ file: f.path, line: 0, message: `the file changed while it was imported (${staged.get(f.path)} bytes when listed, ${f.size_bytes} when read)` }));
+        .map((f) => ({
+          file: f.path,
+          line: 0,
+          message: `the file changed while it was imported (${staged.get(f.path)} bytes when listed, ${f.size_bytes} when read)`,
+        }));
       problems.add(...changed);
       await tx`update stage_files s set sha256 = d.sha256
         from unnest(${done.map((f) => f.path)}::text[], ${done.map((f) => f.sha256)}::text[]) as d(path, sha256)
@@ -349,7 +409,13 @@ async function completeFiles(tx: Tx, source: ImportSource, problems: ProblemList
   }
 }
 
-async function writeVersion(tx: Tx, dataset: DatasetFile, release: VersionFile, digest: string, format: ImportSource["format"]): Promise<void> {
+async function writeVersion(
+  tx: Tx,
+  dataset: DatasetFile,
+  release: VersionFile,
+  digest: string,
+  format: ImportSource["format"],
+): Promise<void> {
   const semver = parseVersion(release.version)!;
   await tx`
     insert into datasets (id, title, description) values (${dataset.id}, ${dataset.title}, ${dataset.description})

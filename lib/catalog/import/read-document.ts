@@ -13,10 +13,19 @@ export const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024;
  * characters), not JSON, or not of the schema. Returns the value and the text it was parsed
  * from (lines joined with LF whatever the file used, so offsets fall on the same line numbers).
  */
-export async function readDocument<S extends z.ZodType>(file: string, name: string, schema: S, problems: { add(...problems: Problem[]): void }): Promise<{ value?: z.infer<S>; text?: string }> {
+export async function readDocument<S extends z.ZodType>(
+  file: string,
+  name: string,
+  schema: S,
+  problems: { add(...problems: Problem[]): void },
+): Promise<{ value?: z.infer<S>; text?: string }> {
   const kind = await stat(file).catch((error: NodeJS.ErrnoException) => error);
   if (kind instanceof Error) {
-    problems.add({ file: name, line: 0, message: kind.code === "ENOENT" ? "file is missing" : `cannot be read (${kind.message})` });
+    problems.add({
+      file: name,
+      line: 0,
+      message: kind.code === "ENOENT" ? "file is missing" : `cannot be read (${kind.message})`,
+    });
     return {};
   }
   // A FIFO or a device would block or never end.
@@ -31,7 +40,11 @@ export async function readDocument<S extends z.ZodType>(file: string, name: stri
     for await (const line of readLines(file)) {
       bytes += line.bytes + 1;
       if (bytes > MAX_DOCUMENT_BYTES) {
-        problems.add({ file: name, line: line.number, message: `file is longer than ${MAX_DOCUMENT_BYTES.toLocaleString("en")} bytes, the limit for ${name}` });
+        problems.add({
+          file: name,
+          line: line.number,
+          message: `file is longer than ${MAX_DOCUMENT_BYTES.toLocaleString("en")} bytes, the limit for ${name}`,
+        });
         return {};
       }
       if ("problem" in line) {

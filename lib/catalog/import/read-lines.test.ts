@@ -22,7 +22,8 @@ async function linesOf(file: string, maxBytes?: number): Promise<Line[]> {
   return lines;
 }
 
-const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
+const bytes = (...parts: (string | number[])[]) =>
+  Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
 
 describe("readLines", () => {
   it("numbers lines from 1, splits at LF, drops the CR of CRLF and keeps blank lines", async () => {
@@ -37,7 +38,7 @@ describe("readLines", () => {
   });
 
   it("keeps free text as it is: tabs, a CR inside a line, U+2028 and every script", async () => {
-    const text = 'tab\there, cr\rinside, sep\u2028arator, données 日本語 🤖';
+    const text = "tab\there, cr\rinside, sep\u2028arator, données 日本語 🤖";
     expect(await linesOf(fileOf(`${text}\n`))).toEqual([{ number: 1, bytes: Buffer.byteLength(text), text }]);
   });
 
@@ -50,7 +51,11 @@ describe("readLines", () => {
     ["a code point above U+10FFFF", [0xf4, 0x90, 0x80, 0x80]],
   ])("reports a line that is not valid UTF-8 (%s) at its number, and reads on", async (_what, bad) => {
     const lines = await linesOf(fileOf(bytes('{"a":1}\n{"task":"pick ', bad, ' cube"}\n{"b":2}')));
-    expect(lines.map((l) => ("text" in l ? l.text : l.problem))).toEqual(['{"a":1}', "line is not valid UTF-8", '{"b":2}']);
+    expect(lines.map((l) => ("text" in l ? l.text : l.problem))).toEqual([
+      '{"a":1}',
+      "line is not valid UTF-8",
+      '{"b":2}',
+    ]);
     expect(lines[1]!.number).toBe(2);
   });
 
@@ -69,7 +74,10 @@ describe("readLines", () => {
 
   it("takes a line of exactly the limit, with LF or CRLF, and refuses one byte more", async () => {
     const limit = 10;
-    const lines = await linesOf(fileOf(`${"a".repeat(10)}\n${"b".repeat(10)}\r\n${"c".repeat(11)}\n${"d".repeat(11)}\r\nshort`), limit);
+    const lines = await linesOf(
+      fileOf(`${"a".repeat(10)}\n${"b".repeat(10)}\r\n${"c".repeat(11)}\n${"d".repeat(11)}\r\nshort`),
+      limit,
+    );
     expect(lines).toEqual([
       { number: 1, bytes: 10, text: "a".repeat(10) },
       { number: 2, bytes: 10, text: "b".repeat(10) },

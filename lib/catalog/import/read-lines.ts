@@ -10,7 +10,8 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 
 export type Line = { number: number; bytes: number; text: string } | { number: number; bytes: number; problem: string };
 
-const tooLong = (maxBytes: number) => `line is longer than ${maxBytes.toLocaleString("en")} bytes, the limit for a line`;
+const tooLong = (maxBytes: number) =>
+  `line is longer than ${maxBytes.toLocaleString("en")} bytes, the limit for a line`;
 
 const LF = 0x0a;
 const CR = 0x0d;

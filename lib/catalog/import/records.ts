@@ -42,7 +42,8 @@ const text = (what: string, max = MAX_TEXT_CHARACTERS) =>
     .refine(atMost(max), `${what} must be at most ${max.toLocaleString("en")} characters`);
 // Identifiers go into URLs, filters, file names and generated scripts; free text (a task, a label)
 // may hold line breaks and tabs, an identifier none of the characters of UNSAFE_CHARACTERS.
-const safe = (what: string) => [(value: string) => !hasUnsafeCharacter(value), `${what} must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`] as const;
+const safe = (what: string) =>
+  [(value: string) => !hasUnsafeCharacter(value), `${what} must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`] as const;
 /**
  * A value clients filter on or that names someone: at most 200 characters, the identifier rule,
  * and no white space at either end (refused, not trimmed: "lab " and "lab" would be two filters).
@@ -55,18 +56,34 @@ const facet = (what: string) =>
     .refine(...safe(what))
     .refine((value) => value === value.trim(), `${what} must not start or end with white space`);
 /** An episode id that points at an episode (checked across records), with the identifier rule. */
-const episodeRef = (what: string) => z.string(`${what} must be a string`).min(1, `${what} must not be empty`).refine(...safe(what));
+const episodeRef = (what: string) =>
+  z
+    .string(`${what} must be a string`)
+    .min(1, `${what} must not be empty`)
+    .refine(...safe(what));
 const seconds = (what: string) => z.number(`${what} must be a number of seconds`).min(0, `${what} must be at least 0`);
 
 export const DatasetFile = z.strictObject({
-  id: z.string("id must be a string").regex(DATASET_ID_PATTERN, "id must be lower-case letters, digits, '.', '_' or '-' (at most 100)"),
+  id: z
+    .string("id must be a string")
+    .regex(DATASET_ID_PATTERN, "id must be lower-case letters, digits, '.', '_' or '-' (at most 100)"),
   title: text("title"),
-  description: z.string("description must be a string").refine(atMost(MAX_DESCRIPTION_CHARACTERS), `description must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`),
+  description: z
+    .string("description must be a string")
+    .refine(
+      atMost(MAX_DESCRIPTION_CHARACTERS),
+      `description must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`,
+    ),
 });
 
 export const VersionFile = z.strictObject({
-  version: z.string("version must be a string").regex(VERSION_PATTERN, "version must be three dot-separated numbers, e.g. 1.2.0"),
-  released_at: z.iso.datetime({ offset: true, message: "released_at must be an ISO 8601 date-time with a time zone, e.g. 2026-03-01T00:00:00Z" }),
+  version: z
+    .string("version must be a string")
+    .regex(VERSION_PATTERN, "version must be three dot-separated numbers, e.g. 1.2.0"),
+  released_at: z.iso.datetime({
+    offset: true,
+    message: "released_at must be an ISO 8601 date-time with a time zone, e.g. 2026-03-01T00:00:00Z",
+  }),
   changelog: z
     .array(
       z.strictObject({
@@ -79,7 +96,9 @@ export const VersionFile = z.strictObject({
 });
 
 export const EpisodeLine = z.strictObject({
-  episode_id: z.string("episode_id must be a string").regex(EPISODE_ID_PATTERN, "episode_id must be letters, digits, '.', '_', ':', '~' or '-' (at most 200)"),
+  episode_id: z
+    .string("episode_id must be a string")
+    .regex(EPISODE_ID_PATTERN, "episode_id must be letters, digits, '.', '_', ':', '~' or '-' (at most 200)"),
   task: text("task"),
   environment: facet("environment"),
   duration_s: seconds("duration_s"),
@@ -87,7 +106,10 @@ export const EpisodeLine = z.strictObject({
   has_recovery: z.boolean("has_recovery must be true or false"),
   contributor: facet("contributor"),
   streams: z
-    .array(z.string().regex(STREAM_PATTERN, "stream names must be letters, digits, '.', '_' or '-'"), "streams must be an array of stream names")
+    .array(
+      z.string().regex(STREAM_PATTERN, "stream names must be letters, digits, '.', '_' or '-'"),
+      "streams must be an array of stream names",
+    )
     .refine((s) => new Set(s).size === s.length, "streams must not repeat a name"),
 });
 
@@ -100,7 +122,10 @@ export const LeRobotEpisodeLine = EpisodeLine.extend({
   task: z
     .string("task must be a string")
     .refine((value) => value === "" || value.trim() !== "", "task must be empty or more than white space")
-    .refine(atMost(MAX_DESCRIPTION_CHARACTERS), `task (the episode's tasks joined) must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`),
+    .refine(
+      atMost(MAX_DESCRIPTION_CHARACTERS),
+      `task (the episode's tasks joined) must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`,
+    ),
 });
 
 export const AnnotationLine = z
@@ -115,7 +140,12 @@ export const AnnotationLine = z
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
-const frame = (what: string) => z.number(`${what} must be a number`).int(`${what} must be a whole number`).min(0, `${what} must be at least 0`).max(Number.MAX_SAFE_INTEGER);
+const frame = (what: string) =>
+  z
+    .number(`${what} must be a number`)
+    .int(`${what} must be a whole number`)
+    .min(0, `${what} must be at least 0`)
+    .max(Number.MAX_SAFE_INTEGER);
 
 /** Where an episode lies in a file it shares: its seconds in the file's own time, and its frames if numbered. */
 const FileEpisodePlace = {
@@ -124,8 +154,14 @@ const FileEpisodePlace = {
   from_frame: frame("from_frame").optional(),
   to_frame: frame("to_frame").optional(),
 };
-const inOrder = (p: { start_s?: number | null; end_s?: number | null; from_frame?: number | null; to_frame?: number | null }) =>
-  (p.start_s == null || p.end_s == null || p.start_s <= p.end_s) && (p.from_frame == null || p.to_frame == null || p.from_frame <= p.to_frame);
+const inOrder = (p: {
+  start_s?: number | null;
+  end_s?: number | null;
+  from_frame?: number | null;
+  to_frame?: number | null;
+}) =>
+  (p.start_s == null || p.end_s == null || p.start_s <= p.end_s) &&
+  (p.from_frame == null || p.to_frame == null || p.from_frame <= p.to_frame);
 const IN_ORDER = "start_s must not be after end_s, nor from_frame after to_frame";
 
 const FileFields = {
@@ -136,10 +172,21 @@ const FileFields = {
     .refine(isRelativePath, "path must be relative, with '/' separators and no empty, '.' or '..' segments")
     .refine(...safe("path"))
     .refine((p) => p === p.trim(), "path must not start or end with a space"),
-  stream: z.string("stream must be a string").regex(STREAM_PATTERN, "stream must be a stream name").nullable().optional(),
-  size_bytes: z.number("size_bytes must be a number").int("size_bytes must be a whole number").min(0, "size_bytes must be at least 0").max(Number.MAX_SAFE_INTEGER),
+  stream: z
+    .string("stream must be a string")
+    .regex(STREAM_PATTERN, "stream must be a stream name")
+    .nullable()
+    .optional(),
+  size_bytes: z
+    .number("size_bytes must be a number")
+    .int("size_bytes must be a whole number")
+    .min(0, "size_bytes must be at least 0")
+    .max(Number.MAX_SAFE_INTEGER),
   sha256: z.string("sha256 must be a string").regex(SHA256, "sha256 must be 64 lower-case hex digits"),
-  media_type: z.string("media_type must be a string").regex(/^[\w.+-]+\/[\w.+-]+$/, "media_type must look like type/subtype").optional(),
+  media_type: z
+    .string("media_type must be a string")
+    .regex(/^[\w.+-]+\/[\w.+-]+$/, "media_type must look like type/subtype")
+    .optional(),
 };
 
 /**
@@ -156,15 +203,33 @@ export const FileLine = z
       .refine((ids) => new Set(ids).size === ids.length, "episode_ids must not repeat an episode")
       .optional(),
     episodes: z
-      .array(z.strictObject({ episode_id: episodeRef("episode_id"), ...FileEpisodePlace }, "episodes must be objects with episode_id, start_s and end_s").refine(inOrder, IN_ORDER), "episodes must be an array")
+      .array(
+        z
+          .strictObject(
+            { episode_id: episodeRef("episode_id"), ...FileEpisodePlace },
+            "episodes must be objects with episode_id, start_s and end_s",
+          )
+          .refine(inOrder, IN_ORDER),
+        "episodes must be an array",
+      )
       .min(1, "episodes must list at least one episode (leave it out for a file of the whole version)")
-      .refine((list) => new Set(list.map((e) => e.episode_id)).size === list.length, "episodes must not repeat an episode")
+      .refine(
+        (list) => new Set(list.map((e) => e.episode_id)).size === list.length,
+        "episodes must not repeat an episode",
+      )
       .optional(),
   })
-  .refine((f) => [f.episode_id != null, f.episode_ids !== undefined, f.episodes !== undefined].filter(Boolean).length <= 1, "give one of episode_id, episode_ids or episodes, not several");
+  .refine(
+    (f) => [f.episode_id != null, f.episode_ids !== undefined, f.episodes !== undefined].filter(Boolean).length <= 1,
+    "give one of episode_id, episode_ids or episodes, not several",
+  );
 
 /** A file read from a local directory (a LeRobot import): its sha256 is computed later; a null size means the directory lacks it. */
-export const LocalFileLine = z.strictObject({ ...FileFields, size_bytes: FileFields.size_bytes.nullable(), sha256: FileFields.sha256.optional() });
+export const LocalFileLine = z.strictObject({
+  ...FileFields,
+  size_bytes: FileFields.size_bytes.nullable(),
+  sha256: FileFields.sha256.optional(),
+});
 
 /** One episode of one file, for sources that list them apart from the files (a LeRobot dataset). */
 export const FileEpisodeLine = z
@@ -211,7 +276,8 @@ export function mediaTypeOf(file: { path: string; media_type?: string }): string
 /** Wording for operators reading a terminal ("missing field 'task'"); parse with `reportInput` so missing values show. */
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const field = issue.path.map(String).join(".");
-  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${showUnsafe(k)}'`).join(", ")}`;
+  if (issue.code === "unrecognized_keys")
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${showUnsafe(k)}'`).join(", ")}`;
   if (issue.code === "invalid_type" && issue.input === undefined) return `missing field '${field}'`;
   return issue.message;
 }

@@ -34,7 +34,12 @@ const PART_BUFFERS = 8;
 export type StoreTarget = { client: S3Client; bucket: string; keyOf: (path: string) => string };
 
 export type LocalFile = { path: string; size_bytes: number };
-export type StoredFile = { path: string; size_bytes: number; sha256: string; action: "hashed" | "uploaded" | "skipped" };
+export type StoredFile = {
+  path: string;
+  size_bytes: number;
+  sha256: string;
+  action: "hashed" | "uploaded" | "skipped";
+};
 
 export type UploadOptions = {
   /** The directory the paths are relative to. */
@@ -115,7 +120,11 @@ export function fileUploader(options: UploadOptions, totals: { files: number; by
   };
 }
 
-async function storeFile(options: UploadOptions, file: LocalFile, shared: { buffers: Semaphore; onBytes: (n: number) => void }): Promise<StoredFile> {
+async function storeFile(
+  options: UploadOptions,
+  file: LocalFile,
+  shared: { buffers: Semaphore; onBytes: (n: number) => void },
+): Promise<StoredFile> {
   const local = path.join(options.dir, ...file.path.split("/"));
   const size = (await stat(local)).size;
   const store = options.store;
@@ -138,7 +147,17 @@ async function storeFile(options: UploadOptions, file: LocalFile, shared: { buff
       return { ...result, action: "skipped" };
     }
     await store.client.send(
-      withPayloadHash(new PutObjectCommand({ Bucket: store.bucket, Key: key, Body: body, ContentLength: body.length, ContentType: contentType, Metadata: { [SHA256_METADATA]: sha256 } }), sha256),
+      withPayloadHash(
+        new PutObjectCommand({
+          Bucket: store.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.length,
+          ContentType: contentType,
+          Metadata: { [SHA256_METADATA]: sha256 },
+        }),
+        sha256,
+      ),
       { abortSignal: options.signal },
     );
     shared.onBytes(body.length);
@@ -170,7 +189,13 @@ async function storeFile(options: UploadOptions, file: LocalFile, shared: { buff
     );
     shared.onBytes(size);
   } else {
-    await multipartUpload(store, key, local, size, { sha256, contentType, signal: options.signal, buffers: shared.buffers, onBytes: shared.onBytes });
+    await multipartUpload(store, key, local, size, {
+      sha256,
+      contentType,
+      signal: options.signal,
+      buffers: shared.buffers,
+      onBytes: shared.onBytes,
+    });
   }
   return { ...result, action: "uploaded" };
 }
@@ -193,15 +218,27 @@ function withPayloadHash<C extends PutObjectCommand>(command: C, sha256: string)
 }
 
 /** Whether the store holds this object already: the same size and the same checksum in its metadata. */
-async function sameObject(store: StoreTarget, key: string, size: number, sha256: string, signal?: AbortSignal): Promise<boolean> {
+async function sameObject(
+  store: StoreTarget,
+  key: string,
+  size: number,
+  sha256: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const head = await objectHead(store, key, signal);
   return head !== null && head.size === size && head.sha256 === sha256;
 }
 
 /** An object's size and recorded checksum, or null when the store has no such object. */
-async function objectHead(store: StoreTarget, key: string, signal?: AbortSignal): Promise<{ size: number | undefined; sha256: string | undefined } | null> {
+async function objectHead(
+  store: StoreTarget,
+  key: string,
+  signal?: AbortSignal,
+): Promise<{ size: number | undefined; sha256: string | undefined } | null> {
   try {
-    const head = await store.client.send(new HeadObjectCommand({ Bucket: store.bucket, Key: key }), { abortSignal: signal });
+    const head = await store.client.send(new HeadObjectCommand({ Bucket: store.bucket, Key: key }), {
+      abortSignal: signal,
+    });
     return { size: head.ContentLength, sha256: head.Metadata?.[SHA256_METADATA] };
   } catch (error) {
     if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return null;
@@ -224,11 +261,22 @@ async function multipartUpload(
   key: string,
   local: string,
   size: number,
-  options: { sha256: string; contentType: string; signal?: AbortSignal; buffers: Semaphore; onBytes: (n: number) => void },
+  options: {
+    sha256: string;
+    contentType: string;
+    signal?: AbortSignal;
+    buffers: Semaphore;
+    onBytes: (n: number) => void;
+  },
 ): Promise<void> {
   const { signal } = options;
   const { UploadId } = await store.client.send(
-    new CreateMultipartUploadCommand({ Bucket: store.bucket, Key: key, ContentType: options.contentType, Metadata: { [SHA256_METADATA]: options.sha256 } }),
+    new CreateMultipartUploadCommand({
+      Bucket: store.bucket,
+      Key: key,
+      ContentType: options.contentType,
+      Metadata: { [SHA256_METADATA]: options.sha256 },
+    }),
     { abortSignal: signal },
   );
   const handle = await open(local, "r");
@@ -246,9 +294,19 @@ async function multipartUpload(
         try {
           const body = Buffer.allocUnsafe(length);
           const { bytesRead } = await handle.read(body, 0, length, offset);
-          if (bytesRead !== length) throw new Error(`${local} changed while it was uploaded (read ${bytesRead} of ${length} bytes at ${offset})`);
+          if (bytesRead !== length)
+            throw new Error(
+              `${local} changed while it was uploaded (read ${bytesRead} of ${length} bytes at ${offset})`,
+            );
           const part = await store.client.send(
-            new UploadPartCommand({ Bucket: store.bucket, Key: key, UploadId, PartNumber: index + 1, Body: body, ContentLength: length }),
+            new UploadPartCommand({
+              Bucket: store.bucket,
+              Key: key,
+              UploadId,
+              PartNumber: index + 1,
+              Body: body,
+              ContentLength: length,
+            }),
             { abortSignal: signal },
           );
           etags[index] = part.ETag!;
@@ -270,7 +328,9 @@ async function multipartUpload(
     );
   } catch (error) {
     // Without this the store would keep the parts (and bill for them) until a lifecycle rule ran.
-    await store.client.send(new AbortMultipartUploadCommand({ Bucket: store.bucket, Key: key, UploadId })).catch(() => undefined);
+    await store.client
+      .send(new AbortMultipartUploadCommand({ Bucket: store.bucket, Key: key, UploadId }))
+      .catch(() => undefined);
     throw error;
   } finally {
     await handle.close();

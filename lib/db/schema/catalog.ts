@@ -31,7 +31,14 @@ export type LeRobotFormatInfo = {
   robot_type: string | null;
   fps: number;
   total_frames: number;
-  cameras: { key: string; storage: "video" | "image"; codec: string | null; height: number | null; width: number | null; fps: number | null }[];
+  cameras: {
+    key: string;
+    storage: "video" | "image";
+    codec: string | null;
+    height: number | null;
+    width: number | null;
+    fps: number | null;
+  }[];
 };
 
 export const datasetVersions = pgTable(

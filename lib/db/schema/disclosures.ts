@@ -10,7 +10,12 @@ import { organizations, users } from "./organizations";
  * The log's tables and the summaries derived from its entries at append, each append-only by a
  * trigger named `<table>_append_only` (migrations 0002, 0009, 0011 and 0014).
  */
-export const DISCLOSURE_LOG_TABLES = ["disclosures", "disclosure_episodes", "disclosure_contributors", "disclosure_episode_entries"] as const;
+export const DISCLOSURE_LOG_TABLES = [
+  "disclosures",
+  "disclosure_episodes",
+  "disclosure_contributors",
+  "disclosure_episode_entries",
+] as const;
 
 export const DISCLOSURE_CHANNELS = ["api", "portal", "preview"] as const;
 export type DisclosureChannel = (typeof DISCLOSURE_CHANNELS)[number];
@@ -110,9 +115,7 @@ export const disclosureEpisodes = pgTable(
     versionId: integer("version_id").notNull(),
     episodeId: byteOrderText("episode_id").notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.disclosureId, t.episodeId] }),
-  ],
+  (t) => [primaryKey({ columns: [t.disclosureId, t.episodeId] })],
 );
 
 /**

@@ -22,9 +22,7 @@ export const licences = pgTable(
     revokedAt: timestamptz("revoked_at"),
   },
   (t) => [
-    uniqueIndex("licences_active_key")
-      .on(t.organizationId, t.versionId)
-      .where(sql`${t.revokedAt} is null`),
+    uniqueIndex("licences_active_key").on(t.organizationId, t.versionId).where(sql`${t.revokedAt} is null`),
     index("licences_version_idx").on(t.versionId),
   ],
 );

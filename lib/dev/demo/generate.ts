@@ -68,7 +68,8 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     dataset: {
       id: "kitchen-pick-place",
       title: "Kitchen pick-and-place",
-      description: "Single-arm manipulation in three real kitchens: cups, plates and drawers, teleoperated and autonomous.",
+      description:
+        "Single-arm manipulation in three real kitchens: cups, plates and drawers, teleoperated and autonomous.",
     },
     idPrefix: "kpp",
     tasks: {
@@ -83,7 +84,11 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     clips: { wrist_cam: "bars-h264", head_cam: "bars-av1" },
     contributors: ["contrib-ams-01", "contrib-ams-02", "contrib-osa-01", "contrib-lab-07"],
     versions: [
-      { version: "1.0.0", released_at: "2026-03-02T09:00:00Z", changelog: [{ type: "added", description: "First release: pick, place and drawer tasks in two kitchens." }] },
+      {
+        version: "1.0.0",
+        released_at: "2026-03-02T09:00:00Z",
+        changelog: [{ type: "added", description: "First release: pick, place and drawer tasks in two kitchens." }],
+      },
       {
         version: "1.1.0",
         released_at: "2026-06-15T09:00:00Z",
@@ -107,7 +112,8 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     dataset: {
       id: "warehouse-bin-picking",
       title: "Warehouse bin picking",
-      description: "Suction and parallel-gripper picking from cluttered totes in two fulfilment centres and a simulator.",
+      description:
+        "Suction and parallel-gripper picking from cluttered totes in two fulfilment centres and a simulator.",
     },
     idPrefix: "wbp",
     tasks: {
@@ -122,7 +128,11 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     clips: { overhead_cam: "rgb-h264", wrist_cam: "yuv-av1", depth: "grid-h264" },
     contributors: ["contrib-wh-11", "contrib-wh-12", "contrib-sim-03"],
     versions: [
-      { version: "1.0.0", released_at: "2026-01-20T12:00:00Z", changelog: [{ type: "added", description: "First release from the north warehouse." }] },
+      {
+        version: "1.0.0",
+        released_at: "2026-01-20T12:00:00Z",
+        changelog: [{ type: "added", description: "First release from the north warehouse." }],
+      },
       {
         version: "1.2.0",
         released_at: "2026-05-04T12:00:00Z",
@@ -151,7 +161,11 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
     clips: { front_cam: "grid-h264", wrist_cam: "bars-av1" },
     contributors: ["contrib-lab-01", "contrib-lab-02"],
     versions: [
-      { version: "0.9.0", released_at: "2025-12-01T08:00:00Z", changelog: [{ type: "added", description: "Preview release." }] },
+      {
+        version: "0.9.0",
+        released_at: "2025-12-01T08:00:00Z",
+        changelog: [{ type: "added", description: "Preview release." }],
+      },
       {
         version: "1.0.0",
         released_at: "2026-04-01T08:00:00Z",
@@ -219,7 +233,13 @@ export function writeDemoVersion(
       const filePath = `episodes/${episode.episode_id}/${stream}.${streamExtension(spec, stream)}`;
       const bytes = demoFileBytes(spec, filePath, stream);
       const sha256 = createHash("sha256").update(bytes).digest("hex");
-      const line: FileLine = { path: filePath, episode_id: episode.episode_id, stream, size_bytes: bytes.length, sha256 };
+      const line: FileLine = {
+        path: filePath,
+        episode_id: episode.episode_id,
+        stream,
+        size_bytes: bytes.length,
+        sha256,
+      };
       fileLines.push(JSON.stringify(line));
       files.push({ path: filePath, stream, sha256, size: bytes.length });
     }
@@ -262,23 +282,51 @@ export function demoSpans(spec: DemoDataset, episode: EpisodeLine, index: number
   phases.forEach((label, i) => {
     const start = Math.round((i * slot + random() * slot * 0.1) * 100) / 100;
     const end = Math.round(((i + 1) * slot - random() * slot * 0.1) * 100) / 100;
-    spans.push({ episode_id: episode.episode_id, label, start_s: start, end_s: Math.min(end, episode.duration_s), attributes: { phase: i + 1 } });
+    spans.push({
+      episode_id: episode.episode_id,
+      label,
+      start_s: start,
+      end_s: Math.min(end, episode.duration_s),
+      attributes: { phase: i + 1 },
+    });
     if (i === recoveryAt) {
       const rStart = Math.round((start + (end - start) * 0.4) * 100) / 100;
       const rEnd = Math.round((start + (end - start) * 0.9) * 100) / 100;
-      spans.push({ episode_id: episode.episode_id, label: "recovery", start_s: rStart, end_s: rEnd, attributes: { recovery: true, reason: pick(random, ["slip", "missed_grasp", "collision"]) } });
+      spans.push({
+        episode_id: episode.episode_id,
+        label: "recovery",
+        start_s: rStart,
+        end_s: rEnd,
+        attributes: { recovery: true, reason: pick(random, ["slip", "missed_grasp", "collision"]) },
+      });
     }
   });
   return spans;
 }
 
 /** Streams a large synthetic version (benchmarks) straight to disk without holding it in memory. */
-export async function writeBulkVersion(root: string, datasetId: string, version: string, episodes: number): Promise<string> {
-  const spec: DemoDataset = { ...DEMO_DATASETS[0]!, dataset: { ...DEMO_DATASETS[0]!.dataset, id: datasetId, title: `Benchmark ${datasetId}` }, idPrefix: datasetId };
+export async function writeBulkVersion(
+  root: string,
+  datasetId: string,
+  version: string,
+  episodes: number,
+): Promise<string> {
+  const spec: DemoDataset = {
+    ...DEMO_DATASETS[0]!,
+    dataset: { ...DEMO_DATASETS[0]!.dataset, id: datasetId, title: `Benchmark ${datasetId}` },
+    idPrefix: datasetId,
+  };
   const dir = path.join(root, `${datasetId}@${version}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, "dataset.json"), JSON.stringify(spec.dataset));
-  writeFileSync(path.join(dir, "version.json"), JSON.stringify({ version, released_at: "2026-01-01T00:00:00Z", changelog: [{ type: "added", description: "Benchmark data." }] }));
+  writeFileSync(
+    path.join(dir, "version.json"),
+    JSON.stringify({
+      version,
+      released_at: "2026-01-01T00:00:00Z",
+      changelog: [{ type: "added", description: "Benchmark data." }],
+    }),
+  );
   const out = createWriteStream(path.join(dir, "episodes.jsonl"));
   let chunk = "";
   for (let i = 1; i <= episodes; i++) {

@@ -16,7 +16,14 @@ import { s3Client } from "../../storage/client";
 import type { StoreLocation } from "../../storage/presigner";
 import { DEMO_DATASETS, writeDemoVersion } from "./generate";
 import { uploadDemoFiles } from "./upload";
-import { DEMO_ORGANIZATIONS, DEMO_USERS, demoAccounts, demoKeySecret, demoPassword, type DemoAccounts } from "./credentials";
+import {
+  DEMO_ORGANIZATIONS,
+  DEMO_USERS,
+  demoAccounts,
+  demoKeySecret,
+  demoPassword,
+  type DemoAccounts,
+} from "./credentials";
 
 export const DEFAULT_DEMO_EPISODES = 120;
 
@@ -41,9 +48,12 @@ export async function seedDemo(ctx: Ctx, options: SeedOptions): Promise<DemoAcco
       for (let i = 0; i < spec.versions.length; i++) {
         const generated = writeDemoVersion(scratch, spec, i, { episodesPerVersion });
         const result = await importVersion((ctx.db as RootDb).$client, generated.dir);
-        options.log(`${result.status === "imported" ? "imported" : "unchanged"} ${result.datasetId}@${result.version} (${result.episodes} episodes, ${result.files} files)`);
+        options.log(
+          `${result.status === "imported" ? "imported" : "unchanged"} ${result.datasetId}@${result.version} (${result.episodes} episodes, ${result.files} files)`,
+        );
         const uploaded = await uploadDemoFiles(client, options.store.bucket, generated);
-        if (uploaded) options.log(`  stored ${uploaded} files of ${result.datasetId}@${result.version} in the object store`);
+        if (uploaded)
+          options.log(`  stored ${uploaded} files of ${result.datasetId}@${result.version} in the object store`);
       }
     }
   } finally {
@@ -53,11 +63,18 @@ export async function seedDemo(ctx: Ctx, options: SeedOptions): Promise<DemoAcco
 
   const orgs = new Map<string, Organization>();
   for (const spec of DEMO_ORGANIZATIONS) {
-    const org = await existingOr(() => organizationBySlug(ctx, spec.slug), () => createOrganization(ctx, { slug: spec.slug, name: spec.name }));
+    const org = await existingOr(
+      () => organizationBySlug(ctx, spec.slug),
+      () => createOrganization(ctx, { slug: spec.slug, name: spec.name }),
+    );
     orgs.set(spec.slug, org);
-    for (const [datasetId, version] of spec.licences) await grantLicence(ctx, { organizationId: org.id, datasetId, version });
+    for (const [datasetId, version] of spec.licences)
+      await grantLicence(ctx, { organizationId: org.id, datasetId, version });
     const secret = demoKeySecret(options.appSecret, spec.slug);
-    const [known] = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.keyHash, hashKey(secret)));
+    const [known] = await ctx.db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, hashKey(secret)));
     if (!known) await issueKey(ctx, { organizationId: org.id, name: "demo key", secret });
   }
   for (const spec of DEMO_USERS) {

@@ -9,7 +9,11 @@ const PARALLEL = 16;
 export async function uploadDemoFiles(client: S3Client, bucket: string, version: GeneratedVersion): Promise<number> {
   const keyOf = (path: string) => objectKey(version.datasetId, version.version, path);
   const [first, last] = [version.files[0], version.files.at(-1)];
-  if (!first || ((await objectExists(client, bucket, keyOf(first.path))) && (await objectExists(client, bucket, keyOf(last!.path))))) return 0;
+  if (
+    !first ||
+    ((await objectExists(client, bucket, keyOf(first.path))) && (await objectExists(client, bucket, keyOf(last!.path))))
+  )
+    return 0;
   let next = 0;
   await Promise.all(
     Array.from({ length: PARALLEL }, async () => {

@@ -11,7 +11,14 @@ export const metadata: Metadata = { title: "Admin audit" };
 const PAGE_SIZE = 50;
 
 // `before` comes from the page links; one that is not a position starts from the newest entries.
-const Search = z.object({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
+const Search = z.object({
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number)
+    .optional()
+    .catch(undefined),
+});
 
 export default async function AdminAuditPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/audit");

@@ -10,7 +10,13 @@ export async function issueKeyAction(input: unknown): Promise<ActionResult<Issue
   return runAction("admin", async (ctx) => {
     const { organizationId, name, expiresInDays, scope } = parseInput(IssueKeyInput, input);
     const key = await issueKey(ctx, { organizationId, name, scope, expiresAt: expiryAfter(expiresInDays) });
-    return { id: key.id, secret: key.secret, prefix: key.prefix, name: key.name, expires_at: key.expiresAt?.toISOString() ?? null };
+    return {
+      id: key.id,
+      secret: key.secret,
+      prefix: key.prefix,
+      name: key.name,
+      expires_at: key.expiresAt?.toISOString() ?? null,
+    };
   });
 }
 

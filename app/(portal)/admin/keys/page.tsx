@@ -27,7 +27,12 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
   const filtered = Boolean(organizationId || status);
   const licensed = licences
     .filter((l) => !l.revoked_at)
-    .map(({ organization_id, dataset_id, dataset_title, version }) => ({ organization_id, dataset_id, dataset_title, version }));
+    .map(({ organization_id, dataset_id, dataset_title, version }) => ({
+      organization_id,
+      dataset_id,
+      dataset_title,
+      version,
+    }));
   return (
     <>
       <PageHeader
@@ -36,9 +41,17 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
       />
       <div className="space-y-6">
         <Card>
-          <CardHeader title="Issue a key" description="The secret is shown once, right after issuing. Only a hash is stored." />
+          <CardHeader
+            title="Issue a key"
+            description="The secret is shown once, right after issuing. Only a hash is stored."
+          />
           <CardBody>
-            <KeyIssueForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} licensed={licensed} defaultOrganizationId={organizationId} issueKey={issueKeyAction} />
+            <KeyIssueForm
+              organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
+              licensed={licensed}
+              defaultOrganizationId={organizationId}
+              issueKey={issueKeyAction}
+            />
           </CardBody>
         </Card>
         <AdminListSection
@@ -46,13 +59,31 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
           title={filtered ? "Matching keys" : "All keys"}
           count={keys.length}
           filtered={filtered}
-          empty={<EmptyState title="No API keys yet">Issue the first one above. Its secret is shown once, right after issuing.</EmptyState>}
+          empty={
+            <EmptyState title="No API keys yet">
+              Issue the first one above. Its secret is shown once, right after issuing.
+            </EmptyState>
+          }
           filters={
             <FilterBar
               label="Filter keys"
               fields={[
-                { kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
-                { kind: "select", name: "status", label: "Status", any: "Any status", value: status ?? "", options: KEY_STATUSES.map((s) => ({ value: s, label: s })) },
+                {
+                  kind: "select",
+                  name: "organization",
+                  label: "Organisation",
+                  any: "Any organisation",
+                  value: organizationId ?? "",
+                  options: organizations.map((o) => ({ value: o.id, label: o.name })),
+                },
+                {
+                  kind: "select",
+                  name: "status",
+                  label: "Status",
+                  any: "Any status",
+                  value: status ?? "",
+                  options: KEY_STATUSES.map((s) => ({ value: s, label: s })),
+                },
               ]}
             />
           }

@@ -4,7 +4,9 @@ import { grantLicence, revokeLicence, type LicenceTarget } from "@/lib/admin/lic
 import { LicenceInput, parseInput } from "@/lib/admin/inputs";
 import { runAction, type ActionResult } from "@/lib/http/portal";
 
-export async function grantLicenceAction(input: unknown): Promise<ActionResult<LicenceTarget & { id: string; created: boolean }>> {
+export async function grantLicenceAction(
+  input: unknown,
+): Promise<ActionResult<LicenceTarget & { id: string; created: boolean }>> {
   return runAction("admin", async (ctx) => {
     const target = parseInput(LicenceInput, input);
     return { ...target, ...(await grantLicence(ctx, target)) };

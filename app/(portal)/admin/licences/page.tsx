@@ -17,7 +17,11 @@ const Search = z.object({ organization: z.string().optional() });
 export default async function LicencesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/licences");
   const { organization: wanted } = await pageSearch(searchParams, Search);
-  const [organizations, versions, all] = await Promise.all([listOrganizations(ctx), listVersionChoices(ctx), listLicences(ctx)]);
+  const [organizations, versions, all] = await Promise.all([
+    listOrganizations(ctx),
+    listVersionChoices(ctx),
+    listLicences(ctx),
+  ]);
   const organizationId = organizations.find((o) => o.id === wanted)?.id;
   const shown = organizationId ? all.filter((l) => l.organization_id === organizationId) : all;
   const held = all.filter((l) => !l.revoked_at).map((l) => `${l.organization_id} ${l.dataset_id}@${l.version}`);
@@ -29,9 +33,18 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
       />
       <div className="space-y-6">
         <Card>
-          <CardHeader title="Grant a licence" description="The organisation's members and API keys can list, read and download the version as soon as it is granted." />
+          <CardHeader
+            title="Grant a licence"
+            description="The organisation's members and API keys can list, read and download the version as soon as it is granted."
+          />
           <CardBody>
-            <LicenceGrantForm organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))} versions={versions} held={held} defaultOrganizationId={organizationId} grantLicence={grantLicenceAction} />
+            <LicenceGrantForm
+              organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
+              versions={versions}
+              held={held}
+              defaultOrganizationId={organizationId}
+              grantLicence={grantLicenceAction}
+            />
           </CardBody>
         </Card>
         <LicencesTables
@@ -41,7 +54,16 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
           filters={
             <FilterBar
               label="Filter licences"
-              fields={[{ kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) }]}
+              fields={[
+                {
+                  kind: "select",
+                  name: "organization",
+                  label: "Organisation",
+                  any: "Any organisation",
+                  value: organizationId ?? "",
+                  options: organizations.map((o) => ({ value: o.id, label: o.name })),
+                },
+              ]}
             />
           }
         />

@@ -18,10 +18,14 @@ export const metadata: Metadata = { title: "Organisations" };
 export default async function OrganizationsPage() {
   const ctx = await pageContext("admin", "/admin/organizations");
   const [organizations, audit] = await Promise.all([listOrganizations(ctx), listAdminAudit(ctx, { limit: 8 })]);
-  const sum = (pick: (o: (typeof organizations)[number]) => number) => formatNumber(organizations.reduce((n, o) => n + pick(o), 0));
+  const sum = (pick: (o: (typeof organizations)[number]) => number) =>
+    formatNumber(organizations.reduce((n, o) => n + pick(o), 0));
   return (
     <>
-      <PageHeader title="Organisations" description="Licensees are organisations: their members use the portal, their API keys use the API, and licences are granted to them per dataset version." />
+      <PageHeader
+        title="Organisations"
+        description="Licensees are organisations: their members use the portal, their API keys use the API, and licences are granted to them per dataset version."
+      />
       <dl className="mb-6 grid grid-cols-2 gap-3 lg:grid-cols-4">
         <Stat label="Organisations" value={formatNumber(organizations.length)} />
         <Stat label="Members" value={sum((o) => o.user_count)} hint="users belonging to an organisation" />
@@ -30,7 +34,10 @@ export default async function OrganizationsPage() {
       </dl>
       <div className="space-y-6">
         <Card>
-          <CardHeader title="Create an organisation" description="The slug identifies it in the CLI and in the disclosure log." />
+          <CardHeader
+            title="Create an organisation"
+            description="The slug identifies it in the CLI and in the disclosure log."
+          />
           <CardBody>
             <OrganizationForm createOrganization={createOrganizationAction} />
           </CardBody>
@@ -39,7 +46,11 @@ export default async function OrganizationsPage() {
           id="organizations-heading"
           title="All organisations"
           count={organizations.length}
-          empty={<EmptyState title="No organisations yet">Create the first one above, then grant it licences and issue it keys.</EmptyState>}
+          empty={
+            <EmptyState title="No organisations yet">
+              Create the first one above, then grant it licences and issue it keys.
+            </EmptyState>
+          }
         >
           <OrganizationsTable organizations={organizations} />
         </AdminListSection>

@@ -5,7 +5,9 @@ import { ChangeRoleInput, CreateUserInput, parseInput, UserTargetInput } from "@
 import { runAction, type ActionResult } from "@/lib/http/portal";
 import type { UserRole } from "@/lib/db/schema";
 
-export async function createUserAction(input: unknown): Promise<ActionResult<{ id: string; email: string; role: UserRole }>> {
+export async function createUserAction(
+  input: unknown,
+): Promise<ActionResult<{ id: string; email: string; role: UserRole }>> {
   return runAction("admin", async (ctx) => {
     const { name, organizationId, ...rest } = parseInput(CreateUserInput, input);
     return createUser(ctx, { ...rest, name: name || undefined, organizationId: organizationId || null });
@@ -13,7 +15,9 @@ export async function createUserAction(input: unknown): Promise<ActionResult<{ i
 }
 
 /** Ends every session of the user at once, as disabling does. */
-export async function changeUserRoleAction(input: unknown): Promise<ActionResult<{ id: string; email: string; role: UserRole }>> {
+export async function changeUserRoleAction(
+  input: unknown,
+): Promise<ActionResult<{ id: string; email: string; role: UserRole }>> {
   return runAction("admin", async (ctx) => {
     const { organizationId, ...rest } = parseInput(ChangeRoleInput, input);
     return changeUserRole(ctx, { ...rest, organizationId: organizationId || null });

@@ -29,10 +29,16 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
   const choices = organizations.map(({ id, slug, name }) => ({ id, slug, name }));
   return (
     <>
-      <PageHeader title="Users" description="People who sign in to the portal. A licensee sees their organisation's licensed datasets; reviewers read the disclosure log; admins manage everything here." />
+      <PageHeader
+        title="Users"
+        description="People who sign in to the portal. A licensee sees their organisation's licensed datasets; reviewers read the disclosure log; admins manage everything here."
+      />
       <div className="space-y-6">
         <Card>
-          <CardHeader title="Create a user" description="The user signs in with this email and password. Changing a user's role or disabling them below ends every session they have open." />
+          <CardHeader
+            title="Create a user"
+            description="The user signs in with this email and password. Changing a user's role or disabling them below ends every session they have open."
+          />
           <CardBody>
             <UserForm organizations={choices} defaultOrganizationId={organizationId} createUser={createUserAction} />
           </CardBody>
@@ -47,13 +53,34 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
             <FilterBar
               label="Filter users"
               fields={[
-                { kind: "select", name: "role", label: "Role", any: "Any role", value: role ?? "", options: USER_ROLES.map((r) => ({ value: r, label: r })) },
-                { kind: "select", name: "organization", label: "Organisation", any: "Any organisation", value: organizationId ?? "", options: organizations.map((o) => ({ value: o.id, label: o.name })) },
+                {
+                  kind: "select",
+                  name: "role",
+                  label: "Role",
+                  any: "Any role",
+                  value: role ?? "",
+                  options: USER_ROLES.map((r) => ({ value: r, label: r })),
+                },
+                {
+                  kind: "select",
+                  name: "organization",
+                  label: "Organisation",
+                  any: "Any organisation",
+                  value: organizationId ?? "",
+                  options: organizations.map((o) => ({ value: o.id, label: o.name })),
+                },
               ]}
             />
           }
         >
-          <UsersTable users={users} empty="No user matches these filters." organizations={choices} selfId={ctx.principal.userId} disableUser={disableUserAction} changeRole={changeUserRoleAction} />
+          <UsersTable
+            users={users}
+            empty="No user matches these filters."
+            organizations={choices}
+            selfId={ctx.principal.userId}
+            disableUser={disableUserAction}
+            changeRole={changeUserRoleAction}
+          />
         </AdminListSection>
       </div>
     </>

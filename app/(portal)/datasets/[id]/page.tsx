@@ -23,14 +23,23 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: (await params).id };
 }
 
-const CHANGE_TONES: Record<string, Tone> = { added: "green", changed: "blue", fixed: "brand", removed: "red", deprecated: "amber", security: "red" };
+const CHANGE_TONES: Record<string, Tone> = {
+  added: "green",
+  changed: "blue",
+  fixed: "brand",
+  removed: "red",
+  deprecated: "amber",
+  security: "red",
+};
 const OUTCOME_COLORS: Record<string, string> = { success: "bg-emerald-500", failure: "bg-red-500" };
 
 export default async function DatasetPage({ params, searchParams }: Props) {
   const { id } = await params;
   const ctx = await pageContext("catalog", `/datasets/${id}`);
   const { version: requested } = await pageSearch(searchParams, Search);
-  const [dataset, { versions }] = await pageData(Promise.all([getDataset(ctx, id), listVersions(ctx, { datasetId: id, limit: 500 })]));
+  const [dataset, { versions }] = await pageData(
+    Promise.all([getDataset(ctx, id), listVersions(ctx, { datasetId: id, limit: 500 })]),
+  );
   const shown = versions.find((v) => v.licensed && v.version === requested) ?? versions.find((v) => v.licensed)!;
   const stats = await versionStatistics(ctx, { datasetId: id, version: shown.version });
   return (
@@ -61,7 +70,11 @@ export default async function DatasetPage({ params, searchParams }: Props) {
           </h2>
           <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
             <Stat label="Robot type" value={shown.format.robot_type ?? "—"} />
-            <Stat label="Frame rate" value={`${formatNumber(shown.format.fps)} fps`} hint={`${formatNumber(shown.format.total_frames)} frames`} />
+            <Stat
+              label="Frame rate"
+              value={`${formatNumber(shown.format.fps)} fps`}
+              hint={`${formatNumber(shown.format.total_frames)} frames`}
+            />
             <Stat label="Cameras" value={shown.format.cameras.length} />
           </dl>
           {shown.format.cameras.length ? (
@@ -70,7 +83,12 @@ export default async function DatasetPage({ params, searchParams }: Props) {
                 <li key={camera.key} className="rounded-md bg-white px-3 py-1.5 shadow-sm ring-1 ring-slate-200">
                   <span className="font-mono text-xs">{camera.key}</span>
                   <span className="ml-2 text-slate-500">
-                    {[camera.width && camera.height ? `${camera.width}×${camera.height}` : null, camera.codec, camera.fps ? `${formatNumber(camera.fps)} fps` : null, camera.storage === "image" ? "images in the data files" : null]
+                    {[
+                      camera.width && camera.height ? `${camera.width}×${camera.height}` : null,
+                      camera.codec,
+                      camera.fps ? `${formatNumber(camera.fps)} fps` : null,
+                      camera.storage === "image" ? "images in the data files" : null,
+                    ]
                       .filter(Boolean)
                       .join(" · ")}
                   </span>
@@ -83,22 +101,41 @@ export default async function DatasetPage({ params, searchParams }: Props) {
       <div className="mb-8 grid gap-4 lg:grid-cols-3">
         <Card>
           <CardBody>
-            <BarList title="Outcome" total={stats.episode_count} items={stats.outcomes.map((o) => ({ label: o.value, count: o.count, color: OUTCOME_COLORS[o.value] ?? "bg-amber-500" }))} />
+            <BarList
+              title="Outcome"
+              total={stats.episode_count}
+              items={stats.outcomes.map((o) => ({
+                label: o.value,
+                count: o.count,
+                color: OUTCOME_COLORS[o.value] ?? "bg-amber-500",
+              }))}
+            />
           </CardBody>
         </Card>
         <Card>
           <CardBody>
-            <BarList title="Environment" total={stats.episode_count} items={stats.environments.map((e) => ({ label: e.value, count: e.count }))} />
+            <BarList
+              title="Environment"
+              total={stats.episode_count}
+              items={stats.environments.map((e) => ({ label: e.value, count: e.count }))}
+            />
           </CardBody>
         </Card>
         <Card>
           <CardBody>
-            <Histogram title={`Duration (mean ${formatSeconds(stats.duration.mean)})`} buckets={stats.duration.buckets} unit="s" />
+            <Histogram
+              title={`Duration (mean ${formatSeconds(stats.duration.mean)})`}
+              buckets={stats.duration.buckets}
+              unit="s"
+            />
           </CardBody>
         </Card>
       </div>
       <Card>
-        <CardHeader title="Versions" description="Newest first. Charts above are for the highlighted version; licensed versions can be explored and downloaded." />
+        <CardHeader
+          title="Versions"
+          description="Newest first. Charts above are for the highlighted version; licensed versions can be explored and downloaded."
+        />
         <ol className="divide-y divide-slate-100">
           {versions.map((v) => (
             <li key={v.version} className={`px-4 py-4 sm:px-5 ${v.version === shown.version ? "bg-brand-50/40" : ""}`}>
@@ -111,7 +148,10 @@ export default async function DatasetPage({ params, searchParams }: Props) {
                 {v.licensed ? (
                   <span className="ml-auto flex gap-3 text-sm">
                     {v.version !== shown.version ? (
-                      <Link className="font-medium text-brand-700 hover:underline" href={`/datasets/${id}?version=${v.version}`}>
+                      <Link
+                        className="font-medium text-brand-700 hover:underline"
+                        href={`/datasets/${id}?version=${v.version}`}
+                      >
                         Charts
                       </Link>
                     ) : null}

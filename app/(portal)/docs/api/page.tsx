@@ -19,24 +19,36 @@ export default function ApiReferencePage() {
     components: { schemas: Record<string, JsonSchema>; headers: Record<string, object> };
     "x-error-codes": ErrorCodeRow[];
   };
-  const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
-  const requestHeaders = operations.flatMap(({ path, method, op }) =>
-    (op.parameters ?? []).filter((p) => p.in === "header").map((p) => ({ name: p.name, description: p.description, where: `${method.toUpperCase()} ${path}` })),
+  const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ path, method, op })),
   );
-  const sections = (doc.tags ?? []).map((tag) => ({ tag, operations: operations.filter((o) => o.op.tags?.includes(tag.name)) }));
+  const requestHeaders = operations.flatMap(({ path, method, op }) =>
+    (op.parameters ?? [])
+      .filter((p) => p.in === "header")
+      .map((p) => ({ name: p.name, description: p.description, where: `${method.toUpperCase()} ${path}` })),
+  );
+  const sections = (doc.tags ?? []).map((tag) => ({
+    tag,
+    operations: operations.filter((o) => o.op.tags?.includes(tag.name)),
+  }));
 
   return (
     <div className="mx-auto max-w-6xl px-4 py-10 sm:px-6 lg:grid lg:grid-cols-[14rem_1fr] lg:gap-10">
       <nav aria-label="API reference" className="hidden lg:block">
         <div className="sticky top-6 space-y-4 text-sm">
-          <a href="#getting-started" className="block font-medium text-slate-700 hover:text-brand-700">Getting started</a>
+          <a href="#getting-started" className="block font-medium text-slate-700 hover:text-brand-700">
+            Getting started
+          </a>
           {sections.map(({ tag, operations: ops }) => (
             <div key={tag.name}>
               <p className="text-xs font-semibold uppercase tracking-wide text-slate-500">{tag.name}</p>
               <ul className="mt-1 space-y-1">
                 {ops.map(({ path, method, op }) => (
                   <li key={`${method} ${path}`}>
-                    <a href={`#${operationAnchor(op, method, path)}`} className="flex items-center gap-2 text-slate-700 hover:text-brand-700">
+                    <a
+                      href={`#${operationAnchor(op, method, path)}`}
+                      className="flex items-center gap-2 text-slate-700 hover:text-brand-700"
+                    >
                       <MethodBadge method={method} />
                       <span className="truncate">{op.summary}</span>
                     </a>
@@ -45,9 +57,15 @@ export default function ApiReferencePage() {
               </ul>
             </div>
           ))}
-          <a href="#errors" className="block font-medium text-slate-700 hover:text-brand-700">Error codes</a>
-          <a href="#schemas" className="block font-medium text-slate-700 hover:text-brand-700">Schemas</a>
-          <a href="#headers" className="block font-medium text-slate-700 hover:text-brand-700">Headers</a>
+          <a href="#errors" className="block font-medium text-slate-700 hover:text-brand-700">
+            Error codes
+          </a>
+          <a href="#schemas" className="block font-medium text-slate-700 hover:text-brand-700">
+            Schemas
+          </a>
+          <a href="#headers" className="block font-medium text-slate-700 hover:text-brand-700">
+            Headers
+          </a>
         </div>
       </nav>
 

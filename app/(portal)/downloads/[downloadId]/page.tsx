@@ -27,37 +27,60 @@ export default async function DownloadPage({ params }: Props) {
   return (
     <>
       <PageHeader
-        crumbs={[{ label: "Datasets", href: "/datasets" }, { label: download.dataset_id, href: `/datasets/${download.dataset_id}` }, { label: "Download" }]}
+        crumbs={[
+          { label: "Datasets", href: "/datasets" },
+          { label: download.dataset_id, href: `/datasets/${download.dataset_id}` },
+          { label: "Download" },
+        ]}
         title={`Download of ${download.dataset_id} ${download.version}`}
         description={<span className="font-mono text-xs">{download.download_id}</span>}
       />
       <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
         <Stat label="Files" value={formatNumber(download.file_count)} />
         <Stat label="Size" value={formatBytes(download.total_bytes)} />
-        <Stat label="Links expire in" value={<Countdown until={download.expires_at} />} hint={formatDateTime(download.expires_at)} />
+        <Stat
+          label="Links expire in"
+          value={<Countdown until={download.expires_at} />}
+          hint={formatDateTime(download.expires_at)}
+        />
         <Stat label="Recorded" value="Disclosure log" hint="under your name, channel portal" />
       </dl>
       {download.co_delivered_episode_ids.length ? (
         <Alert kind="info" className="mb-4">
-          {formatNumber(download.co_delivered_episode_ids.length)} more episode(s) came along with the ones chosen, because files of this download also hold them; they are
-          recorded in the disclosure log too.
+          {formatNumber(download.co_delivered_episode_ids.length)} more episode(s) came along with the ones chosen,
+          because files of this download also hold them; they are recorded in the disclosure log too.
         </Alert>
       ) : null}
       <Alert kind="info" className="mb-4">
-        Links are valid for 15 minutes. Take the whole list with you in one of these forms; each holds the same signed links and checksums.
+        Links are valid for 15 minutes. Take the whole list with you in one of these forms; each holds the same signed
+        links and checksums.
         <span className="mt-2 flex flex-wrap gap-2">
           {(Object.keys(DOWNLOAD_FORMATS) as (keyof typeof DOWNLOAD_FORMATS)[]).map((format) => (
-            <a key={format} href={`/downloads/${download.download_id}/${format}`} className={buttonClass("secondary", "sm")} download>
+            <a
+              key={format}
+              href={`/downloads/${download.download_id}/${format}`}
+              className={buttonClass("secondary", "sm")}
+              download
+            >
               {FORMAT_LABELS[format]}
             </a>
           ))}
         </span>
         <span className="mt-2 block text-xs">
-          For example: <code className="rounded bg-white/70 px-1">aria2c -i {download.download_id}-aria2c-input.txt</code> or <code className="rounded bg-white/70 px-1">sh {download.download_id}-download.sh</code>
+          For example:{" "}
+          <code className="rounded bg-white/70 px-1">aria2c -i {download.download_id}-aria2c-input.txt</code> or{" "}
+          <code className="rounded bg-white/70 px-1">sh {download.download_id}-download.sh</code>
         </span>
       </Alert>
       <Card>
-        <CardHeader title="Files" description={download.file_count > SHOWN ? `The first ${SHOWN} of ${formatNumber(download.file_count)}; the lists above hold all of them.` : undefined} />
+        <CardHeader
+          title="Files"
+          description={
+            download.file_count > SHOWN
+              ? `The first ${SHOWN} of ${formatNumber(download.file_count)}; the lists above hold all of them.`
+              : undefined
+          }
+        />
         <DownloadFilesTable files={download.files.slice(0, SHOWN)} />
       </Card>
     </>

@@ -12,7 +12,13 @@ import { previewEpisode } from "./actions";
 
 type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<SearchParams> };
 
-const Search = z.object({ version: z.literal("").transform(() => undefined).or(z.string()).optional() });
+const Search = z.object({
+  version: z
+    .literal("")
+    .transform(() => undefined)
+    .or(z.string())
+    .optional(),
+});
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Episode ${(await params).episodeId}` };
@@ -21,7 +27,10 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 export default async function EpisodePage({ params, searchParams }: Props) {
   const { episodeId } = await params;
   const { version } = await pageSearch(searchParams, Search);
-  const ctx = await pageContext("catalog", `/episodes/${episodeId}${version ? `?version=${encodeURIComponent(version)}` : ""}`);
+  const ctx = await pageContext(
+    "catalog",
+    `/episodes/${episodeId}${version ? `?version=${encodeURIComponent(version)}` : ""}`,
+  );
   const detail = await pageData(getEpisode(ctx, { episodeId, version }));
   const { spans } = await pageData(listEpisodeSpans(ctx, { episodeId, version: detail.version }));
   const streams = await pageData(episodeStreams(ctx, { episodeId, version: detail.version }));
@@ -47,7 +56,11 @@ export default async function EpisodePage({ params, searchParams }: Props) {
                 {v}
               </Badge>
             ) : (
-              <Link key={v} href={`/episodes/${episodeId}?version=${v}`} className="font-medium text-brand-700 hover:underline">
+              <Link
+                key={v}
+                href={`/episodes/${episodeId}?version=${v}`}
+                className="font-medium text-brand-700 hover:underline"
+              >
                 {v}
               </Link>
             ),

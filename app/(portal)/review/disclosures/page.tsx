@@ -22,7 +22,14 @@ const PAGE = 50;
 const CHANNEL_LABELS = { api: "API download", portal: "Portal download", preview: "Preview" } as const;
 
 // The search form's fields, and the page's position: `before` from the page links, ignored when it is not a number.
-const Search = DisclosureSearch.extend({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
+const Search = DisclosureSearch.extend({
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number)
+    .optional()
+    .catch(undefined),
+});
 
 export default async function DisclosuresPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("review", `/review/disclosures`);
@@ -42,10 +49,16 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
         description="Every download and every preview ever made: who received which episodes of which version, when, through which channel, under which licence (a reviewer's preview under their role). Entries are append-only and hash-chained."
         actions={
           <>
-            <a className={buttonClass("secondary", "sm")} href={`/review/disclosures/export?${searchQuery(params, { format: "csv" })}`}>
+            <a
+              className={buttonClass("secondary", "sm")}
+              href={`/review/disclosures/export?${searchQuery(params, { format: "csv" })}`}
+            >
               Export CSV
             </a>
-            <a className={buttonClass("secondary", "sm")} href={`/review/disclosures/export?${searchQuery(params, { format: "jsonl" })}`}>
+            <a
+              className={buttonClass("secondary", "sm")}
+              href={`/review/disclosures/export?${searchQuery(params, { format: "jsonl" })}`}
+            >
               Export JSONL
             </a>
           </>
@@ -60,12 +73,13 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           {status.from
             ? `${formatNumber(status.report.count)} entries. Entry ${formatNumber(status.from.seq)} still holds the hash verified ${formatDateTime(status.from.verifiedAt)}, and the ${formatNumber(status.entriesChecked)} entries after it verify`
             : `All ${formatNumber(status.report.count)} entries verify`}
-          : each follows the one before, hashes to its recorded hash and still lists the episodes it recorded. Checked {formatDateTime(status.checkedAt)}.{" "}
-          <LastFullVerification at={status.lastFull?.verifiedAt ?? null} />
+          : each follows the one before, hashes to its recorded hash and still lists the episodes it recorded. Checked{" "}
+          {formatDateTime(status.checkedAt)}. <LastFullVerification at={status.lastFull?.verifiedAt ?? null} />
         </Alert>
       ) : (
         <Alert kind="error" title={`Hash chain broken at entry ${status.report.firstBadSeq}`} className="mb-4">
-          {status.report.reason}. The {formatNumber(status.report.count)} entries before it verify. Checked {formatDateTime(status.checkedAt)}; investigate before relying on later entries.{" "}
+          {status.report.reason}. The {formatNumber(status.report.count)} entries before it verify. Checked{" "}
+          {formatDateTime(status.checkedAt)}; investigate before relying on later entries.{" "}
           <LastFullVerification at={status.lastFull?.verifiedAt ?? null} />
         </Alert>
       )}
@@ -77,20 +91,59 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           active={searching}
           clearHref="/review/disclosures"
           fields={[
-            { kind: "select", name: "org", label: "Organisation", any: "Any", value: params.org ?? "", options: [...facets.organizations.map((o) => ({ value: o.slug, label: o.name })), { value: NO_ORGANIZATION, label: "None (reviewers' previews)" }] },
-            { kind: "input", name: "key", label: "API key prefix", placeholder: "das_AbCdEfGh", value: params.key ?? "" },
+            {
+              kind: "select",
+              name: "org",
+              label: "Organisation",
+              any: "Any",
+              value: params.org ?? "",
+              options: [
+                ...facets.organizations.map((o) => ({ value: o.slug, label: o.name })),
+                { value: NO_ORGANIZATION, label: "None (reviewers' previews)" },
+              ],
+            },
+            {
+              kind: "input",
+              name: "key",
+              label: "API key prefix",
+              placeholder: "das_AbCdEfGh",
+              value: params.key ?? "",
+            },
             { kind: "input", name: "user", label: "User email", type: "email", value: params.user ?? "" },
-            { kind: "select", name: "dataset", label: "Dataset", any: "Any", value: params.dataset ?? "", options: facets.datasets.map((d) => ({ value: d, label: d })) },
+            {
+              kind: "select",
+              name: "dataset",
+              label: "Dataset",
+              any: "Any",
+              value: params.dataset ?? "",
+              options: facets.datasets.map((d) => ({ value: d, label: d })),
+            },
             { kind: "input", name: "version", label: "Version", placeholder: "1.2.0", value: params.version ?? "" },
             { kind: "input", name: "from", label: "From (UTC)", type: "date", value: params.from ?? "" },
             { kind: "input", name: "to", label: "To (UTC, inclusive)", type: "date", value: params.to ?? "" },
             { kind: "input", name: "episode", label: "Episode id", value: params.episode ?? "" },
-            { kind: "input", name: "contributor", label: "Contributor", hint: "Entries that include any of this contributor's episodes.", value: params.contributor ?? "" },
-            { kind: "select", name: "channel", label: "Channel", any: "Any", value: params.channel ?? "", options: DISCLOSURE_CHANNELS.map((c) => ({ value: c, label: CHANNEL_LABELS[c] })) },
+            {
+              kind: "input",
+              name: "contributor",
+              label: "Contributor",
+              hint: "Entries that include any of this contributor's episodes.",
+              value: params.contributor ?? "",
+            },
+            {
+              kind: "select",
+              name: "channel",
+              label: "Channel",
+              any: "Any",
+              value: params.channel ?? "",
+              options: DISCLOSURE_CHANNELS.map((c) => ({ value: c, label: CHANNEL_LABELS[c] })),
+            },
           ]}
         >
           {contributor ? (
-            <Link href={`/review/contributors/${encodeURIComponent(contributor)}`} className="text-sm font-medium text-brand-700 hover:underline">
+            <Link
+              href={`/review/contributors/${encodeURIComponent(contributor)}`}
+              className="text-sm font-medium text-brand-700 hover:underline"
+            >
               Who received {contributor}&apos;s episodes →
             </Link>
           ) : null}
@@ -102,13 +155,17 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
         </Alert>
       ) : entries.length === 0 ? (
         <EmptyState title={searching ? "No entry matches this search" : "Nothing disclosed yet"}>
-          {searching ? "Widen the search, or clear it to see the whole log." : "Entries appear here as soon as anyone requests a download or plays an episode."}
+          {searching
+            ? "Widen the search, or clear it to see the whole log."
+            : "Entries appear here as soon as anyone requests a download or plays an episode."}
         </EmptyState>
       ) : (
         <>
           {total ? (
             <p className="mb-2 text-sm text-slate-600" aria-live="polite">
-              {searching ? `${cappedCountText(total, "entry matches", "entries match")} this search.` : `${cappedCountText(total, "entry", "entries")} in the log.`}
+              {searching
+                ? `${cappedCountText(total, "entry matches", "entries match")} this search.`
+                : `${cappedCountText(total, "entry", "entries")} in the log.`}
             </p>
           ) : null}
           <DisclosuresTable entries={entries} />
@@ -123,7 +180,11 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           <span />
         )}
         {nextBefore !== null ? (
-          <LinkButton variant="secondary" size="sm" href={`/review/disclosures?${searchQuery(params, { before: String(nextBefore) })}`}>
+          <LinkButton
+            variant="secondary"
+            size="sm"
+            href={`/review/disclosures?${searchQuery(params, { before: String(nextBefore) })}`}
+          >
             Older entries →
           </LinkButton>
         ) : null}
@@ -138,7 +199,8 @@ function LastFullVerification({ at }: { at: Date | null }) {
     <>Whole log last verified from its first entry {formatDateTime(at)}.</>
   ) : (
     <>
-      The whole log has not been verified from its first entry yet: run <code>das-admin disclosures verify --full</code>.
+      The whole log has not been verified from its first entry yet: run <code>das-admin disclosures verify --full</code>
+      .
     </>
   );
 }

@@ -23,7 +23,17 @@ beforeAll(async () => {
   const org = await createTestOrg();
   const episodes = randomEpisodes(4, 61);
   datasetId = await importTestDataset([
-    { version: "1.0.0", episodes, files: episodes.map((e) => ({ path: `${e.episode_id}/cam.mp4`, episode_id: e.episode_id, stream: "cam", size_bytes: 10, sha256: "a".repeat(64) })) },
+    {
+      version: "1.0.0",
+      episodes,
+      files: episodes.map((e) => ({
+        path: `${e.episode_id}/cam.mp4`,
+        episode_id: e.episode_id,
+        stream: "cam",
+        size_bytes: 10,
+        sha256: "a".repeat(64),
+      })),
+    },
   ]);
   await grant(org.id, datasetId, "1.0.0");
   const users: Partial<Record<Role, UserPrincipal>> = {};
@@ -36,16 +46,21 @@ beforeAll(async () => {
     const created = await createUser(operatorCtx(), { email, role, organizationId, password: PASSWORD });
     users[role] = { kind: "user", userId: created.id, email, role, organizationId };
   }
-  await createDownload({ db: getDb(), principal: users.licensee!, requestId: "overview" }, { body: { dataset_id: datasetId, version: "1.0.0" } });
+  await createDownload(
+    { db: getDb(), principal: users.licensee!, requestId: "overview" },
+    { body: { dataset_id: datasetId, version: "1.0.0" } },
+  );
   server = await startAppServer();
-  for (const role of ["licensee", "reviewer", "admin"] as const) cookies[role] = await signInOverHttp(server.url, users[role]!.email, PASSWORD);
+  for (const role of ["licensee", "reviewer", "admin"] as const)
+    cookies[role] = await signInOverHttp(server.url, users[role]!.email, PASSWORD);
 });
 
 afterAll(async () => {
   await server?.stop();
 });
 
-const get = (target: string, role: Role) => rawRequest(server.url, { path: target, headers: cookies[role] ? { cookie: cookies[role] } : {} });
+const get = (target: string, role: Role) =>
+  rawRequest(server.url, { path: target, headers: cookies[role] ? { cookie: cookies[role] } : {} });
 const where = (target: string, res: RawResponse) => `${target} → ${res.status} ${res.text.slice(0, 200)}`;
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -62,8 +77,12 @@ describe("/review/overview", () => {
       // the top ten is theirs to decide: the link's form is checked, on whichever rows are shown
       // (lib/disclosures/overview.test.ts checks the figures and rows on a database of its own).
       expect(res.text).toContain(`href="/review/disclosures?from=${today()}&amp;to=${today()}"`);
-      expect(res.text).toMatch(new RegExp(`href="/review/disclosures\\?org=[a-z0-9-]+&amp;from=\\d{4}-\\d{2}-\\d{2}&amp;to=${today()}"`));
-      expect(res.text).toMatch(new RegExp(`href="/review/disclosures\\?dataset=[a-z0-9._-]+&amp;version=\\d+\\.\\d+\\.\\d+&amp;from=`));
+      expect(res.text).toMatch(
+        new RegExp(`href="/review/disclosures\\?org=[a-z0-9-]+&amp;from=\\d{4}-\\d{2}-\\d{2}&amp;to=${today()}"`),
+      );
+      expect(res.text).toMatch(
+        new RegExp(`href="/review/disclosures\\?dataset=[a-z0-9._-]+&amp;version=\\d+\\.\\d+\\.\\d+&amp;from=`),
+      );
     }
   });
 
@@ -80,7 +99,9 @@ describe("/review/overview", () => {
     expect(refused.status).toBe(403);
     const signedOut = await get("/review/overview?granularity=week", "signedOut");
     expect(signedOut.status).toBe(307);
-    expect(String(signedOut.headers.location)).toContain("/login?callbackUrl=%2Freview%2Foverview%3Fgranularity%3Dweek");
+    expect(String(signedOut.headers.location)).toContain(
+      "/login?callbackUrl=%2Freview%2Foverview%3Fgranularity%3Dweek",
+    );
   });
 
   it.each([
@@ -102,11 +123,14 @@ describe("/review/overview", () => {
     expect(res.text).toContain('name="granularity"');
   });
 
-  it.each([["?from=%00"], ["?to=%0A"], ["?granularity=day&granularity=week"], ["?from=2026-01-01&from=2026-02-01"]])("answers %s with the 400 page", async (query) => {
-    const res = await get(`/review/overview${query}`, "reviewer");
-    expect(res.status, where(query, res)).toBe(400);
-    expect(res.text).toContain("This address is not valid");
-  });
+  it.each([["?from=%00"], ["?to=%0A"], ["?granularity=day&granularity=week"], ["?from=2026-01-01&from=2026-02-01"]])(
+    "answers %s with the 400 page",
+    async (query) => {
+      const res = await get(`/review/overview${query}`, "reviewer");
+      expect(res.status, where(query, res)).toBe(400);
+      expect(res.text).toContain("This address is not valid");
+    },
+  );
 
   it("ignores parameters it does not read", async () => {
     const res = await get("/review/overview?org=x&before=1&x=%C3%A9", "reviewer");
@@ -116,10 +140,29 @@ describe("/review/overview", () => {
 
   it("gives no 500 for any query string", async () => {
     const value = fc.oneof(
-      fc.constantFrom("", "day", "week", "year", "2026-01-01", "2027-12-31", "0001-01-01", "9999-12-31", "2026-13-01", "2026-11-21T00:00:00Z", "%00", "%FF", "%C3%A9", "__proto__", "constructor", "x".repeat(2000)),
+      fc.constantFrom(
+        "",
+        "day",
+        "week",
+        "year",
+        "2026-01-01",
+        "2027-12-31",
+        "0001-01-01",
+        "9999-12-31",
+        "2026-13-01",
+        "2026-11-21T00:00:00Z",
+        "%00",
+        "%FF",
+        "%C3%A9",
+        "__proto__",
+        "constructor",
+        "x".repeat(2000),
+      ),
       fc.stringMatching(/^[A-Za-z0-9._~%:+-]{0,24}$/),
     );
-    const query = fc.array(fc.tuple(fc.constantFrom("from", "to", "granularity", "org"), value), { maxLength: 4 }).map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join("&")}` : ""));
+    const query = fc
+      .array(fc.tuple(fc.constantFrom("from", "to", "granularity", "org"), value), { maxLength: 4 })
+      .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join("&")}` : ""));
     await fc.assert(
       fc.asyncProperty(query, async (q) => {
         const res = await get(`/review/overview${q}`, "reviewer");

@@ -15,7 +15,9 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
   const { period, problems } = overviewPeriod(search);
   const overview = problems.length ? null : await pageData(disclosureOverview(ctx, period));
   // The form shows what was asked for, also when it could not be used; otherwise the period shown.
-  const shown = problems.length ? { from: search.from ?? "", to: search.to ?? "", granularity: search.granularity ?? "day" } : period;
+  const shown = problems.length
+    ? { from: search.from ?? "", to: search.to ?? "", granularity: search.granularity ?? "day" }
+    : period;
   return (
     <>
       <PageHeader
@@ -56,7 +58,11 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
         <OverviewView overview={overview} />
       ) : (
         <Alert kind="error" title="Check the period">
-          {problems.join(" ")} Or <a href="/review/overview" className="font-medium underline">show the last {DEFAULT_DAYS} days</a>.
+          {problems.join(" ")} Or{" "}
+          <a href="/review/overview" className="font-medium underline">
+            show the last {DEFAULT_DAYS} days
+          </a>
+          .
         </Alert>
       )}
     </>

@@ -2,7 +2,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GET } from "./route";
 import { GET as versionsGET } from "./[id]/versions/route";
 import { revokeLicence } from "@/lib/admin/licences";
-import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  byteOrder,
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";
 import { expectError, expectOk, tamperedCursors, walkPages } from "@/lib/testing/expect-api";
 
@@ -15,7 +24,13 @@ let key: string;
 let startedAt: number;
 // Ids chosen so that byte order differs from creation order and from a locale's order ('-' < '.' < '0' < '_' < 'a').
 const prefix = uniqueId("ds");
-const ids = { semver: `${prefix}_semver`, dash: `${prefix}-dash`, dot: `${prefix}.dot`, digit: `${prefix}0digit`, lower: `${prefix}a` };
+const ids = {
+  semver: `${prefix}_semver`,
+  dash: `${prefix}-dash`,
+  dot: `${prefix}.dot`,
+  digit: `${prefix}0digit`,
+  lower: `${prefix}a`,
+};
 const hidden = { unlicensed: `${prefix}-unlicensed`, otherOrg: `${prefix}-other-org` };
 
 beforeAll(async () => {
@@ -23,8 +38,12 @@ beforeAll(async () => {
   const org = await createTestOrg();
   const otherOrg = await createTestOrg();
   // Imported out of order; 2.0.0 stays unlicensed.
-  await importTestDataset([version("1.10.0", 1), version("1.2.0", 2), version("2.0.0", 3), version("1.9.0", 4)], ids.semver);
-  for (const [i, id] of [ids.lower, ids.digit, ids.dot, ids.dash].entries()) await importTestDataset([version("0.1.0", 10 + i)], id);
+  await importTestDataset(
+    [version("1.10.0", 1), version("1.2.0", 2), version("2.0.0", 3), version("1.9.0", 4)],
+    ids.semver,
+  );
+  for (const [i, id] of [ids.lower, ids.digit, ids.dot, ids.dash].entries())
+    await importTestDataset([version("0.1.0", 10 + i)], id);
   await importTestDataset([version("1.0.0", 20)], hidden.unlicensed);
   await importTestDataset([version("1.0.0", 21)], hidden.otherOrg);
   for (const v of ["1.2.0", "1.9.0", "1.10.0"]) await grant(org.id, ids.semver, v);
@@ -43,7 +62,14 @@ describe("GET /api/v1/datasets", () => {
     expect(expectedOrder).toEqual([ids.dash, ids.dot, ids.digit, ids.semver, ids.lower]);
     expect(res.json.datasets.map((d: { dataset_id: string }) => d.dataset_id)).toEqual(expectedOrder);
     for (const record of res.json.datasets) {
-      expect(Object.keys(record)).toEqual(["dataset_id", "title", "description", "licensed_versions", "latest_licensed_version", "updated_at"]);
+      expect(Object.keys(record)).toEqual([
+        "dataset_id",
+        "title",
+        "description",
+        "licensed_versions",
+        "latest_licensed_version",
+        "updated_at",
+      ]);
       expect(record.title).toBe(`Dataset ${record.dataset_id}`);
       expect(record.description).toBe("test data");
       expect(new Date(record.updated_at).toISOString()).toBe(record.updated_at);
@@ -79,8 +105,14 @@ describe("GET /api/v1/datasets", () => {
     await grant(org.id, several, "1.1.0");
     const orgKey = (await createTestKey(org.id)).secret;
     const shown = async () =>
-      (await list(orgKey)).json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [d.dataset_id, d.licensed_versions]);
-    const before = [[single, ["1.0.0"]], [several, ["1.1.0", "1.0.0"]]].sort((a, b) => byteOrder(a[0] as string, b[0] as string));
+      (await list(orgKey)).json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [
+        d.dataset_id,
+        d.licensed_versions,
+      ]);
+    const before = [
+      [single, ["1.0.0"]],
+      [several, ["1.1.0", "1.0.0"]],
+    ].sort((a, b) => byteOrder(a[0] as string, b[0] as string));
     expect(await shown()).toEqual(before);
     await revokeLicence(operatorCtx(), { organizationId: org.id, datasetId: single, version: "1.0.0" });
     await revokeLicence(operatorCtx(), { organizationId: org.id, datasetId: several, version: "1.1.0" });
@@ -98,9 +130,12 @@ describe("GET /api/v1/datasets", () => {
     await grant(org.id, elsewhere, "1.0.0");
     const narrowed = (await createTestKey(org.id, { scope: [{ datasetId: inScope, version: "1.0.0" }] })).secret;
     const before = await list(narrowed);
-    expect(before.json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [d.dataset_id, d.licensed_versions])).toEqual([
-      [inScope, ["1.0.0"]],
-    ]);
+    expect(
+      before.json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [
+        d.dataset_id,
+        d.licensed_versions,
+      ]),
+    ).toEqual([[inScope, ["1.0.0"]]]);
     await revokeLicence(operatorCtx(), { organizationId: org.id, datasetId: inScope, version: "1.0.0" });
     const after = await list(narrowed);
     expectOk(after);
@@ -109,7 +144,11 @@ describe("GET /api/v1/datasets", () => {
 
   it.each([1, 2, 3, 4, 5, 6, 500])("walks every dataset exactly once at limit %i", async (limit) => {
     const all = (await list(key)).json.datasets;
-    const { items, pages } = await walkPages((cursor) => list(key, cursor ? { limit, cursor } : { limit }), "datasets", limit);
+    const { items, pages } = await walkPages(
+      (cursor) => list(key, cursor ? { limit, cursor } : { limit }),
+      "datasets",
+      limit,
+    );
     expect(items).toEqual(all);
     expect(items).toHaveLength(5);
     expect(pages).toHaveLength(Math.max(1, Math.ceil(5 / limit)));
@@ -141,7 +180,10 @@ describe("GET /api/v1/datasets", () => {
     });
 
     it("refuse a cursor another endpoint issued", async () => {
-      const versions = await call(versionsGET, `/api/v1/datasets/${ids.semver}/versions?limit=1`, { key, params: { id: ids.semver } });
+      const versions = await call(versionsGET, `/api/v1/datasets/${ids.semver}/versions?limit=1`, {
+        key,
+        params: { id: ids.semver },
+      });
       expect(typeof versions.json.next_cursor).toBe("string");
       expectError(await list(key, { cursor: versions.json.next_cursor }), 400, "invalid_cursor");
     });
@@ -154,10 +196,13 @@ describe("GET /api/v1/datasets", () => {
       [{ Limit: 2 }, "Unknown query parameter 'Limit'"],
       [{ limit: "two" }, "limit"],
       [{ cursor: "" }, "cursor"],
-    ] as [Record<string, string | number>, string][])("refuses %j with 400 invalid_parameter", async (query, mention) => {
-      const res = await list(key, query);
-      expectError(res, 400, "invalid_parameter");
-      expect(res.json.error.message).toContain(mention);
-    });
+    ] as [Record<string, string | number>, string][])(
+      "refuses %j with 400 invalid_parameter",
+      async (query, mention) => {
+        const res = await list(key, query);
+        expectError(res, 400, "invalid_parameter");
+        expect(res.json.error.message).toContain(mention);
+      },
+    );
   });
 });

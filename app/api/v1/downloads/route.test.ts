@@ -4,7 +4,16 @@ import { getDb } from "@/lib/db/client";
 import type { RequestedScope } from "@/lib/db/schema";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  byteOrder,
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { userOfRole } from "@/lib/testing/admin";
 import { allRecipientsOfContributor } from "@/lib/testing/disclosure-fixtures";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
@@ -65,7 +74,16 @@ beforeAll(async () => {
     {
       version: "2.0.0",
       episodes: [...episodes, extra],
-      files: [...FILES, { path: `${extra.episode_id}/lidar.bin`, episode_id: extra.episode_id, stream: "lidar", size_bytes: 5, sha256: sha("l") }],
+      files: [
+        ...FILES,
+        {
+          path: `${extra.episode_id}/lidar.bin`,
+          episode_id: extra.episode_id,
+          stream: "lidar",
+          size_bytes: 5,
+          sha256: sha("l"),
+        },
+      ],
     },
   ]);
   licenceId = (await grant(org.id, datasetId, "1.0.0")).id;
@@ -73,14 +91,25 @@ beforeAll(async () => {
   const hiddenEpisodes = randomEpisodes(1, 303);
   hiddenEpisode = hiddenEpisodes[0]!.episode_id;
   hiddenId = await importTestDataset([
-    { version: "1.0.0", episodes: hiddenEpisodes, files: [{ path: `${hiddenEpisode}/cam.mp4`, episode_id: hiddenEpisode, stream: "cam", size_bytes: 1, sha256: sha("h") }] },
+    {
+      version: "1.0.0",
+      episodes: hiddenEpisodes,
+      files: [
+        { path: `${hiddenEpisode}/cam.mp4`, episode_id: hiddenEpisode, stream: "cam", size_bytes: 1, sha256: sha("h") },
+      ],
+    },
   ]);
   const other = await createTestOrg();
   await grant(other.id, hiddenId, "1.0.0");
 });
 
-const body = (scope: RequestedScope = {}, version = "1.0.0"): DownloadRequest => ({ dataset_id: datasetId, version, ...scope });
-const download = (b: unknown, headers: Record<string, string> = {}, secret = key.secret) => postDownload(secret, b, headers);
+const body = (scope: RequestedScope = {}, version = "1.0.0"): DownloadRequest => ({
+  dataset_id: datasetId,
+  version,
+  ...scope,
+});
+const download = (b: unknown, headers: Record<string, string> = {}, secret = key.secret) =>
+  postDownload(secret, b, headers);
 const ourEntries = () => disclosureRows({ organizationId: org.id });
 
 /** A successful download: its body, its URLs and its one disclosure entry, all against the oracle. */
@@ -88,12 +117,35 @@ async function expectDownload(res: CallResult, sent: DownloadRequest, status = 2
   expectOk(res, status);
   const { dataset_id, version, ...scope } = sent;
   const expected = expectedScope(episodes, FILES, scope);
-  expect(Object.keys(res.json).sort()).toEqual(["co_delivered_episode_ids", "dataset_id", "download_id", "expires_at", "file_count", "files", "total_bytes", "version"]);
+  expect(Object.keys(res.json).sort()).toEqual([
+    "co_delivered_episode_ids",
+    "dataset_id",
+    "download_id",
+    "expires_at",
+    "file_count",
+    "files",
+    "total_bytes",
+    "version",
+  ]);
   // The log's ids begin with the millisecond they were made (lib/ids.ts, newLogId).
   expect(res.json.download_id).toMatch(/^dl_[0-9a-f]{12}[0-9A-Za-z]{14}$/);
   expect(Math.abs(Number.parseInt(res.json.download_id.slice(3, 15), 16) - Date.now())).toBeLessThan(60_000);
-  expect(res.json).toMatchObject({ dataset_id, version, file_count: expected.files.length, total_bytes: expected.totalBytes });
-  for (const file of res.json.files) expect(Object.keys(file).sort()).toEqual(["episode_id", "episode_ids", "path", "sha256", "size_bytes", "stream", "url"]);
+  expect(res.json).toMatchObject({
+    dataset_id,
+    version,
+    file_count: expected.files.length,
+    total_bytes: expected.totalBytes,
+  });
+  for (const file of res.json.files)
+    expect(Object.keys(file).sort()).toEqual([
+      "episode_id",
+      "episode_ids",
+      "path",
+      "sha256",
+      "size_bytes",
+      "stream",
+      "url",
+    ]);
   expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expected.files);
   expect(res.json.co_delivered_episode_ids).toEqual(expected.coDelivered);
 
@@ -137,10 +189,16 @@ describe("POST /api/v1/downloads: scopes", () => {
     ["episode ids, in the order sent", () => ({ episode_ids: [ids[3]!, ids[0]!, ids[7]!] })],
     ["episode ids narrowed to a stream", () => ({ episode_ids: [ids[0]!, ids[2]!, ids[3]!], streams: ["joints"] })],
     ["episode ids including one without files", () => ({ episode_ids: [noFiles, ids[1]!] })],
-    ["episode ids with a stream only some of them have", () => ({ episode_ids: [ids[1]!, ids[4]!], streams: ["depth"] })],
+    [
+      "episode ids with a stream only some of them have",
+      () => ({ episode_ids: [ids[1]!, ids[4]!], streams: ["depth"] }),
+    ],
     ["a filter on outcome", () => ({ filter: { outcome: e(0).outcome } })],
     ["a filter on environment", () => ({ filter: { environment: e(1).environment } })],
-    ["a filter on outcome and environment", () => ({ filter: { outcome: e(2).outcome, environment: e(2).environment } })],
+    [
+      "a filter on outcome and environment",
+      () => ({ filter: { outcome: e(2).outcome, environment: e(2).environment } }),
+    ],
     ["a filter narrowed to a stream", () => ({ filter: { outcome: e(3).outcome }, streams: ["cam"] })],
   ];
 
@@ -158,7 +216,11 @@ describe("POST /api/v1/downloads: scopes", () => {
     const versionLevel = FILES.filter((f) => !f.episode_id).map((f) => f.path);
     const whole = await download(body());
     expectOk(whole, 201);
-    expect(whole.json.files.filter((f: { episode_id: string | null }) => f.episode_id === null).map((f: { path: string }) => f.path)).toEqual(versionLevel);
+    expect(
+      whole.json.files
+        .filter((f: { episode_id: string | null }) => f.episode_id === null)
+        .map((f: { path: string }) => f.path),
+    ).toEqual(versionLevel);
     expect(whole.json.file_count).toBe(FILES.length);
     const everyEpisode = await download(body({ episode_ids: ids }));
     const everyOutcome = await download(body({ filter: { outcome: e(0).outcome } }));
@@ -170,7 +232,13 @@ describe("POST /api/v1/downloads: scopes", () => {
   });
 
   it("records a version with only version-level files as a download of no episodes", async () => {
-    const docs = await importTestDataset([{ version: "1.0.0", episodes: randomEpisodes(1, 304), files: [{ path: "only.txt", size_bytes: 3, sha256: sha("o") }] }]);
+    const docs = await importTestDataset([
+      {
+        version: "1.0.0",
+        episodes: randomEpisodes(1, 304),
+        files: [{ path: "only.txt", size_bytes: 3, sha256: sha("o") }],
+      },
+    ]);
     await grant(org.id, docs, "1.0.0");
     const res = await download({ dataset_id: docs, version: "1.0.0" });
     expectOk(res, 201);
@@ -184,13 +252,26 @@ describe("POST /api/v1/downloads: scopes", () => {
 describe("POST /api/v1/downloads: files shared by several episodes", () => {
   // e0..e5; a video holds e0-e2 with their places, another e3-e4; a data file holds e0-e3, another e4;
   // e5 has files of its own; two files of the whole version.
-  const shared = randomEpisodes(6, 305).map((e, i) => ({ ...e, streams: ["cam", "data"], outcome: i === 4 ? "failure" : "success", contributor: i === 0 ? uniqueId("c") : e.contributor }));
+  const shared = randomEpisodes(6, 305).map((e, i) => ({
+    ...e,
+    streams: ["cam", "data"],
+    outcome: i === 4 ? "failure" : "success",
+    contributor: i === 0 ? uniqueId("c") : e.contributor,
+  }));
   const [e0, e1, e2, e3, e4, e5] = shared.map((e) => e.episode_id) as [string, string, string, string, string, string];
-  const file = (p: string, stream: string | null, more: Partial<FileLine> = {}): FileLine => ({ path: p, stream, size_bytes: p.length, sha256: sha(p), ...more });
+  const file = (p: string, stream: string | null, more: Partial<FileLine> = {}): FileLine => ({
+    path: p,
+    stream,
+    size_bytes: p.length,
+    sha256: sha(p),
+    ...more,
+  });
   const files: FileLine[] = [
     file("README.md", null),
     file("meta/info.json", null),
-    file("videos/part-0.mp4", "cam", { episodes: [e0, e1, e2].map((id, i) => ({ episode_id: id, start_s: i * 2, end_s: i * 2 + 1 })) }),
+    file("videos/part-0.mp4", "cam", {
+      episodes: [e0, e1, e2].map((id, i) => ({ episode_id: id, start_s: i * 2, end_s: i * 2 + 1 })),
+    }),
     file("videos/part-1.mp4", "cam", { episode_ids: [e3, e4] }),
     file("data/part-0.parquet", "data", { episode_ids: [e0, e1, e2, e3] }),
     file("data/part-1.parquet", "data", { episode_id: e4 }),
@@ -202,12 +283,25 @@ describe("POST /api/v1/downloads: files shared by several episodes", () => {
     sharedId = await importTestDataset([{ version: "1.0.0", episodes: shared, files }]);
     await grant(org.id, sharedId, "1.0.0");
   });
-  const ask = (scope: RequestedScope, headers: Record<string, string> = {}) => download({ dataset_id: sharedId, version: "1.0.0", ...scope }, headers);
+  const ask = (scope: RequestedScope, headers: Record<string, string> = {}) =>
+    download({ dataset_id: sharedId, version: "1.0.0", ...scope }, headers);
 
   it.each<[string, () => RequestedScope, () => string[]]>([
-    ["one episode of a shared video and data file brings the others in them", () => ({ episode_ids: [e1] }), () => [e0, e2, e3]],
-    ["narrowed to a stream, only the episodes of the files delivered", () => ({ episode_ids: [e1], streams: ["cam"] }), () => [e0, e2]],
-    ["a filter brings the episodes sharing a file with those matching", () => ({ filter: { outcome: "failure" } }), () => [e3]],
+    [
+      "one episode of a shared video and data file brings the others in them",
+      () => ({ episode_ids: [e1] }),
+      () => [e0, e2, e3],
+    ],
+    [
+      "narrowed to a stream, only the episodes of the files delivered",
+      () => ({ episode_ids: [e1], streams: ["cam"] }),
+      () => [e0, e2],
+    ],
+    [
+      "a filter brings the episodes sharing a file with those matching",
+      () => ({ filter: { outcome: "failure" } }),
+      () => [e3],
+    ],
     ["episodes with files of their own bring nothing else", () => ({ episode_ids: [e5] }), () => []],
     ["the whole version asks for every episode", () => ({}), () => []],
   ])("%s: every episode of every delivered file is disclosed, the extra ones named", async (_, scope, extra) => {
@@ -226,7 +320,10 @@ describe("POST /api/v1/downloads: files shared by several episodes", () => {
     const res = await ask({});
     expectOk(res, 201);
     const byPath = new Map(res.json.files.map((f: { path: string }) => [f.path, f]));
-    expect(byPath.get("videos/part-0.mp4")).toMatchObject({ episode_id: null, episode_ids: [e0, e1, e2].sort(byteOrder) });
+    expect(byPath.get("videos/part-0.mp4")).toMatchObject({
+      episode_id: null,
+      episode_ids: [e0, e1, e2].sort(byteOrder),
+    });
     expect(byPath.get("data/part-1.parquet")).toMatchObject({ episode_id: e4, episode_ids: [e4] });
     expect(byPath.get("README.md")).toMatchObject({ episode_id: null, episode_ids: [] });
   });
@@ -235,8 +332,12 @@ describe("POST /api/v1/downloads: files shared by several episodes", () => {
     const scope: RequestedScope = { episode_ids: [e5], streams: ["cam"], include_version_files: true };
     const res = await ask(scope);
     expectOk(res, 201);
-    expect(res.json.files.map((f: { path: string }) => f.path)).toEqual(["README.md", "meta/info.json", `${e5}/cam.mp4`].sort(byteOrder));
-    expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expectedScope(shared, files, scope).files);
+    expect(res.json.files.map((f: { path: string }) => f.path)).toEqual(
+      ["README.md", "meta/info.json", `${e5}/cam.mp4`].sort(byteOrder),
+    );
+    expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(
+      expectedScope(shared, files, scope).files,
+    );
     const [entry] = await disclosureRows({ id: res.json.download_id });
     expect(entry!.requested_scope).toEqual(scope);
     expect(await disclosureEpisodes(res.json.download_id)).toEqual([e5]);
@@ -262,16 +363,27 @@ describe("POST /api/v1/downloads: files shared by several episodes", () => {
     expectOk(res, 201);
     expect(res.json.co_delivered_episode_ids).toContain(e0);
     const reviewer = await userOfRole("reviewer");
-    const report = await allRecipientsOfContributor({ db: getDb(), requestId: uniqueId("req"), principal: reviewer }, shared[0]!.contributor);
+    const report = await allRecipientsOfContributor(
+      { db: getDb(), requestId: uniqueId("req"), principal: reviewer },
+      shared[0]!.contributor,
+    );
     expect(report.map((r) => r.download_id)).toContain(res.json.download_id);
-    expect(report.find((r) => r.download_id === res.json.download_id)).toMatchObject({ dataset_id: sharedId, episode_count: 1 });
+    expect(report.find((r) => r.download_id === res.json.download_id)).toMatchObject({
+      dataset_id: sharedId,
+      episode_count: 1,
+    });
   });
 });
 
 describe("POST /api/v1/downloads: errors", () => {
   const e = (i: number) => episodes[i]!;
   // Each refused request leaves the log as it was.
-  async function expectRefused(res: CallResult, status: number, code: Parameters<typeof expectError>[2], before: number) {
+  async function expectRefused(
+    res: CallResult,
+    status: number,
+    code: Parameters<typeof expectError>[2],
+    before: number,
+  ) {
     expectError(res, status, code);
     expect(res.text).not.toContain("http");
     expect(res.text).not.toContain("X-Amz-");
@@ -280,7 +392,11 @@ describe("POST /api/v1/downloads: errors", () => {
   }
 
   const INVALID: [string, () => unknown, RegExp][] = [
-    ["episode_ids and filter together", () => body({ episode_ids: [ids[0]!], filter: { outcome: "success" } }), /not both/],
+    [
+      "episode_ids and filter together",
+      () => body({ episode_ids: [ids[0]!], filter: { outcome: "success" } }),
+      /not both/,
+    ],
     ["a repeated episode id", () => body({ episode_ids: [ids[0]!, ids[1]!, ids[0]!] }), /episode_ids.*repeat/],
     ["a repeated stream", () => body({ streams: ["cam", "cam"] }), /streams.*repeat/],
     ["empty episode_ids", () => body({ episode_ids: [] }), /episode_ids.*at least one/],
@@ -288,7 +404,11 @@ describe("POST /api/v1/downloads: errors", () => {
     ["an empty filter", () => body({ filter: {} }), /filter.*outcome or environment/],
     ["an unknown field", () => ({ ...body(), episodes: [ids[0]] }), /episodes/],
     // zod's message for the filter object covers its unknown keys: it names the fields it takes.
-    ["an unknown filter field", () => body({ filter: { outcome: "success", contributor: "c1" } as never }), /'filter': must be an object with outcome and\/or environment/],
+    [
+      "an unknown filter field",
+      () => body({ filter: { outcome: "success", contributor: "c1" } as never }),
+      /'filter': must be an object with outcome and\/or environment/,
+    ],
     ["an unknown field beside a valid scope", () => ({ ...body({ streams: ["cam"] }), stream: "cam" }), /stream/],
     ["no dataset_id", () => ({ version: "1.0.0" }), /dataset_id/],
     ["no version", () => ({ dataset_id: datasetId }), /version/],
@@ -297,10 +417,26 @@ describe("POST /api/v1/downloads: errors", () => {
     ["a numeric episode id", () => ({ ...body(), episode_ids: [1] }), /episode_ids/],
     ["an empty episode id", () => ({ ...body(), episode_ids: [""] }), /episode_ids/],
     // A NUL once reached PostgreSQL, which cannot compare it, and answered 500.
-    ["an episode id with a NUL", () => ({ ...body(), episode_ids: [ids[0]!, "x\u0000"] }), /'episode_ids.1': must not contain control characters/],
-    ["an episode id with a control character", () => ({ ...body(), episode_ids: [`${ids[0]!}\n`] }), /'episode_ids.0': must not contain control characters/],
-    ["a dataset_id with a NUL", () => ({ ...body(), dataset_id: `${datasetId}\u0000` }), /'dataset_id': must not contain control characters/],
-    ["a version with a NUL", () => ({ ...body(), version: "1.0.0\u0000" }), /'version': must not contain control characters/],
+    [
+      "an episode id with a NUL",
+      () => ({ ...body(), episode_ids: [ids[0]!, "x\u0000"] }),
+      /'episode_ids.1': must not contain control characters/,
+    ],
+    [
+      "an episode id with a control character",
+      () => ({ ...body(), episode_ids: [`${ids[0]!}\n`] }),
+      /'episode_ids.0': must not contain control characters/,
+    ],
+    [
+      "a dataset_id with a NUL",
+      () => ({ ...body(), dataset_id: `${datasetId}\u0000` }),
+      /'dataset_id': must not contain control characters/,
+    ],
+    [
+      "a version with a NUL",
+      () => ({ ...body(), version: "1.0.0\u0000" }),
+      /'version': must not contain control characters/,
+    ],
     ["a stream name with a slash", () => body({ streams: ["../cam"] }), /streams/],
     ["filter as a string", () => ({ ...body(), filter: "outcome=success" }), /filter/],
     ["an empty outcome", () => body({ filter: { outcome: "" } }), /outcome/],
@@ -320,12 +456,25 @@ describe("POST /api/v1/downloads: errors", () => {
   it("refuses a body that is not JSON, or not sent as JSON", async () => {
     const before = (await ourEntries()).length;
     const valid = JSON.stringify(body());
-    for (const text of ["{", "", "dataset_id=x&version=1.0.0", `${valid}}`, `${valid} trailing`, "{'dataset_id': 'x'}"]) {
+    for (const text of [
+      "{",
+      "",
+      "dataset_id=x&version=1.0.0",
+      `${valid}}`,
+      `${valid} trailing`,
+      "{'dataset_id': 'x'}",
+    ]) {
       const res = await download(text);
       await expectRefused(res, 400, "invalid_body", before);
       expect(res.json.error.message, text).toMatch(/JSON/);
     }
-    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonp", "json"]) {
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/jsonp",
+      "json",
+    ]) {
       const res = await download(valid, { "content-type": type });
       await expectRefused(res, 400, "invalid_body", before);
       expect(res.json.error.message, type).toContain("Content-Type: application/json");
@@ -417,7 +566,13 @@ describe("POST /api/v1/downloads: errors", () => {
     beforeAll(async () => {
       // 10,000 episode files and one version-level file: 10,001 in all.
       const files: FileLine[] = bigEpisodes.flatMap((ep) =>
-        Array.from({ length: 100 }, (_, i) => ({ path: `${ep.episode_id}/${i}.mp4`, episode_id: ep.episode_id, stream: "cam", size_bytes: 1, sha256: sha(`${ep.episode_id}${i}`) })),
+        Array.from({ length: 100 }, (_, i) => ({
+          path: `${ep.episode_id}/${i}.mp4`,
+          episode_id: ep.episode_id,
+          stream: "cam",
+          size_bytes: 1,
+          sha256: sha(`${ep.episode_id}${i}`),
+        })),
       );
       files.push({ path: "index.json", size_bytes: 2, sha256: sha("index") });
       expect(files).toHaveLength(10_001);
@@ -473,7 +628,12 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
     const first = await download(body({ streams: ["cam"] }), { "idempotency-key": idempotencyKey });
     expectOk(first, 201);
     const before = (await ourEntries()).length;
-    for (const other of [body({ streams: ["joints"] }), body(), body({ streams: ["cam"] }, "2.0.0"), { ...body({ streams: ["cam"] }), dataset_id: hiddenId }]) {
+    for (const other of [
+      body({ streams: ["joints"] }),
+      body(),
+      body({ streams: ["cam"] }, "2.0.0"),
+      { ...body({ streams: ["cam"] }), dataset_id: hiddenId },
+    ]) {
       const res = await download(other, { "idempotency-key": idempotencyKey });
       expectError(res, 409, "idempotency_conflict");
       expect(res.text).not.toContain("http");
@@ -501,7 +661,9 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
   it("makes one download of concurrent requests with the same key", async () => {
     const idempotencyKey = uniqueId("idem");
     const sent = body({ filter: { outcome: episodes[4]!.outcome } });
-    const responses = await Promise.all(Array.from({ length: 8 }, () => download(sent, { "idempotency-key": idempotencyKey })));
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => download(sent, { "idempotency-key": idempotencyKey })),
+    );
     expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
     const created = responses.find((r) => r.status === 201)!;
     await expectDownload(created, sent, 201);
@@ -522,7 +684,12 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
 
 describe("POST /api/v1/downloads: the disclosure log under load and at fault", () => {
   it("logs 50 simultaneous requests as 50 entries with distinct seqs, and the chain stays intact", async () => {
-    const scopes: RequestedScope[] = [{}, { streams: ["cam"] }, { episode_ids: [ids[5]!] }, { filter: { environment: episodes[6]!.environment } }];
+    const scopes: RequestedScope[] = [
+      {},
+      { streams: ["cam"] },
+      { episode_ids: [ids[5]!] },
+      { filter: { environment: episodes[6]!.environment } },
+    ];
     const sent = Array.from({ length: 50 }, (_, i) => body(scopes[i % scopes.length]));
     const responses = await Promise.all(sent.map((b) => download(b)));
     for (const res of responses) expectOk(res, 201);
@@ -532,7 +699,9 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
       select id, seq, request_id from disclosures where id = any(${downloadIds}::text[])`;
     expect(rows).toHaveLength(50);
     expect(new Set(rows.map((r) => r.seq)).size).toBe(50);
-    expect(new Set(rows.map((r) => r.request_id))).toEqual(new Set(responses.map((r) => r.headers.get("x-request-id"))));
+    expect(new Set(rows.map((r) => r.request_id))).toEqual(
+      new Set(responses.map((r) => r.headers.get("x-request-id"))),
+    );
     // Entries made at once are still each the full record of their own request.
     for (const i of [0, 1, 2, 3, 49]) await expectDownload(responses[i]!, sent[i]!);
     const report = await verifyChain(operatorCtx());
@@ -544,7 +713,17 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
     // A dataset of this test's own, so that the injected fault touches no other test's appends.
     const doomedEpisodes = randomEpisodes(2, 306);
     const doomed = await importTestDataset([
-      { version: "1.0.0", episodes: doomedEpisodes, files: doomedEpisodes.map((ep) => ({ path: `${ep.episode_id}/cam.mp4`, episode_id: ep.episode_id, stream: "cam", size_bytes: 7, sha256: sha(ep.episode_id) })) },
+      {
+        version: "1.0.0",
+        episodes: doomedEpisodes,
+        files: doomedEpisodes.map((ep) => ({
+          path: `${ep.episode_id}/cam.mp4`,
+          episode_id: ep.episode_id,
+          stream: "cam",
+          size_bytes: 7,
+          sha256: sha(ep.episode_id),
+        })),
+      },
     ]);
     await grant(org.id, doomed, "1.0.0");
     const doomedVersion = await versionIdOf(doomed, "1.0.0");
@@ -569,7 +748,9 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
         expect(res.text).not.toContain("injected");
         expect(await disclosureRows({ datasetId: doomed })).toEqual([]);
         expect(await disclosureRows({ requestId: res.json.error.request_id })).toEqual([]);
-        const [orphans] = await sql()<{ n: number }[]>`select count(*)::int as n from disclosure_episodes where version_id = ${doomedVersion}`;
+        const [orphans] = await sql()<
+          { n: number }[]
+        >`select count(*)::int as n from disclosure_episodes where version_id = ${doomedVersion}`;
         expect(orphans!.n).toBe(0);
       }
       expect((await ourEntries()).length).toBe(before);
@@ -604,7 +785,11 @@ describe("POST /api/v1/downloads over HTTP, two app instances", () => {
           headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
           body: JSON.stringify(body(i % 3 === 0 ? { streams: ["cam"] } : { episode_ids: [ids[i % 9]!] })),
         });
-        return { status: res.status, requestId: res.headers.get("x-request-id"), json: (await res.json()) as { download_id: string } };
+        return {
+          status: res.status,
+          requestId: res.headers.get("x-request-id"),
+          json: (await res.json()) as { download_id: string },
+        };
       }),
     );
     for (const res of responses) expect(res.status, JSON.stringify(res.json)).toBe(201);

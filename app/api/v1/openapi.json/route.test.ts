@@ -16,7 +16,8 @@ describe("GET /api/v1/openapi.json and /docs/api over HTTP", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9A-Za-z]+$/);
-    for (const name of ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]) expect(res.headers.get(name), name).toMatch(/^[0-9]+$/);
+    for (const name of ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"])
+      expect(res.headers.get(name), name).toMatch(/^[0-9]+$/);
     expect(await res.json()).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
   });
 
@@ -32,7 +33,15 @@ describe("GET /api/v1/openapi.json and /docs/api over HTTP", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const html = await res.text();
-    for (const id of ["listDatasets", "listVersions", "getManifest", "listEpisodes", "listAnnotations", "createDownload", "getOpenApiDocument"]) {
+    for (const id of [
+      "listDatasets",
+      "listVersions",
+      "getManifest",
+      "listEpisodes",
+      "listAnnotations",
+      "createDownload",
+      "getOpenApiDocument",
+    ]) {
       expect(html).toContain(`id="${id}"`);
     }
     expect(html).toContain("das_YOUR_KEY");

@@ -9,7 +9,15 @@ import { verifyChain } from "@/lib/disclosures/verify";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { putObject, s3Client } from "@/lib/storage/client";
 import { objectKey, presigner, storeLocation, URL_TTL_SECONDS } from "@/lib/storage/config";
-import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import { call, type CallResult } from "@/lib/testing/http";
 import { disclosureEpisodes, disclosureRows, expectSignedUrls, versionIdOf } from "@/lib/testing/downloads";
@@ -23,7 +31,10 @@ const CLIP = readFileSync(path.join(PROJECT_ROOT, "lib/dev/demo/clips/bars-h264.
 
 // Version 1.0.0: episodes with two cameras and joint states, one with joint states only; 2.0.0 (not
 // licensed to the key) holds the same episodes.
-const episodes: EpisodeLine[] = randomEpisodes(4, 401).map((e, i) => ({ ...e, streams: i === 3 ? ["joints"] : ["wrist_cam", "head_cam", "joints"] }));
+const episodes: EpisodeLine[] = randomEpisodes(4, 401).map((e, i) => ({
+  ...e,
+  streams: i === 3 ? ["joints"] : ["wrist_cam", "head_cam", "joints"],
+}));
 const [withVideo, second, third, noVideo] = episodes.map((e) => e.episode_id) as [string, string, string, string];
 const FILES: FileLine[] = [
   { path: "README.md", size_bytes: 10, sha256: sha("readme") },
@@ -55,17 +66,30 @@ beforeAll(async () => {
   licenceId = (await grant(org.id, datasetId, "1.0.0")).id;
   versionId = await versionIdOf(datasetId, "1.0.0");
   const client = s3Client(storeLocation());
-  await putObject(client, storeLocation().bucket, objectKey(datasetId, "1.0.0", `episodes/${withVideo}/wrist_cam.mp4`), CLIP, "video/mp4");
+  await putObject(
+    client,
+    storeLocation().bucket,
+    objectKey(datasetId, "1.0.0", `episodes/${withVideo}/wrist_cam.mp4`),
+    CLIP,
+    "video/mp4",
+  );
   client.destroy();
   const hidden = randomEpisodes(1, 402).map((e) => ({ ...e, streams: ["cam"] }));
   hiddenEpisode = hidden[0]!.episode_id;
   const hiddenId = await importTestDataset([
-    { version: "1.0.0", episodes: hidden, files: [{ path: `${hiddenEpisode}/cam.mp4`, episode_id: hiddenEpisode, stream: "cam", size_bytes: 1, sha256: sha("h") }] },
+    {
+      version: "1.0.0",
+      episodes: hidden,
+      files: [
+        { path: `${hiddenEpisode}/cam.mp4`, episode_id: hiddenEpisode, stream: "cam", size_bytes: 1, sha256: sha("h") },
+      ],
+    },
   ]);
   await grant((await createTestOrg()).id, hiddenId, "1.0.0");
 });
 
-const preview = (body: unknown, secret = key.secret): Promise<CallResult> => call(POST, "/api/v1/previews", { method: "POST", key: secret, body });
+const preview = (body: unknown, secret = key.secret): Promise<CallResult> =>
+  call(POST, "/api/v1/previews", { method: "POST", key: secret, body });
 const previewEntries = (episodeId: string) =>
   sql()<{ id: string; channel: string; expires_at: Date }[]>`
     select d.id, d.channel, d.expires_at from disclosures d join disclosure_episodes de on de.disclosure_id = d.id
@@ -75,7 +99,14 @@ describe("POST /api/v1/previews", () => {
   it("signs the episode's video streams, disclosed first as one entry on the preview channel", async () => {
     const res = await preview({ episode_id: withVideo, streams: ["head_cam", "wrist_cam"] });
     expectOk(res, 201);
-    expect(Object.keys(res.json).sort()).toEqual(["dataset_id", "episode_id", "expires_at", "preview_id", "streams", "version"]);
+    expect(Object.keys(res.json).sort()).toEqual([
+      "dataset_id",
+      "episode_id",
+      "expires_at",
+      "preview_id",
+      "streams",
+      "version",
+    ]);
     expect(res.json).toMatchObject({ episode_id: withVideo, dataset_id: datasetId, version: "1.0.0" });
     // The log's ids begin with the millisecond they were made (lib/ids.ts, newLogId).
     expect(res.json.preview_id).toMatch(/^pv_[0-9a-f]{12}[0-9A-Za-z]{14}$/);
@@ -108,7 +139,13 @@ describe("POST /api/v1/previews", () => {
     expect(res.json.expires_at).toBe(entry!.expires_at.toISOString());
     expect(entry!.expires_at.getTime() - entry!.occurred_at.getTime()).toBe(URL_TTL_SECONDS * 1000);
     expectSignedUrls(
-      { ...res.json, files: res.json.streams.map((s: { stream: string; url: string }) => ({ path: `episodes/${withVideo}/${s.stream}.mp4`, url: s.url })) },
+      {
+        ...res.json,
+        files: res.json.streams.map((s: { stream: string; url: string }) => ({
+          path: `episodes/${withVideo}/${s.stream}.mp4`,
+          url: s.url,
+        })),
+      },
       entry!.occurred_at,
     );
     expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
@@ -130,7 +167,7 @@ describe("POST /api/v1/previews", () => {
     const other = await createTestKey(org.id);
     const theirs = await preview({ episode_id: second }, other.secret);
     expectOk(theirs, 201);
-    expect((await previewEntries(second))).toHaveLength(3);
+    expect(await previewEntries(second)).toHaveLength(3);
   });
 
   it("writes exactly one entry for simultaneous requests of the same preview", async () => {
@@ -151,7 +188,10 @@ describe("POST /api/v1/previews", () => {
     expect(Buffer.from(await ranged.arrayBuffer())).toEqual(CLIP.subarray(100, 1124));
     // The same object signed 901 s ago, as a URL of this preview would be after its lifetime.
     const key = objectKey(datasetId, "1.0.0", `episodes/${withVideo}/wrist_cam.mp4`);
-    const [stale] = await presigner().presignKeys([key], { signingDate: new Date(Date.now() - (URL_TTL_SECONDS + 1) * 1000), expiresIn: URL_TTL_SECONDS });
+    const [stale] = await presigner().presignKeys([key], {
+      signingDate: new Date(Date.now() - (URL_TTL_SECONDS + 1) * 1000),
+      expiresIn: URL_TTL_SECONDS,
+    });
     const refused = await fetch(stale!, { headers: { range: "bytes=0-99" } });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toMatch(/expired/i);
@@ -167,7 +207,14 @@ describe("POST /api/v1/previews", () => {
     const none = await preview({ episode_id: noVideo });
     expectError(none, 400, "invalid_body");
     expect(none.json.error.message).toContain("no video");
-    for (const body of [{}, { episode_id: "" }, { episode_id: withVideo, streams: [] }, { episode_id: withVideo, streams: ["a", "a"] }, { episode_id: "a\u0000b" }, { episode_id: withVideo, extra: 1 }]) {
+    for (const body of [
+      {},
+      { episode_id: "" },
+      { episode_id: withVideo, streams: [] },
+      { episode_id: withVideo, streams: ["a", "a"] },
+      { episode_id: "a\u0000b" },
+      { episode_id: withVideo, extra: 1 },
+    ]) {
       expectError(await preview(body), 400, "invalid_body");
     }
     expect(await previewEntries(noVideo)).toEqual([]);
@@ -204,7 +251,19 @@ describe("POST /api/v1/previews", () => {
     const doomedEpisodes = randomEpisodes(1, 403).map((e) => ({ ...e, streams: ["cam"] }));
     const doomedEpisode = doomedEpisodes[0]!.episode_id;
     const doomed = await importTestDataset([
-      { version: "1.0.0", episodes: doomedEpisodes, files: [{ path: `${doomedEpisode}/cam.mp4`, episode_id: doomedEpisode, stream: "cam", size_bytes: 7, sha256: sha("d") }] },
+      {
+        version: "1.0.0",
+        episodes: doomedEpisodes,
+        files: [
+          {
+            path: `${doomedEpisode}/cam.mp4`,
+            episode_id: doomedEpisode,
+            stream: "cam",
+            size_bytes: 7,
+            sha256: sha("d"),
+          },
+        ],
+      },
     ]);
     await grant(org.id, doomed, "1.0.0");
     const name = `das_test_fail_${doomed.replace(/[^a-z0-9]/g, "_")}`;

@@ -155,10 +155,15 @@ export class LeRobotFormatError extends Error {
   }
 }
 
-export async function openLeRobotDataset(dir: string, options: { onProblem?: (problem: Problem) => void } = {}): Promise<LeRobotDataset> {
+export async function openLeRobotDataset(
+  dir: string,
+  options: { onProblem?: (problem: Problem) => void } = {},
+): Promise<LeRobotDataset> {
   // Read as the importer reads its own documents: a size limit, invalid UTF-8 refused at its line.
   const problems: Problem[] = [];
-  const { value: info, text } = await readDocument(path.join(dir, INFO_PATH), INFO_PATH, Info, { add: (...found) => problems.push(...found) });
+  const { value: info, text } = await readDocument(path.join(dir, INFO_PATH), INFO_PATH, Info, {
+    add: (...found) => problems.push(...found),
+  });
   if (!info || text === undefined) {
     // The version decides everything else, so an unsupported one is reported alone.
     const versionProblem = problems.find((p) => p.message.includes("codebase_version"));
@@ -187,7 +192,12 @@ async function linkTargetRoots(dir: string): Promise<string[]> {
   return roots;
 }
 
-const count = (what: string) => z.number(`${what} must be a number`).int(`${what} must be a whole number`).min(0, `${what} must be at least 0`).max(Number.MAX_SAFE_INTEGER);
+const count = (what: string) =>
+  z
+    .number(`${what} must be a number`)
+    .int(`${what} must be a whole number`)
+    .min(0, `${what} must be at least 0`)
+    .max(Number.MAX_SAFE_INTEGER);
 
 const EpisodeRecord = z.looseObject({
   episode_index: count("episode_index"),
@@ -206,8 +216,12 @@ const VideoLocation = (key: string) =>
   z.object({
     [`videos/${key}/chunk_index`]: count(`videos/${key}/chunk_index`),
     [`videos/${key}/file_index`]: count(`videos/${key}/file_index`),
-    [`videos/${key}/from_timestamp`]: z.number(`videos/${key}/from_timestamp must be a number`).min(0, `videos/${key}/from_timestamp must be at least 0`),
-    [`videos/${key}/to_timestamp`]: z.number(`videos/${key}/to_timestamp must be a number`).min(0, `videos/${key}/to_timestamp must be at least 0`),
+    [`videos/${key}/from_timestamp`]: z
+      .number(`videos/${key}/from_timestamp must be a number`)
+      .min(0, `videos/${key}/from_timestamp must be at least 0`),
+    [`videos/${key}/to_timestamp`]: z
+      .number(`videos/${key}/to_timestamp must be a number`)
+      .min(0, `videos/${key}/to_timestamp must be at least 0`),
   });
 
 /** Columns of LeRobot's own; everything else on an episode record is the owner's (`extra`). */
@@ -251,7 +265,12 @@ class Directory implements LeRobotDataset {
       splits: info.splits ?? {},
       cameras: cameraKeysOf(info).map((key) => camera(key, features[key]!)),
       features,
-      subtaskSource: "language_persistent" in features || "language_events" in features ? "language" : "subtask_index" in features ? "subtask_index" : null,
+      subtaskSource:
+        "language_persistent" in features || "language_events" in features
+          ? "language"
+          : "subtask_index" in features
+            ? "subtask_index"
+            : null,
     };
   }
 
@@ -319,10 +338,16 @@ class Directory implements LeRobotDataset {
     // Stale totals are common (an owner deletes episodes and leaves info.json): the episodes the
     // metadata lists are what is imported, and what the version's facts count.
     if (episodes !== this.info.total_episodes) {
-      this.notice(`info.json's total_episodes is ${this.info.total_episodes}, but the episode metadata lists ${episodes} episodes: imported as listed`, `${INFO_PATH}:${this.infoLine("total_episodes")}`);
+      this.notice(
+        `info.json's total_episodes is ${this.info.total_episodes}, but the episode metadata lists ${episodes} episodes: imported as listed`,
+        `${INFO_PATH}:${this.infoLine("total_episodes")}`,
+      );
     }
     if (frames !== this.info.total_frames) {
-      this.notice(`info.json's total_frames is ${this.info.total_frames}, but the episodes' lengths add up to ${frames}: the version counts ${frames}`, `${INFO_PATH}:${this.infoLine("total_frames")}`);
+      this.notice(
+        `info.json's total_frames is ${this.info.total_frames}, but the episodes' lengths add up to ${frames}: the version counts ${frames}`,
+        `${INFO_PATH}:${this.infoLine("total_frames")}`,
+      );
     }
     this.counted = { episodes, frames };
   }
@@ -355,9 +380,18 @@ class Directory implements LeRobotDataset {
 
   private async *v3Records(): AsyncGenerator<Located> {
     const files = await this.v3EpisodeFiles();
-    if (!files.length) this.report({ file: V3_EPISODES_DIR, line: 0, message: "no episode metadata (meta/episodes/chunk-XXX/file-YYY.parquet) found" });
+    if (!files.length)
+      this.report({
+        file: V3_EPISODES_DIR,
+        line: 0,
+        message: "no episode metadata (meta/episodes/chunk-XXX/file-YYY.parquet) found",
+      });
     const videoKeys = videoKeysOf(this.info);
-    const shape: Record<string, z.ZodNumber> = Object.assign({}, V3Location.shape, ...videoKeys.map((key) => VideoLocation(key).shape));
+    const shape: Record<string, z.ZodNumber> = Object.assign(
+      {},
+      V3Location.shape,
+      ...videoKeys.map((key) => VideoLocation(key).shape),
+    );
     const location = z.object(shape);
     for (const relative of files) {
       const parquet = await this.parquet(relative);
@@ -374,12 +408,22 @@ class Directory implements LeRobotDataset {
           if (parsed.success && where.success) {
             const r = where.data;
             if (r.dataset_to_index! - r.dataset_from_index! !== parsed.data.length) {
-              this.report({ file: relative, line, message: `dataset_to_index - dataset_from_index is ${r.dataset_to_index! - r.dataset_from_index!}, but length is ${parsed.data.length}` });
+              this.report({
+                file: relative,
+                line,
+                message: `dataset_to_index - dataset_from_index is ${r.dataset_to_index! - r.dataset_from_index!}, but length is ${parsed.data.length}`,
+              });
               continue;
             }
-            const backwards = videoKeys.find((key) => r[`videos/${key}/to_timestamp`]! < r[`videos/${key}/from_timestamp`]!);
+            const backwards = videoKeys.find(
+              (key) => r[`videos/${key}/to_timestamp`]! < r[`videos/${key}/from_timestamp`]!,
+            );
             if (backwards) {
-              this.report({ file: relative, line, message: `videos/${backwards}/to_timestamp is before videos/${backwards}/from_timestamp` });
+              this.report({
+                file: relative,
+                line,
+                message: `videos/${backwards}/to_timestamp is before videos/${backwards}/from_timestamp`,
+              });
               continue;
             }
             yield { record: parsed.data, file: relative, line };
@@ -393,7 +437,11 @@ class Directory implements LeRobotDataset {
    * A parquet file's rows in batches (parquetBatches); a batch that cannot be decoded (a damaged
    * page, a codec no decoder knows) is reported at the row it starts with, and ends the file.
    */
-  private async *batches(relative: string, parquet: ParquetFile, columns: string[]): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
+  private async *batches(
+    relative: string,
+    parquet: ParquetFile,
+    columns: string[],
+  ): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
     let next = 0;
     try {
       for await (const batch of parquetBatches(parquet, columns)) {
@@ -401,7 +449,11 @@ class Directory implements LeRobotDataset {
         yield batch;
       }
     } catch (error) {
-      this.report({ file: relative, line: next + 1, message: `not a readable parquet file from this row on (${(error as Error).message})` });
+      this.report({
+        file: relative,
+        line: next + 1,
+        message: `not a readable parquet file from this row on (${(error as Error).message})`,
+      });
     }
   }
 
@@ -409,7 +461,14 @@ class Directory implements LeRobotDataset {
     try {
       return await openParquet(path.join(this.dir, relative));
     } catch (error) {
-      this.report({ file: relative, line: 0, message: (error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : `not a readable parquet file (${(error as Error).message})` });
+      this.report({
+        file: relative,
+        line: 0,
+        message:
+          (error as NodeJS.ErrnoException).code === "ENOENT"
+            ? "file is missing"
+            : `not a readable parquet file (${(error as Error).message})`,
+      });
       return undefined;
     }
   }
@@ -424,7 +483,8 @@ class Directory implements LeRobotDataset {
       if (!chunk.isDirectory() || chunk.name.startsWith(".")) continue;
       for (const file of await listDir(path.join(this.dir, V3_EPISODES_DIR, chunk.name))) {
         const relative = `${V3_EPISODES_DIR}/${chunk.name}/${file.name}`;
-        if (file.name.startsWith(".") || !file.name.endsWith(".parquet") || !(file.isFile() || file.isSymbolicLink())) continue;
+        if (file.name.startsWith(".") || !file.name.endsWith(".parquet") || !(file.isFile() || file.isSymbolicLink()))
+          continue;
         if (file.isFile() || (await this.sizeOf(relative)) !== null) found.push(relative);
       }
     }
@@ -438,11 +498,27 @@ class Directory implements LeRobotDataset {
   async *locatedEpisodes(): AsyncGenerator<{ episode: LeRobotEpisode; file: string; line: number }> {
     for await (const { record, file, line } of this.records()) {
       const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !isLeRobotColumn(key)));
-      yield { episode: { episode_index: record.episode_index, tasks: record.tasks, length: record.length, duration_s: record.length / this.info.fps, extra }, file, line };
+      yield {
+        episode: {
+          episode_index: record.episode_index,
+          tasks: record.tasks,
+          length: record.length,
+          duration_s: record.length / this.info.fps,
+          extra,
+        },
+        file,
+        line,
+      };
     }
   }
 
-  async *episodeFiles(): AsyncGenerator<{ path: string; stream: string; range: EpisodeRange; file: string; line: number }> {
+  async *episodeFiles(): AsyncGenerator<{
+    path: string;
+    stream: string;
+    range: EpisodeRange;
+    file: string;
+    line: number;
+  }> {
     for await (const { record, file, line } of this.records()) {
       for (const [relative, stream, range] of this.namedFiles(record)) {
         // Reported by files(); a path that is not safe is never listed.
@@ -460,20 +536,35 @@ class Directory implements LeRobotDataset {
       const values = { episode_chunk: Math.floor(episode / chunksSizeOf(this.info)), episode_index: episode };
       return [
         [formatPathTemplate(this.info.data_path, values), "data", { episode_index: episode }],
-        ...videoKeys.map((key): [string, string, EpisodeRange] => [formatPathTemplate(videoTemplate!, { ...values, video_key: key }), key, { episode_index: episode }]),
+        ...videoKeys.map((key): [string, string, EpisodeRange] => [
+          formatPathTemplate(videoTemplate!, { ...values, video_key: key }),
+          key,
+          { episode_index: episode },
+        ]),
       ];
     }
     const r = record as Record<string, unknown> as Record<string, number>;
     return [
       [
-        formatPathTemplate(this.info.data_path, { chunk_index: r["data/chunk_index"]!, file_index: r["data/file_index"]! }),
+        formatPathTemplate(this.info.data_path, {
+          chunk_index: r["data/chunk_index"]!,
+          file_index: r["data/file_index"]!,
+        }),
         "data",
         { episode_index: episode, dataset_from_index: r.dataset_from_index!, dataset_to_index: r.dataset_to_index! },
       ],
       ...videoKeys.map((key): [string, string, EpisodeRange] => [
-        formatPathTemplate(videoTemplate!, { video_key: key, chunk_index: r[`videos/${key}/chunk_index`]!, file_index: r[`videos/${key}/file_index`]! }),
+        formatPathTemplate(videoTemplate!, {
+          video_key: key,
+          chunk_index: r[`videos/${key}/chunk_index`]!,
+          file_index: r[`videos/${key}/file_index`]!,
+        }),
         key,
-        { episode_index: episode, from_timestamp: r[`videos/${key}/from_timestamp`]!, to_timestamp: r[`videos/${key}/to_timestamp`]! },
+        {
+          episode_index: episode,
+          from_timestamp: r[`videos/${key}/from_timestamp`]!,
+          to_timestamp: r[`videos/${key}/to_timestamp`]!,
+        },
       ]),
     ];
   }
@@ -483,7 +574,11 @@ class Directory implements LeRobotDataset {
     const named = new Set<string>();
     const accept = (relative: string, where: { file: string; line: number }): boolean => {
       const problem = unsafePath(relative);
-      if (problem) this.report({ ...where, message: `the metadata names the file ${showUnsafe(JSON.stringify(relative))}, which is not a safe relative path: ${problem}` });
+      if (problem)
+        this.report({
+          ...where,
+          message: `the metadata names the file ${showUnsafe(JSON.stringify(relative))}, which is not a safe relative path: ${problem}`,
+        });
       return !problem;
     };
     if (!isV3(this.version)) {
@@ -492,7 +587,12 @@ class Directory implements LeRobotDataset {
         for (const [relative, stream, range] of this.namedFiles(record)) {
           if (!accept(relative, { file, line }) || named.has(relative)) continue;
           named.add(relative);
-          yield { path: relative, stream, episodes: withEpisodes ? [range] : [], size_bytes: await this.sizeOf(relative) };
+          yield {
+            path: relative,
+            stream,
+            episodes: withEpisodes ? [range] : [],
+            size_bytes: await this.sizeOf(relative),
+          };
         }
       }
     } else {
@@ -502,7 +602,8 @@ class Directory implements LeRobotDataset {
         for (const [relative, stream, range] of this.namedFiles(record)) {
           if (!accept(relative, { file, line })) continue;
           const entry = grouped.get(relative);
-          if (entry && entry.stream !== stream) this.report({ file, line, message: `${relative} is named both as ${entry.stream} and as ${stream}` });
+          if (entry && entry.stream !== stream)
+            this.report({ file, line, message: `${relative} is named both as ${entry.stream} and as ${stream}` });
           else if (entry) {
             if (withEpisodes) entry.episodes.push(range);
           } else grouped.set(relative, { stream, episodes: withEpisodes ? [range] : [] });
@@ -536,7 +637,9 @@ class Directory implements LeRobotDataset {
    * where LeRobot keeps frames while it records and which its `push_to_hub` never uploads.
    */
   private async *walk(relativeDir: string, named: Set<string>): AsyncGenerator<string> {
-    const entries = (await listDir(path.join(this.dir, relativeDir))).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries = (await listDir(path.join(this.dir, relativeDir))).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     for (const entry of entries) {
       const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
       if (named.has(relative)) continue;
@@ -556,7 +659,12 @@ class Directory implements LeRobotDataset {
         // Followed only to a regular file, so a link to a directory can never make a loop.
         const found = await this.fileAt(relative);
         if (found && "size" in found) yield relative;
-        else this.report({ file: relative, line: 0, message: `not imported: ${found?.refused ?? "a symbolic link whose target does not exist"}` });
+        else
+          this.report({
+            file: relative,
+            line: 0,
+            message: `not imported: ${found?.refused ?? "a symbolic link whose target does not exist"}`,
+          });
       } else this.report({ file: relative, line: 0, message: "not imported: not a regular file" });
     }
   }
@@ -574,7 +682,8 @@ class Directory implements LeRobotDataset {
     const dataFiles = new Set<string>();
     for await (const { record } of this.records()) {
       lengths.set(record.episode_index, record.length);
-      for (const [relative, stream] of this.namedFiles(record)) if (stream === "data" && !unsafePath(relative)) dataFiles.add(relative);
+      for (const [relative, stream] of this.namedFiles(record))
+        if (stream === "data" && !unsafePath(relative)) dataFiles.add(relative);
     }
     const labels = source === "subtask_index" ? await this.subtaskLabels() : undefined;
     if (source === "subtask_index" && !labels) return;
@@ -586,9 +695,16 @@ class Directory implements LeRobotDataset {
     for (const relative of dataFiles) {
       const parquet = await this.parquet(relative);
       if (!parquet) continue;
-      const columns = source === "subtask_index" ? ["subtask_index"] : ["language_persistent", "language_events"].filter((c) => parquet.columns.includes(c));
+      const columns =
+        source === "subtask_index"
+          ? ["subtask_index"]
+          : ["language_persistent", "language_events"].filter((c) => parquet.columns.includes(c));
       if (!columns.every((c) => parquet.columns.includes(c)) || !columns.length) {
-        this.report({ file: relative, line: 0, message: `info.json declares ${source === "language" ? "language columns" : "subtask_index"}, but this file has no such column` });
+        this.report({
+          file: relative,
+          line: 0,
+          message: `info.json declares ${source === "language" ? "language columns" : "subtask_index"}, but this file has no such column`,
+        });
         continue;
       }
       for await (const { first, rows } of this.batches(relative, parquet, ["episode_index", "timestamp", ...columns])) {
@@ -618,12 +734,15 @@ class Directory implements LeRobotDataset {
           }
           // Persistent rows carry the moment they start and are the same list on every frame of the
           // episode (the first frame's is enough); event rows start at the frame they sit on.
-          const persistent = seenPersistent.has(episode) ? [] : languageRows(row.language_persistent).map((entry) => ({ entry, at: entry.timestamp }));
+          const persistent = seenPersistent.has(episode)
+            ? []
+            : languageRows(row.language_persistent).map((entry) => ({ entry, at: entry.timestamp }));
           seenPersistent.add(episode);
           const events = languageRows(row.language_events).map((entry) => ({ entry, at: t as unknown }));
           for (const { entry, at } of [...persistent, ...events]) {
             if (entry.style !== "subtask") continue;
-            if (typeof at !== "number") this.report({ file: relative, line, message: "a subtask row without a timestamp" });
+            if (typeof at !== "number")
+              this.report({ file: relative, line, message: "a subtask row without a timestamp" });
             else list.push({ t: at, label: typeof entry.content === "string" ? entry.content : "" });
           }
         }
@@ -632,20 +751,35 @@ class Directory implements LeRobotDataset {
     for (const episode of [...changes.keys()].sort((a, b) => a - b)) {
       const duration = round(lengths.get(episode)! / this.info.fps);
       // A persistent subtask holds until the next one starts, the last one until the episode ends.
-      const points = changes.get(episode)!.map((p) => ({ ...p, t: round(p.t) })).sort((a, b) => a.t - b.t);
+      const points = changes
+        .get(episode)!
+        .map((p) => ({ ...p, t: round(p.t) }))
+        .sort((a, b) => a.t - b.t);
       for (const [i, point] of points.entries()) {
         if (point.label === null) continue;
         // A subtask with no label still ends the one before it (a persistent row holds until
         // replaced); a span without a label says nothing, so none is made.
         if (!point.label.trim()) {
-          this.notice("subtask rows without a label (empty content): no span, and the subtask before ends there", `episode ${episode} at ${point.t} s`);
+          this.notice(
+            "subtask rows without a label (empty content): no span, and the subtask before ends there",
+            `episode ${episode} at ${point.t} s`,
+          );
           continue;
         }
         if (point.t > duration) {
-          this.report({ file: INFO_PATH, line: 0, message: `episode ${episode}: subtask ${JSON.stringify(point.label.slice(0, 80))} starts at ${point.t} s, after the episode's end (${duration} s)` });
+          this.report({
+            file: INFO_PATH,
+            line: 0,
+            message: `episode ${episode}: subtask ${JSON.stringify(point.label.slice(0, 80))} starts at ${point.t} s, after the episode's end (${duration} s)`,
+          });
           continue;
         }
-        yield { episode_index: episode, label: point.label, start_s: point.t, end_s: Math.min(points[i + 1]?.t ?? duration, duration) };
+        yield {
+          episode_index: episode,
+          label: point.label,
+          start_s: point.t,
+          end_s: Math.min(points[i + 1]?.t ?? duration, duration),
+        };
       }
     }
   }
@@ -669,7 +803,8 @@ class Directory implements LeRobotDataset {
       return undefined;
     }
     const labels: string[] = [];
-    for await (const { rows } of this.batches(SUBTASKS_PATH, parquet, [column])) for (const row of rows) labels.push(row[column] === null || row[column] === undefined ? "" : String(row[column]));
+    for await (const { rows } of this.batches(SUBTASKS_PATH, parquet, [column]))
+      for (const row of rows) labels.push(row[column] === null || row[column] === undefined ? "" : String(row[column]));
     return labels;
   }
 }
@@ -681,7 +816,9 @@ function camera(key: string, feature: Feature): LeRobotCamera {
     if (typeof v === "number") return v;
     const names = Array.isArray(feature.names) ? feature.names : null;
     const at = names?.indexOf(name) ?? -1;
-    return (name === "height" || name === "width") && at >= 0 && typeof feature.shape?.[at] === "number" ? feature.shape[at] : null;
+    return (name === "height" || name === "width") && at >= 0 && typeof feature.shape?.[at] === "number"
+      ? feature.shape[at]
+      : null;
   };
   const codec = info["video.codec"];
   return {
@@ -715,15 +852,26 @@ function checkTemplates(info: Info, text: string): Problem[] {
     return at < 0 ? 1 : text.slice(0, at).split("\n").length;
   };
   const v3 = isV3(info.codebase_version);
-  const sample: Record<string, number> = v3 ? { chunk_index: 0, file_index: 0 } : { episode_chunk: 0, episode_index: 0 };
+  const sample: Record<string, number> = v3
+    ? { chunk_index: 0, file_index: 0 }
+    : { episode_chunk: 0, episode_index: 0 };
   const video = videoTemplateOf(info);
   const templates: [string, string | null, Record<string, number | string>][] = [
     ["data_path", info.data_path, sample],
-    [info.video_path !== undefined && info.video_path !== null ? "video_path" : "videos_path", videoKeysOf(info).length ? video : null, { ...sample, video_key: "camera" }],
+    [
+      info.video_path !== undefined && info.video_path !== null ? "video_path" : "videos_path",
+      videoKeysOf(info).length ? video : null,
+      { ...sample, video_key: "camera" },
+    ],
   ];
   for (const [key, template, values] of templates) {
     if (template === null) {
-      if (key !== "data_path" && videoKeysOf(info).length) problems.push({ file: INFO_PATH, line: lineOf("features"), message: "video features need a video_path template" });
+      if (key !== "data_path" && videoKeysOf(info).length)
+        problems.push({
+          file: INFO_PATH,
+          line: lineOf("features"),
+          message: "video features need a video_path template",
+        });
       continue;
     }
     try {
@@ -746,8 +894,10 @@ async function listDir(dir: string) {
 
 /** Why the walk leaves an entry out with a notice (not a problem), or null. */
 function leftOut(relative: string, entry: Dirent): string | null {
-  if (entry.name.startsWith(".")) return "left out: hidden files and directories (names starting with '.'), which are no part of a dataset";
-  if (relative === "images" && entry.isDirectory()) return "left out: images/, LeRobot's frames of a recording in progress (its push_to_hub never uploads them)";
+  if (entry.name.startsWith("."))
+    return "left out: hidden files and directories (names starting with '.'), which are no part of a dataset";
+  if (relative === "images" && entry.isDirectory())
+    return "left out: images/, LeRobot's frames of a recording in progress (its push_to_hub never uploads them)";
   return null;
 }
 
@@ -773,9 +923,17 @@ async function regularFile(file: string, roots: string[]): Promise<{ size: numbe
     const code = (error as NodeJS.ErrnoException).code;
     return { refused: code === "ELOOP" ? "a symbolic link that loops" : "a symbolic link whose target does not exist" };
   }
-  if (!stats.isFile()) return { refused: stats.isDirectory() ? "a symbolic link to a directory (links are followed to files only)" : "a symbolic link to something that is not a regular file" };
+  if (!stats.isFile())
+    return {
+      refused: stats.isDirectory()
+        ? "a symbolic link to a directory (links are followed to files only)"
+        : "a symbolic link to something that is not a regular file",
+    };
   if (!roots.some((root) => target === root || target.startsWith(root + path.sep))) {
-    return { refused: "a symbolic link to a file outside the dataset directory (only links into it, or into a Hugging Face cache's blobs/, are followed)" };
+    return {
+      refused:
+        "a symbolic link to a file outside the dataset directory (only links into it, or into a Hugging Face cache's blobs/, are followed)",
+    };
   }
   return { size: stats.size };
 }

@@ -10,7 +10,14 @@ import { runImport, type ImportSource, type PipelineResult, type SourceItem } fr
 import { ImportError } from "../problems";
 import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
-import { characterCount, DatasetFile, EpisodeLine, LeRobotEpisodeLine, MAX_TEXT_CHARACTERS, VersionFile } from "../records";
+import {
+  characterCount,
+  DatasetFile,
+  EpisodeLine,
+  LeRobotEpisodeLine,
+  MAX_TEXT_CHARACTERS,
+  VersionFile,
+} from "../records";
 import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
 
 /**
@@ -69,14 +76,18 @@ export type LeRobotImportResult = PipelineResult & {
   transfer: UploadTally | null;
 };
 
-export const episodeIdOf = (datasetId: string, episodeIndex: number) => `${datasetId}-${String(episodeIndex).padStart(6, "0")}`;
+export const episodeIdOf = (datasetId: string, episodeIndex: number) =>
+  `${datasetId}-${String(episodeIndex).padStart(6, "0")}`;
 
 /** Where problems with the values given as options are reported. */
 const COMMAND_LINE = "(command line)";
 
 const FALLBACK = { outcome: "unknown", environment: "unknown", contributor: "unknown", has_recovery: false } as const;
 
-const count = z.number("episode_index must be a number").int("episode_index must be a whole number").min(0, "episode_index must be at least 0");
+const count = z
+  .number("episode_index must be a number")
+  .int("episode_index must be a whole number")
+  .min(0, "episode_index must be at least 0");
 const MetadataLine = z.strictObject({
   episode_index: count,
   outcome: EpisodeLine.shape.outcome.optional(),
@@ -87,7 +98,10 @@ const MetadataLine = z.strictObject({
 type MetadataLine = z.infer<typeof MetadataLine>;
 
 /** Imports a LeRobot dataset directory as one version; the same guarantees as every import (pipeline.ts). */
-export async function importLeRobotVersion(sql: postgres.Sql, options: LeRobotImportOptions): Promise<LeRobotImportResult> {
+export async function importLeRobotVersion(
+  sql: postgres.Sql,
+  options: LeRobotImportOptions,
+): Promise<LeRobotImportResult> {
   let dataset: LeRobotDataset;
   const reported = new Set<string>();
   const queue: Problem[] = [];
@@ -109,11 +123,19 @@ export async function importLeRobotVersion(sql: postgres.Sql, options: LeRobotIm
   }
   const source = new LeRobotSource(sql, options, dataset, queue);
   const result = await runImport(sql, source.asImportSource());
-  return { ...result, codebaseVersion: dataset.facts.codebaseVersion, defaults: source.tally, notices: [...dataset.notices, ...source.notices], transfer: source.transfer };
+  return {
+    ...result,
+    codebaseVersion: dataset.facts.codebaseVersion,
+    defaults: source.tally,
+    notices: [...dataset.notices, ...source.notices],
+    transfer: source.transfer,
+  };
 }
 
 class LeRobotSource {
-  readonly tally: DefaultsTally = Object.fromEntries(FIELDS.map((f) => [f, { metadata: 0, record: 0, option: 0, fallback: 0 }])) as DefaultsTally;
+  readonly tally: DefaultsTally = Object.fromEntries(
+    FIELDS.map((f) => [f, { metadata: 0, record: 0, option: 0, fallback: 0 }]),
+  ) as DefaultsTally;
   transfer: UploadTally | null = null;
   readonly notices: Notice[] = [];
   /** Episodes without a task: how many, and where the first were read. */
@@ -146,7 +168,14 @@ class LeRobotSource {
       robot_type: facts.robotType,
       fps: facts.fps,
       total_frames: facts.totalFrames,
-      cameras: facts.cameras.map((c) => ({ key: c.key, storage: c.storage, codec: c.codec, height: c.height, width: c.width, fps: c.fps })),
+      cameras: facts.cameras.map((c) => ({
+        key: c.key,
+        storage: c.storage,
+        codec: c.codec,
+        height: c.height,
+        width: c.width,
+        fps: c.fps,
+      })),
     };
     return {
       documents: async (problems, content) => {
@@ -167,7 +196,14 @@ class LeRobotSource {
       skipIncompleteEpisodes: this.options.skipIncompleteEpisodes,
       completeFiles: (totals) => {
         const uploader = fileUploader(
-          { dir: this.options.dir, store: this.options.upload, concurrency: this.options.concurrency, progress: this.options.progress, signal: this.options.signal, onFile: this.options.onFile },
+          {
+            dir: this.options.dir,
+            store: this.options.upload,
+            concurrency: this.options.concurrency,
+            progress: this.options.progress,
+            signal: this.options.signal,
+            onFile: this.options.onFile,
+          },
           totals,
         );
         this.transfer = uploader.tally;
@@ -187,18 +223,32 @@ class LeRobotSource {
       select d.title, d.description, v.released_at from datasets d
       left join dataset_versions v on v.dataset_id = d.id and v.version = ${o.version}
       where d.id = ${o.datasetId}`;
-    const datasetValue = { id: o.datasetId, title: o.title ?? existing?.title ?? o.datasetId, description: o.description ?? existing?.description ?? "" };
+    const datasetValue = {
+      id: o.datasetId,
+      title: o.title ?? existing?.title ?? o.datasetId,
+      description: o.description ?? existing?.description ?? "",
+    };
     const datasetChecked = checkRecord(COMMAND_LINE, 0, datasetValue, DatasetFile);
     problems.add(...datasetChecked.problems);
 
     let changelog: unknown = [];
     if (o.changelogFile) {
       // As version.json's own changelog is read: a size limit, invalid UTF-8 refused at its line.
-      changelog = (await readDocument(o.changelogFile, path.basename(o.changelogFile), VersionFile.shape.changelog, problems)).value ?? [];
+      changelog =
+        (await readDocument(o.changelogFile, path.basename(o.changelogFile), VersionFile.shape.changelog, problems))
+          .value ?? [];
     }
     // Whole seconds, as an operator would write it.
-    const releasedAt = o.releasedAt ?? existing?.released_at?.toISOString() ?? new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
-    const releaseChecked = checkRecord(COMMAND_LINE, 0, { version: o.version, released_at: releasedAt, changelog }, VersionFile);
+    const releasedAt =
+      o.releasedAt ??
+      existing?.released_at?.toISOString() ??
+      new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+    const releaseChecked = checkRecord(
+      COMMAND_LINE,
+      0,
+      { version: o.version, released_at: releasedAt, changelog },
+      VersionFile,
+    );
     problems.add(...releaseChecked.problems);
     return {
       dataset: datasetChecked.value,
@@ -206,7 +256,9 @@ class LeRobotSource {
       hashed: {
         dataset: datasetChecked.value ?? null,
         // The instant, however it was written: a re-import without --released-at reads it back from the database.
-        release: releaseChecked.value ? { ...releaseChecked.value, released_at: new Date(releaseChecked.value.released_at).toISOString() } : null,
+        release: releaseChecked.value
+          ? { ...releaseChecked.value, released_at: new Date(releaseChecked.value.released_at).toISOString() }
+          : null,
       },
     };
   }
@@ -238,9 +290,16 @@ class LeRobotSource {
         return FALLBACK[field];
       };
       // Each task is free text of up to MAX_TEXT_CHARACTERS; several may add up to more.
-      const long = episode.tasks.findIndex((task) => task.length > MAX_TEXT_CHARACTERS && characterCount(task) > MAX_TEXT_CHARACTERS);
+      const long = episode.tasks.findIndex(
+        (task) => task.length > MAX_TEXT_CHARACTERS && characterCount(task) > MAX_TEXT_CHARACTERS,
+      );
       // The episode is still staged, so that the files naming it are not reported as well.
-      if (long >= 0) yield { file, line, problem: `tasks[${long}] must be at most ${MAX_TEXT_CHARACTERS.toLocaleString("en")} characters` };
+      if (long >= 0)
+        yield {
+          file,
+          line,
+          problem: `tasks[${long}] must be at most ${MAX_TEXT_CHARACTERS.toLocaleString("en")} characters`,
+        };
       // An episode with no task (none listed, or only blank ones) is still an episode: its task is
       // empty, and the summary counts them. Any other list is joined byte for byte.
       let task = episode.tasks.join("; ");
@@ -264,9 +323,14 @@ class LeRobotSource {
       };
     }
     yield* this.drain();
-    if (this.withoutTask.count) this.notices.push({ message: "episodes without a task (their tasks are none or blank): imported with an empty task", ...this.withoutTask });
+    if (this.withoutTask.count)
+      this.notices.push({
+        message: "episodes without a task (their tasks are none or blank): imported with an empty task",
+        ...this.withoutTask,
+      });
     yield* metadata.problems;
-    for (const [index, where] of unmatched) yield { file: where.file, line: where.line, problem: `episode_index ${index} is not an episode of the dataset` };
+    for (const [index, where] of unmatched)
+      yield { file: where.file, line: where.line, problem: `episode_index ${index} is not an episode of the dataset` };
   }
 
   /** The --episode-metadata sidecar, checked line by line (the same rules as an episode's fields). */
@@ -289,7 +353,11 @@ class LeRobotSource {
       }
       const first = lines.get(parsed.value.episode_index);
       if (first) {
-        problems.push({ file: name, line: item.line, problem: `episode_index ${parsed.value.episode_index} appears again (first on line ${first.line})` });
+        problems.push({
+          file: name,
+          line: item.line,
+          problem: `episode_index ${parsed.value.episode_index} appears again (first on line ${first.line})`,
+        });
         continue;
       }
       records.set(parsed.value.episode_index, parsed.value);
@@ -304,7 +372,11 @@ class LeRobotSource {
       yield* this.drain();
       span++;
       // The reader rounds times to microseconds; a span of LeRobot's own has no attributes.
-      yield { file: "subtask annotations", line: span, value: { episode_id: this.episodeId(s.episode_index), label: s.label, start_s: s.start_s, end_s: s.end_s } };
+      yield {
+        file: "subtask annotations",
+        line: span,
+        value: { episode_id: this.episodeId(s.episode_index), label: s.label, start_s: s.start_s, end_s: s.end_s },
+      };
     }
     yield* this.drain();
     const file = this.options.annotationsFile;
@@ -369,7 +441,10 @@ class LeRobotSource {
 }
 
 /** The non-blank lines of a JSONL file given on the command line, or why it cannot be read. */
-async function* jsonlItems(file: string, name: string): AsyncGenerator<{ file: string; line: number; text: string } | { file: string; line: number; problem: string }> {
+async function* jsonlItems(
+  file: string,
+  name: string,
+): AsyncGenerator<{ file: string; line: number; text: string } | { file: string; line: number; problem: string }> {
   try {
     for await (const line of readLines(file)) {
       if ("problem" in line) yield { file: name, line: line.number, problem: line.problem };
@@ -377,6 +452,10 @@ async function* jsonlItems(file: string, name: string): AsyncGenerator<{ file: s
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    yield { file: name, line: 0, problem: code === "ENOENT" ? "file is missing" : `cannot be read (${(error as Error).message})` };
+    yield {
+      file: name,
+      line: 0,
+      problem: code === "ENOENT" ? "file is missing" : `cannot be read (${(error as Error).message})`,
+    };
   }
 }

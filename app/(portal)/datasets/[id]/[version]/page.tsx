@@ -25,12 +25,24 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 const PAGE_SIZES = [25, 50, 100, 250];
 
 // The filter form sends an empty value for "any"; a page size it does not offer falls back to 50.
-const anyOr = z.literal("").transform(() => undefined).or(filterValue).optional();
+const anyOr = z
+  .literal("")
+  .transform(() => undefined)
+  .or(filterValue)
+  .optional();
 const Search = z.object({
   outcome: anyOr,
   environment: anyOr,
-  cursor: z.literal("").transform(() => undefined).or(z.string()).optional(),
-  limit: z.coerce.number().refine((n) => PAGE_SIZES.includes(n)).optional().catch(undefined),
+  cursor: z
+    .literal("")
+    .transform(() => undefined)
+    .or(z.string())
+    .optional(),
+  limit: z.coerce
+    .number()
+    .refine((n) => PAGE_SIZES.includes(n))
+    .optional()
+    .catch(undefined),
 });
 
 const counted = (counts: Count[]) => counts.map((c) => ({ value: c.value, label: `${c.value} (${c.count})` }));
@@ -39,27 +51,40 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
   const { id, version } = await params;
   const ctx = await pageContext("catalog", `/datasets/${id}/${version}`);
   const search = await pageSearch(searchParams, Search);
-  const [dataset, stats] = await pageData(Promise.all([getDataset(ctx, id), versionStatistics(ctx, { datasetId: id, version })]));
+  const [dataset, stats] = await pageData(
+    Promise.all([getDataset(ctx, id), versionStatistics(ctx, { datasetId: id, version })]),
+  );
   const filter = { outcome: search.outcome, environment: search.environment };
   const limit = search.limit ?? 50;
   let page: EpisodePage | undefined;
   let cursorProblem: string | undefined;
   try {
-    page = await listEpisodes(ctx, { datasetId: id, version, ...filter, limit: Math.min(limit, MAX_LIMIT), cursor: search.cursor });
+    page = await listEpisodes(ctx, {
+      datasetId: id,
+      version,
+      ...filter,
+      limit: Math.min(limit, MAX_LIMIT),
+      cursor: search.cursor,
+    });
   } catch (error) {
     if (!(error instanceof AppError && error.code === "invalid_cursor")) throw error;
     cursorProblem = error.message;
   }
   const query = (extra: Record<string, string | undefined>) => {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...filter, limit: limit === 50 ? undefined : String(limit), ...extra })) if (v) q.set(k, v);
+    for (const [k, v] of Object.entries({ ...filter, limit: limit === 50 ? undefined : String(limit), ...extra }))
+      if (v) q.set(k, v);
     const text = q.toString();
     return `/datasets/${id}/${version}${text ? `?${text}` : ""}`;
   };
   return (
     <>
       <PageHeader
-        crumbs={[{ label: "Datasets", href: "/datasets" }, { label: dataset.title, href: `/datasets/${id}` }, { label: version }]}
+        crumbs={[
+          { label: "Datasets", href: "/datasets" },
+          { label: dataset.title, href: `/datasets/${id}` },
+          { label: version },
+        ]}
         title={`Episodes of ${dataset.title} ${version}`}
         description="Filter, select and request a download. Filters live in the address bar, so a link to this page shows the same episodes."
       />
@@ -68,19 +93,45 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
         framed
         active={Boolean(filter.outcome || filter.environment)}
         fields={[
-          { kind: "select", name: "outcome", label: "Outcome", any: "Any outcome", value: filter.outcome ?? "", options: counted(stats.outcomes) },
-          { kind: "select", name: "environment", label: "Environment", any: "Any environment", value: filter.environment ?? "", options: counted(stats.environments) },
-          { kind: "select", name: "limit", label: "Per page", value: String(limit), narrow: true, options: PAGE_SIZES.map((size) => ({ value: String(size), label: String(size) })) },
+          {
+            kind: "select",
+            name: "outcome",
+            label: "Outcome",
+            any: "Any outcome",
+            value: filter.outcome ?? "",
+            options: counted(stats.outcomes),
+          },
+          {
+            kind: "select",
+            name: "environment",
+            label: "Environment",
+            any: "Any environment",
+            value: filter.environment ?? "",
+            options: counted(stats.environments),
+          },
+          {
+            kind: "select",
+            name: "limit",
+            label: "Per page",
+            value: String(limit),
+            narrow: true,
+            options: PAGE_SIZES.map((size) => ({ value: String(size), label: String(size) })),
+          },
         ]}
       />
       {cursorProblem || !page ? (
         <Alert kind="warning" title="This page link is out of date" className="mt-4">
-          {cursorProblem} <Link className="font-medium underline" href={query({})}>Start from the first page</Link>.
+          {cursorProblem}{" "}
+          <Link className="font-medium underline" href={query({})}>
+            Start from the first page
+          </Link>
+          .
         </Alert>
       ) : (
         <>
           <p className="mt-4 text-sm text-slate-600" aria-live="polite">
-            <span className="font-semibold text-slate-900">{formatNumber(page.total)}</span> of {formatNumber(stats.episode_count)} episodes match
+            <span className="font-semibold text-slate-900">{formatNumber(page.total)}</span> of{" "}
+            {formatNumber(stats.episode_count)} episodes match
             {search.cursor ? " · showing a later page" : ""}.
           </p>
           <EpisodeExplorer

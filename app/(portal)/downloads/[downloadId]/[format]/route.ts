@@ -12,6 +12,10 @@ export async function GET(_request: Request, { params }: { params: Promise<{ dow
   if (download instanceof Response) return download;
   const { file, type } = DOWNLOAD_FORMATS[format as DownloadFormat];
   return new Response(renderDownload(download, format as DownloadFormat), {
-    headers: { "Content-Type": type, "Content-Disposition": `attachment; filename="${download.download_id}-${file}"`, "Cache-Control": "no-store" },
+    headers: {
+      "Content-Type": type,
+      "Content-Disposition": `attachment; filename="${download.download_id}-${file}"`,
+      "Cache-Control": "no-store",
+    },
   });
 }

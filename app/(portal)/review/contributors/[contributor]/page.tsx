@@ -13,7 +13,14 @@ import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http
 type Props = { params: Promise<{ contributor: string }>; searchParams: Promise<SearchParams> };
 
 const PAGE = 50;
-const Search = z.object({ before: z.string().regex(/^\d{1,15}$/).transform(Number).optional().catch(undefined) });
+const Search = z.object({
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .transform(Number)
+    .optional()
+    .catch(undefined),
+});
 
 // Next hands generateMetadata the segment decoded, and the page still percent-encoded (the proxy
 // has refused malformed encoding): decoding twice turned a contributor with `%` into a URIError.
@@ -26,13 +33,19 @@ export default async function ContributorPage({ params, searchParams }: Props) {
   const { before } = await pageSearch(searchParams, Search);
   const path = `/review/contributors/${encodeURIComponent(contributor)}`;
   const ctx = await pageContext("review", path);
-  const { rows, nextBefore, total, summary } = await pageData(recipientsOfContributor(ctx, { contributor, before, limit: PAGE }));
+  const { rows, nextBefore, total, summary } = await pageData(
+    recipientsOfContributor(ctx, { contributor, before, limit: PAGE }),
+  );
   const exportHref = (format: string) => `${path}/export?format=${format}`;
   return (
     <>
       <PageHeader
         crumbs={[{ label: "Disclosure log", href: "/review/disclosures" }, { label: `Contributor ${contributor}` }]}
-        title={<>Who received <span className="font-mono">{contributor}</span>&apos;s episodes</>}
+        title={
+          <>
+            Who received <span className="font-mono">{contributor}</span>&apos;s episodes
+          </>
+        }
         description="Every download and preview that included at least one episode recorded by this contributor, newest first: when, to whom, under which licence, and how many of their episodes it held."
         actions={
           <>
@@ -46,18 +59,30 @@ export default async function ContributorPage({ params, searchParams }: Props) {
         }
       />
       {rows.length === 0 && before === undefined ? (
-        <EmptyState title="Nobody has received this contributor's episodes">No download or preview in the log includes an episode recorded by {contributor}.</EmptyState>
+        <EmptyState title="Nobody has received this contributor's episodes">
+          No download or preview in the log includes an episode recorded by {contributor}.
+        </EmptyState>
       ) : (
         <>
           {summary ? (
             <dl className="mb-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
               <Stat label="Downloads" value={formatNumber(summary.downloads)} />
-              <Stat label="Previews" value={formatNumber(summary.previews)} hint="watched in the portal or through the API" />
+              <Stat
+                label="Previews"
+                value={formatNumber(summary.previews)}
+                hint="watched in the portal or through the API"
+              />
               <Stat label="Organisations" value={formatNumber(summary.organizations)} />
-              <Stat label="Episodes downloaded" value={formatNumber(summary.episodes_downloaded)} hint="counted once per download" />
+              <Stat
+                label="Episodes downloaded"
+                value={formatNumber(summary.episodes_downloaded)}
+                hint="counted once per download"
+              />
             </dl>
           ) : null}
-          <p className="mb-2 text-sm text-slate-600">{cappedCountText(total, "entry includes", "entries include")} this contributor&apos;s episodes.</p>
+          <p className="mb-2 text-sm text-slate-600">
+            {cappedCountText(total, "entry includes", "entries include")} this contributor&apos;s episodes.
+          </p>
           <ContributorRecipientsTable rows={rows} />
         </>
       )}

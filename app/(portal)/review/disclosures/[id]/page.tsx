@@ -35,10 +35,18 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
   const { episodes_after: after } = await pageSearch(searchParams, Search);
   const ctx = await pageContext("review", `/review/disclosures/${id}`);
   const entry = await pageData(getDisclosure(ctx, id));
-  const { episodeIds, nextAfter } = await pageData(disclosedEpisodes(ctx, { id: entry.id, after, limit: EPISODE_PAGE }));
+  const { episodeIds, nextAfter } = await pageData(
+    disclosedEpisodes(ctx, { id: entry.id, after, limit: EPISODE_PAGE }),
+  );
   const scope = entry.requested_scope;
   const preview = entry.channel === "preview";
-  const kind = preview ? "a preview of one episode" : scope.episode_ids ? `${scope.episode_ids.length} listed episodes` : scope.filter ? "episodes matching a filter" : "the whole version";
+  const kind = preview
+    ? "a preview of one episode"
+    : scope.episode_ids
+      ? `${scope.episode_ids.length} listed episodes`
+      : scope.filter
+        ? "episodes matching a filter"
+        : "the whole version";
   return (
     <>
       <PageHeader
@@ -59,13 +67,16 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
               <Row label="Organisation">
                 {entry.organization ? (
                   <>
-                    {entry.organization_name} <span className="font-mono text-xs text-slate-500">({entry.organization})</span>
+                    {entry.organization_name}{" "}
+                    <span className="font-mono text-xs text-slate-500">({entry.organization})</span>
                   </>
                 ) : (
                   <>None: previewed by a {entry.reviewer_role}, under the review permission rather than a licence</>
                 )}
               </Row>
-              <Row label="Recipient">{entry.user ? entry.user : <span className="font-mono">{entry.api_key}…</span>}</Row>
+              <Row label="Recipient">
+                {entry.user ? entry.user : <span className="font-mono">{entry.api_key}…</span>}
+              </Row>
               <Row label="Channel">
                 <Badge tone={CHANNEL_TONE[entry.channel]}>{entry.channel}</Badge>
               </Row>
@@ -83,14 +94,20 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
           </CardBody>
         </Card>
         <Card>
-          <CardHeader title="Scope" description={`Requested: ${kind}${scope.streams ? `, streams ${scope.streams.join(", ")}` : ", every stream"}.`} />
+          <CardHeader
+            title="Scope"
+            description={`Requested: ${kind}${scope.streams ? `, streams ${scope.streams.join(", ")}` : ", every stream"}.`}
+          />
           <CardBody>
             <dl className="divide-y divide-slate-100">
               <Row label="Resolved">
-                {formatNumber(entry.episode_count)} episodes, {formatNumber(entry.file_count)} files, {formatBytes(entry.total_bytes)}
+                {formatNumber(entry.episode_count)} episodes, {formatNumber(entry.file_count)} files,{" "}
+                {formatBytes(entry.total_bytes)}
               </Row>
               <Row label="As requested">
-                <pre className="overflow-x-auto whitespace-pre-wrap rounded bg-slate-50 p-2 font-mono text-xs">{JSON.stringify(scope, null, 2)}</pre>
+                <pre className="overflow-x-auto whitespace-pre-wrap rounded bg-slate-50 p-2 font-mono text-xs">
+                  {JSON.stringify(scope, null, 2)}
+                </pre>
               </Row>
             </dl>
           </CardBody>
@@ -99,7 +116,11 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
       <Card className="mt-4">
         <CardHeader
           title={`Resolved episodes (${formatNumber(entry.episode_count)})`}
-          description={preview ? "The episode this preview showed. Watch it yourself (your preview is recorded too)." : "The episodes whose files this download contained."}
+          description={
+            preview
+              ? "The episode this preview showed. Watch it yourself (your preview is recorded too)."
+              : "The episodes whose files this download contained."
+          }
         />
         <CardBody>
           {episodeIds.length ? (
@@ -125,7 +146,9 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
               ))}
             </ul>
           ) : (
-            <p className="text-sm text-slate-500">{after === undefined ? "Only version-level files (no episode)." : "No more episodes."}</p>
+            <p className="text-sm text-slate-500">
+              {after === undefined ? "Only version-level files (no episode)." : "No more episodes."}
+            </p>
           )}
           {after !== undefined || nextAfter !== null ? (
             <nav aria-label="Pages of episodes" className="mt-3 flex justify-between">
@@ -137,7 +160,11 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
                 <span />
               )}
               {nextAfter !== null ? (
-                <LinkButton variant="secondary" size="sm" href={`/review/disclosures/${entry.id}?episodes_after=${encodeURIComponent(nextAfter)}`}>
+                <LinkButton
+                  variant="secondary"
+                  size="sm"
+                  href={`/review/disclosures/${entry.id}?episodes_after=${encodeURIComponent(nextAfter)}`}
+                >
                   Next {formatNumber(EPISODE_PAGE)} episodes →
                 </LinkButton>
               ) : null}
@@ -146,11 +173,15 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
         </CardBody>
       </Card>
       <Card className="mt-4">
-        <CardHeader title="Integrity" description="The entry's hash covers every field above and the previous entry's hash." />
+        <CardHeader
+          title="Integrity"
+          description="The entry's hash covers every field above and the previous entry's hash."
+        />
         <CardBody>
           <dl className="divide-y divide-slate-100">
             <Row label="Hash">
-              <span className="font-mono text-xs">{entry.hash}</span> {entry.hash_matches ? <Badge tone="green">matches</Badge> : <Badge tone="red">mismatch</Badge>}
+              <span className="font-mono text-xs">{entry.hash}</span>{" "}
+              {entry.hash_matches ? <Badge tone="green">matches</Badge> : <Badge tone="red">mismatch</Badge>}
             </Row>
             <Row label="Previous hash">
               <span className="font-mono text-xs">{entry.prev_hash}</span>

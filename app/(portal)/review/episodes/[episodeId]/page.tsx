@@ -10,7 +10,13 @@ import { previewEpisodeForReview } from "./actions";
 
 type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<SearchParams> };
 
-const Search = z.object({ version: z.literal("").transform(() => undefined).or(z.string()).optional() });
+const Search = z.object({
+  version: z
+    .literal("")
+    .transform(() => undefined)
+    .or(z.string())
+    .optional(),
+});
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   return { title: `Review episode ${(await params).episodeId}` };
@@ -20,21 +26,24 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 export default async function ReviewEpisodePage({ params, searchParams }: Props) {
   const { episodeId } = await params;
   const { version } = await pageSearch(searchParams, Search);
-  const ctx = await pageContext("review", `/review/episodes/${episodeId}${version ? `?version=${encodeURIComponent(version)}` : ""}`);
+  const ctx = await pageContext(
+    "review",
+    `/review/episodes/${episodeId}${version ? `?version=${encodeURIComponent(version)}` : ""}`,
+  );
   const detail = await pageData(reviewEpisode(ctx, { episodeId, version }));
   const streams = await pageData(episodeStreams(ctx, { episodeId, version: detail.version }));
   const { episode } = detail;
   return (
     <>
       <PageHeader
-        crumbs={[
-          { label: "Disclosure log", href: "/review/disclosures" },
-          { label: `Episode ${episode.episode_id}` },
-        ]}
+        crumbs={[{ label: "Disclosure log", href: "/review/disclosures" }, { label: `Episode ${episode.episode_id}` }]}
         title={<span className="font-mono">{episode.episode_id}</span>}
         description={`${detail.dataset_id}@${detail.version}: ${episode.task} in ${episode.environment}. Previews here are recorded in the log as yours.`}
         actions={
-          <Link className="text-sm font-medium text-brand-700 hover:underline" href={`/review/disclosures?episode=${encodeURIComponent(episode.episode_id)}`}>
+          <Link
+            className="text-sm font-medium text-brand-700 hover:underline"
+            href={`/review/disclosures?episode=${encodeURIComponent(episode.episode_id)}`}
+          >
             Who received this episode
           </Link>
         }
@@ -48,7 +57,11 @@ export default async function ReviewEpisodePage({ params, searchParams }: Props)
                 {v}
               </Badge>
             ) : (
-              <Link key={v} href={`/review/episodes/${episodeId}?version=${v}`} className="font-medium text-brand-700 hover:underline">
+              <Link
+                key={v}
+                href={`/review/episodes/${episodeId}?version=${v}`}
+                className="font-medium text-brand-700 hover:underline"
+              >
                 {v}
               </Link>
             ),

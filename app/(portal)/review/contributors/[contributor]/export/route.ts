@@ -14,5 +14,9 @@ export async function GET(request: Request, { params }: { params: Promise<{ cont
   const { contributor } = await params;
   const query = routeSearch(request, Query);
   if (query instanceof Response) return query;
-  return streamAttachment(() => exportRecipientsOfContributor(ctx, contributor, query.format), query.format, `recipients-of-${contributor}`);
+  return streamAttachment(
+    () => exportRecipientsOfContributor(ctx, contributor, query.format),
+    query.format,
+    `recipients-of-${contributor}`,
+  );
 }

@@ -4,16 +4,29 @@ import { GET as episodesGET } from "./[version]/episodes/route";
 import { GET as manifestGET } from "./[version]/manifest/route";
 import { GET as annotationsGET } from "@/app/api/v1/episodes/[episodeId]/annotations/route";
 import { revokeLicence } from "@/lib/admin/licences";
-import { createTestKey, createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId, type TestVersion } from "@/lib/testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+  type TestVersion,
+} from "@/lib/testing/fixtures";
 import { call, type CallResult } from "@/lib/testing/http";
 import type { RouteHandler } from "@/lib/http/route";
 import { expectError, expectIndistinguishable, expectOk, tamperedCursors, walkPages } from "@/lib/testing/expect-api";
 
 const list = (dataset: string, query: Record<string, string | number> = {}, withKey = key) =>
-  call(GET, `/api/v1/datasets/${dataset}/versions?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`, {
-    key: withKey,
-    params: { id: dataset },
-  });
+  call(
+    GET,
+    `/api/v1/datasets/${dataset}/versions?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`,
+    {
+      key: withKey,
+      params: { id: dataset },
+    },
+  );
 
 let key: string;
 let datasetId: string;
@@ -42,7 +55,13 @@ const VERSIONS: (TestVersion & { licensed: boolean })[] = [
       { type: "changed", description: "Outcome labels reviewed" },
     ],
   },
-  { version: "1.2.0", released_at: "2025-02-01T00:00:00Z", licensed: true, episodes: randomEpisodes(2, 3), changelog: [] },
+  {
+    version: "1.2.0",
+    released_at: "2025-02-01T00:00:00Z",
+    licensed: true,
+    episodes: randomEpisodes(2, 3),
+    changelog: [],
+  },
   {
     version: "2.0.0",
     released_at: "2026-01-01T00:00:00+02:00",
@@ -50,7 +69,13 @@ const VERSIONS: (TestVersion & { licensed: boolean })[] = [
     episodes: randomEpisodes(7, 4),
     changelog: [{ type: "removed", description: "The depth stream" }],
   },
-  { version: "0.9.1", released_at: "2024-12-24T18:00:00Z", licensed: false, episodes: randomEpisodes(1, 5), changelog: [{ type: "added", description: "First release" }] },
+  {
+    version: "0.9.1",
+    released_at: "2024-12-24T18:00:00Z",
+    licensed: false,
+    episodes: randomEpisodes(1, 5),
+    changelog: [{ type: "added", description: "First release" }],
+  },
 ];
 
 const NEWEST_FIRST = ["2.0.0", "1.10.0", "1.9.0", "1.2.0", "0.9.1"];
@@ -95,7 +120,11 @@ describe("GET /api/v1/datasets/{id}/versions", () => {
   });
 
   it.each([1, 2, 3, 4, 5, 50])("walks every version exactly once at limit %i", async (limit) => {
-    const { items, pages } = await walkPages((cursor) => list(datasetId, cursor ? { limit, cursor } : { limit }), "versions", limit);
+    const { items, pages } = await walkPages(
+      (cursor) => list(datasetId, cursor ? { limit, cursor } : { limit }),
+      "versions",
+      limit,
+    );
     expect(items).toEqual(expectedVersions());
     expect(pages).toHaveLength(Math.ceil(5 / limit));
     for (const page of pages) expect(page.json.dataset_id).toBe(datasetId);
@@ -113,7 +142,8 @@ describe("GET /api/v1/datasets/{id}/versions", () => {
     });
 
     it("refuse any alteration with 400 invalid_cursor", async () => {
-      for (const bad of tamperedCursors(cursor)) expectError(await list(datasetId, { limit: 2, cursor: bad }), 400, "invalid_cursor");
+      for (const bad of tamperedCursors(cursor))
+        expectError(await list(datasetId, { limit: 2, cursor: bad }), 400, "invalid_cursor");
     });
 
     it("refuse a cursor made for another dataset", async () => {
@@ -166,17 +196,68 @@ describe("non-enumeration", () => {
     key404 = (await createTestKey(org.id)).secret;
   });
 
-  type Case = [string, RouteHandler, (d: { datasetId: string; episodeId: string }) => { url: string; params: Record<string, string> }];
+  type Case = [
+    string,
+    RouteHandler,
+    (d: { datasetId: string; episodeId: string }) => { url: string; params: Record<string, string> },
+  ];
   const cases: Case[] = [
     ["versions", GET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions`, params: { id: d.datasetId } })],
-    ["versions with a limit", GET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions?limit=1`, params: { id: d.datasetId } })],
-    ["manifest of an existing version", manifestGET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions/1.0.0/manifest`, params: { id: d.datasetId, version: "1.0.0" } })],
-    ["manifest of an unknown version", manifestGET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions/7.7.7/manifest`, params: { id: d.datasetId, version: "7.7.7" } })],
-    ["episodes of an existing version", episodesGET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions/1.0.0/episodes`, params: { id: d.datasetId, version: "1.0.0" } })],
-    ["episodes, filtered", episodesGET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions/1.0.0/episodes?outcome=failure&limit=1`, params: { id: d.datasetId, version: "1.0.0" } })],
-    ["episodes of an unknown version", episodesGET, (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions/7.7.7/episodes`, params: { id: d.datasetId, version: "7.7.7" } })],
-    ["annotations", annotationsGET, (d) => ({ url: `/api/v1/episodes/${d.episodeId}/annotations`, params: { episodeId: d.episodeId } })],
-    ["annotations, pinned", annotationsGET, (d) => ({ url: `/api/v1/episodes/${d.episodeId}/annotations?version=1.0.0`, params: { episodeId: d.episodeId } })],
+    [
+      "versions with a limit",
+      GET,
+      (d) => ({ url: `/api/v1/datasets/${d.datasetId}/versions?limit=1`, params: { id: d.datasetId } }),
+    ],
+    [
+      "manifest of an existing version",
+      manifestGET,
+      (d) => ({
+        url: `/api/v1/datasets/${d.datasetId}/versions/1.0.0/manifest`,
+        params: { id: d.datasetId, version: "1.0.0" },
+      }),
+    ],
+    [
+      "manifest of an unknown version",
+      manifestGET,
+      (d) => ({
+        url: `/api/v1/datasets/${d.datasetId}/versions/7.7.7/manifest`,
+        params: { id: d.datasetId, version: "7.7.7" },
+      }),
+    ],
+    [
+      "episodes of an existing version",
+      episodesGET,
+      (d) => ({
+        url: `/api/v1/datasets/${d.datasetId}/versions/1.0.0/episodes`,
+        params: { id: d.datasetId, version: "1.0.0" },
+      }),
+    ],
+    [
+      "episodes, filtered",
+      episodesGET,
+      (d) => ({
+        url: `/api/v1/datasets/${d.datasetId}/versions/1.0.0/episodes?outcome=failure&limit=1`,
+        params: { id: d.datasetId, version: "1.0.0" },
+      }),
+    ],
+    [
+      "episodes of an unknown version",
+      episodesGET,
+      (d) => ({
+        url: `/api/v1/datasets/${d.datasetId}/versions/7.7.7/episodes`,
+        params: { id: d.datasetId, version: "7.7.7" },
+      }),
+    ],
+    [
+      "annotations",
+      annotationsGET,
+      (d) => ({ url: `/api/v1/episodes/${d.episodeId}/annotations`, params: { episodeId: d.episodeId } }),
+    ],
+    [
+      "annotations, pinned",
+      annotationsGET,
+      (d) => ({ url: `/api/v1/episodes/${d.episodeId}/annotations?version=1.0.0`, params: { episodeId: d.episodeId } }),
+    ],
   ];
 
   it.each(cases)("%s: an unlicensed, a revoked and a missing dataset get the same 404", async (_, handler, target) => {

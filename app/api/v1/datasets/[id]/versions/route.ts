@@ -4,5 +4,7 @@ import { PageQuery } from "@/lib/api/requests";
 import { versionsPage } from "@/lib/catalog/list-versions";
 
 export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = route({
-  GET: endpoint({ query: PageQuery }, (ctx, { params, query }) => versionsPage(ctx, { datasetId: params.id!, ...query })),
+  GET: endpoint({ query: PageQuery }, (ctx, { params, query }) =>
+    versionsPage(ctx, { datasetId: params.id!, ...query }),
+  ),
 });

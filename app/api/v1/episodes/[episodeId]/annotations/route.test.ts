@@ -1,13 +1,24 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { GET } from "./route";
-import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";
 import { expectError, expectIndistinguishable, expectOk, tamperedCursors, walkPages } from "@/lib/testing/expect-api";
 import type { AnnotationLine, EpisodeLine } from "@/lib/catalog/import/records";
 import { prng } from "@/lib/dev/demo/generate";
 
 const annotations = (episodeId: string, query: Record<string, string | number | undefined> = {}, withKey = key) => {
-  const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]) => [k, String(v)]));
+  const search = new URLSearchParams(
+    Object.entries(query)
+      .filter((e): e is [string, string | number] => e[1] !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  );
   return call(GET, `/api/v1/episodes/${episodeId}/annotations?${search}`, { key: withKey, params: { episodeId } });
 };
 
@@ -25,7 +36,10 @@ function spans(count: number, seed: number, tag: string): AnnotationLine[] {
   return Array.from({ length: count }, (_, i) => {
     const start = Math.floor(random() * 160) / 2;
     const end = Math.min(100, Math.round((start + random() * 20) * 1000) / 1000);
-    const attributes = i % 3 === 0 ? undefined : { hand: i % 2 ? "left" : "right", score: Math.round(random() * 1000) / 1000, tags: [tag, `n${i}`] };
+    const attributes =
+      i % 3 === 0
+        ? undefined
+        : { hand: i % 2 ? "left" : "right", score: Math.round(random() * 1000) / 1000, tags: [tag, `n${i}`] };
     return { episode_id: E, label: `${tag}-${i}`, start_s: start, end_s: end, ...(attributes ? { attributes } : {}) };
   });
 }
@@ -81,14 +95,23 @@ describe("GET /api/v1/episodes/{episode_id}/annotations", () => {
     // Ties exist, so the order within a start time is exercised.
     expect(new Set(list.map((s: { start_s: number }) => s.start_s)).size).toBeLessThan(137);
     expect(list.find((s: { label: string }) => s.label === "v1100-0").attributes).toEqual({});
-    expect(list.find((s: { label: string }) => s.label === "v1100-1").attributes).toMatchObject({ hand: "left", tags: ["v1100", "n1"] });
+    expect(list.find((s: { label: string }) => s.label === "v1100-1").attributes).toMatchObject({
+      hand: "left",
+      tags: ["v1100", "n1"],
+    });
   });
 
   it("answers an episode whose version has no spans with an empty list", async () => {
     const res = await annotations(unspanned.episode_id);
     expectOk(res);
     // 1.11.0 is the newest licensed version containing it.
-    expect(res.json).toEqual({ episode_id: unspanned.episode_id, dataset_id: datasetId, version: "1.11.0", annotations: [], next_cursor: null });
+    expect(res.json).toEqual({
+      episode_id: unspanned.episode_id,
+      dataset_id: datasetId,
+      version: "1.11.0",
+      annotations: [],
+      next_cursor: null,
+    });
   });
 
   describe("?version=", () => {
@@ -114,9 +137,12 @@ describe("GET /api/v1/episodes/{episode_id}/annotations", () => {
       expectIndistinguishable(holds, lacks);
     });
 
-    it.each(["1.11.0", "7.7.7", "1.10", "latest"])("answers pinned version %s, which does not hold the episode, with 404", async (version) => {
-      expectError(await annotations(E, { version }), 404, "not_found");
-    });
+    it.each(["1.11.0", "7.7.7", "1.10", "latest"])(
+      "answers pinned version %s, which does not hold the episode, with 404",
+      async (version) => {
+        expectError(await annotations(E, { version }), 404, "not_found");
+      },
+    );
 
     it("refuses an empty version with 400", async () => {
       expectError(await annotations(E, { version: "" }), 400, "invalid_parameter");
@@ -147,11 +173,16 @@ describe("GET /api/v1/episodes/{episode_id}/annotations", () => {
       expect(items).toEqual(full);
       expect(new Set(items.map((s: { annotation_id: string }) => s.annotation_id)).size).toBe(137);
       expect(pages).toHaveLength(Math.ceil(137 / limit));
-      for (const page of pages) expect(page.json).toMatchObject({ episode_id: E, dataset_id: datasetId, version: "1.10.0" });
+      for (const page of pages)
+        expect(page.json).toMatchObject({ episode_id: E, dataset_id: datasetId, version: "1.10.0" });
     });
 
     it("walks a pinned version", async () => {
-      const { items } = await walkPages((cursor) => annotations(E, { version: "1.9.0", limit: 4, cursor }), "annotations", 4);
+      const { items } = await walkPages(
+        (cursor) => annotations(E, { version: "1.9.0", limit: 4, cursor }),
+        "annotations",
+        4,
+      );
       expect(strip(items)).toEqual(oracle(SPANS["1.9.0"]));
     });
   });
@@ -171,7 +202,8 @@ describe("GET /api/v1/episodes/{episode_id}/annotations", () => {
     it("refuse another version, another episode, or alteration with 400 invalid_cursor", async () => {
       expectError(await annotations(E, { version: "1.9.0", cursor }), 400, "invalid_cursor");
       expectError(await annotations(unspanned.episode_id, { cursor }), 400, "invalid_cursor");
-      for (const bad of tamperedCursors(cursor)) expectError(await annotations(E, { limit: 7, cursor: bad }), 400, "invalid_cursor");
+      for (const bad of tamperedCursors(cursor))
+        expectError(await annotations(E, { limit: 7, cursor: bad }), 400, "invalid_cursor");
     });
 
     it("refuse a cursor once the episode resolves to another version", async () => {

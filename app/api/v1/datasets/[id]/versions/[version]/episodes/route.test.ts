@@ -22,7 +22,11 @@ let key: string;
 const episodes = randomEpisodes(420, 7);
 
 function url(dataset: string, version: string, query: Record<string, string | number | undefined>) {
-  const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined).map(([k, v]) => [k, String(v)]));
+  const search = new URLSearchParams(
+    Object.entries(query)
+      .filter((e): e is [string, string] => e[1] !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  );
   return `/api/v1/datasets/${dataset}/versions/${version}/episodes?${search}`;
 }
 
@@ -31,7 +35,11 @@ const list = (query: Record<string, string | number | undefined>, version = "1.0
 
 const oracle = (filter: Filter) =>
   episodes
-    .filter((e) => (filter.outcome === undefined || e.outcome === filter.outcome) && (filter.environment === undefined || e.environment === filter.environment))
+    .filter(
+      (e) =>
+        (filter.outcome === undefined || e.outcome === filter.outcome) &&
+        (filter.environment === undefined || e.environment === filter.environment),
+    )
     .sort((a, b) => byteOrder(a.episode_id, b.episode_id));
 
 async function walk(filter: Filter, limit: number): Promise<{ seen: EpisodeLine[]; totals: number[]; pages: number }> {
@@ -71,9 +79,16 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/episodes", () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.json)).toEqual(["dataset_id", "version", "total", "episodes", "next_cursor"]);
     expect(res.json).toMatchObject({ dataset_id: datasetId, version: "1.0.0", total: episodes.length });
-    expect(Object.keys(res.json.episodes[0]).sort()).toEqual(
-      ["contributor", "duration_s", "environment", "episode_id", "has_recovery", "outcome", "streams", "task"],
-    );
+    expect(Object.keys(res.json.episodes[0]).sort()).toEqual([
+      "contributor",
+      "duration_s",
+      "environment",
+      "episode_id",
+      "has_recovery",
+      "outcome",
+      "streams",
+      "task",
+    ]);
     expect(res.json.episodes[0]).toEqual(oracle({})[0]);
   });
 
@@ -90,26 +105,34 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/episodes", () => {
     [{ environment: "outdoor yard" }, 50],
     [{ outcome: "success", environment: "lab" }, 4],
     [{ outcome: "no-such-outcome" }, 10],
-  ] as [Filter, number][])("walks %j at limit %i: every match exactly once, in byte order, with the filtered total", async (filter, limit) => {
-    const expected = oracle(filter);
-    const { seen, totals, pages } = await walk(filter, limit);
-    expect(seen).toEqual(expected);
-    expect(new Set(seen.map((e) => e.episode_id)).size).toBe(seen.length);
-    expect(new Set(totals)).toEqual(new Set([expected.length]));
-    expect(pages).toBe(Math.max(1, Math.ceil(expected.length / limit)));
-  });
+  ] as [Filter, number][])(
+    "walks %j at limit %i: every match exactly once, in byte order, with the filtered total",
+    async (filter, limit) => {
+      const expected = oracle(filter);
+      const { seen, totals, pages } = await walk(filter, limit);
+      expect(seen).toEqual(expected);
+      expect(new Set(seen.map((e) => e.episode_id)).size).toBe(seen.length);
+      expect(new Set(totals)).toEqual(new Set([expected.length]));
+      expect(pages).toBe(Math.max(1, Math.ceil(expected.length / limit)));
+    },
+  );
 
   it("matches the brute-force oracle for any filter and page size", async () => {
     const value = (pool: readonly string[]) => fc.option(fc.constantFrom(...pool, "absent"), { nil: undefined });
     await fc.assert(
-      fc.asyncProperty(value(OUTCOMES), value(ENVIRONMENTS), fc.integer({ min: 1, max: 500 }), async (outcome, environment, limit) => {
-        const res = await list({ outcome, environment, limit });
-        const expected = oracle({ outcome, environment });
-        expect(res.status).toBe(200);
-        expect(res.json.total).toBe(expected.length);
-        expect(res.json.episodes).toEqual(expected.slice(0, limit));
-        expect(res.json.next_cursor === null).toBe(expected.length <= limit);
-      }),
+      fc.asyncProperty(
+        value(OUTCOMES),
+        value(ENVIRONMENTS),
+        fc.integer({ min: 1, max: 500 }),
+        async (outcome, environment, limit) => {
+          const res = await list({ outcome, environment, limit });
+          const expected = oracle({ outcome, environment });
+          expect(res.status).toBe(200);
+          expect(res.json.total).toBe(expected.length);
+          expect(res.json.episodes).toEqual(expected.slice(0, limit));
+          expect(res.json.next_cursor === null).toBe(expected.length <= limit);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -144,7 +167,9 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/episodes", () => {
 
     it("refuse forged, truncated and altered cursors", async () => {
       const [payload, mac] = cursor.split(".") as [string, string];
-      const forgedPayload = Buffer.from(JSON.stringify({ k: ["~"], q: JSON.parse(Buffer.from(payload, "base64url").toString()).q })).toString("base64url");
+      const forgedPayload = Buffer.from(
+        JSON.stringify({ k: ["~"], q: JSON.parse(Buffer.from(payload, "base64url").toString()).q }),
+      ).toString("base64url");
       for (const bad of [
         cursor.slice(0, -1),
         cursor.slice(0, 10),
@@ -193,7 +218,10 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/episodes", () => {
     });
 
     it("refuses a repeated parameter rather than picking one", async () => {
-      const res = await call(GET, `${url(datasetId, "1.0.0", {})}&outcome=failure&outcome=success`, { key, params: { id: datasetId, version: "1.0.0" } });
+      const res = await call(GET, `${url(datasetId, "1.0.0", {})}&outcome=failure&outcome=success`, {
+        key,
+        params: { id: datasetId, version: "1.0.0" },
+      });
       expect(res.status).toBe(400);
       expect(res.json.error.message).toContain("more than once");
     });

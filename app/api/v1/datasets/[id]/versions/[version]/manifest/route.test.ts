@@ -1,13 +1,25 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GET } from "./route";
-import { byteOrder, createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import {
+  byteOrder,
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { call, randomIp } from "@/lib/testing/http";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import type { FileLine } from "@/lib/catalog/import/records";
 import { prng } from "@/lib/dev/demo/generate";
 
-const manifest = (dataset: string, version: string, options: { query?: string; headers?: Record<string, string> } = {}) =>
+const manifest = (
+  dataset: string,
+  version: string,
+  options: { query?: string; headers?: Record<string, string> } = {},
+) =>
   call(GET, `/api/v1/datasets/${dataset}/versions/${version}/manifest${options.query ?? ""}`, {
     key,
     params: { id: dataset, version },
@@ -59,7 +71,10 @@ const record = (f: FileLine) => ({
   stream: f.stream ?? null,
   size_bytes: f.size_bytes,
   sha256: f.sha256,
-  media_type: f.media_type ?? MEDIA[f.path] ?? (f.path.endsWith(".mp4") ? "video/mp4" : f.path.endsWith(".json") ? "application/json" : "?"),
+  media_type:
+    f.media_type ??
+    MEDIA[f.path] ??
+    (f.path.endsWith(".mp4") ? "video/mp4" : f.path.endsWith(".json") ? "application/json" : "?"),
 });
 
 /** More files than one database batch (2,000) and one stream chunk (500), and an exact multiple of both. */
@@ -71,7 +86,13 @@ function largeFiles(): FileLine[] {
     const episode = random() < 0.8 ? largeEpisodes[Math.floor(random() * largeEpisodes.length)]! : undefined;
     const name = `${Math.floor(random() * 1e9).toString(36)}-${i}`;
     return episode
-      ? { path: `${episode.episode_id}/${name}.mp4`, episode_id: episode.episode_id, stream: "cam", size_bytes: Math.floor(random() * 2e9), sha256: sha(name) }
+      ? {
+          path: `${episode.episode_id}/${name}.mp4`,
+          episode_id: episode.episode_id,
+          stream: "cam",
+          size_bytes: Math.floor(random() * 2e9),
+          sha256: sha(name),
+        }
       : { path: `shared/${name}.json`, size_bytes: Math.floor(random() * 1e6), sha256: sha(name) };
   });
 }
@@ -93,7 +114,15 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
   it("returns the header fields and every file in path byte order with its fields", async () => {
     const res = await manifest(datasetId, "1.0.0");
     expectOk(res);
-    expect(Object.keys(res.json)).toEqual(["dataset_id", "version", "released_at", "episode_count", "total_bytes", "streams", "files"]);
+    expect(Object.keys(res.json)).toEqual([
+      "dataset_id",
+      "version",
+      "released_at",
+      "episode_count",
+      "total_bytes",
+      "streams",
+      "files",
+    ]);
     const expectedFiles = [...FILES].sort((a, b) => byteOrder(a.path, b.path)).map(record);
     expect(expectedFiles.slice(0, 3).map((f) => f.path)).toEqual(["README.md", "Zeta.bin", "_index.jsonl"]);
     expect(res.json).toEqual({
@@ -106,7 +135,16 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
       files: expectedFiles,
     });
     expect(res.json.total_bytes).toBe(5_001_090_846);
-    for (const file of res.json.files) expect(Object.keys(file)).toEqual(["path", "episode_id", "episode_ids", "stream", "size_bytes", "sha256", "media_type"]);
+    for (const file of res.json.files)
+      expect(Object.keys(file)).toEqual([
+        "path",
+        "episode_id",
+        "episode_ids",
+        "stream",
+        "size_bytes",
+        "sha256",
+        "media_type",
+      ]);
     const metaOrder = res.json.files.map((f: { path: string }) => f.path).filter((p: string) => p.startsWith("meta"));
     expect(metaOrder).toEqual(["meta-data.csv", "meta.txt", "meta/info.json"]);
   });
@@ -122,7 +160,13 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
   it("returns a valid document for a version without files", async () => {
     const res = await manifest(datasetId, "1.1.0");
     expectOk(res);
-    expect(res.json).toMatchObject({ version: "1.1.0", episode_count: 1, total_bytes: 0, streams: ["cam", "joints"], files: [] });
+    expect(res.json).toMatchObject({
+      version: "1.1.0",
+      episode_count: 1,
+      total_bytes: 0,
+      streams: ["cam", "joints"],
+      files: [],
+    });
     expect(res.text.endsWith(`"files":[]}`)).toBe(true);
   });
 
@@ -136,7 +180,9 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
     const sum = large.reduce((s, f) => s + f.size_bytes, 0);
     expect(sum).toBeGreaterThan(2 ** 32);
     expect(res.json.total_bytes).toBe(sum);
-    expect(res.json.files.reduce((s: number, f: { size_bytes: number }) => s + f.size_bytes, 0)).toBe(res.json.total_bytes);
+    expect(res.json.files.reduce((s: number, f: { size_bytes: number }) => s + f.size_bytes, 0)).toBe(
+      res.json.total_bytes,
+    );
     expect(res.json.episode_count).toBe(40);
   });
 
@@ -166,12 +212,17 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/manifest", () => {
       expect(res.text).not.toContain("files");
     });
 
-    it.each(["9.9.9", "1.0", "1.0.0.0", "latest", "01.0.0"])("answers unknown version %s of a visible dataset with 404 not_found", async (version) => {
-      expectError(await manifest(datasetId, version), 404, "not_found");
-    });
+    it.each(["9.9.9", "1.0", "1.0.0.0", "latest", "01.0.0"])(
+      "answers unknown version %s of a visible dataset with 404 not_found",
+      async (version) => {
+        expectError(await manifest(datasetId, version), 404, "not_found");
+      },
+    );
 
     it("answers a dataset without a licensed version exactly as a missing one", async () => {
-      const stranger = await importTestDataset([{ version: "1.0.0", episodes: randomEpisodes(1, 14), files: FILES.slice(2, 3) }]);
+      const stranger = await importTestDataset([
+        { version: "1.0.0", episodes: randomEpisodes(1, 14), files: FILES.slice(2, 3) },
+      ]);
       const hidden = await manifest(stranger, "1.0.0");
       const absent = await manifest(uniqueId("ds"), "1.0.0");
       expectError(hidden, 404, "not_found");
