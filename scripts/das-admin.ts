@@ -23,7 +23,11 @@ import { checkVersionStore } from "@/lib/catalog/store-check";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
-import { createUser } from "@/lib/admin/users";
+import { createUser, listUsers, type UserRecord } from "@/lib/admin/users";
+import { listOrganizations, type OrganizationRecord } from "@/lib/admin/list-organizations";
+import { listLicences, listVersionChoices, type LicenceRecord } from "@/lib/admin/list-licences";
+import { KEY_STATUSES, listKeys, type KeyRecord, type KeyStatus } from "@/lib/admin/list-keys";
+import { listDatasetVersions } from "@/lib/admin/list-datasets";
 import { DISCLOSURE_CHANNELS, USER_ROLES, type UserRole } from "@/lib/db/schema";
 import { seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
@@ -40,6 +44,7 @@ import {
 import { exportDisclosures } from "@/lib/disclosures/export";
 import { disclosureFilter, NO_ORGANIZATION, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
+import { choices, day, minute, printList, text } from "./cli/listing";
 import { Exit, readPassword, say, UsageError } from "./cli/terminal";
 import {
   datasetVersion,
@@ -267,11 +272,33 @@ org
   .description("create an organisation")
   .argument("<slug>", "its short name: lower-case letters, digits and dashes")
   .option("--name <name>", "its display name")
-  .examples('das-admin org create acme --name "Acme Robotics"')
+  .examples('das-admin org create initech --name "Initech"')
   .action(
     onDatabase(async ({ ctx }, slug: string, options: { name?: string }) => {
       const created = await createOrganization(ctx, { slug, name: options.name });
       say(`Created organisation ${created.slug} (${created.id}).`);
+    }),
+  );
+
+org
+  .command("list")
+  .description("list the organisations, with their users, active licences and live keys")
+  .option("--json", "print JSON instead of a table")
+  .examples("das-admin org list", "das-admin org list --json")
+  .action(
+    onDatabase(async ({ ctx }, options: { json?: boolean }) => {
+      printList(await listOrganizations(ctx), {
+        json: options.json,
+        none: "No organisations yet: das-admin org create SLUG --name NAME makes one.",
+        columns: [
+          { header: "SLUG", cell: (o: OrganizationRecord) => o.slug },
+          { header: "NAME", cell: (o) => text(o.name) },
+          { header: "USERS", cell: (o) => o.user_count },
+          { header: "LICENCES", cell: (o) => o.active_licence_count },
+          { header: "KEYS", cell: (o) => o.live_key_count },
+          { header: "CREATED", cell: (o) => day(o.created_at) },
+        ],
+      });
     }),
   );
 
@@ -284,10 +311,11 @@ licence
   .argument("<org>", "the organisation's slug")
   .argument("<dataset>", "the dataset's id")
   .argument("<version>", "the version, e.g. 1.1.0")
-  .examples("das-admin licence grant acme kitchen-pick-place 1.1.0")
+  .examples("das-admin licence grant acme-robotics kitchen-pick-place 2.0.0")
   .action(
     onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string) => {
-      const holder = await organizationBySlug(ctx, slug);
+      const holder = await organization(ctx, slug);
+      await releasedVersion(ctx, datasetId, version);
       const granted = await grantLicence(ctx, { organizationId: holder.id, datasetId, version });
       say(
         `${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}.`,
@@ -302,11 +330,41 @@ licence
   .argument("<org>", "the organisation's slug")
   .argument("<dataset>", "the dataset's id")
   .argument("<version>", "the version, e.g. 1.1.0")
+  .examples("das-admin licence revoke acme-robotics kitchen-pick-place 1.0.0")
   .action(
     onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string) => {
-      const holder = await organizationBySlug(ctx, slug);
+      const holder = await organization(ctx, slug);
+      await releasedVersion(ctx, datasetId, version);
       const revoked = await revokeLicence(ctx, { organizationId: holder.id, datasetId, version });
       say(`Revoked licence ${revoked.id} for ${datasetId}@${version} from ${slug}.`);
+    }),
+  );
+
+licence
+  .command("list")
+  .description("list the licences, active and revoked, by organisation and dataset version")
+  .option("--org <slug>", "only this organisation's")
+  .option("--active", "only active licences, not revoked ones")
+  .option("--json", "print JSON instead of a table")
+  .examples("das-admin licence list", "das-admin licence list --org acme-robotics --active")
+  .action(
+    onDatabase(async ({ ctx }, options: { org?: string; active?: boolean; json?: boolean }) => {
+      const holder = options.org ? await organization(ctx, options.org) : undefined;
+      const licences = (await listLicences(ctx, { organizationId: holder?.id })).filter(
+        (l) => !options.active || l.revoked_at === null,
+      );
+      printList(licences, {
+        json: options.json,
+        none: `No ${options.active ? "active " : ""}licences${holder ? ` of ${holder.slug}` : ""}: das-admin licence grant ORG DATASET VERSION grants one.`,
+        columns: [
+          { header: "ORGANISATION", cell: (l: LicenceRecord) => l.organization_slug },
+          { header: "DATASET", cell: (l) => l.dataset_id },
+          { header: "VERSION", cell: (l) => l.version },
+          { header: "STATUS", cell: (l) => (l.revoked_at ? "revoked" : "active") },
+          { header: "GRANTED", cell: (l) => day(l.granted_at) },
+          { header: "REVOKED", cell: (l) => day(l.revoked_at) },
+        ],
+      });
     }),
   );
 
@@ -327,12 +385,12 @@ key
     repeatable(datasetVersion),
   )
   .examples(
-    "das-admin key create acme --name training --expires-in 90d",
-    "das-admin key create acme --scope kitchen-pick-place@1.1.0 > key.txt",
+    "das-admin key create acme-robotics --name training --expires-in 90d",
+    "das-admin key create acme-robotics --scope kitchen-pick-place@1.1.0 > key.txt",
   )
   .action(
     onDatabase(async ({ ctx }, slug: string, options: { name: string; expiresIn?: number; scope?: Target[] }) => {
-      const holder = await organizationBySlug(ctx, slug);
+      const holder = await organization(ctx, slug);
       const issued = await issueKey(ctx, {
         organizationId: holder.id,
         name: options.name,
@@ -358,6 +416,38 @@ key
     }),
   );
 
+key
+  .command("list")
+  .summary("list the API keys (never their secrets)")
+  .description(
+    "List the API keys, newest first: prefix, organisation, name, status, expiry, last use and narrowing. A key's secret is shown only when it is issued and is never stored, so never listed.",
+  )
+  .option("--org <slug>", "only this organisation's")
+  .addOption(new Option("--status <status>", "only keys of this status").choices(KEY_STATUSES))
+  .option("--json", "print JSON instead of a table")
+  .examples("das-admin key list", "das-admin key list --org acme-robotics --status active --json")
+  .action(
+    onDatabase(async ({ ctx }, options: { org?: string; status?: KeyStatus; json?: boolean }) => {
+      const holder = options.org ? await organization(ctx, options.org) : undefined;
+      printList(await listKeys(ctx, { organizationId: holder?.id, status: options.status }), {
+        json: options.json,
+        none: `No ${options.status ? `${options.status} ` : ""}API keys${holder ? ` of ${holder.slug}` : ""}: das-admin key create ORG issues one.`,
+        columns: [
+          { header: "KEY", cell: (k: KeyRecord) => `${k.prefix}…` },
+          { header: "ORGANISATION", cell: (k) => k.organization_slug },
+          { header: "NAME", cell: (k) => text(k.name, 30) },
+          { header: "STATUS", cell: (k) => k.status },
+          { header: "EXPIRES", cell: (k) => day(k.expires_at) },
+          { header: "LAST USED", cell: (k) => minute(k.last_used_at) },
+          {
+            header: "SCOPE",
+            cell: (k) => (k.narrowed ? k.scope.map((s) => `${s.dataset_id}@${s.version}`).join(", ") : "all licences"),
+          },
+        ],
+      });
+    }),
+  );
+
 const user = program.group("user", "Users of the portal.");
 
 user
@@ -368,10 +458,10 @@ user
   .needs("--role <role>", "what they may do", USER_ROLES)
   .option("--org <slug>", "the organisation a licensee belongs to")
   .option("--name <name>", "their display name")
-  .examples("echo 'a long password' | das-admin user create alice@acme.example --role licensee --org acme")
+  .examples("echo 'a long password' | das-admin user create carol@acme.example --role licensee --org acme-robotics")
   .action(
     onDatabase(async ({ ctx }, email: string, options: { role: UserRole; org?: string; name?: string }) => {
-      const holder = options.org ? await organizationBySlug(ctx, options.org) : undefined;
+      const holder = options.org ? await organization(ctx, options.org) : undefined;
       const password = await readPassword(`Password for ${email}: `);
       const created = await createUser(ctx, {
         email,
@@ -381,6 +471,61 @@ user
         name: options.name,
       });
       say(`Created ${created.role} ${created.email} (${created.id}).`);
+    }),
+  );
+
+user
+  .command("list")
+  .description("list the portal users by email, with their role, organisation and whether they are disabled")
+  .addOption(new Option("--role <role>", "only users of this role").choices(USER_ROLES))
+  .option("--org <slug>", "only this organisation's members")
+  .option("--json", "print JSON instead of a table")
+  .examples("das-admin user list", "das-admin user list --role licensee --org acme-robotics")
+  .action(
+    onDatabase(async ({ ctx }, options: { role?: UserRole; org?: string; json?: boolean }) => {
+      const holder = options.org ? await organization(ctx, options.org) : undefined;
+      printList(await listUsers(ctx, { role: options.role, organizationId: holder?.id }), {
+        json: options.json,
+        none: "No portal users match: das-admin user create EMAIL --role ROLE creates one.",
+        columns: [
+          { header: "EMAIL", cell: (u: UserRecord) => u.email },
+          { header: "ROLE", cell: (u) => u.role },
+          { header: "ORGANISATION", cell: (u) => u.organization_slug ?? "-" },
+          { header: "NAME", cell: (u) => text(u.name, 30) },
+          { header: "STATUS", cell: (u) => (u.disabled_at ? "disabled" : "active") },
+          { header: "CREATED", cell: (u) => day(u.created_at) },
+        ],
+      });
+    }),
+  );
+
+const dataset = program.group("dataset", "Datasets and their released versions.");
+
+dataset
+  .command("list")
+  .description("list the datasets and their released versions, newest first")
+  .option("--json", "print JSON instead of a table (one record per dataset, its versions inside)")
+  .examples("das-admin dataset list", "das-admin dataset list --json")
+  .action(
+    onDatabase(async ({ ctx }, options: { json?: boolean }) => {
+      const datasets = await listDatasetVersions(ctx);
+      if (options.json) return printList(datasets, { json: true, none: "", columns: [] });
+      // A row per version: what `licence grant` and `store check` take.
+      printList(
+        datasets.flatMap((d) =>
+          d.versions.map((v, i) => ({ ...v, dataset_id: d.dataset_id, title: i ? "" : d.title })),
+        ),
+        {
+          none: "No datasets yet: das-admin import DIR imports a version (das-admin seed loads the demo's).",
+          columns: [
+            { header: "DATASET", cell: (v) => v.dataset_id },
+            { header: "VERSION", cell: (v) => v.version },
+            { header: "RELEASED", cell: (v) => day(v.released_at) },
+            { header: "EPISODES", cell: (v) => v.episode_count },
+            { header: "TITLE", cell: (v) => text(v.title, 50) },
+          ],
+        },
+      );
     }),
   );
 
@@ -534,13 +679,13 @@ disclosures
   .option("--contributor <name>", "entries that disclosed any of this contributor's episodes")
   .addOption(new Option("--channel <channel>", "entries of this channel").choices(DISCLOSURE_CHANNELS))
   .examples(
-    "das-admin disclosures export --format csv --from 2026-01-01 --org acme > acme-2026.csv",
+    "das-admin disclosures export --format csv --from 2026-01-01 --org acme-robotics > acme-2026.csv",
     "das-admin disclosures export --format jsonl --contributor op-7 --channel api",
   )
   .action(
     onDatabase(async ({ ctx }, options: ExportOptions) => {
       // An operator's typo names no organisation: said so, rather than exporting nothing.
-      if (options.org && options.org !== NO_ORGANIZATION) await organizationBySlug(ctx, options.org);
+      if (options.org && options.org !== NO_ORGANIZATION) await organization(ctx, options.org);
       const { format: _format, ...search } = options;
       const { filter, problems } = disclosureFilter(search);
       if (problems.length) throw new Error(problems.join(" "));
@@ -557,6 +702,41 @@ type ExportOptions = { format: "csv" | "jsonl" } & Pick<
   DisclosureSearch,
   "from" | "to" | "org" | "key" | "user" | "dataset" | "version" | "episode" | "contributor" | "channel"
 >;
+
+/** The organisation of a slug, or a refusal that names the slugs there are. */
+async function organization(ctx: Ctx, slug: string) {
+  try {
+    return await organizationBySlug(ctx, slug);
+  } catch (error) {
+    if (!(error instanceof AppError && error.code === "not_found")) throw error;
+    const slugs = (await listOrganizations(ctx)).map((o) => o.slug);
+    throw new AppError(
+      "not_found",
+      slugs.length
+        ? `No organisation '${slug}'. The organisations are: ${choices(slugs)} (das-admin org list).`
+        : `No organisation '${slug}': there are none yet. das-admin org create ${slug} makes it.`,
+    );
+  }
+}
+
+/** Checks that a dataset has the version, or refuses naming the datasets or versions there are. */
+async function releasedVersion(ctx: Ctx, datasetId: string, version: string): Promise<void> {
+  const all = await listVersionChoices(ctx);
+  const versions = all.filter((v) => v.dataset_id === datasetId).map((v) => v.version);
+  if (versions.includes(version)) return;
+  if (versions.length)
+    throw new AppError(
+      "not_found",
+      `Dataset '${datasetId}' has no version '${version}'. Its versions are: ${choices(versions)}.`,
+    );
+  const datasets = [...new Set(all.map((v) => v.dataset_id))];
+  throw new AppError(
+    "not_found",
+    datasets.length
+      ? `No dataset '${datasetId}'. The datasets are: ${choices(datasets)} (das-admin dataset list shows their versions).`
+      : `No dataset '${datasetId}': none is imported yet (das-admin import DIR).`,
+  );
+}
 
 const flagOf = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 

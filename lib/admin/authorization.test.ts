@@ -12,6 +12,7 @@ import { listUsers } from "./users";
 import { listLicences, listVersionChoices } from "./list-licences";
 import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
+import { listDatasetVersions } from "./list-datasets";
 import {
   ADMIN_CALLERS,
   CALLERS,
@@ -104,6 +105,7 @@ const VERBS: {
   { name: "listUsers", audit: null, call: async (ctx) => (await listUsers(ctx), {}) },
   { name: "listLicences", audit: null, call: async (ctx) => (await listLicences(ctx), {}) },
   { name: "listVersionChoices", audit: null, call: async (ctx) => (await listVersionChoices(ctx), {}) },
+  { name: "listDatasetVersions", audit: null, call: async (ctx) => (await listDatasetVersions(ctx), {}) },
   { name: "listKeys", audit: null, call: async (ctx) => (await listKeys(ctx), {}) },
   { name: "listAdminAudit", audit: null, call: async (ctx) => (await listAdminAudit(ctx), {}) },
   {
