@@ -5,7 +5,7 @@ import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { appendDisclosure, lockChain, logClock } from "../disclosures/append";
+import { appendDisclosureUnless, logClock } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
@@ -52,6 +52,20 @@ export async function createPreview(
   ctx: Ctx,
   request: PreviewRequest,
 ): Promise<{ preview: Preview; replayed: boolean }> {
+  try {
+    return await previewOnce(ctx, request);
+  } catch (error) {
+    // Another request made the same preview between our look and the append, and this one's
+    // transaction was rolled back: its preview is committed now, so a second try returns it.
+    if (error instanceof RepeatedMeanwhile) return previewOnce(ctx, request);
+    throw error;
+  }
+}
+
+/** Thrown inside the transaction to roll back its episodes when the append found an equal preview under the lock. */
+class RepeatedMeanwhile extends Error {}
+
+async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview: Preview; replayed: boolean }> {
   const basis = previewBasis(ctx);
   let committing = false;
   try {
@@ -61,7 +75,8 @@ export async function createPreview(
       const files = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
       const requestedScope: RequestedScope = { episode_ids: [request.episode_id], streams: files.map((f) => f.stream) };
       const requestSha256 = sameRequest(basis, version, requestedScope);
-      await lockChain(sql);
+      // Looked for before the chain's lock: a committed preview is the answer whoever made it. Whether
+      // one was committed since is decided again under the lock, by the append itself.
       const earlier = await validPreview(sql, requestSha256);
       if (earlier)
         return {
@@ -78,7 +93,7 @@ export async function createPreview(
       const delivered = [...new Set([request.episode_id, ...files.flatMap((f) => f.episode_ids)])].sort(byteOrder);
       await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
         select ${id}, ${version.versionId}, unnest(${delivered}::text[])`;
-      const chained = await appendDisclosure(
+      const chained = await appendDisclosureUnless(
         sql,
         {
           id,
@@ -102,7 +117,9 @@ export async function createPreview(
           requestSha256,
         },
         URL_TTL_SECONDS,
+        sql`exists (${validPreviews(sql, requestSha256)})`,
       );
+      if (!chained) throw new RepeatedMeanwhile();
       committing = true;
       return { id, occurredAt: chained.occurredAt, expiresAt: chained.expiresAt, version, files, replayed: false };
     });
@@ -167,15 +184,20 @@ function sameRequest(basis: PreviewBasis, version: PreviewVersion, scope: Reques
   );
 }
 
-/** The newest preview of the same request whose URLs are valid for at least the margin, under the chain's lock. */
+/** The previews of the same request whose URLs are valid for at least the margin. */
+function validPreviews(sql: Sql, requestSha256: string) {
+  return sql`
+    select id, occurred_at, expires_at from disclosures
+    where channel = 'preview' and request_sha256 = ${requestSha256}
+      and expires_at > ${logClock(sql)} + make_interval(secs => ${PREVIEW_REUSE_MARGIN_SECONDS})`;
+}
+
+/** The newest of them. */
 async function validPreview(
   sql: Sql,
   requestSha256: string,
 ): Promise<{ id: string; occurred_at: Date; expires_at: Date } | undefined> {
   const [row] = await sql<{ id: string; occurred_at: Date; expires_at: Date }[]>`
-    select id, occurred_at, expires_at from disclosures
-    where channel = 'preview' and request_sha256 = ${requestSha256}
-      and expires_at > ${logClock(sql)} + make_interval(secs => ${PREVIEW_REUSE_MARGIN_SECONDS})
-    order by expires_at desc limit 1`;
+    ${validPreviews(sql, requestSha256)} order by expires_at desc limit 1`;
   return row;
 }
