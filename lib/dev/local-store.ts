@@ -19,6 +19,9 @@ export function randomStoreCredentials(): StoreCredentials {
   };
 }
 
+/** GET (with Range) from any origin: the signed URL is what grants a file, not the page asking. */
+const READ_FROM_ANY_ORIGIN = `<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedHeader>Range</AllowedHeader><ExposeHeader>Content-Range</ExposeHeader><ExposeHeader>Content-Length</ExposeHeader><MaxAgeSeconds>3000</MaxAgeSeconds></CORSRule></CORSConfiguration>`;
+
 /**
  * The embedded default's object store: an S3-compatible server (@20minutes/s3rver, which checks
  * SigV4 signatures and expiry) in this process, with its files under `dir`. It accepts only
@@ -40,7 +43,9 @@ export async function startLocalStore(dir: string, credentials: StoreCredentials
     directory: dir,
     silent: true,
     vhostBuckets: false,
-    configureBuckets: [{ name: LOCAL_BUCKET, configs: [] }],
+    // The portal's player reads an episode's data table by fetch (range requests) from another
+    // origin, which a browser allows only with CORS; video elements need none.
+    configureBuckets: [{ name: LOCAL_BUCKET, configs: [Buffer.from(READ_FROM_ANY_ORIGIN)] }],
   });
   // s3rver has no bucket policies: it serves any object to a request that carries no signature at
   // all. An S3 bucket is private, so the local store refuses unsigned requests before s3rver's

@@ -16,7 +16,11 @@ export type PolicyOptions = {
   development: boolean;
   /** Where an OIDC sign-in form sends the browser on (the issuer's origin), when configured. */
   formTargets?: readonly string[];
-  /** Where the episode player's video comes from: the object store's origin, whose signed URLs it plays. */
+  /**
+   * Where the episode player's video comes from: the object store's origin, whose signed URLs it
+   * plays. The player also reads the episode's data table from there (range requests by fetch), so
+   * the origin is allowed to connect to as well.
+   */
   mediaSources?: readonly string[];
 };
 
@@ -38,7 +42,7 @@ export function contentSecurityPolicy({
     // The player streams video straight from the store through signed URLs: that origin alone. The
     // portal serves no media of its own, so not 'self'; with no store configured, no media at all.
     "media-src": mediaSources.length ? [...mediaSources] : ["'none'"],
-    "connect-src": ["'self'"],
+    "connect-src": ["'self'", ...mediaSources],
     "object-src": ["'none'"],
     "base-uri": ["'none'"],
     "form-action": ["'self'", ...formTargets],

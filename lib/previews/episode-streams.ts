@@ -6,7 +6,8 @@ import type { EpisodeDetail } from "../catalog/get-episode";
 import { episodeRecord } from "../catalog/get-episode";
 import { spanRows, toAnnotation, type AnnotationRecord } from "../catalog/list-annotations";
 import { previewBasis, previewVersion, reviewedEpisodeVersions } from "./access";
-import { episodeFiles, isVideo } from "./episode-files";
+import { readVersionDocument } from "../catalog/version-documents";
+import { episodeFiles, isDataTable, isVideoFile } from "./episode-files";
 
 /**
  * A stream of an episode as the player lists it: video is played, anything else is listed with its
@@ -19,6 +20,20 @@ export type EpisodeStream = {
   size_bytes: number;
   video: boolean;
   codec: string | null;
+  /** For a table of the robot's data (parquet), what the player needs to plot the episode's rows of it; null otherwise. */
+  table: EpisodeTable | null;
+};
+
+/**
+ * Where the episode's rows are in a table and what its columns' dimensions are called. A LeRobot
+ * v3.0 data file holds many episodes: the player reads only the rows whose `episode_index` is the
+ * episode's (and, by the file's statistics and page index, only their pages).
+ */
+export type EpisodeTable = {
+  /** The episode's `episode_index` in a LeRobot dataset; null: every row of the file is the episode's. */
+  episode_index: number | null;
+  /** Each feature's dimension names, from LeRobot's meta/info.json (`features[key].names`); a dimension not named there is numbered. */
+  names: Record<string, string[]>;
 };
 
 /**
@@ -39,13 +54,57 @@ export async function episodeStreams(
     >`select format_info as info from dataset_versions where id = ${version.versionId}`,
   ]);
   const codecs = new Map((format?.info?.cameras ?? []).map((c) => [c.key, c.codec]));
+  const lerobot = Boolean(format?.info);
+  const names = lerobot && files.some(isDataTable) ? await featureNames(ctx, version) : {};
   return files.map((f) => ({
     stream: f.stream,
     media_type: f.media_type,
     size_bytes: f.size_bytes,
-    video: isVideo(f),
+    video: isVideoFile(f),
     codec: codecs.get(f.stream) ?? null,
+    table: isDataTable(f) ? { episode_index: lerobot ? lerobotEpisodeIndex(input.episodeId) : null, names } : null,
   }));
+}
+
+/** The LeRobot importer names an episode `<dataset>-<episode_index as 6 digits>` (docs/lerobot.md). */
+function lerobotEpisodeIndex(episodeId: string): number | null {
+  const digits = /-(\d+)$/.exec(episodeId)?.[1];
+  return digits === undefined ? null : Number(digits);
+}
+
+/**
+ * Dimension names of each feature from meta/info.json. LeRobot writes `names` as a list, as
+ * `{"motors": [...]}` or as nested lists; anything else (or an unreadable file) names nothing, and
+ * the plots number the dimensions instead.
+ */
+async function featureNames(
+  ctx: Ctx,
+  version: { datasetId: string; version: string; versionId: number },
+): Promise<Record<string, string[]>> {
+  let features: Record<string, { names?: unknown }>;
+  try {
+    const info = await readVersionDocument(ctx, version, "meta/info.json");
+    features = info && !info.truncated ? (JSON.parse(info.text).features ?? {}) : {};
+  } catch {
+    return {};
+  }
+  const flat = (value: unknown): string[] | null => {
+    if (Array.isArray(value)) {
+      const parts = value.map((v) => (typeof v === "string" ? [v] : flat(v)));
+      return parts.every((p) => p !== null) ? parts.flat() : null;
+    }
+    if (value && typeof value === "object") {
+      const lists = Object.values(value);
+      return lists.length === 1 ? flat(lists[0]) : null;
+    }
+    return null;
+  };
+  const names: Record<string, string[]> = {};
+  for (const [key, feature] of Object.entries(features ?? {})) {
+    const list = flat(feature?.names);
+    if (list?.length) names[key] = list.map((n) => n.slice(0, 200));
+  }
+  return names;
 }
 
 /**
