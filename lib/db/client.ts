@@ -156,7 +156,8 @@ const TIMESTAMPTZ_OID = 1184;
 /**
  * The postgres.js client under a drizzle database or transaction. Hot-path reads use it directly:
  * drizzle's query builder costs ~0.45 ms of CPU per query here, raw tagged templates ~0.08 ms
- * (docs/decisions.md). Inside a transaction this is the transaction's own connection.
+ * (docs/decisions/0003-hot-path-reads-as-postgres-templates.md). Inside a transaction this is the transaction's
+ * own connection.
  */
 export function sqlOf(db: Db): Sql {
   return (db as unknown as { session: { client: Sql } }).session.client;
