@@ -112,7 +112,16 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
       {
         accessorKey: "streams",
         header: "Streams",
-        cell: ({ row }) => <span className="text-xs text-slate-500">{row.original.streams.join(", ")}</span>,
+        // One stream a line, whole: LeRobot's keys are long (observation.images.wrist), and a cut list hides which are there.
+        cell: ({ row }) => (
+          <ul className="min-w-40 whitespace-normal font-mono text-xs text-slate-500" aria-label="Streams">
+            {row.original.streams.map((stream) => (
+              <li key={stream} className="wrap-anywhere">
+                {stream}
+              </li>
+            ))}
+          </ul>
+        ),
       },
     ],
     [version],

@@ -44,8 +44,9 @@ export function AppShell({
         Skip to content
       </a>
       <header className="border-b border-slate-200 bg-white">
-        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6 lg:px-8">
-          <Link href="/" className="flex items-center gap-2 font-semibold text-slate-900">
+        {/* One line from md up: the nav takes the room left and scrolls rather than wrap (an admin's links are many). */}
+        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3 sm:px-6 md:flex-nowrap lg:px-8">
+          <Link href="/" className="flex shrink-0 items-center gap-2 whitespace-nowrap font-semibold text-slate-900">
             <span
               aria-hidden="true"
               className="grid h-7 w-7 place-items-center rounded-md bg-brand-600 text-xs font-bold text-white"
@@ -56,7 +57,7 @@ export function AppShell({
           </Link>
           <nav
             aria-label="Main"
-            className="order-last -mx-1 flex w-full gap-1 overflow-x-auto pb-1 md:order-none md:w-auto md:pb-0"
+            className="order-last -mx-1 flex w-full gap-1 overflow-x-auto pb-1 md:order-none md:w-auto md:min-w-0 md:flex-1 md:pb-0"
           >
             {links.map((link) => (
               <NavLink key={link.href} href={link.href}>
@@ -64,11 +65,13 @@ export function AppShell({
               </NavLink>
             ))}
           </nav>
-          <div className="ml-auto flex items-center gap-3">
+          <div className="ml-auto flex shrink-0 items-center gap-3">
             {user ? (
               <>
                 <div className="hidden text-right sm:block">
-                  <p className="text-sm font-medium text-slate-800">{user.email}</p>
+                  <p className="max-w-48 truncate text-sm font-medium text-slate-800" title={user.email}>
+                    {user.email}
+                  </p>
                   <p className="text-xs text-slate-500">
                     <Badge tone={user.role === "admin" ? "brand" : user.role === "reviewer" ? "blue" : "neutral"}>
                       {user.role}

@@ -38,5 +38,7 @@ export function Badge({
 export function outcomeTone(outcome: string): Tone {
   if (outcome === "success") return "green";
   if (outcome === "failure") return "red";
+  // Not knowing how an episode ended is no warning about it.
+  if (outcome === "unknown") return "neutral";
   return "amber";
 }

@@ -31,16 +31,20 @@ export async function episodeFiles(sql: Sql, versionId: number, episodeId: strin
 /** Whether a file is video the player can play, of any kind (the browser decides the codec). */
 export const isVideoFile = (file: Pick<EpisodeFile, "media_type">) => file.media_type.startsWith("video/");
 
-/** Whether a file is a table of the robot's data (LeRobot's `data` stream is parquet), which the player plots. */
-export const isDataTable = (file: Pick<EpisodeFile, "media_type">) =>
-  file.media_type === "application/vnd.apache.parquet";
+/**
+ * Whether a file is the table of the robot's data the player plots: the `data` stream in parquet,
+ * as LeRobot names it (frame rows with the state, the actions and `episode_index`). Other parquet
+ * streams of our own import format hold whatever their owner put there, and are listed, not played.
+ */
+export const isDataTable = (file: Pick<EpisodeFile, "media_type" | "stream">) =>
+  file.stream === "data" && file.media_type === "application/vnd.apache.parquet";
 
 /**
  * Whether a preview signs a file: what the player shows, its video and the tables it plots beside
  * it. A preview discloses all of them, so watching an episode and seeing what the robot did are
  * one disclosure, one entry.
  */
-export const isPreviewed = (file: Pick<EpisodeFile, "media_type">) => isVideoFile(file) || isDataTable(file);
+export const isPreviewed = (file: Pick<EpisodeFile, "media_type" | "stream">) => isVideoFile(file) || isDataTable(file);
 
 /** The name the preview verb imports this by; what it answers is `isPreviewed`. */
 export const isVideo = isPreviewed;

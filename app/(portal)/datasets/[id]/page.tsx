@@ -12,6 +12,8 @@ import { Stat } from "@/components/ui/stat";
 import { getDataset } from "@/lib/catalog/list-datasets";
 import { listVersions } from "@/lib/catalog/list-versions";
 import { versionStatistics } from "@/lib/catalog/version-statistics";
+import { versionReadme } from "@/lib/catalog/version-documents";
+import { DatasetCard } from "@/components/datasets/dataset-card";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 type Props = { params: Promise<{ id: string }>; searchParams: Promise<SearchParams> };
@@ -31,7 +33,12 @@ const CHANGE_TONES: Record<string, Tone> = {
   deprecated: "amber",
   security: "red",
 };
-const OUTCOME_COLORS: Record<string, string> = { success: "bg-emerald-500", failure: "bg-red-500" };
+// An unknown outcome is no warning: neutral, like its badge.
+const OUTCOME_COLORS: Record<string, string> = {
+  success: "bg-emerald-500",
+  failure: "bg-red-500",
+  unknown: "bg-slate-400",
+};
 
 export default async function DatasetPage({ params, searchParams }: Props) {
   const { id } = await params;
@@ -41,7 +48,11 @@ export default async function DatasetPage({ params, searchParams }: Props) {
     Promise.all([getDataset(ctx, id), listVersions(ctx, { datasetId: id, limit: 500 })]),
   );
   const shown = versions.find((v) => v.licensed && v.version === requested) ?? versions.find((v) => v.licensed)!;
-  const stats = await versionStatistics(ctx, { datasetId: id, version: shown.version });
+  const [stats, readme] = await Promise.all([
+    versionStatistics(ctx, { datasetId: id, version: shown.version }),
+    // The card is the shown version's README; a store that cannot be reached leaves the page without it.
+    versionReadme(ctx, { datasetId: id, version: shown.version }).catch(() => null),
+  ]);
   return (
     <>
       <PageHeader
@@ -69,7 +80,10 @@ export default async function DatasetPage({ params, searchParams }: Props) {
             Recording <Badge tone="blue">LeRobot {shown.format.codebase_version}</Badge>
           </h2>
           <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-6">
-            <Stat label="Robot type" value={shown.format.robot_type ?? "—"} />
+            <Stat
+              label="Robot type"
+              value={<span className="block text-base wrap-anywhere">{shown.format.robot_type ?? "—"}</span>}
+            />
             <Stat
               label="Frame rate"
               value={`${formatNumber(shown.format.fps)} fps`}
@@ -131,6 +145,7 @@ export default async function DatasetPage({ params, searchParams }: Props) {
           </CardBody>
         </Card>
       </div>
+      {readme ? <DatasetCard readme={readme} version={shown.version} /> : null}
       <Card>
         <CardHeader
           title="Versions"

@@ -7,6 +7,8 @@ import { Countdown } from "@/components/ui/countdown";
 import { formatBytes, formatDateTime, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { Stat } from "@/components/ui/stat";
+import { getDataset } from "@/lib/catalog/list-datasets";
+import { listVersions } from "@/lib/catalog/list-versions";
 import { recordedDownload } from "@/lib/downloads/download";
 import { DOWNLOAD_FORMATS } from "@/lib/downloads/formats";
 import { pageContext, pageData } from "@/lib/http/portal";
@@ -24,12 +26,19 @@ export default async function DownloadPage({ params }: Props) {
   const { downloadId } = await params;
   const ctx = await pageContext("catalog", `/downloads/${downloadId}`);
   const download = await pageData(recordedDownload(ctx, downloadId));
+  // The dataset's title for the breadcrumb, and whether the version is LeRobot's (then `das pull` is the way to a loadable dataset).
+  const [dataset, versions] = await Promise.all([
+    getDataset(ctx, download.dataset_id).catch(() => null),
+    listVersions(ctx, { datasetId: download.dataset_id, limit: 500 }).catch(() => null),
+  ]);
+  const format = versions?.versions.find((v) => v.version === download.version)?.format ?? null;
+  const pull = `npx das pull ${download.dataset_id}@${download.version} --dir ./${download.dataset_id}`;
   return (
     <>
       <PageHeader
         crumbs={[
           { label: "Datasets", href: "/datasets" },
-          { label: download.dataset_id, href: `/datasets/${download.dataset_id}` },
+          { label: dataset?.title ?? download.dataset_id, href: `/datasets/${download.dataset_id}` },
           { label: "Download" },
         ]}
         title={`Download of ${download.dataset_id} ${download.version}`}
@@ -72,6 +81,16 @@ export default async function DownloadPage({ params }: Props) {
           <code className="rounded bg-white/70 px-1">sh {download.download_id}-download.sh</code>
         </span>
       </Alert>
+      {format ? (
+        <Alert kind="info" className="mb-4" title={`A LeRobot ${format.codebase_version} dataset`}>
+          These links fetch the version&apos;s files as they are. To get a dataset LeRobot loads as it stands (its meta
+          files and data rewritten for just the episodes you chose), pull it with the command line and an API key
+          instead: <code className="rounded bg-white/70 px-1 wrap-anywhere">{pull}</code>, with the same filters (
+          <code className="rounded bg-white/70 px-1">--outcome</code>,{" "}
+          <code className="rounded bg-white/70 px-1">--environment</code>, ...). It is recorded in the disclosure log
+          like this download.
+        </Alert>
+      ) : null}
       <Card>
         <CardHeader
           title="Files"

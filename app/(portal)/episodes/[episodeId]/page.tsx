@@ -10,6 +10,9 @@ import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http
 import { episodeStreams } from "@/lib/previews/episode-streams";
 import { previewEpisode } from "./actions";
 
+/** An import that did not say where an episode was recorded says `unknown`: no place to name. */
+const known = (value: string) => value !== "" && value !== "unknown";
+
 type Props = { params: Promise<{ episodeId: string }>; searchParams: Promise<SearchParams> };
 
 const Search = z.object({
@@ -45,7 +48,7 @@ export default async function EpisodePage({ params, searchParams }: Props) {
           { label: episode.episode_id },
         ]}
         title={<span className="font-mono">{episode.episode_id}</span>}
-        description={`${episode.task} in ${episode.environment}, version ${detail.version}`}
+        description={`${episode.task}${known(episode.environment) ? ` in ${episode.environment}` : ""}, version ${detail.version}`}
       />
       {detail.versions.length > 1 ? (
         <nav aria-label="Versions of this episode" className="mb-4 flex flex-wrap items-center gap-2 text-sm">

@@ -38,7 +38,7 @@ export default async function ReviewEpisodePage({ params, searchParams }: Props)
       <PageHeader
         crumbs={[{ label: "Disclosure log", href: "/review/disclosures" }, { label: `Episode ${episode.episode_id}` }]}
         title={<span className="font-mono">{episode.episode_id}</span>}
-        description={`${detail.dataset_id}@${detail.version}: ${episode.task} in ${episode.environment}. Previews here are recorded in the log as yours.`}
+        description={`${detail.dataset_id}@${detail.version}: ${episode.task}${episode.environment === "unknown" ? "" : ` in ${episode.environment}`}. Previews here are recorded in the log as yours.`}
         actions={
           <Link
             className="text-sm font-medium text-brand-700 hover:underline"
