@@ -5,7 +5,7 @@ import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
 import { createDb, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { Option } from "commander";
 import { AppError } from "@/lib/errors";
@@ -18,7 +18,8 @@ import { describeLeRobotImport } from "./cli/lerobot-import-summary";
 import { EpisodeLine } from "@/lib/catalog/import/records";
 import { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";
 import { VERSION_PATTERN } from "@/lib/catalog/semver";
-import { s3Client } from "@/lib/storage/client";
+import { s3Client, StoreError } from "@/lib/storage/client";
+import { setMaxListeners } from "node:events";
 import { checkVersionStore } from "@/lib/catalog/store-check";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence, revokeLicence } from "@/lib/admin/licences";
@@ -160,12 +161,23 @@ program
   )
   .action(
     onDatabase(async ({ ctx }, dir: string, options: ImportOptions) => {
+      const found = statSync(dir, { throwIfNoEntry: false });
+      if (!found)
+        throw new UsageError(
+          `${dir} does not exist: give the directory of the version to import (from ${process.cwd()}).`,
+        );
+      if (!found.isDirectory())
+        throw new UsageError(
+          `${dir} is a file: give the directory of the version to import (a LeRobot dataset's holds meta/info.json).`,
+        );
       const format = options.format ?? (existsSync(path.join(dir, "meta", "info.json")) ? "lerobot" : "jsonl");
       if (format === "jsonl") {
         const given = LEROBOT_ONLY.filter((name) => options[name] !== undefined);
         if (given.length)
           throw new UsageError(
-            `${given.map(flagOf).join(", ")} ${given.length > 1 ? "are" : "is"} for LeRobot datasets; ${dir} is read as an import directory (docs/import-format.md).`,
+            `${given.map(flagOf).join(", ")} ${given.length > 1 ? "are" : "is"} for LeRobot datasets, but ${dir} ${
+              options.format ? "is imported with --format jsonl" : "has no meta/info.json"
+            }, so it would be read as an import directory (docs/import-format.md). For a LeRobot dataset, give the directory that holds meta/info.json.`,
           );
         const result = await importVersion((ctx.db as RootDb).$client, dir);
         const what = `${result.datasetId}@${result.version}: ${result.episodes} episodes, ${result.annotations} annotations, ${result.files} files`;
@@ -179,6 +191,9 @@ program
       if (!options.dataset || !options.version)
         throw new UsageError("An import of a LeRobot dataset needs --dataset ID and --version X.Y.Z.");
       const controller = new AbortController();
+      // Every transfer in flight, and the SDK's wait before each retry, listens for the interruption
+      // on this one signal: more than Node's default of 10 is expected, not a leak.
+      setMaxListeners(options.concurrency * 4 + 10, controller.signal);
       const interrupt = () => {
         if (controller.signal.aborted) process.exit(130);
         say("\nInterrupted: rolling back (press Ctrl-C again to quit at once).");
@@ -211,6 +226,17 @@ program
         });
         for (const line of describeLeRobotImport(result, { uploaded: Boolean(options.upload) })) say(line);
       } catch (error) {
+        if (
+          error instanceof ImportError &&
+          !options.skipIncompleteEpisodes &&
+          error.problems.some((p) => p.message.startsWith("file is missing"))
+        ) {
+          say(`das-admin: ${error.message}`);
+          say(
+            "To import the version without the episodes whose files are missing (they are listed in the summary), run the same command with --skip-incomplete-episodes; or put the missing files in place and run it again.",
+          );
+          throw new Exit(1);
+        }
         if (controller.signal.aborted) {
           say(
             "Interrupted: nothing was written to the catalog. Run the same command again to resume; files already in the store are not sent again.",
@@ -800,7 +826,7 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
  * detail and parameters may hold secrets.
  */
 function describe(error: unknown): string {
-  if (error instanceof AppError || error instanceof ImportError) return error.message;
+  if (error instanceof AppError || error instanceof ImportError || error instanceof StoreError) return error.message;
   return errorFields(error).error || "the command failed without saying why";
 }
 

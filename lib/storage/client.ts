@@ -29,7 +29,76 @@ export function s3Client(location: StoreLocation): S3Client {
     },
     { step: "build", name: "bucketPathWithoutTrailingSlash" },
   );
+  // Outermost, so that it sees what is left after the SDK's retries.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        throw storeError(error, location) ?? error;
+      }
+    },
+    { step: "initialize", name: "storeErrorSaysWhatFailed" },
+  );
   return client;
+}
+
+/**
+ * A request to the object store that failed for a reason of the store's configuration or of the
+ * store itself, worded for whoever runs the service: what failed, and what to check. It keeps the
+ * SDK error's `$metadata` (callers tell a missing object by its status) and the error as its cause.
+ */
+export class StoreError extends Error {
+  override name = "StoreError";
+  readonly $metadata: unknown;
+  constructor(message: string, cause: unknown) {
+    super(message, { cause });
+    this.$metadata = (cause as { $metadata?: unknown }).$metadata;
+  }
+}
+
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+/**
+ * Why a store request failed, or null for what its caller decides on (a missing object, an
+ * interrupted transfer). Without this the SDK reports a refused HEAD, which has no body to name
+ * its cause, as "Unknown".
+ */
+export function storeError(error: unknown, location: StoreLocation): StoreError | null {
+  if (error instanceof StoreError || !(error instanceof Error) || error.name === "AbortError") return null;
+  const at = `The object store at ${location.endpoint}`;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  const code = (error as { Code?: string; code?: string }).Code ?? (error as { code?: string }).code;
+  const named = code && code !== "Unknown" ? `, ${code}` : error.name !== "Unknown" ? `, ${error.name}` : "";
+  if (status === 401 || status === 403)
+    return new StoreError(
+      `${at} refused this installation's key (${status}${named}): check that S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are a key pair of that store, with the right to read and write bucket '${location.bucket}'.`,
+      error,
+    );
+  if (error.name === "NoSuchBucket" || code === "NoSuchBucket")
+    return new StoreError(`${at} has no bucket '${location.bucket}': check S3_BUCKET (and S3_REGION).`, error);
+  if (status !== undefined && status >= 500)
+    return new StoreError(
+      `${at} failed the request (${status}${named}) after retrying: check that the store is healthy, then run the command again.`,
+      error,
+    );
+  const network = code && UNREACHABLE.has(code) ? code : error.name === "TimeoutError" ? "timed out" : null;
+  if (status === undefined && network)
+    return new StoreError(
+      `Cannot reach the object store at ${location.endpoint} (${network}): check that it is running and that S3_ENDPOINT is its address${
+        process.env.S3_ENDPOINT ? "" : " (unset: AWS S3 in S3_REGION)"
+      }.`,
+      error,
+    );
+  return null;
 }
 
 export async function putObject(

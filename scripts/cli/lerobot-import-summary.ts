@@ -18,6 +18,13 @@ export function describeLeRobotImport(r: LeRobotImportResult, options: { uploade
   const lines = [
     r.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`,
   ];
+  // The sources are counted as the episodes are read, before the incomplete ones are left out.
+  if (r.skippedCount && Object.values(r.defaults).some((t) => t.metadata + t.record + t.option + t.fallback)) {
+    const read = r.episodes + r.skippedCount;
+    lines.push(
+      `  Where each field came from, over the ${read} episodes read (${r.episodes} imported, ${r.skippedCount} skipped below):`,
+    );
+  }
   for (const [field, tally] of Object.entries(r.defaults)) {
     const parts = [
       tally.metadata && `${tally.metadata} ${SOURCES.metadata}`,
