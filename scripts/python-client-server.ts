@@ -1,0 +1,176 @@
+// The service for the Python client's tests (clients/python/tests): an isolated installation on the
+// embedded default (its own PostgreSQL, local S3 store and data directory, whatever the environment
+// configures), seeded with a plain version, an unlicensed one, one too large for a single download,
+// and LeRobot v2.1 and v3.0 versions with their files in the store, served by `next start` on the
+// current production build. It prints one JSON line (the URL, keys, dataset ids) and stays up until
+// its standard input closes, then stops everything and removes its data.
+//
+//   npx tsx scripts/python-client-server.ts
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const RATE_LIMIT_PER_MINUTE = 240;
+
+// Nothing of the caller's configuration: the installation is the embedded default's, of its own.
+for (const name of Object.keys(process.env))
+  if (/^(DATABASE_URL|REDIS_URL|S3_|DIGEST_|APP_SECRET|API_CACHE)/.test(name)) delete process.env[name];
+const dataDir = mkdtempSync(path.join(tmpdir(), "das-py-server-"));
+chmodSync(dataDir, 0o755); // as root, the embedded server runs as `postgres`, which must reach its data dir
+process.env.DAS_DATA_DIR = dataDir;
+const log = (line: string) => process.stderr.write(`[python-client-server] ${line}\n`);
+
+const { startEmbeddedDefault } = await import("../lib/dev/embedded-default");
+const { hasProductionBuild, startNextServer } = await import("../lib/dev/next-server");
+if (!hasProductionBuild()) {
+  log("No production build: run `npx next build` first.");
+  process.exit(2);
+}
+const runtime = await startEmbeddedDefault({ log });
+Object.assign(process.env, runtime.env);
+let server: Awaited<ReturnType<typeof startNextServer>> | undefined;
+const stop = async () => {
+  await server?.stop();
+  await runtime.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+};
+
+try {
+  const { getDb } = await import("../lib/db/client");
+  const fixtures = await import("../lib/testing/fixtures");
+  const { buildLeRobotFixture } = await import("../lib/testing/lerobot-fixtures");
+  const { importLeRobotVersion } = await import("../lib/catalog/import/lerobot/source");
+  const { s3Client, putObject } = await import("../lib/storage/client");
+  const { objectKey, storeLocation } = await import("../lib/storage/config");
+
+  const location = storeLocation();
+  const client = s3Client(location);
+  const org = await fixtures.createTestOrg();
+
+  // A plain version (cam and joints per episode, a README of the whole version) in the store, and a
+  // second version of the same dataset the organisation holds no licence for.
+  const plainId = fixtures.uniqueId("plain");
+  const episodes = fixtures.randomEpisodes(12, 29);
+  const files: {
+    path: string;
+    episode_id: string | null;
+    stream: string | null;
+    size_bytes: number;
+    sha256: string;
+  }[] = [];
+  const content = new Map<string, Buffer>();
+  const add = (p: string, episodeId: string | null, stream: string | null, size: number) => {
+    const body = randomBytes(size);
+    content.set(p, body);
+    files.push({
+      path: p,
+      episode_id: episodeId,
+      stream,
+      size_bytes: size,
+      sha256: createHash("sha256").update(body).digest("hex"),
+    });
+  };
+  add("README.md", null, null, 300);
+  for (const [i, e] of episodes.entries()) {
+    add(`episodes/${e.episode_id}/cam.bin`, e.episode_id, "cam", 40_000 + i * 1_000);
+    add(`episodes/${e.episode_id}/joints.bin`, e.episode_id, "joints", 2_000 + i);
+  }
+  const annotations = episodes.slice(0, 2).flatMap((e) => [
+    { episode_id: e.episode_id, label: "reach", start_s: 0, end_s: 0.5 },
+    { episode_id: e.episode_id, label: "grasp", start_s: 0.5, end_s: 1 },
+  ]);
+  await fixtures.importTestDataset(
+    [
+      { version: "1.0.0", episodes, files, annotations, changelog: [{ type: "added", description: "first" }] },
+      { version: "2.0.0", released_at: "2026-02-01T00:00:00Z", episodes, files },
+    ],
+    plainId,
+  );
+  for (const version of ["1.0.0", "2.0.0"])
+    await Promise.all(
+      files.map((f) => putObject(client, location.bucket, objectKey(plainId, version, f.path), content.get(f.path)!)),
+    );
+  await fixtures.grant(org.id, plainId, "1.0.0");
+
+  // More files than one download may hold (10,000): only signed, never fetched, so not in the store.
+  const bigId = fixtures.uniqueId("big");
+  const bigEpisodes = fixtures.randomEpisodes(2, 7).map((e) => ({ ...e, streams: ["s"] }));
+  const bigFiles = bigEpisodes.flatMap((e) =>
+    Array.from({ length: 5_001 }, (_, i) => ({
+      path: `episodes/${e.episode_id}/${i}.bin`,
+      episode_id: e.episode_id,
+      stream: "s",
+      size_bytes: 1,
+      sha256: createHash("sha256").update(String(i)).digest("hex"),
+    })),
+  );
+  await fixtures.importTestDataset([{ version: "1.0.0", episodes: bigEpisodes, files: bigFiles }], bigId);
+  await fixtures.grant(org.id, bigId, "1.0.0");
+
+  // LeRobot versions: six episodes, two cameras, failures 1 and 4; a v3.0 file holds two episodes.
+  const lerobot: Record<string, string> = {};
+  for (const version of ["v2.1", "v3.0"] as const) {
+    const datasetId = fixtures.uniqueId(`lr${version.replace(".", "")}`);
+    const root = mkdtempSync(path.join(dataDir, "lerobot-"));
+    await buildLeRobotFixture(root, {
+      version,
+      episodes: 6,
+      cameras: ["observation.images.front", "observation.images.wrist"],
+      episodesPerFile: 2,
+      chunksSize: 4,
+      extra: (e) => ({ outcome: [1, 4].includes(e) ? "failure" : "success", contributor: `op-${e}` }),
+      subtasks: { source: "language_persistent" },
+    });
+    await importLeRobotVersion(getDb().$client, {
+      dir: root,
+      datasetId,
+      version: "1.0.0",
+      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) },
+    });
+    await fixtures.grant(org.id, datasetId, "1.0.0");
+    lerobot[version] = datasetId;
+  }
+  client.destroy();
+
+  // A key per test that needs a rate-limit budget or a disclosure log of its own.
+  const keys: Record<string, string> = {};
+  for (const name of ["main", "rate", "errors", "pull", "resume", "expiry", "vectors", "node", "loader"])
+    keys[name] = (await fixtures.createTestKey(org.id, { name: `python ${name}` })).secret;
+  await getDb().$client.end({ timeout: 5 });
+
+  server = await startNextServer({
+    ...process.env,
+    ...runtime.env,
+    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+    AUTH_FAILURES_PER_MINUTE: "1000",
+    DIGEST_INTERVAL_MINUTES: "0",
+  });
+  process.stdout.write(
+    `${JSON.stringify({
+      url: server.url,
+      keys,
+      rate_limit_per_minute: RATE_LIMIT_PER_MINUTE,
+      plain: { dataset_id: plainId, version: "1.0.0", unlicensed_version: "2.0.0", episodes: episodes.length },
+      big: { dataset_id: bigId, version: "1.0.0" },
+      lerobot,
+    })}\n`,
+  );
+} catch (error) {
+  log(`could not start: ${(error as Error).stack ?? String(error)}`);
+  await stop();
+  process.exit(1);
+}
+
+// Up until the test session closes our standard input (or ends).
+process.stdin.resume();
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  await stop();
+  process.exit(0);
+};
+process.stdin.on("end", shutdown);
+process.stdin.on("close", shutdown);
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, shutdown);
