@@ -4,7 +4,10 @@
  * - control characters (C0 and DEL): never in any one-line value (ids, slugs, emails, key names,
  *   query values); PostgreSQL cannot even store NUL, so one would come back as a database error;
  * - free text (titles, tasks, labels, display names) may keep tabs and line breaks, nothing else
- *   of the control range;
+ *   of the control ranges (C0, DEL and C1: ESC and CSI drive terminals) and none of the
+ *   bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which make
+ *   what a person reads differ from what is there. The marks (U+061C, U+200E, U+200F) and the
+ *   line and paragraph separators stay: right-to-left writing and prose use them;
  * - unsafe characters: never in an identifier, file path or filter value: C0 and C1 control
  *   characters (U+0000-U+001F, U+007F-U+009F), the Unicode line and paragraph separators (U+2028,
  *   U+2029) and the bidirectional formatting controls (U+061C, U+200E, U+200F, U+202A-U+202E,
@@ -17,13 +20,17 @@
  * document states the rule too).
  */
 const CONTROL_RANGE = "\\u0000-\\u001f\\u007f";
-const FREE_TEXT_FORBIDDEN_RANGE = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f";
+const FREE_TEXT_FORBIDDEN_RANGE =
+  "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069";
 const UNSAFE_RANGE = "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
 
 export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
 export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
 
 export const FREE_TEXT = new RegExp(`^[^${FREE_TEXT_FORBIDDEN_RANGE}]*$`);
+/** How problems name what FREE_TEXT refuses. */
+export const FREE_TEXT_DESCRIPTION =
+  "control characters other than tabs and line breaks (U+0000-U+001F, U+007F-U+009F) or bidirectional embeddings, overrides or isolates (U+202A-U+202E, U+2066-U+2069)";
 
 export const UNSAFE_CHARACTERS = new RegExp(`[${UNSAFE_RANGE}]`);
 export const WITHOUT_UNSAFE_CHARACTERS = new RegExp(`^[^${UNSAFE_RANGE}]*$`);

@@ -5,11 +5,13 @@ import {
   parquetReadObjects,
   parquetSchema,
   type AsyncBuffer,
+  type Compressors,
   type FileMetaData,
   type KeyValue,
   type SchemaElement,
 } from "hyparquet";
 import { compressors } from "hyparquet-compressors";
+import { decompress as decompressZstd } from "fzstd";
 import { fileWriter, ParquetWriter, parquetWriteFile } from "hyparquet-writer";
 
 /**
@@ -31,14 +33,60 @@ export type ParquetFile = {
   source?: AsyncBuffer;
 };
 
+/**
+ * Opens a parquet file and checks its footer against the file (checkFooter): a footer is
+ * whatever the file's writer says, and a reader that believed 10^15 rows would read on for days.
+ */
 export async function openParquet(path: string): Promise<ParquetFile> {
   const file = await asyncBufferFromFile(path);
   const metadata = await parquetMetadataAsync(file);
+  checkFooter(path, metadata, file.byteLength);
   return { path, metadata, columns: parquetSchema(metadata).children.map((child) => child.element.name) };
+}
+
+/**
+ * Refuses a footer whose row counts the column chunks cannot hold. Every row has at least one
+ * value in every column (a null and an empty list take one too), so no row group has more rows
+ * than any of its column chunks has values; the groups' rows add up to the file's; and every
+ * chunk lies inside the file. A footer that also forges the value counts is caught while the rows
+ * are read: a row the chunks do not hold comes out without a value (parquetBatches).
+ */
+function checkFooter(path: string, metadata: FileMetaData, fileBytes: number): void {
+  const refuse = (why: string) => {
+    throw new Error(`${path}: the parquet footer ${why}`);
+  };
+  let rows = 0n;
+  for (const [g, group] of metadata.row_groups.entries()) {
+    const declared = BigInt(group.num_rows);
+    if (declared < 0n) refuse(`declares ${declared} rows in row group ${g}`);
+    rows += declared;
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data;
+      if (!meta) continue;
+      const column = meta.path_in_schema.join(".");
+      if (BigInt(meta.num_values) < declared)
+        refuse(
+          `declares ${declared} rows in row group ${g}, but its column ${column} holds only ${meta.num_values} values`,
+        );
+      const start = BigInt(meta.dictionary_page_offset ?? meta.data_page_offset);
+      if (start < 0n || start + BigInt(meta.total_compressed_size) > BigInt(fileBytes))
+        refuse(`places column ${column} of row group ${g} beyond the end of the file (${fileBytes} bytes)`);
+    }
+  }
+  if (rows !== BigInt(metadata.num_rows))
+    refuse(`declares ${metadata.num_rows} rows, but its row groups add up to ${rows}`);
+  if (rows > BigInt(Number.MAX_SAFE_INTEGER)) refuse(`declares ${rows} rows, more than any file holds`);
 }
 
 /** The most rows one read decodes: small row groups are read together up to it, a larger one in pages of it. */
 export const BATCH_ROWS = 10_000;
+
+/**
+ * The most bytes one read may decompress: a page of a few hundred bytes can inflate to gigabytes
+ * (a compressed run of one byte), so reads are sized from the footer to stay below it and a read
+ * whose pages decompress to more is stopped before the page that crosses it.
+ */
+export const BATCH_BYTES = 256 * 1024 * 1024;
 
 /**
  * The rows of a parquet file in batches of at most `rows` rows (default BATCH_ROWS), with the row
@@ -57,40 +105,104 @@ export const BATCH_ROWS = 10_000;
 export async function* parquetBatches(
   parquet: ParquetFile,
   columns?: string[],
-  options: { rows?: number } = {},
+  options: { rows?: number; bytes?: number; signal?: AbortSignal } = {},
 ): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
   const file = parquet.source ?? (await asyncBufferFromFile(parquet.path));
   const wanted = columns?.filter((c) => parquet.columns.includes(c));
+  const names = wanted ?? parquet.columns;
   const limit = options.rows ?? BATCH_ROWS;
-  const read = (rowStart: number, rowEnd: number) =>
-    parquetReadObjects({
+  const budget = options.bytes ?? BATCH_BYTES;
+  const { signal } = options;
+  const read = async (rowStart: number, rowEnd: number) => {
+    signal?.throwIfAborted();
+    const rows = await parquetReadObjects({
       file,
       metadata: parquet.metadata,
       columns: wanted,
       rowStart,
       rowEnd,
-      compressors,
+      compressors: budgeted(budget, () => `rows ${rowStart + 1} to ${rowEnd}`, parquet.path),
       useOffsetIndex: true,
     });
+    // hyparquet pads a range past the values the chunks hold with rows without values: the footer
+    // declared rows that are not there. A null is null, never undefined.
+    for (const [i, row] of rows.entries())
+      for (const name of names)
+        if (row[name] === undefined)
+          throw new Error(
+            `${parquet.path}: the parquet footer declares more rows than the column chunks hold (column ${name} has no value for row ${rowStart + i + 1})`,
+          );
+    return rows;
+  };
+  // The bytes one row of a group decodes to, by the footer, in the columns read.
+  const rowBytes = (group: FileMetaData["row_groups"][number]) => {
+    let bytes = 0;
+    for (const chunk of group.columns)
+      if (chunk.meta_data && names.includes(chunk.meta_data.path_in_schema[0]!))
+        bytes += Number(chunk.meta_data.total_uncompressed_size);
+    return bytes / Math.max(1, Number(group.num_rows));
+  };
   let first = 0;
   let end = 0;
-  const groups = parquet.metadata.row_groups.map((group) => Number(group.num_rows));
-  for (const [i, rows] of groups.entries()) {
-    if (rows > limit) {
-      // What is gathered so far first, then the large group in ranges of `limit` rows.
+  let gathered = 0;
+  const groups = parquet.metadata.row_groups;
+  for (const [i, group] of groups.entries()) {
+    signal?.throwIfAborted();
+    const rows = Number(group.num_rows);
+    const perRow = rowBytes(group);
+    // As many rows as fit in both limits, and at least one (a row larger than the budget is refused while it is read).
+    const fit = Math.max(1, Math.min(limit, Math.floor(budget / Math.max(1, perRow))));
+    if (rows > fit) {
+      // What is gathered so far first, then the large group in ranges of `fit` rows.
       if (end > first) yield { first, rows: await read(first, end) };
-      for (let start = end; start < end + rows; start += limit)
-        yield { first: start, rows: await read(start, Math.min(start + limit, end + rows)) };
+      for (let start = end; start < end + rows; start += fit)
+        yield { first: start, rows: await read(start, Math.min(start + fit, end + rows)) };
       end += rows;
       first = end;
+      gathered = 0;
       continue;
     }
     end += rows;
-    const last = i === groups.length - 1;
-    if (!last && end - first + groups[i + 1]! <= limit) continue;
+    gathered += rows * perRow;
+    const next = groups[i + 1];
+    if (
+      next &&
+      end - first + Number(next.num_rows) <= limit &&
+      gathered + Number(next.num_rows) * rowBytes(next) <= budget
+    )
+      continue;
     if (end > first) yield { first, rows: await read(first, end) };
     first = end;
+    gathered = 0;
   }
+}
+
+/**
+ * The decoders, each told first how much its page says it will decompress to and refusing once a
+ * read's pages add up to more than `budget`. Every decoder writes into a buffer of the page's
+ * stated size, so a page cannot decompress to more than it says: zstd alone would otherwise
+ * decode a whole frame before the length is compared.
+ */
+function budgeted(budget: number, what: () => string, path: string): Compressors {
+  let used = 0;
+  const wrap =
+    (decode: (input: Uint8Array, length: number) => Uint8Array) =>
+    (input: Uint8Array, length: number): Uint8Array => {
+      used += length;
+      if (used > budget)
+        throw new Error(
+          `${path}: ${what()} decompress to more than ${budget.toLocaleString("en")} bytes, the most one read may hold`,
+        );
+      return decode(input, length);
+    };
+  return {
+    SNAPPY: wrap(compressors.SNAPPY!),
+    GZIP: wrap(compressors.GZIP!),
+    BROTLI: wrap(compressors.BROTLI!),
+    ZSTD: wrap((input, length) => decompressZstd(input, new Uint8Array(length))),
+    LZ4: wrap(compressors.LZ4!),
+    LZ4_RAW: wrap(compressors.LZ4_RAW!),
+  };
 }
 
 /**

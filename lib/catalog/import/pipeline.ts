@@ -61,6 +61,8 @@ export type ImportSource = {
   format: { source: SourceFormat; info: LeRobotFormatInfo | null };
   /** Leave out episodes whose files are missing (and what shares a file with them) instead of refusing. */
   skipIncompleteEpisodes?: boolean;
+  /** Stops the import (rolled back) between any two records or files. */
+  signal?: AbortSignal;
   /**
    * Hashes (and uploads) the files staged without a sha256, once every check has passed: called
    * with their totals, then with batches in path order; returns each file's size and sha256.
@@ -167,11 +169,15 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
   const problems = new ProblemList();
   const content = createHash("sha256");
   const { dataset, release } = await source.documents(problems, content);
-  // Problems name files; the staging tables keep a number for each.
+  // Problems name files; the staging tables keep a number for each. Looked up by name: a LeRobot
+  // source names each of its files, and a scan of 100,000 names per record made an import of
+  // 100,000 small files quadratic.
   const names: string[] = [];
+  const numbers = new Map<string, number>();
   const srcOf = (file: string) => {
-    const at = names.indexOf(file);
-    return at >= 0 ? at : names.push(file) - 1;
+    let at = numbers.get(file);
+    if (at === undefined) numbers.set(file, (at = names.push(file) - 1));
+    return at;
   };
 
   const result = await sql.begin(async (tx) => {
@@ -187,11 +193,14 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
       problems,
       content,
       srcOf,
+      source.signal,
     );
-    await stage(tx, source.annotations, ANNOTATIONS, problems, content, srcOf);
-    if (source.files.kind === "local") await stage(tx, source.files, LOCAL_FILES, problems, content, srcOf);
-    else await stage(tx, source.files, REMOTE_FILES, problems, content, srcOf);
-    if (source.fileEpisodes) await stage(tx, source.fileEpisodes, FILE_EPISODES, problems, content, srcOf);
+    await stage(tx, source.annotations, ANNOTATIONS, problems, content, srcOf, source.signal);
+    if (source.files.kind === "local")
+      await stage(tx, source.files, LOCAL_FILES, problems, content, srcOf, source.signal);
+    else await stage(tx, source.files, REMOTE_FILES, problems, content, srcOf, source.signal);
+    if (source.fileEpisodes)
+      await stage(tx, source.fileEpisodes, FILE_EPISODES, problems, content, srcOf, source.signal);
     // files.jsonl names a file's episodes on its own line: one row per episode, at that line.
     await tx`insert into stage_file_episodes (src, line, path, episode_id)
       select src, line, path, episode_id from stage_files where episode_id is not null`;
@@ -211,6 +220,7 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
     if (problems.count || !dataset || !release) throw new ImportError(problems.list(), problems.count);
 
     await completeFiles(tx, source, problems, content);
+    source.signal?.throwIfAborted();
     if (problems.count) throw new ImportError(problems.list(), problems.count);
 
     const digest = content.digest("hex");
@@ -269,6 +279,7 @@ async function stage<T>(
   problems: ProblemList,
   content: Hash,
   srcOf: (file: string) => number,
+  signal?: AbortSignal,
 ): Promise<number> {
   // Named even when empty, so a missing optional file and an empty one hash alike.
   content.update(`${stream.name}\n`);
@@ -276,6 +287,7 @@ async function stage<T>(
   async function* rows(): AsyncGenerator<string> {
     let buffer = "";
     for await (const item of stream.items()) {
+      signal?.throwIfAborted();
       if ("problem" in item) {
         problems.add({ file: item.file, line: item.line, message: item.problem });
         continue;
@@ -379,6 +391,7 @@ async function completeFiles(tx: Tx, source: ImportSource, problems: ProblemList
       const batch = await tx<PendingFile[]>`
         select path, size_bytes::float8 as size_bytes from stage_files where sha256 is null and path > ${after} order by path limit ${COMPLETION_BATCH}`;
       if (!batch.length) break;
+      source.signal?.throwIfAborted();
       after = batch.at(-1)!.path;
       const done = await completer.batch([...batch]);
       const staged = new Map(batch.map((f) => [f.path, f.size_bytes]));

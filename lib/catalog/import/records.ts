@@ -2,7 +2,13 @@ import { z } from "zod";
 import { CHANGELOG_TYPES } from "../../db/schema";
 import { VERSION_PATTERN } from "../semver";
 import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, isRelativePath } from "../identifiers";
-import { UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter, showUnsafe } from "../../characters";
+import {
+  FREE_TEXT,
+  FREE_TEXT_DESCRIPTION,
+  UNSAFE_CHARACTERS_DESCRIPTION,
+  hasUnsafeCharacter,
+  showUnsafe,
+} from "../../characters";
 
 /** The record formats of an import directory (docs/import-format.md). Field names are the wire names. */
 
@@ -33,13 +39,27 @@ const atMost = (max: number) => (value: string) => value.length <= max || charac
 /**
  * Free text (a title, a task, a label, a changelog entry) is stored and returned exactly as it
  * was imported: never trimmed or rewritten. It may hold line breaks and tabs; it must not be
- * empty or only white space.
+ * empty or only white space. It is refused, not cleaned, when it holds what FREE_TEXT refuses:
+ * clients print it (`das episodes`), and an ESC or a right-to-left override would drive the
+ * terminal or turn the text round there.
  */
+const freeText = (what: string) =>
+  [(value: string) => FREE_TEXT.test(value), `${what} must not contain ${FREE_TEXT_DESCRIPTION}`] as const;
 const text = (what: string, max = MAX_TEXT_CHARACTERS) =>
   z
     .string(`${what} must be a string`)
     .refine((value) => value.trim() !== "", `${what} must not be empty or only white space`)
-    .refine(atMost(max), `${what} must be at most ${max.toLocaleString("en")} characters`);
+    .refine(atMost(max), `${what} must be at most ${max.toLocaleString("en")} characters`)
+    .refine(...freeText(what));
+/** Every string in a JSON value, keys included, is free text (an annotation's attributes). */
+const freeTextThroughout = (value: unknown): boolean =>
+  typeof value === "string"
+    ? FREE_TEXT.test(value)
+    : Array.isArray(value)
+      ? value.every(freeTextThroughout)
+      : value !== null && typeof value === "object"
+        ? Object.entries(value).every(([key, v]) => FREE_TEXT.test(key) && freeTextThroughout(v))
+        : true;
 // Identifiers go into URLs, filters, file names and generated scripts; free text (a task, a label)
 // may hold line breaks and tabs, an identifier none of the characters of UNSAFE_CHARACTERS.
 const safe = (what: string) =>
@@ -73,7 +93,8 @@ export const DatasetFile = z.strictObject({
     .refine(
       atMost(MAX_DESCRIPTION_CHARACTERS),
       `description must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`,
-    ),
+    )
+    .refine(...freeText("description")),
 });
 
 export const VersionFile = z.strictObject({
@@ -125,7 +146,8 @@ export const LeRobotEpisodeLine = EpisodeLine.extend({
     .refine(
       atMost(MAX_DESCRIPTION_CHARACTERS),
       `task (the episode's tasks joined) must be at most ${MAX_DESCRIPTION_CHARACTERS.toLocaleString("en")} characters`,
-    ),
+    )
+    .refine(...freeText("task")),
 });
 
 export const AnnotationLine = z
@@ -134,7 +156,10 @@ export const AnnotationLine = z
     label: text("label"),
     start_s: seconds("start_s"),
     end_s: seconds("end_s"),
-    attributes: z.record(z.string(), z.unknown(), "attributes must be an object").optional(),
+    attributes: z
+      .record(z.string(), z.unknown(), "attributes must be an object")
+      .refine(freeTextThroughout, `attributes must not contain ${FREE_TEXT_DESCRIPTION}`)
+      .optional(),
   })
   .refine((a) => a.start_s <= a.end_s, "start_s must not be after end_s");
 

@@ -44,6 +44,8 @@ export type StoredFile = {
 export type UploadOptions = {
   /** The directory the paths are relative to. */
   dir: string;
+  /** Where a file's bytes are read from; the path under `dir` when left out (a LeRobot source gives the real path it checked). */
+  localPath?: (path: string) => Promise<string>;
   /** Where to put the files; without it they are only hashed. */
   store?: StoreTarget;
   /** Files handled at once. */
@@ -125,7 +127,9 @@ async function storeFile(
   file: LocalFile,
   shared: { buffers: Semaphore; onBytes: (n: number) => void },
 ): Promise<StoredFile> {
-  const local = path.join(options.dir, ...file.path.split("/"));
+  const local = options.localPath
+    ? await options.localPath(file.path)
+    : path.join(options.dir, ...file.path.split("/"));
   const size = (await stat(local)).size;
   const store = options.store;
   const contentType = mediaTypeOf({ path: file.path });

@@ -17,7 +17,7 @@
  * applies its own rules. docs/lerobot.md describes the mapping.
  */
 import type { Dirent } from "node:fs";
-import { lstat, readdir, realpath, stat } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import {
@@ -45,6 +45,7 @@ import { parseJsonLine, type Problem } from "../json-document";
 import { readDocument } from "../read-document";
 import { readLines } from "../read-lines";
 import { FileLine, describeIssue } from "../records";
+import { linkRoots, locate, OUTSIDE } from "../local-path";
 import { hasUnsafeCharacter, showUnsafe, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
 
 export type { Problem };
@@ -143,6 +144,11 @@ export interface LeRobotDataset {
   episodeFiles(): AsyncIterable<{ path: string; stream: string; range: EpisodeRange; file: string; line: number }>;
   subtaskSpans(): AsyncIterable<SubtaskSpan>;
   missingFiles(): Promise<string[]>;
+  /**
+   * Where a file's bytes are to be read from: its real path, every link on the way checked again
+   * to lead only where it may; throws when it no longer does, or the file is gone.
+   */
+  realPathOf(relative: string): Promise<string>;
   /** The episodes the metadata lists and their frames (the sum of their lengths); notices stale totals in info.json. */
   totals(): Promise<{ episodes: number; frames: number }>;
 }
@@ -157,11 +163,24 @@ export class LeRobotFormatError extends Error {
 
 export async function openLeRobotDataset(
   dir: string,
-  options: { onProblem?: (problem: Problem) => void } = {},
+  options: { onProblem?: (problem: Problem) => void; signal?: AbortSignal } = {},
+): Promise<LeRobotDataset> {
+  const roots = await linkRoots(dir);
+  const info = await locate(roots[0]!, INFO_PATH, roots);
+  if (info && "refused" in info)
+    throw new LeRobotFormatError([{ file: INFO_PATH, line: 0, message: `not read: ${info.refused}` }]);
+  return readInfo(dir, info?.real ?? path.join(roots[0]!, INFO_PATH), roots, options);
+}
+
+async function readInfo(
+  dir: string,
+  infoPath: string,
+  roots: string[],
+  options: { onProblem?: (problem: Problem) => void; signal?: AbortSignal },
 ): Promise<LeRobotDataset> {
   // Read as the importer reads its own documents: a size limit, invalid UTF-8 refused at its line.
   const problems: Problem[] = [];
-  const { value: info, text } = await readDocument(path.join(dir, INFO_PATH), INFO_PATH, Info, {
+  const { value: info, text } = await readDocument(infoPath, INFO_PATH, Info, {
     add: (...found) => problems.push(...found),
   });
   if (!info || text === undefined) {
@@ -172,24 +191,7 @@ export async function openLeRobotDataset(
   }
   const templateProblems = checkTemplates(info, text);
   if (templateProblems.length) throw new LeRobotFormatError(templateProblems);
-  return new Directory(dir, info, text, await linkTargetRoots(dir), options.onProblem);
-}
-
-/**
- * Where a symbolic link in the directory may point: inside the directory itself, or, for a
- * Hugging Face cache snapshot (`<repo>/snapshots/<revision>/...`, what `snapshot_download`
- * returns and the hub cache holds), into the `<repo>/blobs/` directory beside it, where every
- * file of a snapshot really is. A link anywhere else is refused: a dataset received from someone
- * else could carry a link to the operator's own files (~/.ssh/id_ed25519), which would otherwise
- * be uploaded to the store and served to licensees.
- */
-async function linkTargetRoots(dir: string): Promise<string[]> {
-  const real = await realpath(dir).catch(() => path.resolve(dir));
-  const roots = [real];
-  const parts = real.split(path.sep);
-  const at = parts.lastIndexOf("snapshots");
-  if (at > 0 && at < parts.length - 1) roots.push([...parts.slice(0, at), "blobs"].join(path.sep));
-  return roots;
+  return new Directory(dir, info, text, roots, options.onProblem, options.signal);
 }
 
 const count = (what: string) =>
@@ -224,10 +226,12 @@ const VideoLocation = (key: string) =>
       .min(0, `videos/${key}/to_timestamp must be at least 0`),
   });
 
-/** Columns of LeRobot's own; everything else on an episode record is the owner's (`extra`). */
-const isLeRobotColumn = (name: string) =>
-  ["episode_index", "tasks", "length", "dataset_from_index", "dataset_to_index"].includes(name) ||
-  ["stats/", "data/", "videos/", "audio/", "meta/episodes/"].some((prefix) => name.startsWith(prefix));
+/**
+ * The owner's fields an episode record may carry beside LeRobot's own, the importer's `extra`.
+ * Nothing else of a record is read: an unused column of meta/episodes can be anything (a GZIP
+ * column of 200 MB strings in a file of 791 KB), and decoding it would cost that much memory.
+ */
+export const OWNER_FIELDS = ["outcome", "environment", "contributor", "has_recovery"] as const;
 
 type EpisodeRecordValue = z.infer<typeof EpisodeRecord>;
 /** Packs a metadata file's number and a line into one number (exact below 2^53). */
@@ -251,6 +255,7 @@ class Directory implements LeRobotDataset {
     private readonly infoText: string,
     private readonly linkRoots: string[],
     private readonly onProblem?: (problem: Problem) => void,
+    private readonly signal?: AbortSignal,
   ) {
     this.version = info.codebase_version;
     const features = info.features;
@@ -293,9 +298,39 @@ class Directory implements LeRobotDataset {
     if (entry.examples.length < NOTICE_EXAMPLES) entry.examples.push(place);
   }
 
-  /** The size of a file of the directory, following a symbolic link where it may point (linkTargetRoots). */
-  private async fileAt(relative: string): Promise<{ size: number } | { refused: string } | null> {
-    return regularFile(path.join(this.dir, relative), this.linkRoots);
+  /**
+   * A regular file of the directory: its real path and size, every symbolic link on the way
+   * followed only where it may lead (local-path.ts); why it is refused; or null when there is no
+   * such file. Only a regular file counts: a FIFO or a device would block or never end when hashed.
+   */
+  private async fileAt(relative: string): Promise<{ real: string; size: number } | { refused: string } | null> {
+    const found = await locate(this.linkRoots[0]!, relative, this.linkRoots);
+    if (!found || "refused" in found) return found;
+    if (found.stats.isFile()) return { real: found.real, size: found.stats.size };
+    if (!found.linked) return null;
+    return {
+      refused: found.stats.isDirectory()
+        ? "a symbolic link to a directory (links are followed to files only)"
+        : "a symbolic link to something that is not a regular file",
+    };
+  }
+
+  /** Where a file the metadata names is read from; reported and undefined when refused or missing. */
+  private async realFile(relative: string): Promise<string | undefined> {
+    const found = await this.fileAt(relative);
+    if (found && "refused" in found)
+      this.report({ file: relative, line: 0, message: `not imported: ${found.refused}` });
+    else if (!found) this.report({ file: relative, line: 0, message: "file is missing" });
+    else return found.real;
+    return undefined;
+  }
+
+  /** Where an imported file's bytes are read from: the real path its checks were made on. */
+  async realPathOf(relative: string): Promise<string> {
+    const found = await this.fileAt(relative);
+    if (!found || "refused" in found)
+      throw new Error(`${relative}: ${found ? found.refused : "the file is gone since it was listed"}`);
+    return found.real;
   }
 
   private async sizeOf(relative: string): Promise<number | null> {
@@ -322,6 +357,7 @@ class Directory implements LeRobotDataset {
     let frames = 0;
     const source = isV3(this.version) ? this.v3Records() : this.v2Records();
     for await (const located of source) {
+      this.signal?.throwIfAborted();
       const { record, file, line } = located;
       const first = seen.get(record.episode_index);
       if (first !== undefined) {
@@ -360,13 +396,11 @@ class Directory implements LeRobotDataset {
   }
 
   private async *v2Records(): AsyncGenerator<Located> {
-    const file = path.join(this.dir, V2_EPISODES_PATH);
-    if ((await this.sizeOf(V2_EPISODES_PATH)) === null) {
-      this.report({ file: V2_EPISODES_PATH, line: 0, message: "file is missing" });
-      return;
-    }
+    const file = await this.realFile(V2_EPISODES_PATH);
+    if (!file) return;
     // The importer's own line reader: invalid UTF-8 and over-long lines are refused at their line, never replaced.
     for await (const line of readLines(file)) {
+      this.signal?.throwIfAborted();
       if ("problem" in line) {
         this.report({ file: V2_EPISODES_PATH, line: line.number, message: line.problem });
         continue;
@@ -396,10 +430,15 @@ class Directory implements LeRobotDataset {
     for (const relative of files) {
       const parquet = await this.parquet(relative);
       if (!parquet) continue;
-      // Per-episode statistics are not needed here and are most of the file.
-      const columns = parquet.columns.filter((c) => !c.startsWith("stats/"));
+      // Only what is used: per-episode statistics are most of the file, and any other column may be anything.
+      const columns = [
+        ...Object.keys(EpisodeRecord.shape),
+        ...Object.keys(shape),
+        ...OWNER_FIELDS.filter((field) => !field.includes("/")),
+      ];
       for await (const { first, rows } of this.batches(relative, parquet, columns)) {
         for (const [i, raw] of rows.entries()) {
+          this.signal?.throwIfAborted();
           const line = first + i + 1;
           const row = plainValue(raw) as Record<string, unknown>;
           const parsed = EpisodeRecord.safeParse(row, { reportInput: true });
@@ -444,11 +483,12 @@ class Directory implements LeRobotDataset {
   ): AsyncGenerator<{ first: number; rows: Record<string, unknown>[] }> {
     let next = 0;
     try {
-      for await (const batch of parquetBatches(parquet, columns)) {
+      for await (const batch of parquetBatches(parquet, columns, { signal: this.signal })) {
         next = batch.first + batch.rows.length;
         yield batch;
       }
     } catch (error) {
+      if (this.signal?.aborted) throw error;
       this.report({
         file: relative,
         line: next + 1,
@@ -458,16 +498,16 @@ class Directory implements LeRobotDataset {
   }
 
   private async parquet(relative: string) {
+    const real = await this.realFile(relative);
+    if (!real) return undefined;
     try {
-      return await openParquet(path.join(this.dir, relative));
+      return await openParquet(real);
     } catch (error) {
       this.report({
         file: relative,
         line: 0,
-        message:
-          (error as NodeJS.ErrnoException).code === "ENOENT"
-            ? "file is missing"
-            : `not a readable parquet file (${(error as Error).message})`,
+        // The message names the file by its real path: the dataset's own name for it is the problem's.
+        message: `not a readable parquet file (${(error as Error).message.replaceAll(`${real}: `, "")})`,
       });
       return undefined;
     }
@@ -479,9 +519,16 @@ class Directory implements LeRobotDataset {
    */
   private async v3EpisodeFiles(): Promise<string[]> {
     const found: string[] = [];
-    for (const chunk of await listDir(path.join(this.dir, V3_EPISODES_DIR))) {
+    // meta/ or meta/episodes/ may be a link: listed only where it may lead.
+    const dir = await locate(this.linkRoots[0]!, V3_EPISODES_DIR, this.linkRoots);
+    if (dir && "refused" in dir) {
+      this.report({ file: V3_EPISODES_DIR, line: 0, message: `not read: ${dir.refused}` });
+      return found;
+    }
+    if (!dir?.stats.isDirectory()) return found;
+    for (const chunk of await listDir(dir.real)) {
       if (!chunk.isDirectory() || chunk.name.startsWith(".")) continue;
-      for (const file of await listDir(path.join(this.dir, V3_EPISODES_DIR, chunk.name))) {
+      for (const file of await listDir(path.join(dir.real, chunk.name))) {
         const relative = `${V3_EPISODES_DIR}/${chunk.name}/${file.name}`;
         if (file.name.startsWith(".") || !file.name.endsWith(".parquet") || !(file.isFile() || file.isSymbolicLink()))
           continue;
@@ -497,7 +544,9 @@ class Directory implements LeRobotDataset {
 
   async *locatedEpisodes(): AsyncGenerator<{ episode: LeRobotEpisode; file: string; line: number }> {
     for await (const { record, file, line } of this.records()) {
-      const extra = Object.fromEntries(Object.entries(record).filter(([key]) => !isLeRobotColumn(key)));
+      const extra = Object.fromEntries(
+        OWNER_FIELDS.filter((field) => record[field] !== undefined).map((field) => [field, record[field]]),
+      );
       yield {
         episode: {
           episode_index: record.episode_index,
@@ -641,12 +690,22 @@ class Directory implements LeRobotDataset {
       a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
     );
     for (const entry of entries) {
+      this.signal?.throwIfAborted();
       const relative = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
       if (named.has(relative)) continue;
       const problem = unsafePath(relative);
       if (problem) {
         this.report({ file: showUnsafe(relative), line: 0, message: `not imported: ${problem}` });
         continue;
+      }
+      // A link is judged before the rules below: one that leads outside is refused whatever its
+      // name, never left out quietly as hidden (`.keys -> ~/.ssh`) or as images/ (`images -> /etc`).
+      if (entry.isSymbolicLink()) {
+        const found = await this.fileAt(relative);
+        if (found && "refused" in found && found.refused === OUTSIDE) {
+          this.report({ file: relative, line: 0, message: `not imported: ${found.refused}` });
+          continue;
+        }
       }
       const left = leftOut(relative, entry);
       if (left) {
@@ -709,6 +768,7 @@ class Directory implements LeRobotDataset {
       }
       for await (const { first, rows } of this.batches(relative, parquet, ["episode_index", "timestamp", ...columns])) {
         for (const [i, raw] of rows.entries()) {
+          this.signal?.throwIfAborted();
           const row = plainValue(raw) as Record<string, unknown>;
           const line = first + i + 1;
           const episode = row.episode_index;
@@ -899,41 +959,4 @@ function leftOut(relative: string, entry: Dirent): string | null {
   if (relative === "images" && entry.isDirectory())
     return "left out: images/, LeRobot's frames of a recording in progress (its push_to_hub never uploads them)";
   return null;
-}
-
-/**
- * A regular file's size, following a symbolic link (however many) to a regular file that lies
- * under one of `roots`; why a link is refused; or null when there is no such file. Only a
- * regular file counts: a FIFO or a device would block or never end when hashed.
- */
-async function regularFile(file: string, roots: string[]): Promise<{ size: number } | { refused: string } | null> {
-  let link;
-  try {
-    link = await lstat(file);
-  } catch {
-    return null;
-  }
-  if (!link.isSymbolicLink()) return link.isFile() ? { size: link.size } : null;
-  let target: string;
-  let stats;
-  try {
-    target = await realpath(file);
-    stats = await stat(target);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { refused: code === "ELOOP" ? "a symbolic link that loops" : "a symbolic link whose target does not exist" };
-  }
-  if (!stats.isFile())
-    return {
-      refused: stats.isDirectory()
-        ? "a symbolic link to a directory (links are followed to files only)"
-        : "a symbolic link to something that is not a regular file",
-    };
-  if (!roots.some((root) => target === root || target.startsWith(root + path.sep))) {
-    return {
-      refused:
-        "a symbolic link to a file outside the dataset directory (only links into it, or into a Hugging Face cache's blobs/, are followed)",
-    };
-  }
-  return { size: stats.size };
 }

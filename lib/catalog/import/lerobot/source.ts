@@ -108,6 +108,7 @@ export async function importLeRobotVersion(
   try {
     // The reader reads the metadata again in each pass and reports a bad record each time: once is enough.
     dataset = await openLeRobotDataset(options.dir, {
+      signal: options.signal,
       onProblem: (problem) => {
         const key = `${problem.file}\0${problem.line}\0${problem.message}`;
         if (reported.size < 100_000) {
@@ -193,11 +194,13 @@ class LeRobotSource {
       fileEpisodes: { name: "file episodes", items: () => this.fileEpisodes() },
       episodesName: "the dataset's episode metadata",
       format: { source: "lerobot", info },
+      signal: this.options.signal,
       skipIncompleteEpisodes: this.options.skipIncompleteEpisodes,
       completeFiles: (totals) => {
         const uploader = fileUploader(
           {
             dir: this.options.dir,
+            localPath: (relative) => this.dataset.realPathOf(relative),
             store: this.options.upload,
             concurrency: this.options.concurrency,
             progress: this.options.progress,
