@@ -124,8 +124,13 @@ export function FeaturePlot({
     u.over.addEventListener("pointercancel", up);
     u.over.style.cursor = "col-resize";
 
+    // Redrawn only when the width really changes (the observer also reports the first layout, already drawn).
+    let width = u.width;
     const resize = new ResizeObserver(() => {
-      u.setSize({ width: Math.max(200, element.clientWidth), height: HEIGHT });
+      const now = Math.max(200, element.clientWidth);
+      if (now === width) return;
+      width = now;
+      u.setSize({ width, height: HEIGHT });
       place(engine.time);
     });
     resize.observe(element);
