@@ -1,7 +1,14 @@
+import { showUnsafe } from "../characters";
+
 /** Output for people (aligned tables, sizes) and for scripts (CSV, JSON Lines). */
 
+/**
+ * An aligned table for a terminal. Its cells hold what the API sent (titles, tasks, paths), so each
+ * is shown with its control characters, separators and bidirectional controls escaped: printed as
+ * they are they could retitle or clear the terminal, or make a cell read other than it is.
+ */
 export function table(headers: string[], rows: (string | number)[][]): string {
-  const cells = [headers, ...rows.map((row) => row.map(String))];
+  const cells = [headers, ...rows.map((row) => row.map((cell) => showUnsafe(String(cell))))];
   const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? "").length)));
   const right = rows[0]?.map((cell) => typeof cell === "number") ?? [];
   return cells

@@ -11,6 +11,7 @@ import {
   type SubsetResult,
 } from "../lerobot/subset";
 import type { ManifestDocument, ManifestFile } from "./api";
+import { pathInside } from "../safe-path";
 import { sha256File } from "./transfer";
 
 /**
@@ -59,6 +60,13 @@ export type LeRobotLayout = {
    * there is moved into place instead of being fetched again (a new disclosure).
    */
   alternativesOf: (file: ManifestFile) => string[];
+  /**
+   * A file of the version's meta/ that an earlier pull into the directory cut down to the episodes
+   * it delivered (see trimOriginalMeta): the sha256 it then kept (null: none of its episodes was
+   * delivered, so nothing was kept), which stands for the delivered file as long as this pull
+   * delivers no other episode. Fetching it again would be another disclosure.
+   */
+  trimmedCopyOf: (file: ManifestFile) => { sha256: string | null } | undefined;
 };
 
 export type DeliveredEpisodes = {
@@ -100,7 +108,7 @@ function deliveredEpisodes(manifest: ManifestDocument, inScope: ManifestFile[], 
 export function leRobotLayout(
   manifest: ManifestDocument,
   inScope: ManifestFile[],
-  options: { keepOriginalIndices?: boolean; streams?: string[] } = {},
+  options: { keepOriginalIndices?: boolean; streams?: string[]; trimmed?: TrimmedOriginals | null } = {},
 ): LeRobotLayout {
   const keepOriginalIndices = options.keepOriginalIndices ?? false;
   const version = manifest.format?.codebase_version;
@@ -111,6 +119,11 @@ export function leRobotLayout(
       : undefined;
   const episodes = deliveredEpisodes(manifest, inScope, options.streams ?? manifest.streams);
   const complete = new Set(episodes.complete);
+  const trimmedFor = new Set(options.trimmed?.episode_indices);
+  const trimmed =
+    options.trimmed && episodes.delivered.every((id) => trimmedFor.has(episodeIndexOf(manifest.dataset_id, id)))
+      ? new Map(options.trimmed.files.map((f) => [`${f.path}\0${f.sha256}`, f.kept_sha256]))
+      : null;
   // LeRobot reads every frame under data/ (with no episode list), and looks v3.0 episodes up by position.
   const holdsOthers = inScope.some((f) => isDataFile(f) && f.episode_ids.some((id) => !complete.has(id)));
   const rewrite =
@@ -129,6 +142,10 @@ export function leRobotLayout(
         : file.path,
     alternativesOf: (file) =>
       version === "v3.0" && isDataFile(file) ? [rewrite ? file.path : original(file.path)] : [],
+    trimmedCopyOf: (file) => {
+      const kept = trimmed?.get(`${file.path}\0${file.sha256}`);
+      return kept === undefined ? undefined : { sha256: kept };
+    },
   };
 }
 
@@ -205,7 +222,7 @@ export async function finishLeRobotPull(input: {
   const { delivered, incomplete, idOf, indices } = layout.episodes;
   const requested = delivered.filter((id) => input.chosen === null || input.chosen.has(id));
   const coDelivered = delivered.filter((id) => input.chosen !== null && !input.chosen.has(id));
-  const provenanceFile = path.join(dir, PROVENANCE_FILE);
+  const provenanceFile = await pathInside(dir, PROVENANCE_FILE);
   const earlier = await earlierProvenance(provenanceFile, manifest);
 
   // A resumed pull of the same episodes keeps a data file it finds as it wrote it.
@@ -215,7 +232,9 @@ export async function finishLeRobotPull(input: {
   const unchanged = async (relative: string) => {
     const before = sameSubset ? earlier?.written?.find((w) => w.path === relative) : undefined;
     if (!before || before.from?.sha256 !== byPath.get(relative)?.sha256) return false;
-    const now = await sha256File(path.join(dir, relative)).catch(() => null);
+    const now = await pathInside(dir, relative)
+      .then(sha256File)
+      .catch(() => null);
     if (now !== before.sha256) return false;
     written.set(relative, now);
     return true;
@@ -231,24 +250,36 @@ export async function finishLeRobotPull(input: {
     !layout.rewrite &&
     !layout.videoKeys &&
     JSON.stringify(asDelivered.episodes) === JSON.stringify(indices);
-  if (whole) await copyTree(path.join(originals, "meta"), path.join(dir, "meta"));
+  if (whole) await copyTree(dir, `${ORIGINALS_DIR}/meta`, "meta");
   else if (indices.length)
     subset = await writeSubsetMeta({
       sourceRoot: originals,
       targetRoot: dir,
       episodes: indices,
       videoKeys: layout.videoKeys,
-      rewriteData: layout.rewrite && { unchanged },
+      // Only the delivered data files are read and written again, wherever the metadata points.
+      rewriteData: layout.rewrite && {
+        unchanged,
+        dataFiles: new Set(input.inScope.filter(isDataFile).map((f) => f.path)),
+      },
     });
-  for (const relative of subset?.written ?? []) written.set(relative, await sha256File(path.join(dir, relative)));
+  for (const relative of subset?.written ?? [])
+    written.set(relative, await sha256File(await pathInside(dir, relative)));
   // Not rewritten: each data file is verified in place, so a copy an earlier, rewriting pull kept under .das/original/ is one too many.
   if (!layout.rewrite)
-    for (const file of input.inScope.filter(isDataFile)) await rm(path.join(dir, original(file.path)), { force: true });
+    for (const file of input.inScope.filter(isDataFile))
+      await rm(await pathInside(dir, original(file.path)), { force: true });
 
   // What LeRobot opens is what meta/ points at: checked on disk, not assumed.
   const missingFiles: string[] = [];
   for (const relative of whole ? asDelivered.referencedFiles : (subset?.referencedFiles ?? [])) {
-    if (!(await stat(path.join(dir, relative)).catch(() => null))) missingFiles.push(relative);
+    // A file the metadata places outside the directory (through a link) is as good as missing.
+    if (
+      !(await pathInside(dir, relative)
+        .then(stat)
+        .catch(() => null))
+    )
+      missingFiles.push(relative);
   }
   const rewrite = subset?.rewrite ?? null;
   const renumbering = rewrite?.renumbered ? rewrite : null;
@@ -292,7 +323,14 @@ export async function finishLeRobotPull(input: {
       original_episode_index: e.originalEpisodeIndex,
       episode_index: e.episodeIndex,
     })) ?? null;
+  // The version's meta/ describes every episode; only the delivered ones may stay in the directory.
+  const trimmed = await trimOriginalMeta(
+    dir,
+    input.inScope,
+    layout.episodes.delivered.map((id) => episodeIndexOf(datasetId, id)),
+  );
   await writeProvenance(provenanceFile, input, earlier, {
+    trimmed,
     requested,
     coDelivered,
     leftOut: incomplete,
@@ -360,6 +398,18 @@ type Provenance = {
   /** Files das pull wrote (not delivered), with what they were made from. */
   written: { path: string; sha256: string; from: { path: string; sha256: string } | null; change: string }[];
   meta_originals: string;
+  /** The version's meta/ under meta_originals cut down to the delivered episodes, or null: kept as delivered (every episode it lists was delivered). */
+  meta_originals_trimmed: TrimmedOriginals | null;
+};
+
+/**
+ * The version's meta/ as kept under .das/original/ once cut down to the delivered episodes: for
+ * each file of the manifest, the sha256 delivered and the sha256 kept (null: not kept, none of its
+ * episodes was delivered).
+ */
+export type TrimmedOriginals = {
+  episode_indices: number[];
+  files: { path: string; sha256: string; kept_sha256: string | null }[];
 };
 
 async function earlierProvenance(file: string, manifest: ManifestDocument): Promise<Partial<Provenance> | null> {
@@ -383,6 +433,7 @@ async function writeProvenance(
     idOf: Map<number, string>;
     subset: SubsetResult | null;
     written: Map<string, string>;
+    trimmed: TrimmedOriginals | null;
   },
 ): Promise<void> {
   // A resumed pull keeps what earlier runs recorded for the files it did not fetch again.
@@ -452,20 +503,84 @@ async function writeProvenance(
         };
       }),
     meta_originals: ORIGINALS_DIR,
+    meta_originals_trimmed: result.trimmed,
   };
   await writeAtomically(file, `${JSON.stringify(document, null, 2)}\n`);
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
-  for (const entry of await readdir(from, { withFileTypes: true })) {
-    const source = path.join(from, entry.name);
-    const target = path.join(to, entry.name);
-    if (entry.isDirectory()) await copyTree(source, target);
+/** Copies the files under `from` to `to` (both relative to `dir`), every path checked to stay inside it. */
+async function copyTree(dir: string, from: string, to: string): Promise<void> {
+  for (const entry of await readdir(await pathInside(dir, from), { withFileTypes: true })) {
+    const source = `${from}/${entry.name}`;
+    const target = `${to}/${entry.name}`;
+    if (entry.isDirectory()) await copyTree(dir, source, target);
     else if (entry.isFile()) {
-      await mkdir(to, { recursive: true });
-      const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-      await copyFile(source, temporary);
-      await rename(temporary, target);
+      const into = await pathInside(dir, target);
+      await mkdir(path.dirname(into), { recursive: true });
+      const temporary = `${into}.${randomBytes(6).toString("hex")}.tmp`;
+      await copyFile(await pathInside(dir, source), temporary);
+      await rename(temporary, into);
     }
   }
+}
+
+/** What an earlier pull into `dir` kept of the version's meta/ when it cut it down, or null. */
+export async function earlierTrimmedOriginals(
+  dir: string,
+  manifest: ManifestDocument,
+): Promise<TrimmedOriginals | null> {
+  const earlier = await pathInside(dir, PROVENANCE_FILE)
+    .then((file) => earlierProvenance(file, manifest))
+    .catch(() => null);
+  return earlier?.meta_originals_trimmed ?? null;
+}
+
+/**
+ * Cuts the version's meta/ kept under .das/original/ down to the delivered episodes, when it lists
+ * others: the server delivers the whole version's meta/ (every episode's length, statistics, tasks
+ * and files), but what stays in the directory is metadata of the episodes delivered (and so
+ * disclosed) only. It is written as writeSubsetMeta writes a subset, with the version's indices,
+ * which is all a later run needs to write meta/ again for these episodes or fewer. A file none of
+ * whose episodes was delivered is not kept.
+ */
+async function trimOriginalMeta(
+  dir: string,
+  inScope: ManifestFile[],
+  delivered: number[],
+): Promise<TrimmedOriginals | null> {
+  const originals = await pathInside(dir, ORIGINALS_DIR);
+  const listed = (await listedEpisodes(originals)).episodes;
+  const kept = new Set(delivered);
+  const keep = listed.filter((e) => kept.has(e));
+  if (keep.length === listed.length) return null;
+  const metaFiles = inScope.filter((f) => f.episode_ids.length === 0 && f.path.startsWith("meta/"));
+  const staging = await pathInside(dir, `${ORIGINALS_DIR}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    if (keep.length) await writeSubsetMeta({ sourceRoot: originals, targetRoot: staging, episodes: keep });
+    const files: TrimmedOriginals["files"] = [];
+    for (const file of metaFiles) {
+      const place = await pathInside(dir, original(file.path));
+      const cut = path.join(staging, ...file.path.split("/"));
+      const sha256 = await sha256File(cut).catch(() => null);
+      if (sha256 === null) await rm(place, { force: true });
+      else await rename(cut, place);
+      files.push({ path: file.path, sha256: file.sha256, kept_sha256: sha256 });
+    }
+    // A file of the version's meta/ that is not in the manifest was not delivered: nothing of it stays.
+    for (const relative of await filesBelow(originals, "meta"))
+      if (!metaFiles.some((f) => f.path === relative)) await rm(path.join(originals, relative), { force: true });
+    return { episode_indices: keep, files };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function filesBelow(root: string, relative: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(path.join(root, relative), { withFileTypes: true }).catch(() => [])) {
+    const below = `${relative}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...(await filesBelow(root, below)));
+    else out.push(below);
+  }
+  return out;
 }

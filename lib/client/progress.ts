@@ -1,3 +1,4 @@
+import { showUnsafe } from "../characters";
 import { bytes, duration } from "./format";
 
 type Stream = { write(text: string): unknown; isTTY?: boolean; columns?: number };
@@ -42,7 +43,8 @@ export class Progress {
   /** A message above the bar. */
   log(line: string): void {
     this.clear();
-    this.out.write(`${line}\n`);
+    // Lines name files and downloads as the server sent them: shown escaped, never as control sequences.
+    this.out.write(`${showUnsafe(line)}\n`);
     this.draw(true);
   }
 

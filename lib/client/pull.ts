@@ -1,12 +1,21 @@
 import { mkdir, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import type { DownloadBody } from "../api/requests";
+import { showUnsafe } from "../characters";
+import { joinSafely } from "../safe-path";
 import type { ApiClient, DownloadDocument, ManifestDocument, ManifestFile } from "./api";
 import { bytes } from "./format";
-import { finishLeRobotPull, leRobotLayout, type DownloadRecord, type LeRobotPullResult } from "./lerobot-pull";
+import {
+  earlierTrimmedOriginals,
+  finishLeRobotPull,
+  leRobotLayout,
+  type DownloadRecord,
+  type LeRobotLayout,
+  type LeRobotPullResult,
+} from "./lerobot-pull";
 import { filesInScope, planRequests, type PlannedRequest, type Scope } from "./plan";
 import { Progress } from "./progress";
-import { fetchFile, localState, partialPath, Throttle } from "./transfer";
+import { fetchFile, localState, partialPath, sha256File, Throttle } from "./transfer";
 
 export type PullOptions = Scope & {
   api: ApiClient;
@@ -88,7 +97,11 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   }
   const inScope = filesInScope(manifest, scope, episodes);
   const layout = format
-    ? leRobotLayout(manifest, inScope, { keepOriginalIndices: options.keepOriginalIndices, streams: options.streams })
+    ? leRobotLayout(manifest, inScope, {
+        keepOriginalIndices: options.keepOriginalIndices,
+        streams: options.streams,
+        trimmed: await earlierTrimmedOriginals(options.dir, manifest),
+      })
     : null;
   const placeOf = layout?.placeOf ?? ((file: ManifestFile) => file.path);
   const summary: PullSummary = {
@@ -112,13 +125,7 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     lerobot: null,
   };
 
-  const { pending, corrupt, partialBytes } = await checkLocal(
-    options.dir,
-    inScope,
-    summary,
-    placeOf,
-    layout?.alternativesOf,
-  );
+  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary, placeOf, layout);
   if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the manifest and will be fetched again.\n`);
   const plan = planRequests(scope, inScope, pending, {
     filterCovers: Boolean(options.filter && !options.episodeIds),
@@ -206,13 +213,9 @@ async function episodeSet(options: PullOptions, manifest: ManifestDocument): Pro
   return set;
 }
 
-/** Where a manifest path lands under `dir`; a path that would leave it is refused. */
+/** Where a manifest path lands under `dir`; a path that would leave it (or holds unsafe characters) is refused. */
 export function destination(dir: string, file: string): string {
-  const segments = file.split("/");
-  if (file.startsWith("/") || file.includes("\\") || segments.some((s) => s === "" || s === "." || s === "..")) {
-    throw new Error(`unsafe path '${file}' in the manifest`);
-  }
-  return path.join(path.resolve(dir), ...segments);
+  return joinSafely(dir, file);
 }
 
 async function checkLocal(
@@ -220,7 +223,7 @@ async function checkLocal(
   files: ManifestFile[],
   summary: PullSummary,
   placeOf: (file: ManifestFile) => string,
-  alternativesOf?: (file: ManifestFile) => string[],
+  layout: LeRobotLayout | null,
 ) {
   const pending: ManifestFile[] = [];
   const corrupt = new Set<string>();
@@ -237,7 +240,11 @@ async function checkLocal(
         continue;
       }
       const state = await localState(dest, file);
-      if (state === "verified" || (await adoptVerifiedCopy(dir, file, dest, alternativesOf?.(file) ?? []))) {
+      if (
+        state === "verified" ||
+        (await keptTrimmed(dest, layout?.trimmedCopyOf(file))) ||
+        (await adoptVerifiedCopy(dir, file, dest, layout?.alternativesOf(file) ?? []))
+      ) {
         summary.already_verified++;
         continue;
       }
@@ -252,6 +259,13 @@ async function checkLocal(
   const order = new Map(files.map((f, i) => [f.path, i]));
   pending.sort((a, b) => order.get(a.path)! - order.get(b.path)!);
   return { pending, corrupt, partialBytes };
+}
+
+/** A file of the version's meta/ that an earlier pull delivered and cut down to its episodes, still as it left it. */
+async function keptTrimmed(dest: string, trimmed: { sha256: string | null } | undefined): Promise<boolean> {
+  if (!trimmed) return false;
+  const now = await sha256File(dest).catch(() => null);
+  return now === trimmed.sha256;
 }
 
 /**
@@ -470,5 +484,6 @@ export function describeSummary(s: PullSummary): string {
   }
   if (s.interrupted)
     lines.push("Run the same command again to resume: verified files are kept, partial files are continued.");
-  return `${lines.join("\n")}\n`;
+  // Paths, ids and reasons come from the server: every line is shown escaped (an ESC in a path would drive the terminal).
+  return `${lines.map(showUnsafe).join("\n")}\n`;
 }

@@ -143,8 +143,17 @@ export async function fetchFile(
         await response.body?.cancel();
         return { ok: false, reason: `the store answered HTTP ${response.status}` };
       }
+      // A store that sends more than the manifest's size is not believed: the body is read up to
+      // one byte past it and no further, so it cannot fill the disk before the check below.
+      const room = file.size_bytes - (append ? offset : 0);
       try {
-        await writeBody(response, temp, append, options);
+        if ((await writeBody(response, temp, append, room, options)) === "too long") {
+          await rm(temp, { force: true });
+          return {
+            ok: false,
+            reason: `the store sent more than the manifest's ${file.size_bytes} bytes (stopped after ${file.size_bytes + 1})`,
+          };
+        }
       } catch (error) {
         if (options.signal?.aborted) throw error;
         lastProblem = `the transfer broke off: ${describe(error)}`;
@@ -176,16 +185,38 @@ export async function fetchFile(
   return { ok: false, reason: `gave up after ${maxAttempts} attempts: ${lastProblem}` };
 }
 
-async function writeBody(response: Response, temp: string, append: boolean, options: TransferOptions): Promise<void> {
+/**
+ * Writes the body to `temp`, at most `room` bytes of it: a body that goes on past them is cut off
+ * there, its connection dropped, and "too long" returned.
+ */
+async function writeBody(
+  response: Response,
+  temp: string,
+  append: boolean,
+  room: number,
+  options: TransferOptions,
+): Promise<"written" | "too long"> {
   const handle = await open(temp, append ? "a" : "w");
+  let left = room;
+  const reader = response.body?.getReader();
   try {
-    if (!response.body) return;
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    if (!reader) return "written";
+    for (;;) {
+      const { done, value: chunk } = await reader.read();
+      if (done) return "written";
+      if (chunk.length > left) {
+        await handle.write(chunk.subarray(0, left));
+        options.onBytes?.(chunk.length);
+        await reader.cancel().catch(() => undefined);
+        return "too long";
+      }
+      left -= chunk.length;
       await handle.write(chunk);
       options.onBytes?.(chunk.length);
       if (options.throttle) await options.throttle.take(chunk.length, options.signal);
     }
   } finally {
+    reader?.releaseLock();
     await handle.close();
   }
 }

@@ -54,6 +54,8 @@ import {
   type CodebaseVersion,
   type StatsTree,
 } from "./format";
+import { showUnsafe } from "../characters";
+import { pathInside, safePathProblem, UnsafePathError } from "../safe-path";
 import { openParquet, parquetBatches, rewriteParquet, writeParquet, type ParquetFile } from "./parquet";
 
 export type SubsetResult = {
@@ -130,9 +132,10 @@ export type SubsetOptions = {
    * (see the module comment). The original data files are read from sourceRoot, so targetRoot must
    * then be another directory. `unchanged` may say that the target already holds a data file
    * written for this same subset (a resumed pull that checked its checksum), which is then not
-   * written again.
+   * written again. `dataFiles` are the only data files that may be read and written (for `das pull`,
+   * those delivered): a rewrite the metadata leads to any other file is refused.
    */
-  rewriteData?: boolean | { unchanged?: (relative: string) => Promise<boolean> };
+  rewriteData?: boolean | { unchanged?: (relative: string) => Promise<boolean>; dataFiles?: ReadonlySet<string> };
 };
 
 /** Whether LeRobot needs a subset of these episodes renumbered to open it without an episode list. */
@@ -170,6 +173,7 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
       `rewriting data files is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`,
     );
   const unchanged = typeof options.rewriteData === "object" ? options.rewriteData.unchanged : undefined;
+  const rewritable = typeof options.rewriteData === "object" ? options.rewriteData.dataFiles : undefined;
   const allVideoKeys = videoKeysOf(parsed.data);
   const unknown = (options.videoKeys ?? []).filter((key) => !allVideoKeys.includes(key));
   if (unknown.length) throw new SubsetError(`${INFO_PATH} has no video feature ${unknown.join(", ")}`);
@@ -177,6 +181,11 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   const plan = v3
     ? await planV3(sourceRoot, parsed.data, selected, Boolean(options.rewriteData), dropped)
     : await planV2(sourceRoot, parsed.data, selected, dropped);
+  const foreign = plan.rewrite?.dataFiles.find((f) => rewritable && !rewritable.has(f.path));
+  if (foreign)
+    throw new SubsetError(
+      `the episode metadata places episodes in ${showUnsafe(JSON.stringify(foreign.path))}, which is not one of the data files that may be rewritten`,
+    );
   if (plan.rewrite && path.resolve(sourceRoot) === path.resolve(targetRoot))
     throw new SubsetError(
       "rewriting data files reads the original ones from sourceRoot, so targetRoot must be another directory",
@@ -197,7 +206,9 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   info.features = features;
 
   // Subtask labels, like v3 tasks, are looked up by position (subtasks.iloc[subtask_index]): kept whole.
-  const subtasks = await readFile(path.join(sourceRoot, SUBTASKS_PATH)).catch(() => undefined);
+  const subtasks = await within(sourceRoot, SUBTASKS_PATH)
+    .then((file) => readFile(file))
+    .catch(() => undefined);
   if (subtasks && path.resolve(sourceRoot) !== path.resolve(targetRoot))
     plan.writes.push([SUBTASKS_PATH, (target) => writeAtomically(target, subtasks)]);
 
@@ -206,18 +217,18 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   const dataFiles = plan.rewrite ? await rewriteDataFiles(sourceRoot, targetRoot, plan.rewrite, unchanged) : [];
   written.push(...dataFiles.filter((f) => f.written).map((f) => f.path));
   for (const [relative, write] of plan.writes) {
-    await write(path.join(targetRoot, relative));
+    await write(await within(targetRoot, relative));
     written.push(relative);
   }
   // info.json last: a directory with the subset's info.json has all of the subset's metadata.
-  await writeAtomically(path.join(targetRoot, INFO_PATH), JSON.stringify(info, null, 4));
+  await writeAtomically(await within(targetRoot, INFO_PATH), JSON.stringify(info, null, 4));
   written.push(INFO_PATH);
 
   const removed: string[] = [];
   if (v3) {
     for (const relative of await parquetFilesUnder(targetRoot, V3_EPISODES_DIR)) {
       if (written.includes(relative)) continue;
-      await rm(path.join(targetRoot, relative), { force: true });
+      await rm(await within(targetRoot, relative), { force: true });
       removed.push(relative);
     }
   }
@@ -299,8 +310,8 @@ export async function listedEpisodes(root: string): Promise<{ episodes: number[]
       if (typeof episode !== "number") throw new SubsetError(`${V2_EPISODES_PATH}:${number + 1}: no episode_index`);
       episodes.push(episode);
       const values = { episode_chunk: Math.floor(episode / chunksSizeOf(info)), episode_index: episode };
-      files.add(formatPathTemplate(info.data_path, values));
-      for (const key of videoKeys) files.add(formatPathTemplate(template!, { ...values, video_key: key }));
+      files.add(templatePath(info.data_path, values));
+      for (const key of videoKeys) files.add(templatePath(template!, { ...values, video_key: key }));
     }
   } else {
     const columns = [
@@ -310,14 +321,14 @@ export async function listedEpisodes(root: string): Promise<{ episodes: number[]
       ...videoKeys.flatMap((key) => [`videos/${key}/chunk_index`, `videos/${key}/file_index`]),
     ];
     for (const relative of await parquetFilesUnder(root, V3_EPISODES_DIR)) {
-      for await (const { rows } of parquetBatches(await openParquet(path.join(root, relative)), columns)) {
+      for await (const { rows } of parquetBatches(await openParquet(await within(root, relative)), columns)) {
         for (const row of rows) {
           const plain = plainValue(row) as Record<string, number>;
           episodes.push(plain.episode_index!);
           files.add(dataFileOf(info, row));
           for (const key of videoKeys)
             files.add(
-              formatPathTemplate(template!, {
+              templatePath(template!, {
                 video_key: key,
                 chunk_index: plain[`videos/${key}/chunk_index`]!,
                 file_index: plain[`videos/${key}/file_index`]!,
@@ -402,8 +413,8 @@ async function planV2(root: string, info: Info, selected: number[], dropped: str
   const videoFiles: string[] = [];
   for (const episode of selected) {
     const values = { episode_chunk: Math.floor(episode / chunksSize), episode_index: episode };
-    dataFiles.push(formatPathTemplate(info.data_path, values));
-    for (const key of videoKeys) videoFiles.push(formatPathTemplate(template!, { ...values, video_key: key }));
+    dataFiles.push(templatePath(info.data_path, values));
+    for (const key of videoKeys) videoFiles.push(templatePath(template!, { ...values, video_key: key }));
   }
   return {
     totalFrames,
@@ -440,7 +451,7 @@ async function planV3(
   const episodeFiles = await parquetFilesUnder(root, V3_EPISODES_DIR);
   if (!episodeFiles.length) throw new SubsetError(`no episode metadata under ${V3_EPISODES_DIR}`);
   for (const relative of episodeFiles) {
-    const parquet = await openParquet(path.join(root, relative));
+    const parquet = await openParquet(await within(root, relative));
     const kept: Record<string, unknown>[] = [];
     for await (const { rows } of parquetBatches(parquet)) {
       for (const row of rows) {
@@ -465,7 +476,7 @@ async function planV3(
         maxChunk = Math.max(maxChunk, plain["data/chunk_index"]!);
         for (const key of videoKeys) {
           videoFiles.add(
-            formatPathTemplate(template!, {
+            templatePath(template!, {
               video_key: key,
               chunk_index: plain[`videos/${key}/chunk_index`]!,
               file_index: plain[`videos/${key}/file_index`]!,
@@ -519,10 +530,10 @@ async function planV3(
   }
 
   // Tasks stay whole: LeRobot reads a frame's task as tasks.iloc[task_index], by position.
-  const tasks = await readFile(path.join(root, V3_TASKS_PATH)).catch(() => {
+  const tasks = await readFile(await within(root, V3_TASKS_PATH)).catch(() => {
     throw new SubsetError(`${V3_TASKS_PATH} is missing`);
   });
-  const totalTasks = Number((await openParquet(path.join(root, V3_TASKS_PATH))).metadata.num_rows);
+  const totalTasks = Number((await openParquet(await within(root, V3_TASKS_PATH))).metadata.num_rows);
   writes.push([
     V3_TASKS_PATH,
     (target) =>
@@ -553,7 +564,7 @@ async function planV3(
 }
 
 const dataFileOf = (info: Info, row: Record<string, unknown>) =>
-  formatPathTemplate(info.data_path, {
+  templatePath(info.data_path, {
     chunk_index: Number(row["data/chunk_index"]),
     file_index: Number(row["data/file_index"]),
   });
@@ -644,7 +655,7 @@ async function rewriteDataFiles(
         });
         continue;
       }
-      const target = path.join(targetRoot, relative);
+      const target = await within(targetRoot, relative);
       await mkdir(path.dirname(target), { recursive: true });
       const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
       staged.push([temporary, target]);
@@ -675,7 +686,7 @@ async function rewriteDataFile(
 ): Promise<number> {
   let parquet: ParquetFile;
   try {
-    parquet = await openParquet(path.join(sourceRoot, relative));
+    parquet = await openParquet(await within(sourceRoot, relative));
   } catch (error) {
     throw new SubsetError(
       `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,
@@ -773,9 +784,34 @@ function parseLine(relative: string, number: number, line: string): Record<strin
   throw new SubsetError(`${relative}:${number}: not a JSON object`);
 }
 
+/**
+ * Where a file of the dataset lies under `root`. The metadata comes from whoever delivered it (for
+ * `das pull`, a server), so no path it leads to may leave the directory: not by its shape, not
+ * through a symbolic link.
+ */
+async function within(root: string, relative: string): Promise<string> {
+  try {
+    return await pathInside(root, relative);
+  } catch (error) {
+    if (error instanceof UnsafePathError) throw new SubsetError(error.message);
+    throw error;
+  }
+}
+
+/** A file named by one of info.json's templates, refused unless it is a safe relative path. */
+function templatePath(template: string, values: Record<string, string | number>): string {
+  const relative = formatPathTemplate(template, values);
+  const problem = safePathProblem(relative);
+  if (problem)
+    throw new SubsetError(
+      `${INFO_PATH}'s template ${showUnsafe(JSON.stringify(template))} names ${showUnsafe(JSON.stringify(relative))}, which is not a safe relative path: ${problem}`,
+    );
+  return relative;
+}
+
 async function readSource(root: string, relative: string): Promise<string> {
   try {
-    return await readFile(path.join(root, relative), "utf8");
+    return await readFile(await within(root, relative), "utf8");
   } catch (error) {
     throw new SubsetError(
       `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,

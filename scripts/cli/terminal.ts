@@ -1,4 +1,5 @@
 import readline from "node:readline";
+import { showUnsafe } from "@/lib/characters";
 import { Writable } from "node:stream";
 
 /** A password from a pipe (`echo pw | das-admin user create ...`) or typed at a hidden prompt. */
@@ -20,7 +21,13 @@ export async function readPassword(prompt: string): Promise<string> {
 /** Wrong invocation: the message and the usage text, exit code 2. */
 export class UsageError extends Error {}
 
-export const say = (line: string) => process.stderr.write(`${line}\n`);
+/**
+ * A message on stderr. Messages carry text from outside (the API's error messages, paths, names
+ * from a dataset), so every control character, separator and bidirectional control in them is
+ * shown escaped (showUnsafe, the one escaping function of das and das-admin): an ESC would drive
+ * the terminal. The message's own line breaks stay.
+ */
+export const say = (message: string) => process.stderr.write(`${message.split("\n").map(showUnsafe).join("\n")}\n`);
 
 /** A command's chosen exit code, after it has said why itself. */
 export class Exit extends Error {
