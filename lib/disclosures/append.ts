@@ -61,7 +61,9 @@ export async function appendDisclosureUnless(
   const locked = tx`select pg_advisory_xact_lock(${CHAIN_LOCK})`;
   // Sent without waiting for the lock (postgres.js pipelines a transaction's statements): it runs
   // once the lock is held, in a snapshot of its own that sees the previous append committed.
-  const appended = tx<{ seq: string; occurred_at: Date; expires_at: Date; prev_hash: string; hash: string }[]>`
+  const appended = tx<
+    { seq: string; occurred_at: Date; expires_at: Date; prev_hash: string; hash: string; episodes: number }[]
+  >`
     with last as (select seq, hash from disclosures order by seq desc limit 1),
     placed as (
       select coalesce((select seq from last), 0) + 1 as seq, coalesce((select hash from last), ${GENESIS_HASH}) as prev_hash,
@@ -88,8 +90,9 @@ export async function appendDisclosureUnless(
     episodes as (
       insert into disclosure_episode_entries (episode_id, seq, organization_id, channel)
       select de.episode_id, entry.seq, ${asserted.organizationId}, ${asserted.channel}
-      from entry, disclosure_episodes de where de.disclosure_id = ${asserted.id})
-    select seq, occurred_at, expires_at, prev_hash, hash from entry`;
+      from entry, disclosure_episodes de where de.disclosure_id = ${asserted.id}
+      returning 1)
+    select seq, occurred_at, expires_at, prev_hash, hash, (select count(*)::int from episodes) as episodes from entry`;
   const [, [row]] = await Promise.all([locked, appended]);
   if (!row) return undefined;
   const chained: ChainedEntry = {
@@ -99,6 +102,12 @@ export async function appendDisclosureUnless(
     expiresAt: row.expires_at,
     prevHash: row.prev_hash,
   };
+  // The entry's episodes, written by the caller in this transaction, must all be there: nothing
+  // else checks that before commit (migration 0015).
+  if (row.episodes !== chained.episodeCount)
+    throw new Error(
+      `Entry ${chained.id} records ${chained.episodeCount} episodes and ${row.episodes} were written; nothing was appended.`,
+    );
   if (entryHash(chained) !== row.hash)
     throw new Error(
       `The database hashed entry ${chained.id} differently from lib/disclosures/chain.ts; nothing was appended.`,

@@ -193,19 +193,15 @@ describe("the disclosure log is append-only (database triggers)", () => {
     const id = made.download.download_id;
     const before = await snapshot(id);
     const episodes = await attempt((tx) => tx`truncate disclosure_episodes`);
-    const cascade = await attempt((tx) => tx`truncate disclosures cascade`);
-    // Without CASCADE the episodes' foreign key refuses it before the trigger is reached.
-    const plain = await attempt((tx) => tx`truncate disclosures`);
+    const entries = await attempt((tx) => tx`truncate disclosures`);
+    const both = await attempt((tx) => tx`truncate disclosures, disclosure_episodes`);
     expect(episodes).toMatchObject({ code: "P0001", message: refusal("TRUNCATE", "disclosure_episodes") });
-    expect(cascade).toMatchObject({
+    expect(entries).toMatchObject({ code: "P0001", message: refusal("TRUNCATE", "disclosures") });
+    expect(both).toMatchObject({
       code: "P0001",
       message: expect.stringMatching(
         /^the disclosure log is append-only: TRUNCATE on disclosure(s|_episodes) is refused$/,
       ),
-    });
-    expect(plain).toMatchObject({
-      code: "0A000",
-      message: "cannot truncate a table referenced in a foreign key constraint",
     });
     expect(await snapshot(id)).toEqual(before);
   });
@@ -499,6 +495,37 @@ describe("the hash chain (database of its own)", () => {
     expect(appended.stored.expires_at).toEqual(appended.chained.expiresAt);
     expect(appended.stored.hash).toBe(entryHash(appended.chained));
     expect(appended.report).toEqual({ intact: true, count: 7, headHash: appended.stored.hash });
+  });
+
+  it("appendDisclosure refuses an entry whose episodes were not all written before it, and appends nothing", async () => {
+    const m = made[0]!;
+    const entry = expectedEntry(m, catalogOf(w)(m), licenceOf(w)(m), 0, "");
+    const [row] = await w.iso.sql<
+      { version_id: number; episode_id: string }[]
+    >`select d.version_id, de.episode_id from disclosures d join disclosure_episodes de on de.disclosure_id = d.id
+      where d.id = ${m.download.download_id} limit 1`;
+    const id = uniqueId("dl_x").replace(/-/g, "");
+    const attempt = await rolledBack(w.iso.db, async (tx) => {
+      await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${id}, ${row!.version_id}, ${row!.episode_id})`;
+      return appendDisclosure(
+        tx,
+        {
+          ...entry,
+          id,
+          episodeCount: 2,
+          versionId: row!.version_id,
+          idempotencyScope: null,
+          idempotencyKey: null,
+          requestSha256: "0".repeat(64),
+        },
+        60,
+      ).then(
+        () => null,
+        (error: Error) => error.message,
+      );
+    });
+    expect(attempt).toMatch(/records 2 episodes and 1 were written; nothing was appended/);
+    expect(await verifyChain(w.iso.operator)).toMatchObject({ intact: true, count: 6 });
   });
 
   describe("tampering, as a superuser with the triggers disabled, is found at the altered entry", () => {

@@ -44,7 +44,7 @@ export async function createDownload(
       const licensed = await requireLicensedVersion(tx, input.body.dataset_id, input.body.version);
       const resolved = await resolveScope(sql, { ...licensed, datasetId: input.body.dataset_id }, requestedScope);
       const id = newLogId("dl");
-      // Written before the entry (the foreign key is checked at commit) to keep the serialised append short.
+      // Written before the entry, outside the chain's lock; the append checks that they are all there.
       await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
         select ${id}, ${licensed.versionId}, unnest(${resolved.episodeIds}::text[])`;
       const chained = await appendDisclosure(

@@ -105,8 +105,9 @@ export const disclosures = pgTable(
 
 /**
  * The episodes each disclosure resolved to, so "who received contributor X's episodes?" is one
- * join with `episodes`. Its foreign key to `disclosures` is deferred (migration 0001): the rows
- * are written before the disclosure itself, outside the short section that extends the chain.
+ * join with `episodes`. The rows are written before the disclosure itself, in its transaction,
+ * outside the short section that extends the chain; the append checks they are all there, and no
+ * foreign key is checked at commit under the chain's lock (migration 0015).
  */
 export const disclosureEpisodes = pgTable(
   "disclosure_episodes",

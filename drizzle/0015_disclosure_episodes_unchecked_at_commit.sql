@@ -1,0 +1,12 @@
+-- The disclosure append held the chain's advisory lock through its commit, and the commit of a
+-- whole-version download checked the deferred foreign key of each of its 2,500 resolved episodes
+-- (migration 0002) one by one: about as long as everything else the append does under the lock
+-- together (issue 30, docs/benchmarks.md). Every other append waited through it.
+--
+-- The rows are written by the append's caller in the entry's own transaction, just before it,
+-- and the append's statement counts them (lib/disclosures/append.ts): an entry is refused unless
+-- its episodes are all there, and a transaction that does not append rolls its episodes back. Every
+-- read joins the entry, as for the contributor summary (migration 0009), and the chain's walk
+-- compares each entry's episodes with its hashed digest. So the key is dropped; no row changes,
+-- and every entry verifies as before.
+ALTER TABLE disclosure_episodes DROP CONSTRAINT disclosure_episodes_disclosure_fk;
