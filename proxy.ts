@@ -16,8 +16,7 @@ const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
  *   percent-encoding would make Next answer a plain-text 500 while decoding route parameters, and
  *   the others would get the portal's redirect to /login; they get the JSON envelope instead.
  *   (Only those paths come here: running the proxy for every API request costs a fifth of the
- *   throughput. Paths under /api/v1 never do: the API's dispatcher answers them before Next,
- *   with the same check, lib/http/api-dispatch.ts.)
+ *   throughput.)
  * - Portal addresses the portal cannot have made (malformed percent-encoding, control characters,
  *   a repeated query parameter): a 400 page, before Next fails on them or a page sees them.
  * - Portal pages: a visitor without a session goes to /login and comes back afterwards. Roles are

@@ -121,7 +121,6 @@ const results: {
   http: Measurement;
   gzip: Measurement;
   floor: Measurement;
-  apiFloor: Measurement;
   sql: Measurement;
 }[] = [];
 try {
@@ -147,9 +146,8 @@ try {
     const sql = db.$client;
     const { outcome: o = null, environment: e = null } = shape.query;
     const after = shape.after ?? null;
-    // The page over HTTP; the framework's floor, a JSON 404 through Next (its catch-all route under
-    // /api, which touches no database); the API's own floor, the same 404 from the dispatcher that
-    // answers /api/v1 before Next (lib/http/api-dispatch.ts); and the page's query as a raw
+    // The page over HTTP; the framework's floor, a JSON 404 through Next (the API's catch-all route,
+    // which touches no database for a path no operation has); and the page's query as a raw
     // postgres.js loop: measured in alternating slices.
     const measured = await measureTogether(
       {
@@ -164,9 +162,6 @@ try {
         },
         floor: async () => {
           await httpGet(`${server.url}/api/no-such-endpoint`, headers);
-        },
-        apiFloor: async () => {
-          await httpGet(`${server.url}/api/v1/no-such-endpoint`, headers);
         },
         sql: async () => {
           await sql`
@@ -247,9 +242,6 @@ const rows = results.map((r) => ({
   "page in floors": r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!,
   "gzip req/s": Math.round(r.gzip.perSecond),
   "cpu ms/gzip page": r.gzip.cpuMsPerOp!,
-  "api floor req/s": Math.round(r.apiFloor.perSecond),
-  "http/api floor": r.http.perSecond / r.apiFloor.perSecond,
-  "ms/api floor": r.apiFloor.cpuMsPerOp!,
 }));
 console.log(
   `episodes=${episodes} page=${PAGE} concurrency=${CONCURRENCY} seconds=${seconds} cores=${(await import("node:os")).cpus().length}`,
@@ -260,13 +252,8 @@ const mean = (figure: (r: (typeof results)[number]) => number) =>
   results.reduce((sum, r) => sum + figure(r), 0) / results.length;
 const floorRps = mean((r) => r.floor.perSecond);
 const floorP50 = mean((r) => r.floor.p50);
-const apiFloorRps = mean((r) => r.apiFloor.perSecond);
-const apiFloorP50 = mean((r) => r.apiFloor.p50);
 console.log(
   `framework floor (JSON 404 through Next, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`,
-);
-console.log(
-  `API floor (the same 404 from the API's dispatcher, before Next): p50 ${apiFloorP50.toFixed(2)} ms, ${Math.round(apiFloorRps)} req/s on average`,
 );
 console.log(
   `revocation, two instances, ${revocations} revocations: p50 ${percentile(revocationMs, 50).toFixed(1)} ms, p99 ${percentile(revocationMs, 99).toFixed(1)} ms, max ${revocationMs.at(-1)!.toFixed(1)} ms ` +
@@ -312,9 +299,6 @@ console.log(
     framework_floor_to_sql_ratio: round(floorRps / sqlRps),
     gzip_page_rps: Math.round(mean((r) => r.gzip.perSecond)),
     server_cpu_ms_per_gzip_page: round(mean((r) => r.gzip.cpuMsPerOp!)),
-    api_floor_rps: Math.round(apiFloorRps),
-    http_to_api_floor_ratio: round(httpRps / apiFloorRps),
-    server_cpu_ms_per_api_floor: round(mean((r) => r.apiFloor.cpuMsPerOp!)),
     server_cpu_ms_per_page: round(mean((r) => r.http.cpuMsPerOp!)),
     server_cpu_ms_per_floor: round(mean((r) => r.floor.cpuMsPerOp!)),
     page_cost_in_floors: round(Math.max(...results.map((r) => r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!))),

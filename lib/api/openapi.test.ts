@@ -13,31 +13,19 @@ import { call, observeCalls, type CallOptions, type CallResult } from "../testin
 import { assertMatchesContract, Contract, contract } from "../testing/contract";
 import { openApiDocument } from "./openapi";
 import { EXAMPLES } from "./openapi-examples";
-import * as datasetsRoute from "../../app/api/v1/datasets/route";
-import * as versionsRoute from "../../app/api/v1/datasets/[id]/versions/route";
-import * as manifestRoute from "../../app/api/v1/datasets/[id]/versions/[version]/manifest/route";
-import * as episodesRoute from "../../app/api/v1/datasets/[id]/versions/[version]/episodes/route";
-import * as annotationsRoute from "../../app/api/v1/episodes/[episodeId]/annotations/route";
-import * as downloadsRoute from "../../app/api/v1/downloads/route";
-import * as previewsRoute from "../../app/api/v1/previews/route";
-import * as openapiRoute from "../../app/api/v1/openapi.json/route";
 import * as catchAllRoute from "../../app/api/[[...path]]/route";
+import { API_OPERATIONS } from "./operations";
 
 const doc = openApiDocument();
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 const shape = (p: string) => p.replace(/\{[^}]+\}/g, "{}");
 
-function routeFiles(): string[] {
-  const root = path.join(PROJECT_ROOT, "app/api/v1");
-  return (readdirSync(root, { recursive: true }) as string[])
-    .filter((file) => path.basename(file) === "route.ts")
-    .map((file) => `app/api/v1/${file.split(path.sep).join("/")}`)
+/** The operation files of lib/api/operations (index.ts lists them). */
+function operationFiles(): string[] {
+  return readdirSync(path.join(PROJECT_ROOT, "lib/api/operations"))
+    .filter((file) => file.endsWith(".ts") && file !== "index.ts" && !file.endsWith(".test.ts"))
     .sort();
 }
-
-/** `app/api/v1/datasets/[id]/versions/route.ts` -> `/api/v1/datasets/{}/versions` */
-const routePathShape = (file: string) =>
-  `/${path.posix.dirname(file).replace(/^app\//, "")}`.replace(/\[[^\]]+\]/g, "{}");
 
 describe("the OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document", async () => {
@@ -54,28 +42,37 @@ describe("the OpenAPI document", () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
-  it("has an operation for every route file, and a route file for every operation", () => {
-    const files = routeFiles();
-    expect(files.length).toBeGreaterThanOrEqual(7);
-    expect(files.map(routePathShape).sort()).toEqual(Object.keys(doc.paths!).map(shape).sort());
+  it("lists every operation file of lib/api/operations, once, and documents exactly those operations", async () => {
+    const files = operationFiles();
+    expect(files.length).toBeGreaterThanOrEqual(8);
+    const defined = await Promise.all(
+      files.map(async (file) =>
+        Object.values(await import(/* @vite-ignore */ path.join(PROJECT_ROOT, "lib/api/operations", file))),
+      ),
+    );
+    expect(new Set(defined.flat())).toEqual(new Set(API_OPERATIONS));
+    expect(API_OPERATIONS.length).toBe(new Set(API_OPERATIONS).size);
+    const documented = Object.entries(doc.paths!).flatMap(([p, item]) =>
+      Object.keys(item!).map((m) => `${m.toUpperCase()} ${p}`),
+    );
+    expect(documented.sort()).toEqual(API_OPERATIONS.map((o) => `${o.method} ${o.path}`).sort());
   });
 
-  it("documents exactly the methods each route file serves (every other method is 405)", async () => {
-    for (const file of routeFiles()) {
-      const module = (await import(/* @vite-ignore */ path.join(PROJECT_ROOT, file))) as Record<string, RouteHandler>;
-      const docPath = Object.keys(doc.paths!).find((p) => shape(p) === routePathShape(file))!;
-      const documented = Object.keys(doc.paths![docPath]!)
+  it("serves exactly the documented methods of each path (every other method is 405 with Allow)", async () => {
+    for (const [docPath, item] of Object.entries(doc.paths!)) {
+      const documented = Object.keys(item!)
         .map((m) => m.toUpperCase())
         .sort();
       const served: string[] = [];
       for (const method of METHODS) {
-        const res = await call(module[method]!, docPath.replace(/\{[^}]+\}/g, "x"), {
+        const res = await call(catchAllRoute[method], docPath.replace(/\{[^}]+\}/g, "x"), {
           method,
           body: method === "GET" ? undefined : {},
         });
-        if (res.status !== 405) served.push(method);
+        if (res.status === 405) expect(res.headers.get("allow"), `${method} ${docPath}`).toBe(documented.join(", "));
+        else served.push(method);
       }
-      expect(served.sort(), file).toEqual(documented);
+      expect(served.sort(), docPath).toEqual(documented);
     }
   });
 
@@ -292,43 +289,43 @@ describe("a sweep of every endpoint and status", () => {
   const ENDPOINTS: Endpoint[] = [
     {
       name: "GET /api/v1/datasets",
-      route: datasetsRoute,
-      handler: datasetsRoute.GET,
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
       url: () => "/api/v1/datasets",
       params: () => ({}),
     },
     {
       name: "GET /api/v1/datasets/{id}/versions",
-      route: versionsRoute,
-      handler: versionsRoute.GET,
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
       url: () => `/api/v1/datasets/${datasetId}/versions`,
       params: () => ({ id: datasetId }),
     },
     {
       name: "GET /api/v1/datasets/{id}/versions/{version}/manifest",
-      route: manifestRoute,
-      handler: manifestRoute.GET,
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
       url: () => `/api/v1/datasets/${datasetId}/versions/1.0.0/manifest`,
       params: () => ({ id: datasetId, version: "1.0.0" }),
     },
     {
       name: "GET /api/v1/datasets/{id}/versions/{version}/episodes",
-      route: episodesRoute,
-      handler: episodesRoute.GET,
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
       url: () => `/api/v1/datasets/${datasetId}/versions/1.0.0/episodes`,
       params: () => ({ id: datasetId, version: "1.0.0" }),
     },
     {
       name: "GET /api/v1/episodes/{episode_id}/annotations",
-      route: annotationsRoute,
-      handler: annotationsRoute.GET,
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
       url: () => `/api/v1/episodes/${episodeId}/annotations`,
       params: () => ({ episodeId }),
     },
     {
       name: "POST /api/v1/downloads",
-      route: downloadsRoute,
-      handler: downloadsRoute.POST,
+      route: catchAllRoute,
+      handler: catchAllRoute.POST,
       url: () => "/api/v1/downloads",
       params: () => ({}),
       method: "POST",
@@ -336,8 +333,8 @@ describe("a sweep of every endpoint and status", () => {
     },
     {
       name: "POST /api/v1/previews",
-      route: previewsRoute,
-      handler: previewsRoute.POST,
+      route: catchAllRoute,
+      handler: catchAllRoute.POST,
       url: () => "/api/v1/previews",
       params: () => ({}),
       method: "POST",
@@ -425,14 +422,14 @@ describe("a sweep of every endpoint and status", () => {
   });
 
   it("openapi.json: 200 without a key (the served document is the generated one), 400, 405, 406", async () => {
-    const res = await call(openapiRoute.GET, "/api/v1/openapi.json");
+    const res = await call(catchAllRoute.GET, "/api/v1/openapi.json");
     expect(res.status).toBe(200);
     expect(res.json).toEqual(JSON.parse(JSON.stringify(doc)));
     expect(res.headers.get("x-request-id")).toMatch(/^req_/);
     expect(res.headers.get("ratelimit-limit")).toMatch(/^[0-9]+$/);
-    expect((await call(openapiRoute.GET, "/api/v1/openapi.json?x=1")).status).toBe(400);
-    expect((await call(openapiRoute.POST, "/api/v1/openapi.json", { method: "POST", body: {} })).status).toBe(405);
-    expect((await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { accept: "text/html" } })).status).toBe(
+    expect((await call(catchAllRoute.GET, "/api/v1/openapi.json?x=1")).status).toBe(400);
+    expect((await call(catchAllRoute.POST, "/api/v1/openapi.json", { method: "POST", body: {} })).status).toBe(405);
+    expect((await call(catchAllRoute.GET, "/api/v1/openapi.json", { headers: { accept: "text/html" } })).status).toBe(
       406,
     );
   });
@@ -451,7 +448,7 @@ describe("a sweep of every endpoint and status", () => {
       const plain = { "x-forwarded-proto": "http" };
       for (const e of ENDPOINTS)
         expect((await send(e, { headers: plain })).json.error.code, e.name).toBe("https_required");
-      expect((await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: plain })).status).toBe(403);
+      expect((await call(catchAllRoute.GET, "/api/v1/openapi.json", { headers: plain })).status).toBe(403);
     } finally {
       (settings as { NODE_ENV: string }).NODE_ENV = before;
     }
@@ -474,9 +471,9 @@ describe("a sweep of every endpoint and status", () => {
         expect(res.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
       }
       const ip = "10.99.99.99";
-      await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } });
+      await call(catchAllRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } });
       expect(
-        (await call(openapiRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } })).status,
+        (await call(catchAllRoute.GET, "/api/v1/openapi.json", { headers: { "x-forwarded-for": ip } })).status,
       ).toBe(429);
     } finally {
       await holder.dasRateLimiters.close();

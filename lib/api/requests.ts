@@ -56,15 +56,10 @@ export const EpisodesQuery = z.object({
 });
 
 export const AnnotationsQuery = z.object({
-  version: z
-    .string()
-    .min(1, "must not be empty")
-    .max(40, "is too long")
-    .optional()
-    .meta({
-      description: "Read the spans in this version instead of the newest licensed one that contains the episode.",
-      example: "1.1.0",
-    }),
+  version: z.string().min(1, "must not be empty").max(40, "is too long").optional().meta({
+    description: "Read the spans in this version instead of the newest licensed one that contains the episode.",
+    example: "1.1.0",
+  }),
   limit,
   cursor,
 });
@@ -149,15 +144,11 @@ export const PreviewBody = z
       .min(1, "must not be empty")
       .max(200, "is too long")
       .meta({ example: "kpp-000042" }),
-    version: identifier("a string")
-      .min(1, "must not be empty")
-      .max(40, "is too long")
-      .optional()
-      .meta({
-        description:
-          "Preview the episode in this version instead of the newest licensed one that contains it (as for annotations).",
-        example: "1.1.0",
-      }),
+    version: identifier("a string").min(1, "must not be empty").max(40, "is too long").optional().meta({
+      description:
+        "Preview the episode in this version instead of the newest licensed one that contains it (as for annotations).",
+      example: "1.1.0",
+    }),
     streams: z
       .array(z.string("must be strings").regex(STREAM_NAME, "must be stream names"), "must be an array of stream names")
       .min(1, "must list at least one stream (leave it out for every video stream)")
@@ -187,9 +178,15 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The request headers POST /v1/downloads reads besides Authorization. */
 export const DownloadHeaders = z.object({
-  "Idempotency-Key": z.string().regex(IDEMPOTENCY_KEY).optional().meta({
-    description:
-      "Makes the request safe to retry: a retry with the same key and body returns the same download (200) without a second disclosure-log entry; the same key with another body is 409 `idempotency_conflict`.",
-    example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
-  }),
+  "Idempotency-Key": z
+    .string()
+    .regex(IDEMPOTENCY_KEY, {
+      error: "it must be 1 to 255 printable ASCII characters without spaces (a UUID is typical).",
+    })
+    .optional()
+    .meta({
+      description:
+        "Makes the request safe to retry: a retry with the same key and body returns the same download (200) without a second disclosure-log entry; the same key with another body is 409 `idempotency_conflict`.",
+      example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
+    }),
 });

@@ -20,12 +20,8 @@ export class CacheableRead<T extends object> {
   ) {}
 }
 
-/**
- * A serialised answer and its strong validator (a digest of exactly these bytes). `gzipped` is
- * the same bytes gzipped, made the first time a client that takes gzip is sent this body and kept
- * with it, so that a cached page is compressed once rather than on every request.
- */
-export type JsonBody = { bytes: Uint8Array<ArrayBuffer>; etag: string; gzipped?: Promise<Uint8Array> };
+/** A serialised answer and its strong validator (a digest of exactly these bytes). */
+export type JsonBody = { bytes: Uint8Array<ArrayBuffer>; etag: string };
 
 const encoder = new TextEncoder();
 

@@ -5,7 +5,7 @@ import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes 
 import { call } from "../testing/http";
 import { expectOk } from "../testing/expect-api";
 import { disclosureRows, expectSignedUrls, postDownload } from "../testing/downloads";
-import { GET as manifestGET } from "../../app/api/v1/datasets/[id]/versions/[version]/manifest/route";
+import { GET as manifestGET } from "@/app/api/[[...path]]/route";
 import { putObject, s3Client } from "../storage/client";
 import { objectKey, presigner, storeLocation, URL_TTL_SECONDS } from "../storage/config";
 import { BatchPresigner } from "../storage/presigner";

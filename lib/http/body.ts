@@ -35,16 +35,3 @@ export function parseBody<B extends z.ZodType>(schema: B, json: unknown): z.infe
 
 const tooLarge = () =>
   new AppError("invalid_body", `The body is larger than ${MAX_BODY_BYTES} bytes; split the request.`);
-
-/** The optional `Idempotency-Key` header, validated. */
-export function idempotencyKeyOf(request: Request, pattern: RegExp): string | undefined {
-  const value = request.headers.get("idempotency-key");
-  if (value === null) return undefined;
-  if (!pattern.test(value)) {
-    throw new AppError(
-      "invalid_parameter",
-      "Idempotency-Key must be 1 to 255 printable ASCII characters without spaces (a UUID is typical).",
-    );
-  }
-  return value;
-}

@@ -25,16 +25,7 @@ export function conditionalResponse(request: Request, body: JsonBody, reuse: Reu
   const headers = { ETag: body.etag, "Cache-Control": CACHE_CONTROL[reuse], Vary: "Authorization" };
   if (ifNoneMatchFails(request.headers.get("if-none-match"), body.etag))
     return new Response(null, { status: 304, headers });
-  const response = new Response(body.bytes, { headers: { ...JSON_HEADERS, ...headers } });
-  madeFrom.set(response, body);
-  return response;
-}
-
-const madeFrom = new WeakMap<Response, JsonBody>();
-
-/** The body a response of `conditionalResponse` carries, for whoever sends it (to reuse its gzip); undefined for any other response. */
-export function jsonBodyOf(response: Response): JsonBody | undefined {
-  return madeFrom.get(response);
+  return new Response(body.bytes, { headers: { ...JSON_HEADERS, ...headers } });
 }
 
 /**

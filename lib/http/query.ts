@@ -64,3 +64,18 @@ export function parseSearchParams<S extends z.ZodObject>(query: RawQuery, schema
   const raw = queryValues(query);
   return validate(Object.fromEntries(Object.entries(raw).filter(([name]) => known.includes(name))), schema);
 }
+
+/**
+ * The request headers an operation reads, against a zod object keyed by their names as documented
+ * (`Idempotency-Key`); an absent header is undefined. A malformed one is 400 `invalid_parameter`
+ * with the schema's message.
+ */
+export function parseHeaders<S extends z.ZodObject>(headers: Headers, schema: S): z.infer<S> {
+  const raw = Object.fromEntries(Object.keys(schema.shape).map((name) => [name, headers.get(name) ?? undefined]));
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AppError("invalid_parameter", `Header '${String(issue.path[0])}': ${issue.message}`);
+  }
+  return parsed.data;
+}

@@ -86,7 +86,7 @@ async function send(refusal: Refusal, req: http.IncomingMessage, res: http.Serve
  * request alone, so that it holds for any request: a web `Request` of its own method and headers
  * may not be constructible (TRACE), and a failed one is what may have brought us here.
  */
-export function errorForNodeRequest(req: http.IncomingMessage, error: AppError): Promise<Response> {
+function errorForNodeRequest(req: http.IncomingMessage, error: AppError): Promise<Response> {
   const forwardedFor = req.headers["x-forwarded-for"] ?? req.socket.remoteAddress ?? "";
   return errorOnlyResponse(
     new Request("http://localhost/", { headers: { "x-forwarded-for": String(forwardedFor) } }),
@@ -94,11 +94,8 @@ export function errorForNodeRequest(req: http.IncomingMessage, error: AppError):
   );
 }
 
-/**
- * Installs the guard on Node's HTTP server, once per process; with `answer`, also what answers
- * requests before Next (the API's dispatcher, lib/http/api-dispatch.ts) once the guard lets them pass.
- */
-export function guardRequests(answer?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): void {
+/** Installs the guard on Node's HTTP server, once per process. */
+export function guardRequests(): void {
   const proto = http.Server.prototype as http.Server & { [GUARDED]?: true };
   if (proto[GUARDED]) return;
   proto[GUARDED] = true;
@@ -111,7 +108,6 @@ export function guardRequests(answer?: (req: http.IncomingMessage, res: http.Ser
         send(refusal, req, res).catch(() => res.destroy());
         return true;
       }
-      if (answer?.(req, res)) return true;
     }
     return Reflect.apply(emit, this, [event, ...args]) as boolean;
   } as typeof emit;

@@ -8,89 +8,161 @@ import type { Ctx } from "../context";
 import { newRequestId } from "./request-id";
 import { clientIp } from "../client-address";
 import { assertAcceptsJson, assertHttps } from "./transport";
-import { parseQuery } from "./query";
+import { parseHeaders, parseQuery } from "./query";
 import { readJsonBody } from "./body";
 import { rateLimiters, type RateLimitState } from "../limits/rate-limit";
 import { rateLimitHeaders } from "./rate-limit-headers";
 import { errorResponse, JSON_HEADERS, toAppError } from "./respond";
-import { conditionalResponse } from "./conditional";
+import { CACHE_CONTROL, conditionalResponse } from "./conditional";
+import { streamJsonObject } from "./stream-json";
+import { JsonReply, type Operation, type OperationInput, type Reply, StreamedJsonObject } from "../api/operation";
 import { CacheableRead } from "../cache/cacheable";
 import { cachedBody, readCache, type ReadCache } from "../cache/read-cache";
 
 type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 export type RouteHandler = (request: Request, context: NextRouteContext) => Promise<Response>;
 
-type Authenticated = { auth?: "api_key" };
-type Anonymous = { auth: "none" };
-
-type Spec<Q extends z.ZodObject, B extends z.ZodType> = (Authenticated | Anonymous) & { query?: Q; body?: B };
-
-export type EndpointInput<Q extends z.ZodObject, B extends z.ZodType> = {
-  params: Record<string, string>;
-  query: z.infer<Q>;
-  body: z.infer<B>;
-  request: Request;
-};
-
-type ApiCtx<S> = S extends Anonymous ? Omit<Ctx, "principal"> : Ctx<ApiKeyPrincipal>;
-
-const NO_PARAMETERS = z.object({});
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 const BASE_HEADERS = {
   "Cache-Control": "no-store",
   "Strict-Transport-Security": "max-age=63072000; includeSubDomains",
   "X-Content-Type-Options": "nosniff",
 };
+const NO_SUCH_ENDPOINT = "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json.";
+
+type Segment = { literal: string } | { param: string };
+type Compiled = { segments: Segment[]; byMethod: Map<string, Operation> };
 
 /**
- * One API endpoint: request id, transport rules, authentication, rate limit and input parsing
- * happen here, in that order, so the handler only calls a lib verb. Whatever it returns that is
- * not already a Response is sent as JSON: a CacheableRead (what a verb returns once it has
- * authorized the caller) from the instance's cache when it holds it, with an ETag; whatever it
- * throws becomes the error envelope.
+ * The API's one route handler per method, for the catch-all route under app/api: each request is
+ * matched against the operations' path templates (a trailing slash names the same endpoint), then
+ * answered by `answer`; a path no operation has is 404, a method the path lacks 405 with `Allow`.
+ * Next's router brings the request here in development and production alike.
  */
-export function endpoint<
-  S extends Spec<Q, B>,
-  Q extends z.ZodObject = typeof NO_PARAMETERS,
-  B extends z.ZodType = z.ZodUndefined,
->(
-  spec: S & { query?: Q; body?: B },
-  handler: (ctx: ApiCtx<S>, input: EndpointInput<Q, B>) => Promise<Response | object>,
-): RouteHandler {
-  return async (request, context) => {
-    const requestId = newRequestId();
-    const ip = clientIp(request);
-    const limits = rateLimiters();
-    let limit: RateLimitState | undefined;
-    let response: Response;
-    try {
-      const cache = readCache();
-      assertHttps(request, env().NODE_ENV === "production");
-      assertAcceptsJson(request);
-      let principal: ApiKeyPrincipal | undefined;
-      if (spec.auth === "none") {
-        limit = await limits.anonymousPerIp.consume(ip);
-      } else {
-        ({ principal, limit } = await authenticate(request, ip, cache));
-      }
-      if (limit.limited) throw rateLimited(limit, spec.auth === "none" ? "requests from this address" : undefined);
-      const input = {
-        params: await readParams(context),
-        query: parseQuery(new URL(request.url), spec.query ?? NO_PARAMETERS),
-        body: spec.body ? await readJsonBody(request, spec.body) : undefined,
+export function apiRoutes(operations: readonly Operation[]): Record<(typeof METHODS)[number], RouteHandler> {
+  const compiled = new Map<string, Compiled>();
+  for (const operation of operations) {
+    const entry = compiled.get(operation.path) ?? {
+      segments: operation.path
+        .split("/")
+        .slice(1)
+        .map((part) => (/^\{.+\}$/.test(part) ? { param: part.slice(1, -1) } : { literal: part })),
+      byMethod: new Map(),
+    };
+    entry.byMethod.set(operation.method, operation);
+    compiled.set(operation.path, entry);
+  }
+  const routes = [...compiled.values()];
+  const handler: RouteHandler = async (request) => {
+    const match = matchPath(routes, new URL(request.url).pathname);
+    if (match === "malformed")
+      return errorOnlyResponse(
         request,
-      } as EndpointInput<Q, B>;
-      const ctx = { db: getDb(), principal, requestId, cache } as ApiCtx<S>;
-      const result = await handler(ctx, input);
-      if (result instanceof Response) response = result;
-      else if (result instanceof CacheableRead)
-        response = conditionalResponse(request, await cachedBody(cache, result), result.reuse);
-      else response = new Response(JSON.stringify(result), { headers: JSON_HEADERS });
-    } catch (error) {
-      response = errorResponse(toAppError(error, requestId), requestId);
+        new AppError("invalid_parameter", "The request path is not valid percent-encoded UTF-8."),
+      );
+    if (!match) return errorOnlyResponse(request, new AppError("not_found", NO_SUCH_ENDPOINT));
+    // Next answers HEAD with the GET handler's answer, less its body.
+    const operation = match.route.byMethod.get(request.method === "HEAD" ? "GET" : request.method);
+    if (!operation) {
+      const allowed = [...match.route.byMethod.keys()].join(", ");
+      return errorOnlyResponse(
+        request,
+        new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, {
+          headers: { Allow: allowed },
+        }),
+      );
     }
-    limit ??= await limits.authFailuresPerIp.peek(ip).catch(() => undefined);
-    return withCommonHeaders(response, requestId, limit);
+    return answer(operation, request, match.params);
   };
+  return Object.fromEntries(METHODS.map((method) => [method, handler])) as Record<
+    (typeof METHODS)[number],
+    RouteHandler
+  >;
+}
+
+function matchPath(
+  routes: Compiled[],
+  pathname: string,
+): { route: Compiled; params: Record<string, string> } | "malformed" | null {
+  const parts = (pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname).split("/").slice(1);
+  for (const route of routes) {
+    if (route.segments.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    let matches = true;
+    for (const [i, segment] of route.segments.entries()) {
+      const part = parts[i]!;
+      if ("literal" in segment) {
+        if (segment.literal !== part) matches = false;
+      } else {
+        try {
+          params[segment.param] = decodeURIComponent(part);
+        } catch {
+          return "malformed";
+        }
+      }
+      if (!matches) break;
+    }
+    if (matches) return { route, params };
+  }
+  return null;
+}
+
+/**
+ * One operation's answer: request id, transport rules, authentication, rate limit and input parsing
+ * happen here, in that order, so the handler only calls a lib verb. What it returns is written as
+ * JSON: a CacheableRead (what a verb returns once it has authorized the caller) from the instance's
+ * cache when it holds it, with an ETag; a JsonReply with its status; a StreamedJsonObject as it is
+ * read. Whatever it throws becomes the error envelope.
+ */
+async function answer(operation: Operation, request: Request, params: Record<string, string>): Promise<Response> {
+  const requestId = newRequestId();
+  const ip = clientIp(request);
+  const limits = rateLimiters();
+  let limit: RateLimitState | undefined;
+  let response: Response;
+  try {
+    const cache = readCache();
+    assertHttps(request, env().NODE_ENV === "production");
+    assertAcceptsJson(request);
+    let principal: ApiKeyPrincipal | undefined;
+    if (operation.auth === "none") {
+      limit = await limits.anonymousPerIp.consume(ip);
+    } else {
+      ({ principal, limit } = await authenticate(request, ip, cache));
+    }
+    if (limit.limited) throw rateLimited(limit, operation.auth === "none" ? "requests from this address" : undefined);
+    const input: OperationInput = {
+      params,
+      query: parseQuery(new URL(request.url), operation.query ?? NO_PARAMETERS),
+      headers: operation.headers ? parseHeaders(request.headers, operation.headers) : {},
+      body: operation.body ? await readJsonBody(request, operation.body) : undefined,
+    };
+    const ctx = { db: getDb(), principal, requestId, cache } as Ctx<ApiKeyPrincipal>;
+    response = await write(request, requestId, cache, await operation.handler(ctx, input));
+  } catch (error) {
+    response = errorResponse(toAppError(error, requestId), requestId);
+  }
+  limit ??= await limits.authFailuresPerIp.peek(ip).catch(() => undefined);
+  return withCommonHeaders(response, requestId, limit);
+}
+
+const NO_PARAMETERS = z.object({});
+
+async function write(
+  request: Request,
+  requestId: string,
+  cache: ReadCache | undefined,
+  reply: Reply,
+): Promise<Response> {
+  if (reply instanceof CacheableRead) return conditionalResponse(request, await cachedBody(cache, reply), reply.reuse);
+  if (reply instanceof JsonReply)
+    return new Response(JSON.stringify(reply.body), { status: reply.status, headers: JSON_HEADERS });
+  if (reply instanceof StreamedJsonObject) {
+    const streamed = streamJsonObject(reply.head, reply.arrayName, reply.items, requestId);
+    streamed.headers.set("Cache-Control", CACHE_CONTROL[reply.reuse]);
+    return streamed;
+  }
+  return new Response(JSON.stringify(reply), { headers: JSON_HEADERS });
 }
 
 async function authenticate(
@@ -148,9 +220,9 @@ export async function errorOnlyResponse(request: Request, error: AppError): Prom
 }
 
 /**
- * The route file's exports: the given methods, and a JSON 405 naming the allowed ones for every
- * other method Next dispatches (it would otherwise answer with an empty body, and OPTIONS with a
- * 204 listing every exported method). HEAD is Next's: the GET handler's answer without its body.
+ * A route file's exports for a route that is not the API's (Auth.js's): the given methods, and a
+ * JSON 405 naming the allowed ones for every other method Next dispatches (it would otherwise
+ * answer with an empty body, and OPTIONS with a 204 listing every exported method).
  */
 export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(methods: M) {
   const allowed = Object.keys(methods).join(", ");
@@ -162,22 +234,10 @@ export function route<M extends Partial<Record<"GET" | "POST", RouteHandler>>>(m
       }),
     );
   return {
-    GET: notAllowed,
-    POST: notAllowed,
-    PUT: notAllowed,
-    PATCH: notAllowed,
-    DELETE: notAllowed,
-    OPTIONS: notAllowed,
+    ...(Object.fromEntries(METHODS.map((method) => [method, notAllowed])) as Record<
+      (typeof METHODS)[number],
+      RouteHandler
+    >),
     ...methods,
   };
-}
-
-/** For paths that match no endpoint: the JSON 404 envelope, whatever the method. */
-export function notFoundRoute() {
-  const handler: RouteHandler = (request) =>
-    errorOnlyResponse(
-      request,
-      new AppError("not_found", "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json."),
-    );
-  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler };
 }

@@ -13,7 +13,7 @@ import { userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { expectOk } from "@/lib/testing/expect-api";
 import { call } from "@/lib/testing/http";
 import { buildLeRobotFixture, type LeRobotFixture } from "@/lib/testing/lerobot-fixtures";
-import { POST } from "@/app/api/v1/previews/route";
+import { POST } from "@/app/api/[[...path]]/route";
 import { episodeStreams } from "./episode-streams";
 
 // A LeRobot v3.0 dataset, whose video files hold two episodes back to back: a preview of one

@@ -21,18 +21,12 @@ import {
 } from "./fixtures";
 import { call, type CallResult } from "./http";
 import { expectError, expectIndistinguishable, expectOk } from "./expect-api";
-import * as datasetsRoute from "../../app/api/v1/datasets/route";
-import * as versionsRoute from "../../app/api/v1/datasets/[id]/versions/route";
-import * as manifestRoute from "../../app/api/v1/datasets/[id]/versions/[version]/manifest/route";
-import * as episodesRoute from "../../app/api/v1/datasets/[id]/versions/[version]/episodes/route";
-import * as annotationsRoute from "../../app/api/v1/episodes/[episodeId]/annotations/route";
-import * as downloadsRoute from "../../app/api/v1/downloads/route";
-import * as previewsRoute from "../../app/api/v1/previews/route";
+import * as api from "../../app/api/[[...path]]/route";
 
 /**
  * The authentication and licence-scope contract every /api/v1 endpoint keeps (keys authenticate,
  * licences scope what they see), as one table of routes and one runner. A new endpoint is one row in
- * API_ROUTES; `routeFiles` lets the suite fail when a route file (or method) has no row.
+ * API_ROUTES; the suite fails when an operation of lib/api/operations has no row.
  */
 
 /** What a row asks for: the URL, the path parameters Next would pass, and a JSON body for POST. */
@@ -56,8 +50,6 @@ export type ContractWorld = {
 export type ContractRow = {
   /** "GET /api/v1/datasets" */
   name: string;
-  /** The route file, relative to the project root. */
-  file: string;
   method: "GET" | "POST";
   handler: RouteHandler;
   /** The success status of `allowed` (201 for a resource that is created, say). */
@@ -98,9 +90,8 @@ const annotationsOf = (episodeId: string, version?: string): Target => ({
 export const API_ROUTES: ContractRow[] = [
   {
     name: "GET /api/v1/datasets",
-    file: "app/api/v1/datasets/route.ts",
     method: "GET",
-    handler: datasetsRoute.GET,
+    handler: api.GET,
     allowed: () => ({ url: "/api/v1/datasets" }),
     checkAllowed: (json, w, key) => {
       const shown = json.datasets.map((d: { dataset_id: string; licensed_versions: string[] }) => [
@@ -119,9 +110,8 @@ export const API_ROUTES: ContractRow[] = [
   },
   {
     name: "GET /api/v1/datasets/{id}/versions",
-    file: "app/api/v1/datasets/[id]/versions/route.ts",
     method: "GET",
-    handler: versionsRoute.GET,
+    handler: api.GET,
     allowed: (w) => ({ url: `/api/v1/datasets/${w.scoped.datasetId}/versions`, params: { id: w.scoped.datasetId } }),
     checkAllowed: (json, w, key) => {
       expect(json.dataset_id).toBe(w.scoped.datasetId);
@@ -137,9 +127,8 @@ export const API_ROUTES: ContractRow[] = [
   },
   {
     name: "GET /api/v1/datasets/{id}/versions/{version}/manifest",
-    file: "app/api/v1/datasets/[id]/versions/[version]/manifest/route.ts",
     method: "GET",
-    handler: manifestRoute.GET,
+    handler: api.GET,
     allowed: (w) => v(w.scoped.datasetId, "1.0.0", "manifest"),
     checkAllowed: (json, w) => {
       expect(json).toMatchObject({ dataset_id: w.scoped.datasetId, version: "1.0.0" });
@@ -155,9 +144,8 @@ export const API_ROUTES: ContractRow[] = [
   },
   {
     name: "GET /api/v1/datasets/{id}/versions/{version}/episodes",
-    file: "app/api/v1/datasets/[id]/versions/[version]/episodes/route.ts",
     method: "GET",
-    handler: episodesRoute.GET,
+    handler: api.GET,
     allowed: (w) => v(w.scoped.datasetId, "1.0.0", "episodes"),
     checkAllowed: (json, w) => {
       expect(json).toMatchObject({ dataset_id: w.scoped.datasetId, version: "1.0.0", total: 3 });
@@ -171,9 +159,8 @@ export const API_ROUTES: ContractRow[] = [
   },
   {
     name: "GET /api/v1/episodes/{episode_id}/annotations",
-    file: "app/api/v1/episodes/[episodeId]/annotations/route.ts",
     method: "GET",
-    handler: annotationsRoute.GET,
+    handler: api.GET,
     allowed: (w) => annotationsOf(w.scoped.episodeId),
     // The full key resolves in 2.0.0; the narrowed one cannot see it and falls back to 1.0.0.
     checkAllowed: (json, w, key) => {
@@ -186,9 +173,8 @@ export const API_ROUTES: ContractRow[] = [
   },
   {
     name: "POST /api/v1/downloads",
-    file: "app/api/v1/downloads/route.ts",
     method: "POST",
-    handler: downloadsRoute.POST,
+    handler: api.POST,
     okStatus: 201,
     allowed: (w) => downloadOf(w.scoped.datasetId, "1.0.0"),
     checkAllowed: (json, w) => {
@@ -210,9 +196,8 @@ export const API_ROUTES: ContractRow[] = [
   },
   {
     name: "POST /api/v1/previews",
-    file: "app/api/v1/previews/route.ts",
     method: "POST",
-    handler: previewsRoute.POST,
+    handler: api.POST,
     okStatus: 201,
     repeatStatus: 200,
     allowed: (w) => previewOf(w.scoped.episodeId, "1.0.0"),
@@ -226,12 +211,10 @@ export const API_ROUTES: ContractRow[] = [
 ];
 
 /**
- * Route files under app/api/v1 that deliberately need no key (e.g. an OpenAPI document), each with
- * the methods it serves. Everything else must have rows in API_ROUTES.
+ * Operations that deliberately need no key (the OpenAPI document), by name as in API_ROUTES.
+ * Every other operation must have a row there.
  */
-export const PUBLIC_ROUTES: { file: string; method: "GET" | "POST" }[] = [
-  { file: "app/api/v1/openapi.json/route.ts", method: "GET" },
-];
+export const PUBLIC_ROUTES: string[] = ["GET /api/v1/openapi.json"];
 
 /** Builds the data and keys the contract runs against, under a new organisation. */
 export async function buildContractWorld(): Promise<ContractWorld> {
@@ -331,15 +314,6 @@ function expectSuccess(row: ContractRow, res: CallResult): void {
 function expectUnauthorized(res: CallResult): void {
   expectError(res, 401, "unauthorized");
   expect(res.headers.get("www-authenticate")).toMatch(/^Bearer\b/);
-}
-
-/** The route files under app/api/v1, relative to the project root, for the "every route has a row" check. */
-export function routeFiles(): string[] {
-  const root = path.join(PROJECT_ROOT, "app/api/v1");
-  return (readdirSync(root, { recursive: true }) as string[])
-    .filter((file) => path.basename(file) === "route.ts")
-    .map((file) => path.posix.join("app/api/v1", file.split(path.sep).join("/")))
-    .sort();
 }
 
 /** Registers the contract for each row; call it at the top level of a test file. */

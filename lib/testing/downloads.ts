@@ -4,7 +4,7 @@ import { getDb } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import type { EpisodeLine, FileLine } from "../catalog/import/records";
 import { objectKey, storeLocation, URL_TTL_SECONDS } from "../storage/config";
-import { POST } from "../../app/api/v1/downloads/route";
+import { POST } from "@/app/api/[[...path]]/route";
 import { byteOrder } from "./fixtures";
 import { call, type CallResult } from "./http";
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { GET } from "./route";
-import { GET as versionsGET } from "./[id]/versions/route";
+import { GET } from "@/app/api/[[...path]]/route";
+import { GET as versionsGET } from "@/app/api/[[...path]]/route";
 import { revokeLicence } from "@/lib/admin/licences";
 import {
   byteOrder,

@@ -21,7 +21,7 @@ import {
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import { call, type CallResult } from "@/lib/testing/http";
 import { disclosureEpisodes, disclosureRows, expectSignedUrls, versionIdOf } from "@/lib/testing/downloads";
-import { POST } from "./route";
+import { POST } from "@/app/api/[[...path]]/route";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const sql = () => getDb().$client;

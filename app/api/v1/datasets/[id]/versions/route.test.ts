@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { GET } from "./route";
-import { GET as episodesGET } from "./[version]/episodes/route";
-import { GET as manifestGET } from "./[version]/manifest/route";
-import { GET as annotationsGET } from "@/app/api/v1/episodes/[episodeId]/annotations/route";
+import { GET } from "@/app/api/[[...path]]/route";
+import { GET as episodesGET } from "@/app/api/[[...path]]/route";
+import { GET as manifestGET } from "@/app/api/[[...path]]/route";
+import { GET as annotationsGET } from "@/app/api/[[...path]]/route";
 import { revokeLicence } from "@/lib/admin/licences";
 import {
   createTestKey,

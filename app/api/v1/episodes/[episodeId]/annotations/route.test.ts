@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { GET } from "./route";
+import { GET } from "@/app/api/[[...path]]/route";
 import {
   createTestKey,
   createTestOrg,

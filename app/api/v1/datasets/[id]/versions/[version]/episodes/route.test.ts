@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { GET } from "./route";
+import { GET } from "@/app/api/[[...path]]/route";
 import {
   byteOrder,
   createTestKey,

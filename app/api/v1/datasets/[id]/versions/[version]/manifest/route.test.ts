@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { GET } from "./route";
+import { GET } from "@/app/api/[[...path]]/route";
 import {
   byteOrder,
   createTestKey,

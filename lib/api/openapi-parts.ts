@@ -1,0 +1,200 @@
+// The pieces every operation's OpenAPI description is made of: the headers every answer carries,
+// the error responses grouped by status, success and conditional (ETag) responses, path parameters.
+import { z } from "zod";
+import type { ZodOpenApiResponseObject } from "zod-openapi";
+import { ERROR_STATUS, type ErrorCode } from "../errors";
+import { MAX_FILES_PER_DOWNLOAD } from "../downloads/scope";
+import { DEFAULT_LIMIT, MAX_LIMIT } from "./requests";
+import { DatasetId, EpisodeId, VersionNumber, errorEnvelope } from "./responses";
+import { EXAMPLES } from "./openapi-examples";
+
+// ---- Headers every response carries, and those some errors add.
+
+const rateLimitHeader = (name: string, description: string, example: string) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/)
+    .meta({ header: { id: name, required: true }, description, example });
+
+const XRequestId = z
+  .string()
+  .regex(/^req_[0-9A-Za-z]+$/)
+  .meta({
+    header: { id: "X-Request-Id", required: true },
+    description: "Minted for every response; the same value as `error.request_id` in an error.",
+    example: "req_7QdRk2mZpL1xYbN4",
+  });
+const RateLimitLimit = rateLimitHeader(
+  "RateLimit-Limit",
+  "Requests allowed per minute for this key (or, without a key, this client address).",
+  "600",
+);
+const RateLimitRemaining = rateLimitHeader("RateLimit-Remaining", "Requests left in the current window.", "599");
+const RateLimitReset = rateLimitHeader("RateLimit-Reset", "Seconds until the window resets.", "42");
+const RetryAfter = z
+  .string()
+  .regex(/^[1-9][0-9]*$/)
+  .meta({
+    header: { id: "Retry-After", required: true },
+    description: "Whole seconds to wait before retrying.",
+    example: "17",
+  });
+const WwwAuthenticate = z.string().meta({
+  header: { id: "WWW-Authenticate", required: true },
+  description: "The scheme to authenticate with.",
+  example: "Bearer",
+});
+const Allow = z
+  .string()
+  .meta({ header: { id: "Allow", required: true }, description: "The methods this path supports.", example: "GET" });
+
+const ETag = z
+  .string()
+  .regex(/^"[\x21\x23-\x7e]*"$/)
+  .meta({
+    header: { id: "ETag", required: true },
+    description:
+      "A strong validator of exactly this body. Send it back in `If-None-Match` to get 304 without a body while the answer is unchanged.",
+    example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"',
+  });
+const CacheControl = z.string().meta({
+  header: { id: "Cache-Control", required: true },
+  description:
+    "`private, max-age=3600` for what the URL names once and for all (a page of a released version, its manifest, spans of a pinned version); `private, no-cache` for lists that change with licences and new versions (reuse them only after a 304). Errors are `no-store`.",
+  example: "private, max-age=3600",
+});
+const CACHE_HEADERS = { ETag, "Cache-Control": CacheControl };
+
+export const COMMON_HEADERS = {
+  "X-Request-Id": XRequestId,
+  "RateLimit-Limit": RateLimitLimit,
+  "RateLimit-Remaining": RateLimitRemaining,
+  "RateLimit-Reset": RateLimitReset,
+};
+const EXTRA_HEADERS: Partial<Record<ErrorCode, Record<string, z.ZodType>>> = {
+  unauthorized: { "WWW-Authenticate": WwwAuthenticate },
+  method_not_allowed: { Allow },
+  rate_limited: { "Retry-After": RetryAfter },
+  unavailable: { "Retry-After": RetryAfter },
+};
+
+// ---- Error responses: one per status, narrowed to the codes that status can carry on that operation.
+
+export const STATUS_TEXT: Record<number, string> = {
+  400: "Bad request",
+  401: "No valid API key",
+  403: "Forbidden",
+  404: "Not found, or not visible to this key",
+  405: "Method not allowed",
+  406: "Not acceptable",
+  409: "Conflict",
+  422: "Scope too large",
+  429: "Too many requests",
+  500: "Internal error",
+  503: "Temporarily unavailable",
+};
+
+/** When each code is returned; shown in the document and on the reference page. */
+export const ERROR_MEANING: Record<ErrorCode, string> = {
+  invalid_parameter:
+    "A query parameter (or the Idempotency-Key header) is unknown, repeated or malformed; nothing is returned silently widened.",
+  invalid_cursor: "The cursor was altered, or does not belong to this query (only `limit` may change between pages).",
+  invalid_body:
+    "The JSON body is missing, malformed or names unknown episodes or streams; the message says what and where.",
+  unauthorized: "The key is missing, malformed, unknown, revoked or expired.",
+  version_not_licensed:
+    "The dataset is visible to the key, but this version is not licensed to it; the message names the version and dataset.",
+  https_required:
+    "A plain-HTTP request in production. Repeat it over HTTPS (and consider rotating the key it carried).",
+  forbidden: "The signed-in portal user's role does not allow this.",
+  not_found: "No such dataset, version or episode, or none visible to the key: the two cannot be told apart.",
+  method_not_allowed: "The path exists but not with this method; `Allow` lists the methods it has.",
+  not_acceptable: "The `Accept` header rules out application/json, the only representation.",
+  idempotency_conflict: "The Idempotency-Key was already used with a different body.",
+  scope_too_large: `The scope covers more than ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files; split it by episode_ids, filter or streams.`,
+  rate_limited: "Too many requests in the current minute; wait the seconds in `Retry-After`.",
+  internal_error: "An unexpected failure on the server; the cause is logged, never returned. Quote the request id.",
+  unavailable: "The database or object store is unreachable for now; retry after `Retry-After` seconds.",
+};
+
+export function errorResponse(status: number, codes: readonly ErrorCode[]): ZodOpenApiResponseObject {
+  const headers = Object.assign({}, COMMON_HEADERS, ...codes.map((code) => EXTRA_HEADERS[code] ?? {}));
+  return {
+    description: `${STATUS_TEXT[status]}: ${codes.map((c) => `\`${c}\``).join(", ")}. ${codes.map((c) => ERROR_MEANING[c]).join(" ")}`,
+    headers: z.object(headers),
+    content: {
+      "application/json": {
+        schema: errorEnvelope(codes),
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: EXAMPLES.errors[code] }])),
+      },
+    },
+  };
+}
+
+/** The error responses of an operation, grouped by status from the codes it can return. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<string, ZodOpenApiResponseObject> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  return Object.fromEntries(
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, grouped]) => [String(status), errorResponse(status, grouped)]),
+  );
+}
+
+export const TRANSPORT: ErrorCode[] = ["https_required", "not_acceptable", "rate_limited", "internal_error"];
+export const KEYED: ErrorCode[] = ["invalid_parameter", "unauthorized", ...TRANSPORT, "unavailable"];
+export const LIST: ErrorCode[] = [...KEYED, "invalid_cursor"];
+
+export function ok(
+  description: string,
+  schema: z.ZodType,
+  example: unknown,
+  status = "200",
+): Record<string, ZodOpenApiResponseObject> {
+  return {
+    [status]: { description, headers: z.object(COMMON_HEADERS), content: { "application/json": { schema, example } } },
+  };
+}
+
+/**
+ * A catalog read: 200 with an ETag and Cache-Control, or 304 without a body when `If-None-Match`
+ * names the current ETag. `etag: "optional"` where a large answer is streamed without one.
+ */
+export function cacheable(
+  description: string,
+  schema: z.ZodType,
+  example: unknown,
+  etag: "required" | "optional" = "required",
+): Record<string, ZodOpenApiResponseObject> {
+  const etagHeader = etag === "required" ? ETag : ETag.optional().meta({ header: { required: false } });
+  return {
+    "200": {
+      description,
+      headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS, ETag: etagHeader }),
+      content: { "application/json": { schema, example } },
+    },
+    "304": {
+      description:
+        "Not modified: `If-None-Match` names the current ETag (or is `*`). No body; the rate limit counted the request.",
+      headers: z.object({ ...COMMON_HEADERS, ...CACHE_HEADERS }),
+    },
+  };
+}
+
+export const Conditional = z.object({
+  "If-None-Match": z.string().optional().meta({
+    description: "ETags of answers the client holds (or `*`): if one is current, the answer is 304 without a body.",
+    example: '"q5x0mC7cS2l8pHqzJX5tY1o0i0m9mV7b8p4Y0kXk3yE"',
+  }),
+});
+
+// ---- Path parameters (identifiers of another shape cannot exist: such a request is 404, not 400).
+
+export const DatasetPath = z.object({ id: DatasetId.meta({ description: "Identifier of the dataset." }) });
+export const VersionPath = DatasetPath.extend({
+  version: VersionNumber.meta({ description: "A version of the dataset, x.y.z." }),
+});
+export const EpisodePath = z.object({ episode_id: EpisodeId.meta({ description: "Identifier of the episode." }) });
+
+export const paging = `Cursor-paginated: pass \`next_cursor\` back as \`cursor\` until it is \`null\`. \`limit\` is ${1}–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`;

@@ -1,0 +1,89 @@
+import type { z } from "zod";
+import type { ZodOpenApiOperationObject } from "zod-openapi";
+import type { ApiKeyPrincipal } from "../auth/principal";
+import type { Ctx } from "../context";
+import type { Reuse } from "../cache/cacheable";
+
+/**
+ * One endpoint of /api/v1, written once: its method and path, what it reads from the request
+ * (path, query, headers, body, each a zod schema that both validates and documents), its OpenAPI
+ * operation, and the handler that calls its verb. The router (lib/http/api-router.ts) and the
+ * OpenAPI document (lib/api/openapi.ts) are both derived from the list in ./operations.
+ */
+export type Operation = {
+  method: "GET" | "POST";
+  /** The OpenAPI path template, e.g. `/api/v1/datasets/{id}/versions`; a `{name}` is one path segment. */
+  path: `/api/v1/${string}`;
+  /** "none": no key (still rate-limited per client address). Default: a bearer API key. */
+  auth?: "api_key" | "none";
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  /** Request headers the operation reads; validated like the query (400 `invalid_parameter`). */
+  headers?: z.ZodObject;
+  body?: z.ZodType;
+  /** Whether the client may send `If-None-Match` (a catalog read answered with an ETag). */
+  conditional?: boolean;
+  /** The OpenAPI operation without what is derived from the fields above. */
+  openapi: Omit<ZodOpenApiOperationObject, "requestParams" | "requestBody"> & {
+    requestBody?: Omit<NonNullable<ZodOpenApiOperationObject["requestBody"]>, "content"> & {
+      examples?: Record<string, unknown>;
+    };
+  };
+  handler: (ctx: Ctx<ApiKeyPrincipal>, input: OperationInput) => Promise<Reply>;
+};
+
+export type OperationInput = {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+};
+
+/**
+ * What a handler returns: a plain object (200 JSON), a CacheableRead (from the instance's cache,
+ * with an ETag), a JsonReply with its own status, or a StreamedJsonObject. Never a Response: how an
+ * answer is written (headers, streaming, errors) is the delivery layer's.
+ */
+export type Reply = object;
+
+/** A JSON answer with a status other than 200 (201 for what a request created). */
+export class JsonReply {
+  constructor(
+    readonly status: number,
+    readonly body: object,
+  ) {}
+}
+
+/** A JSON object whose last member is a long array, written as it is read (memory stays flat). */
+export class StreamedJsonObject {
+  constructor(
+    readonly head: object,
+    readonly arrayName: string,
+    readonly items: AsyncIterable<unknown>,
+    readonly reuse: Reuse,
+  ) {}
+}
+
+/**
+ * Typed at the definition: the handler sees its own query and body types, while the list of
+ * operations holds them all as `Operation`.
+ */
+export function defineOperation<
+  Q extends z.ZodObject = z.ZodObject<Record<string, never>>,
+  B extends z.ZodType = z.ZodUndefined,
+  H extends z.ZodObject = z.ZodObject<Record<string, never>>,
+  P extends z.ZodObject = z.ZodObject<Record<string, never>>,
+>(
+  operation: Omit<Operation, "query" | "body" | "headers" | "params" | "handler"> & {
+    query?: Q;
+    body?: B;
+    headers?: H;
+    params?: P;
+    handler: (
+      ctx: Ctx<ApiKeyPrincipal>,
+      input: { params: z.infer<P>; query: z.infer<Q>; headers: z.infer<H>; body: z.infer<B> },
+    ) => Promise<Reply>;
+  },
+): Operation {
+  return operation as unknown as Operation;
+}

@@ -1,0 +1,29 @@
+// GET /api/v1/datasets/{id}/versions/{version}/manifest – every file of a version, streamed
+// (a small one whole, so that it can be cached and carry an ETag; the bytes are the same)
+import { getManifest as readManifest } from "../../catalog/get-manifest";
+import { defineOperation, StreamedJsonObject } from "../operation";
+import { cacheable, errorResponses, KEYED, VersionPath } from "../openapi-parts";
+import { EXAMPLES } from "../openapi-examples";
+import { Manifest } from "../responses";
+
+export const getManifest = defineOperation({
+  method: "GET",
+  path: "/api/v1/datasets/{id}/versions/{version}/manifest",
+  params: VersionPath,
+  conditional: true,
+  openapi: {
+    operationId: "getManifest",
+    tags: ["Catalog"],
+    summary: "Every file of a version",
+    description:
+      "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list. A manifest of more than 2,000 files is streamed as it is read and has no ETag.",
+    responses: {
+      ...cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"),
+      ...errorResponses([...KEYED, "version_not_licensed", "not_found"]),
+    },
+  },
+  handler: async (ctx, { params }) => {
+    const manifest = await readManifest(ctx, { datasetId: params.id, version: params.version });
+    return manifest.whole ?? new StreamedJsonObject(manifest.head, "files", manifest.files, "immutable");
+  },
+});

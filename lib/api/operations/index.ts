@@ -1,0 +1,23 @@
+// Every operation of /api/v1. The router (lib/http/api-router.ts) and the OpenAPI document
+// (lib/api/openapi.ts) are derived from this list; a new endpoint is a file here, its line below,
+// and its verb. operations.test.ts fails when a file of this folder is missing from the list.
+import type { Operation } from "../operation";
+import { createDownload } from "./create-download";
+import { createPreview } from "./create-preview";
+import { getManifest } from "./get-manifest";
+import { getOpenApiDocument } from "./get-openapi-document";
+import { listAnnotations } from "./list-annotations";
+import { listDatasets } from "./list-datasets";
+import { listEpisodes } from "./list-episodes";
+import { listVersions } from "./list-versions";
+
+export const API_OPERATIONS: readonly Operation[] = [
+  listDatasets,
+  listVersions,
+  getManifest,
+  listEpisodes,
+  listAnnotations,
+  createDownload,
+  createPreview,
+  getOpenApiDocument,
+];

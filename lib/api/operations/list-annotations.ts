@@ -1,0 +1,26 @@
+// GET /api/v1/episodes/{episode_id}/annotations – subtask spans in the newest licensed version
+import { annotationsPage } from "../../catalog/list-annotations";
+import { defineOperation } from "../operation";
+import { cacheable, EpisodePath, errorResponses, LIST, paging } from "../openapi-parts";
+import { EXAMPLES } from "../openapi-examples";
+import { AnnotationsQuery } from "../requests";
+import { AnnotationPage } from "../responses";
+
+export const listAnnotations = defineOperation({
+  method: "GET",
+  path: "/api/v1/episodes/{episode_id}/annotations",
+  params: EpisodePath,
+  query: AnnotationsQuery,
+  conditional: true,
+  openapi: {
+    operationId: "listAnnotations",
+    tags: ["Catalog"],
+    summary: "Subtask spans of an episode",
+    description: `The episode's spans, ordered by \`start_s\`, in the newest version licensed to the key that contains it, or in the pinned \`version\`. ${paging}`,
+    responses: {
+      ...cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations),
+      ...errorResponses([...LIST, "version_not_licensed", "not_found"]),
+    },
+  },
+  handler: (ctx, { params, query }) => annotationsPage(ctx, { episodeId: params.episode_id, ...query }),
+});

@@ -1,0 +1,26 @@
+// GET /api/v1/datasets/{id}/versions – released versions, newest first, with changelogs
+import { versionsPage } from "../../catalog/list-versions";
+import { defineOperation } from "../operation";
+import { cacheable, DatasetPath, errorResponses, LIST, paging } from "../openapi-parts";
+import { EXAMPLES } from "../openapi-examples";
+import { PageQuery } from "../requests";
+import { VersionList } from "../responses";
+
+export const listVersions = defineOperation({
+  method: "GET",
+  path: "/api/v1/datasets/{id}/versions",
+  params: DatasetPath,
+  query: PageQuery,
+  conditional: true,
+  openapi: {
+    operationId: "listVersions",
+    tags: ["Catalog"],
+    summary: "Released versions of a dataset, with changelogs",
+    description: `All released versions of a visible dataset, newest first, each saying whether the key holds a licence for it. ${paging}`,
+    responses: {
+      ...cacheable("One page of versions.", VersionList, EXAMPLES.versions),
+      ...errorResponses([...LIST, "not_found"]),
+    },
+  },
+  handler: (ctx, { params, query }) => versionsPage(ctx, { datasetId: params.id, ...query }),
+});
