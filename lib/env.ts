@@ -12,6 +12,12 @@ const EnvSchema = z.object({
   /** Names the rate-limit counters in Redis, so that several deployments can share one server. */
   RATE_LIMIT_KEY_PREFIX: z.string().trim().min(1).default("das:rl"),
   RATE_LIMIT_PER_MINUTE: positiveInt(600),
+  /**
+   * How many proxies in front of the service append to X-Forwarded-For and set X-Forwarded-Proto.
+   * 0 (no proxy): the client is the socket's peer and the forwarded headers a client sends are
+   * ignored; 1 (one load balancer or TLS terminator): the right-most entries, written by it.
+   */
+  TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).default(0),
   AUTH_FAILURES_PER_MINUTE: positiveInt(30),
   /** Failed portal sign-ins per account per minute. */
   SIGNIN_FAILURES_PER_MINUTE: positiveInt(5),

@@ -11,7 +11,7 @@ export async function readJsonBody<B extends z.ZodType>(request: Request, schema
   }
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = await request.text();
+  const text = await bodyText(request);
   if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
   let json: unknown;
   try {
@@ -35,3 +35,16 @@ export function parseBody<B extends z.ZodType>(schema: B, json: unknown): z.infe
 
 const tooLarge = () =>
   new AppError("invalid_body", `The body is larger than ${MAX_BODY_BYTES} bytes; split the request.`);
+
+/**
+ * The body as text. A client that closes its connection half way through sending it (the stream
+ * fails with ECONNRESET) left a body that is not whole: that is the client's doing, answered as a
+ * bad body, never logged or answered as an unavailable dependency.
+ */
+async function bodyText(request: Request): Promise<string> {
+  try {
+    return await request.text();
+  } catch {
+    throw new AppError("invalid_body", "The request body was cut off: the connection closed before it ended.");
+  }
+}

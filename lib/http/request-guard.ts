@@ -1,6 +1,8 @@
 import http from "node:http";
 import { openApiDocument } from "../api/openapi";
 import { AppError } from "../errors";
+import { env } from "../env";
+import { forwardedHop } from "../client-address";
 import { API_PATH } from "./address";
 import { errorOnlyResponse } from "./route";
 
@@ -94,15 +96,36 @@ function errorForNodeRequest(req: http.IncomingMessage, error: AppError): Promis
   );
 }
 
+/**
+ * X-Forwarded-For and X-Forwarded-Proto rewritten to the one address and scheme the configured
+ * proxies vouch for (TRUSTED_PROXIES; lib/client-address.ts), before Next or any handler reads them:
+ * Next fills them in only when absent, so a client without a proxy in front could otherwise name
+ * any address (and evade the per-address limits) or claim https.
+ */
+function trustForwardedHeaders(req: http.IncomingMessage, trusted: number): void {
+  const { client, proto } = forwardedHop({
+    forwardedFor: req.headers["x-forwarded-for"],
+    forwardedProto: req.headers["x-forwarded-proto"],
+    peer: req.socket.remoteAddress,
+    encrypted: "encrypted" in req.socket && req.socket.encrypted === true,
+    trusted,
+  });
+  if (client) req.headers["x-forwarded-for"] = client;
+  else delete req.headers["x-forwarded-for"];
+  req.headers["x-forwarded-proto"] = proto;
+}
+
 /** Installs the guard on Node's HTTP server, once per process. */
 export function guardRequests(): void {
   const proto = http.Server.prototype as http.Server & { [GUARDED]?: true };
   if (proto[GUARDED]) return;
   proto[GUARDED] = true;
+  const trusted = env().TRUSTED_PROXIES;
   const emit = proto.emit;
   proto.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]): boolean {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
+      trustForwardedHeaders(req, trusted);
       const refusal = refusalOf(req.method ?? "", req.url ?? "/");
       if (refusal) {
         send(refusal, req, res).catch(() => res.destroy());

@@ -1,5 +1,5 @@
 import Negotiator from "negotiator";
-import { clientIp } from "../client-address";
+import { clientIp, clientProto } from "../client-address";
 import { AppError } from "../errors";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -16,8 +16,7 @@ function isLoopback(request: Request): boolean {
  */
 export function assertHttps(request: Request, production: boolean): void {
   if (!production) return;
-  const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
-  if (proto === "http" && !isLoopback(request)) {
+  if (clientProto(request) === "http" && !isLoopback(request)) {
     throw new AppError(
       "https_required",
       "This API is served over HTTPS only. Repeat the request with https:// and consider rotating the key you sent.",

@@ -7,6 +7,7 @@ export type AppServer = NextServer;
 /**
  * The production build (`next build`, which `npm test` runs first) served by `next start`,
  * against this run's database and store: what a client meets over HTTP, Next's routing included.
+ * Its requests come as through one trusted proxy (TRUSTED_PROXIES=1) unless `env` says otherwise.
  */
 export async function startAppServer(env: Record<string, string> = {}): Promise<AppServer> {
   if (!hasProductionBuild()) throw new Error("No production build: run `npx next build` first (`npm test` does).");
@@ -21,6 +22,8 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
     DATABASE_URL: inject("databaseUrl"),
     APP_SECRET: inject("appSecret"),
     RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix,
+    // The suites play the one proxy in front, reporting each client's address and scheme.
+    TRUSTED_PROXIES: "1",
     ...env,
   });
 }
