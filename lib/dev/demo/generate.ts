@@ -43,7 +43,7 @@ export type DemoDataset = {
   versions: readonly VersionFile[];
 };
 
-/** The demo's video clips: 80 s each, H.264 or AV1 MP4 (how they were made: clips/make-clips.sh). */
+/** The demo's video clips: 80 s each, H.264 or AV1 fragmented MP4, a fragment a second (how they were made: clips/make-clips.sh). */
 export const DEMO_CLIPS = ["bars-h264", "bars-av1", "rgb-h264", "yuv-av1", "grid-h264"] as const;
 export type DemoClip = (typeof DEMO_CLIPS)[number];
 
@@ -179,12 +179,34 @@ export const DEMO_DATASETS: readonly DemoDataset[] = [
 ];
 
 /**
- * Bytes of a demo file: a real clip for a video stream, so the portal's player plays it; otherwise
- * deterministic noise. Either way a file unchanged between versions has the same sha256.
+ * The first whole seconds of a clip that cover `seconds`: a clip is fragmented MP4 whose first
+ * second is described in its moov and each later second is a fragment (moof, then its mdat), so
+ * keeping the boxes up to the fragment that ends at or after `seconds` is a playable MP4 of that
+ * length (browsers and ffprobe read its length from the fragments). The index of every fragment
+ * at the end (mfra) is left out: it would point past the end.
  */
-export function demoFileBytes(spec: DemoDataset, filePath: string, stream: string): Buffer {
+export function clipOfLength(clip: Buffer, seconds: number): Buffer {
+  const fragments = Math.max(0, Math.ceil(seconds) - 1);
+  let offset = 0;
+  let kept = 0;
+  while (offset + 8 <= clip.length) {
+    const size = clip.readUInt32BE(offset);
+    const type = clip.toString("latin1", offset + 4, offset + 8);
+    if (size < 8 || type === "mfra") break;
+    if (type === "moof" && ++kept > fragments) break;
+    offset += size;
+  }
+  return clip.subarray(0, offset);
+}
+
+/**
+ * Bytes of a demo file: for a video stream a real clip cut to the episode's length, so the
+ * portal's player plays it; otherwise deterministic noise. Either way a file unchanged between
+ * versions has the same sha256.
+ */
+export function demoFileBytes(spec: DemoDataset, filePath: string, stream: string, seconds: number): Buffer {
   const clip = spec.clips[stream];
-  if (clip) return demoClip(clip);
+  if (clip) return clipOfLength(demoClip(clip), seconds);
   const random = prng(seedOf(`${spec.dataset.id}/${filePath}`));
   const size = 512 + Math.floor(random() * 3584);
   const bytes = Buffer.allocUnsafe(size);
@@ -199,7 +221,8 @@ export type GeneratedVersion = {
   spec: DemoDataset;
   datasetId: string;
   version: string;
-  files: { path: string; stream: string; sha256: string; size: number }[];
+  /** `seconds`: the episode's length, to which a video file's clip is cut. */
+  files: { path: string; stream: string; sha256: string; size: number; seconds: number }[];
 };
 
 /**
@@ -231,7 +254,7 @@ export function writeDemoVersion(
     if (options.withFiles === false) continue;
     for (const stream of episode.streams) {
       const filePath = `episodes/${episode.episode_id}/${stream}.${streamExtension(spec, stream)}`;
-      const bytes = demoFileBytes(spec, filePath, stream);
+      const bytes = demoFileBytes(spec, filePath, stream, episode.duration_s);
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       const line: FileLine = {
         path: filePath,
@@ -241,7 +264,7 @@ export function writeDemoVersion(
         sha256,
       };
       fileLines.push(JSON.stringify(line));
-      files.push({ path: filePath, stream, sha256, size: bytes.length });
+      files.push({ path: filePath, stream, sha256, size: bytes.length, seconds: episode.duration_s });
     }
   }
   writeFileSync(path.join(dir, "episodes.jsonl"), `${episodes.join("\n")}\n`);

@@ -85,9 +85,8 @@ export async function seedDemo(ctx: Ctx, options: SeedOptions): Promise<DemoAcco
       await createUser(ctx, { email: spec.email, role: spec.role, organizationId, password, name: spec.name });
     }
   }
-  const accounts = demoAccounts(options.appSecret);
-  printAccounts(accounts, options.log);
-  return accounts;
+  // The caller prints them (printAccounts) when they can be used: the launcher, once the server answers.
+  return demoAccounts(options.appSecret);
 }
 
 async function existingOr<T>(find: () => Promise<T>, create: () => Promise<T>): Promise<T> {

@@ -21,7 +21,13 @@ export async function uploadDemoFiles(client: S3Client, bucket: string, version:
         const file = version.files[next++]!;
         // The store serves what it was given: the player's video needs its type.
         const type = file.path.endsWith(".mp4") ? "video/mp4" : undefined;
-        await putObject(client, bucket, keyOf(file.path), demoFileBytes(version.spec, file.path, file.stream), type);
+        await putObject(
+          client,
+          bucket,
+          keyOf(file.path),
+          demoFileBytes(version.spec, file.path, file.stream, file.seconds),
+          type,
+        );
       }
     }),
   );

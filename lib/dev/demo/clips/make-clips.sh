@@ -4,8 +4,9 @@
 #
 # Each clip is 80 s (longer than any demo episode, 8-78 s), 320x180 at 10 frames per second, a
 # test pattern with a square sweeping across it and the clip's own time burnt in, so playback,
-# seeking and two streams in step can be seen. MP4 with the index first (+faststart), no audio,
-# H.264 or AV1 as LeRobot writes them. A keyframe every 10 s keeps them small; browsers seek to any frame.
+# seeking and two streams in step can be seen. Fragmented MP4 with a keyframe and a fragment every
+# second (+frag_keyframe), no audio, H.264 or AV1 as LeRobot writes them: the demo cuts each episode's
+# file to the episode's own length by keeping the first fragments (generate.ts, clipOfLength).
 set -eu
 cd "$(dirname "$0")"
 FONT=/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf
@@ -23,7 +24,7 @@ clip() {
     -f lavfi -i "$background" \
     -f lavfi -i "color=c=$colour:size=20x20:rate=$RATE" \
     -filter_complex "[0][1]overlay=x='mod(t*40,300)':y=36:shortest=1,drawtext=fontfile=$FONT:text='$name  %{pts\:hms}':x=6:y=h-th-6:fontsize=16:fontcolor=white:box=1:boxcolor=black@0.7:boxborderw=3" \
-    -pix_fmt yuv420p -g 100 -movflags +faststart -an "$@" "$name.mp4"
+    -pix_fmt yuv420p -g $RATE -movflags +frag_keyframe -an "$@" "$name.mp4"
 }
 
 H264="-c:v libx264 -preset veryslow -crf 36"
