@@ -42,7 +42,8 @@ export default defineConfig({
     command: `rm -rf ${E2E_DATA_DIR} && DAS_DATA_DIR=${E2E_DATA_DIR} PORT=${E2E_PORT} node --import tsx scripts/serve.ts start`,
     cwd: root,
     url: `http://localhost:${E2E_PORT}/login`,
-    timeout: 240_000,
+    // Seeding a fresh installation on a shared, busy machine has taken longer than 4 minutes.
+    timeout: 480_000,
     reuseExistingServer: false,
     stdout: "ignore",
     stderr: "pipe",
