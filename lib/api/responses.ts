@@ -253,8 +253,12 @@ export const PreviewStream = z
       }),
     media_type: z
       .string()
-      .regex(/^video\//)
-      .meta({ example: "video/mp4" }),
+      .regex(/^(video\/|application\/vnd\.apache\.parquet$)/)
+      .meta({
+        description:
+          "A camera's video (`video/*`), or the episode's data table (`application/vnd.apache.parquet`: LeRobot's `data` stream, frame rows whose `episode_index` is the episode's), which the portal plots under the video.",
+        example: "video/mp4",
+      }),
     start_s: z
       .number()
       .nonnegative()

@@ -6,8 +6,9 @@ import os from "node:os";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import path from "node:path";
 import { promisify } from "node:util";
-import type { SchemaElement } from "hyparquet";
-import { parquetWriteFile } from "hyparquet-writer";
+import { parquetMetadata, type SchemaElement } from "hyparquet";
+import { ByteWriter, parquetWriteFile } from "hyparquet-writer";
+import { writeMetadata } from "hyparquet-writer/src/metadata.js";
 import {
   INFO_PATH,
   STATS_PATH,
@@ -623,7 +624,10 @@ const FIXTURE_COMPRESSORS: Compressors = {
  * compressed in one run. The writer is deterministic, so the second run asks for the same pages.
  */
 function writeFixtureParquet(options: Parameters<typeof parquetWriteFile>[0]): void {
-  if (options.codec !== "ZSTD") return parquetWriteFile(options);
+  if (options.codec !== "ZSTD") {
+    parquetWriteFile(options);
+    return;
+  }
   const pages: Uint8Array[] = [];
   parquetWriteFile({ ...options, compressors: { ZSTD: (bytes) => (pages.push(bytes.slice()), bytes) } });
   const dir = mkdtempSync(path.join(os.tmpdir(), "das-fixture-zstd-"));
@@ -1008,4 +1012,26 @@ export async function buildHuggingFaceSnapshot(
     await symlink(path.relative(path.dirname(file), blob), file);
   }
   return { ...fixture, repo, linked: linked.sort() };
+}
+
+/**
+ * Rewrites a parquet file's footer as a hostile dataset can: its first row group and the file
+ * declare `rows` rows, and with `values` every column chunk of that group as many values too,
+ * while the pages stay as they were.
+ */
+export function forgeParquetRowCount(file: string, rows: bigint, options: { values?: boolean } = {}): void {
+  const bytes = readFileSync(file);
+  const metadata = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+  const footer = bytes.readUInt32LE(bytes.length - 8);
+  const body = bytes.subarray(0, bytes.length - 8 - footer);
+  const group = metadata.row_groups[0]!;
+  metadata.num_rows += rows - group.num_rows;
+  group.num_rows = rows;
+  if (options.values) for (const chunk of group.columns) if (chunk.meta_data) chunk.meta_data.num_values = rows;
+  const writer = new ByteWriter();
+  writeMetadata(writer, metadata);
+  const forged = Buffer.from(writer.getBuffer());
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(forged.length);
+  writeFileSync(file, Buffer.concat([body, forged, length, Buffer.from("PAR1")]));
 }

@@ -1,11 +1,14 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { byteOrder, randomEpisodes, uniqueId, writeImportDir, type TestVersion } from "@/lib/testing/fixtures";
 import { catalogRows, NOTHING } from "@/lib/testing/catalog-rows";
+import { FREE_TEXT_DESCRIPTION } from "@/lib/characters";
 import { importVersion } from "./import-version";
+import { OUTSIDE } from "./local-path";
 import { ImportError } from "./problems";
 import type { AnnotationLine, EpisodeLine, FileLine } from "./records";
 
@@ -351,6 +354,64 @@ describe("importVersion: a good directory", () => {
       { file: "episodes.jsonl", line: 4, message: "task must not be empty or only white space" },
       { file: "episodes.jsonl", line: 5, message: "environment must not start or end with white space" },
     ]);
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("refuses terminal controls and right-to-left overrides in every free text: ESC, C1, U+202E, an isolate", async () => {
+    const s = sample(uniqueId("ds"));
+    const error = await refused(
+      sampleDir(s, {
+        "dataset.json": JSON.stringify({ id: s.ds, title: "Pick\u001b]0;owned\u0007", description: "ok \u2067x" }),
+        "episodes.jsonl": jsonl(
+          s.episodes[0],
+          { ...s.episodes[1], task: "pick \u009b2J the cube" },
+          { ...s.episodes[2], task: "clip\u202e4pm.exe" },
+        ),
+        "annotations.jsonl": jsonl(
+          { ...s.annotations[0], label: "reach\u001b[2J" },
+          { ...s.annotations[1], attributes: { note: "a\u202eb" } },
+          ...s.annotations.slice(2),
+        ),
+        "version.json": versionJson({ secondDescription: "Fixed\u0085colours" }),
+      }),
+    );
+    const rule = `must not contain ${FREE_TEXT_DESCRIPTION}`;
+    expect(error.problems).toEqual(
+      expect.arrayContaining([
+        { file: "dataset.json", line: 1, message: `title: title ${rule}` },
+        { file: "dataset.json", line: 1, message: `description: description ${rule}` },
+        { file: "episodes.jsonl", line: 2, message: `task ${rule}` },
+        { file: "episodes.jsonl", line: 3, message: `task ${rule}` },
+        { file: "annotations.jsonl", line: 1, message: `label ${rule}` },
+        { file: "annotations.jsonl", line: 2, message: `attributes ${rule}` },
+        { file: "version.json", line: 6, message: `changelog.1.description: description ${rule}` },
+      ]),
+    );
+    expect(await catalogRows(s.ds)).toEqual(NOTHING);
+  });
+
+  it("reads no file through a link that leads out of the import directory, and says the same whether the target exists or not", async () => {
+    const outside = mkdtempSync(path.join(tmpdir(), "das-outside-"));
+    made.push(outside);
+    const secret = path.join(outside, "secret.jsonl");
+    const s = sample(uniqueId("ds"));
+    // A link on the path (a directory) and a link as the file itself: neither is followed out.
+    const dir = sampleDir(s);
+    writeFileSync(secret, `${JSON.stringify({ ...s.episodes[0], task: "the operator's own file" })}\n`);
+    rmSync(path.join(dir, "episodes.jsonl"));
+    symlinkSync(secret, path.join(dir, "episodes.jsonl"));
+    rmSync(path.join(dir, "annotations.jsonl"));
+    symlinkSync(outside, path.join(dir, "sub"));
+    symlinkSync("sub/annotations.jsonl", path.join(dir, "annotations.jsonl"));
+    const expected = [
+      { file: "annotations.jsonl", line: 0, message: `not read: ${OUTSIDE}` },
+      { file: "episodes.jsonl", line: 0, message: `not read: ${OUTSIDE}` },
+    ];
+    const first = await refused(dir);
+    expect(first.problems.filter((p) => p.line === 0 && p.message.startsWith("not read"))).toEqual(expected);
+    rmSync(secret);
+    const second = await refused(dir);
+    expect(second.problems).toEqual(first.problems);
     expect(await catalogRows(s.ds)).toEqual(NOTHING);
   });
 

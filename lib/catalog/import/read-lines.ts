@@ -22,8 +22,9 @@ const CR = 0x0d;
  * the limit are dropped as they arrive, so a line of any size costs at most `maxBytes` of memory;
  * Node's own 'utf8' decoding would replace invalid bytes with U+FFFD and go on silently.
  */
-export function readLines(file: string, maxBytes = MAX_LINE_BYTES): AsyncGenerator<Line> {
-  return splitLines(createReadStream(file), maxBytes);
+export function readLines(file: string, maxBytes = MAX_LINE_BYTES, signal?: AbortSignal): AsyncGenerator<Line> {
+  // The signal stops the read itself: a line with no end (a sparse file of zeros) never yields.
+  return splitLines(createReadStream(file, { signal }), maxBytes);
 }
 
 /** readLines over any source of bytes. */

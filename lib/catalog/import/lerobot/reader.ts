@@ -399,7 +399,7 @@ class Directory implements LeRobotDataset {
     const file = await this.realFile(V2_EPISODES_PATH);
     if (!file) return;
     // The importer's own line reader: invalid UTF-8 and over-long lines are refused at their line, never replaced.
-    for await (const line of readLines(file)) {
+    for await (const line of readLines(file, undefined, this.signal)) {
       this.signal?.throwIfAborted();
       if ("problem" in line) {
         this.report({ file: V2_EPISODES_PATH, line: line.number, message: line.problem });
@@ -492,7 +492,7 @@ class Directory implements LeRobotDataset {
       this.report({
         file: relative,
         line: next + 1,
-        message: `not a readable parquet file from this row on (${(error as Error).message})`,
+        message: `not a readable parquet file from this row on (${(error as Error).message.replaceAll(`${parquet.path}: `, "")})`,
       });
     }
   }
