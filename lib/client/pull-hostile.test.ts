@@ -292,10 +292,12 @@ describe("das pull against a malicious server", () => {
         expect(JSON.parse(readFileSync(path.join(dir, meta, "info.json"), "utf8")).total_episodes).toBe(
           delivered.length,
         );
-      // v3.0 keeps tasks.parquet whole (LeRobot reads a task by its position); v2.x keeps the tasks used.
-      if (version !== "v3.0")
-        for (const e of fixture.episodes.filter((e) => !delivered.includes(e.episode_index)))
-          expect(everyText(dir)).not.toContain(`task of episode ${e.episode_index}`);
+      // Nor their tasks: v2.x keeps the tasks used, v3.0 keeps every position of tasks.parquet
+      // (LeRobot reads a task by it) with a placeholder for the text of a task not performed.
+      const texts = `${everyText(dir)}\n${await tasksListed(dir)}`;
+      for (const e of fixture.episodes)
+        if (delivered.includes(e.episode_index)) expect(texts).toContain(`task of episode ${e.episode_index}`);
+        else expect(texts).not.toContain(`task of episode ${e.episode_index}`);
       const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
       expect(provenance.meta_originals_trimmed.episode_indices).toEqual(delivered);
 
@@ -323,6 +325,17 @@ function everyText(dir: string): string {
     }
   };
   walk(dir);
+  return out.join("\n");
+}
+
+/** The task texts of every v3.0 tasks.parquet in the directory, decoded (the files are compressed). */
+async function tasksListed(dir: string): Promise<string> {
+  const out: unknown[] = [];
+  for (const meta of ["meta", `${ORIGINALS_DIR}/meta`]) {
+    const file = path.join(dir, meta, "tasks.parquet");
+    if (existsSync(file))
+      for await (const { rows } of parquetBatches(await openParquet(file))) out.push(...rows.map((r) => r.task));
+  }
   return out.join("\n");
 }
 

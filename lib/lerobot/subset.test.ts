@@ -312,9 +312,23 @@ describe("a v3.0 subset", () => {
       "meta/episodes/chunk-000/file-000.parquet",
       "meta/episodes/chunk-000/file-001.parquet",
     ]);
-    expect(readFileSync(path.join(target, "meta/tasks.parquet"))).toEqual(
-      readFileSync(path.join(f.root, "meta/tasks.parquet")),
+    // tasks.parquet keeps every position (LeRobot reads a task by it), but only the texts of the
+    // tasks the subset performs: episode 0's task, which neither 1 nor 2 performs, is not carried.
+    const taskRows = async (root: string) =>
+      (await all(parquetBatches(await openParquet(path.join(root, "meta/tasks.parquet"))))).flatMap((b) =>
+        b.rows.map((r) => plainValue(r)),
+      );
+    const tasks = await taskRows(target);
+    expect(tasks).toEqual(
+      (await taskRows(f.root)).map((row, i) =>
+        i === 0 ? { ...(row as object), task: "(task 0: not in this subset)" } : row,
+      ),
     );
+    expect(JSON.stringify(tasks)).not.toContain(LONG_300.slice(0, 40));
+    expect(result.totalTasks).toBe(3);
+    const pandas = async (root: string) =>
+      (await openParquet(path.join(root, "meta/tasks.parquet"))).metadata.key_value_metadata;
+    expect(await pandas(target)).toEqual(await pandas(f.root));
     for (const file of ["meta/episodes/chunk-000/file-000.parquet", "meta/episodes/chunk-000/file-001.parquet"]) {
       const before = await openParquet(path.join(f.root, file));
       const after = await openParquet(path.join(target, file));

@@ -14,7 +14,8 @@
  *   episodes use; stats.json aggregated from the selected episodes' stats (v2.1) as LeRobot's own
  *   metadata does, or unchanged (v2.0, which has no per-episode stats).
  * - v3.0: each meta/episodes file with the selected rows only, same columns and types; tasks.parquet
- *   unchanged (LeRobot looks tasks up by position); stats.json aggregated from the selected rows.
+ *   with every row (LeRobot looks tasks up by position), the text of a task no selected episode
+ *   performs replaced by a placeholder; stats.json aggregated from the selected rows.
  * - subtasks.parquet, where present, unchanged (labels are looked up by position too).
  * - `videoKeys`: the cameras kept; the others leave info.json's features and stats.json, as
  *   LeRobot's own remove_feature does (which also keeps their columns in meta/episodes).
@@ -529,16 +530,44 @@ async function planV3(
     ]);
   }
 
-  // Tasks stay whole: LeRobot reads a frame's task as tasks.iloc[task_index], by position.
+  // Tasks keep their positions: LeRobot reads a frame's task as tasks.iloc[task_index]. But the
+  // text of a task none of the subset's episodes performs describes episodes outside it, so it is
+  // replaced by a placeholder (one of its own: the text is pandas' index).
   const tasks = await readFile(await within(root, V3_TASKS_PATH)).catch(() => {
     throw new SubsetError(`${V3_TASKS_PATH} is missing`);
   });
-  const totalTasks = Number((await openParquet(await within(root, V3_TASKS_PATH))).metadata.num_rows);
-  writes.push([
-    V3_TASKS_PATH,
-    (target) =>
-      path.resolve(target) === path.resolve(root, V3_TASKS_PATH) ? Promise.resolve() : writeAtomically(target, tasks),
-  ]);
+  const tasksParquet = await openParquet(await within(root, V3_TASKS_PATH));
+  const totalTasks = Number(tasksParquet.metadata.num_rows);
+  const used = new Set<string>();
+  let performedKnown = true;
+  for (const [, , kept] of keptByFile)
+    for (const row of kept) {
+      if (Array.isArray(row.tasks)) for (const task of row.tasks) used.add(String(task));
+      else performedKnown = false;
+    }
+  const textColumn = ["task", "__index_level_0__"].find((c) => tasksParquet.columns.includes(c));
+  const taskRows: Record<string, unknown>[] = [];
+  if (performedKnown && textColumn) for await (const { rows } of parquetBatches(tasksParquet)) taskRows.push(...rows);
+  const unused = taskRows.some((row) => !used.has(String(row[textColumn!])));
+  if (unused) {
+    const placeheld = taskRows.map((row, i) =>
+      used.has(String(row[textColumn!]))
+        ? row
+        : { ...row, [textColumn!]: `(task ${Number(row.task_index ?? i)}: not in this subset)` },
+    );
+    writes.push([
+      V3_TASKS_PATH,
+      (target) =>
+        mkdir(path.dirname(target), { recursive: true }).then(() =>
+          writeParquet(target, placeheld, tasksParquet.metadata.schema, tasksParquet.metadata.key_value_metadata),
+        ),
+    ]);
+  } else
+    writes.push([
+      V3_TASKS_PATH,
+      (target) =>
+        path.resolve(target) === path.resolve(root, V3_TASKS_PATH) ? Promise.resolve() : writeAtomically(target, tasks),
+    ]);
 
   if (stats.some((s) => Object.keys(s).length)) {
     const aggregated = aggregateStats(stats);
