@@ -196,8 +196,16 @@ describe("createPreview", () => {
   it("lists an episode's streams, video to play and anything else with its size, disclosing nothing", async () => {
     const before = (await entries()).length;
     expect(await episodeStreams(as(licensee), { episodeId: first })).toEqual([
-      { stream: "cam", media_type: "video/mp4", size_bytes: 1234, video: true, codec: null },
-      { stream: "joints", media_type: "application/vnd.apache.parquet", size_bytes: 99, video: false, codec: null },
+      { stream: "cam", media_type: "video/mp4", size_bytes: 1234, video: true, codec: null, table: null },
+      // A parquet stream of our own format other than `data` is listed, not plotted.
+      {
+        stream: "joints",
+        media_type: "application/vnd.apache.parquet",
+        size_bytes: 99,
+        video: false,
+        codec: null,
+        table: null,
+      },
     ]);
     const reviewed = await reviewEpisode(as(reviewer), { episodeId: first });
     expect(reviewed).toMatchObject({

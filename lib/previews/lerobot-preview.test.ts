@@ -52,20 +52,30 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const preview = (body: unknown) => call(POST, "/api/v1/previews", { method: "POST", key, body });
 
 describe("previewing an episode of a LeRobot v3.0 dataset", () => {
-  it("gives each camera's shared file with the episode's range in it, and discloses the episodes that file holds", async () => {
+  it("gives each camera's shared file with the episode's range in it, and the data table, and discloses the episodes those files hold", async () => {
     // Episode 1 is the second of its file: it starts where episode 0 ends.
     const res = await preview({ episode_id: id(1) });
     expectOk(res, 201);
     const range = f.videoRanges.get(1)!;
     expect(range.from).toBeGreaterThan(0);
-    expect(res.json.streams.map(({ url: _, ...s }: { url: string }) => s)).toEqual(
-      [...cameras].sort().map((stream) => ({ stream, media_type: "video/mp4", start_s: range.from, end_s: range.to })),
-    );
+    // The data table comes with the video, so the player can plot what the robot did: its rows are
+    // found by episode_index, so its range is the episode's own clock.
+    expect(res.json.streams.map(({ url: _, ...s }: { url: string }) => s)).toEqual([
+      {
+        stream: "data",
+        media_type: "application/vnd.apache.parquet",
+        start_s: 0,
+        end_s: expect.closeTo(range.to - range.from, 6),
+      },
+      ...[...cameras]
+        .sort()
+        .map((stream) => ({ stream, media_type: "video/mp4", start_s: range.from, end_s: range.to })),
+    ]);
     expect(range.to - range.from).toBeCloseTo(f.episodes[1]!.length / f.fps, 6);
 
     // Whoever holds the URL can watch the whole file, episode 0 included: the entry says so.
-    const files = f.files.filter((file) => file.path.endsWith(".mp4") && file.episodes.includes(1));
-    expect(files.length).toBe(cameras.length);
+    const files = f.files.filter((file) => file.episodes.includes(1));
+    expect(files.length).toBe(cameras.length + 1);
     const held = [...new Set(files.flatMap((file) => file.episodes))].sort().map(id);
     expect(held).toEqual([id(0), id(1)]);
     const [entry] = await sql()<
@@ -79,7 +89,7 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
     >`
       select requested_scope, episode_count, episodes_sha256, file_count, total_bytes::float8 as total_bytes from disclosures where id = ${res.json.preview_id}`;
     expect(entry).toEqual({
-      requested_scope: { episode_ids: [id(1)], streams: [...cameras].sort() },
+      requested_scope: { episode_ids: [id(1)], streams: ["data", ...[...cameras].sort()] },
       episode_count: 2,
       episodes_sha256: episodesDigest(held),
       file_count: files.length,
@@ -92,22 +102,25 @@ describe("previewing an episode of a LeRobot v3.0 dataset", () => {
     expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
 
     // The URL serves the shared file itself, ranges and all.
-    const file = files.find((candidate) => candidate.stream === res.json.streams[0].stream)!;
+    const file = files.find((candidate) => candidate.stream === res.json.streams[1].stream)!;
     const bytes = readFileSync(path.join(f.root, file.path));
-    const ranged = await fetch(res.json.streams[0].url, { headers: { range: "bytes=0-99" } });
+    const ranged = await fetch(res.json.streams[1].url, { headers: { range: "bytes=0-99" } });
     expect(ranged.status).toBe(206);
     expect(Buffer.from(await ranged.arrayBuffer())).toEqual(bytes.subarray(0, 100));
   });
 
-  it("starts the first episode of a file at 0 and lists the data stream with its size, not as video", async () => {
+  it("starts the first episode of a file at 0, and takes the data table alone when asked for it", async () => {
     const res = await preview({ episode_id: id(2) });
     expectOk(res, 201);
     expect(res.json.streams.map((s: { start_s: number; end_s: number }) => [s.start_s, s.end_s])).toEqual(
-      cameras.map(() => [0, f.videoRanges.get(2)!.to]),
+      [0, ...cameras].map(() => [0, expect.closeTo(f.videoRanges.get(2)!.to, 6)]),
     );
-    const refused = await preview({ episode_id: id(2), streams: ["data"] });
+    const data = await preview({ episode_id: id(2), streams: ["data"] });
+    expectOk(data, 201);
+    expect(data.json.streams.map((s: { stream: string }) => s.stream)).toEqual(["data"]);
+    const refused = await preview({ episode_id: id(2), streams: ["meta"] });
     expect(refused.status).toBe(400);
-    expect(refused.json.error.message).toContain("data");
+    expect(refused.json.error.message).toContain("meta");
   });
 
   it("lists each camera with the codec info.json states, so that the player can name what it could not play", async () => {
