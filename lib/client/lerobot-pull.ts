@@ -328,6 +328,7 @@ export async function finishLeRobotPull(input: {
     dir,
     input.inScope,
     layout.episodes.delivered.map((id) => episodeIndexOf(datasetId, id)),
+    Boolean(earlier?.meta_originals_trimmed),
   );
   await writeProvenance(provenanceFile, input, earlier, {
     trimmed,
@@ -547,12 +548,14 @@ async function trimOriginalMeta(
   dir: string,
   inScope: ManifestFile[],
   delivered: number[],
+  trimmedBefore: boolean,
 ): Promise<TrimmedOriginals | null> {
   const originals = await pathInside(dir, ORIGINALS_DIR);
   const listed = (await listedEpisodes(originals)).episodes;
   const kept = new Set(delivered);
   const keep = listed.filter((e) => kept.has(e));
-  if (keep.length === listed.length) return null;
+  // Cut down by an earlier run: cut again, so that the provenance keeps describing what is kept.
+  if (keep.length === listed.length && !trimmedBefore) return null;
   const metaFiles = inScope.filter((f) => f.episode_ids.length === 0 && f.path.startsWith("meta/"));
   const staging = await pathInside(dir, `${ORIGINALS_DIR}.${randomBytes(6).toString("hex")}.tmp`);
   try {

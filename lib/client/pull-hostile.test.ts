@@ -310,6 +310,12 @@ describe("das pull against a malicious server", () => {
       expect(hostile.downloads.length).toBe(requested);
       expect(second.already_verified).toBe(second.files);
       expect(await mentioned()).toEqual(expected);
+      // And so does every run after it: the provenance still describes what is kept.
+      const third = await run();
+      expect(third).toMatchObject({ failed: [], downloads: [], already_verified: third.files });
+      expect(JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8")).meta_originals_trimmed).toEqual(
+        provenance.meta_originals_trimmed,
+      );
     });
   }
 });
