@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { AnnotationRecord } from "@/lib/catalog/list-annotations";
 import type { PreviewStream } from "@/lib/previews/create-preview";
 import type { EpisodeStream } from "@/lib/previews/episode-streams";
@@ -71,6 +71,9 @@ function TablePlots({
   length: number;
 }) {
   const [loaded, setLoaded] = useState<Loaded>({ state: "loading" });
+  // Read once per URL: the length only spreads the rows of a table without timestamps, and a
+  // change of the large stream (whose range may differ by a frame) is no reason to fetch again.
+  const lengthWhenRead = useRef(length);
   useEffect(() => {
     let current = true;
     readEpisodeTable({
@@ -78,7 +81,7 @@ function TablePlots({
       size: table.size_bytes,
       episodeIndex: table.table?.episode_index ?? null,
       names: table.table?.names ?? {},
-      duration: length,
+      duration: lengthWhenRead.current,
     }).then(
       (data) => current && setLoaded({ state: "ready", data }),
       (error: unknown) =>
@@ -91,7 +94,7 @@ function TablePlots({
     return () => {
       current = false;
     };
-  }, [url, table, length]);
+  }, [url, table]);
 
   if (loaded.state === "loading")
     return (
