@@ -314,7 +314,8 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
     const missing = await das(["versions", "no-such-dataset"], envOf(small));
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim()).toMatch(/^not_found: No such dataset is available to you\. \(req_[0-9A-Za-z]+\)$/);
-    const badKey = await das(["datasets"], { DAS_API_URL: server.url, DAS_API_KEY: "das_nope" });
+    // A key of the right shape that the service never issued (a malformed one is refused before it is sent).
+    const badKey = await das(["datasets"], { DAS_API_URL: server.url, DAS_API_KEY: `das_${"x".repeat(43)}` });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr.trim()).toMatch(/^unauthorized: .+ \(req_[0-9A-Za-z]+\)$/);
     const usage = await das(["pull", `${small.datasetId}@1.0.0`], envOf(small));

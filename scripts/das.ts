@@ -6,7 +6,8 @@ import { bytes, csvLine, shorten, table } from "@/lib/client/format";
 import { describeSummary, pull, PullError } from "@/lib/client/pull";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, say, UsageError } from "./cli/terminal";
-import { byteRate, commaList, target, wholeNumberFrom, type Target } from "./cli/values";
+import { apiKey, byteRate, commaList, serviceUrl, target, wholeNumberFrom, type Target } from "./cli/values";
+import { filterValuesHint } from "./cli/episode-values";
 
 const program = cliProgram({
   name: "das",
@@ -155,7 +156,7 @@ program
               episode.episode_id,
               shorten(episode.task, 30),
               episode.environment,
-              episode.duration_s,
+              seconds(episode.duration_s),
               episode.outcome,
               episode.has_recovery ? "yes" : "no",
               episode.contributor,
@@ -171,6 +172,11 @@ program
               ),
             );
           say(`${total} episode(s).`);
+        }
+        // A filter that matched nothing is most often a value the version does not use ("failed").
+        if (total === 0) {
+          const hint = await filterValuesHint(api, datasetId, version, filter);
+          if (hint) say(hint);
         }
       },
     ),
@@ -196,8 +202,8 @@ program
             page.annotations.map((a) => [
               a.annotation_id,
               a.label,
-              a.start_s,
-              a.end_s,
+              seconds(a.start_s),
+              seconds(a.end_s),
               shorten(JSON.stringify(a.attributes), 60),
             ]),
           ),
@@ -297,9 +303,14 @@ function withApi<A extends unknown[]>(work: (api: ApiClient, ...args: A) => Prom
     if (!url)
       throw new UsageError("Set DAS_API_URL (or --url) to the service's address, e.g. https://das.example.com.");
     if (!key) throw new UsageError("Set DAS_API_KEY (or --key) to your API key (das_...).");
-    await work(new ApiClient({ baseUrl: url, key, onWait }), ...args);
+    const given = this.opts<{ url?: string; key?: string }>();
+    const baseUrl = serviceUrl(url, given.url ? "--url" : "DAS_API_URL");
+    await work(new ApiClient({ baseUrl, key: apiKey(key, given.key ? "--key" : "DAS_API_KEY"), onWait }), ...args);
   };
 }
+
+/** Seconds in a table, to the hundredth: 11.433333333333334 is 11.43 (--format csv and jsonl keep every digit). */
+const seconds = (value: number) => Math.round(value * 100) / 100;
 
 /** Writes to stdout, waiting when the reader is slower than the API. */
 function write(text: string): Promise<void> | void {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { showUnsafe } from "@/lib/characters";
 import { parseTarget } from "@/lib/client/format";
 import { UsageError } from "./terminal";
 
@@ -72,3 +73,44 @@ export function datasetVersion(text: string): Target {
 export const repeatable =
   <T>(parse: (text: string) => T) =>
   (text: string, previous: T[] | undefined): T[] => [...(previous ?? []), parse(text)];
+
+/** Host names that are this machine: an address without a scheme is taken as plain http:// for them only. */
+const LOOPBACK = /^(localhost|127(?:\.[0-9]{1,3}){3}|\[::1\])$/i;
+
+/**
+ * The service's address from --url or DAS_API_URL (`from` names which). One without a scheme is
+ * taken as http:// when it is this machine (`localhost:3000`, what a newcomer types); any other
+ * is refused, since sending a key over plain HTTP to another machine must be asked for.
+ */
+export function serviceUrl(text: string, from: string): string {
+  const value = text.trim();
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  const host = /^(\[[^\]]*\]|[^/:?#]*)/.exec(value)?.[1] ?? "";
+  if (LOOPBACK.test(host)) return `http://${value}`;
+  throw new UsageError(
+    `${from} '${value}' has no scheme: write https://${value} (or http://${value} for a service without TLS).`,
+  );
+}
+
+/**
+ * An API key from --key or DAS_API_KEY: `das_` and 43 letters and digits (KEY_PATTERN in
+ * lib/auth/api-keys.ts, which a test holds this to). A wrong one is refused here, saying which way
+ * it is wrong, rather than sent; only its length and first characters are shown, since it may be a
+ * real key with a typo.
+ */
+export const API_KEY_PATTERN = /^das_[0-9A-Za-z]{43}$/;
+
+export function apiKey(text: string, from: string): string {
+  // `$(cat key.txt)` and copies from a terminal bring line breaks and quotes along.
+  const value = text.trim().replace(/^(["'])(.*)\1$/, "$2");
+  if (API_KEY_PATTERN.test(value)) return value;
+  const wrong = !value.startsWith("das_")
+    ? `it starts '${showUnsafe(value.slice(0, 4))}'`
+    : /[^0-9A-Za-z]/.test(value.slice(4))
+      ? "it holds characters other than letters and digits after das_"
+      : `it has ${value.length} characters`;
+  throw new UsageError(
+    `${from} is not an API key: a key is das_ and 43 letters and digits (47 characters), but ${wrong}. ` +
+      "Keys are printed once by das-admin key create (and the demo's at every start of the service).",
+  );
+}
