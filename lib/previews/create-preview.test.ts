@@ -303,3 +303,19 @@ describe("the log's rules for entries without a licence", () => {
     });
   });
 });
+
+describe("simultaneous equal previews", () => {
+  it("append one entry: the others find it before the lock, or under it and roll back to return it", async () => {
+    const before = (await entries()).length;
+    const made = await Promise.all(Array.from({ length: 8 }, () => createPreview(as(admin), { episode_id: first })));
+    expect(made.filter((m) => !m.replayed)).toHaveLength(1);
+    expect(new Set(made.map((m) => m.preview.preview_id)).size).toBe(1);
+    expect(new Set(made.map((m) => JSON.stringify(m.preview.streams))).size).toBe(1);
+    expect((await entries()).length).toBe(before + 1);
+    // No episodes were left behind by the ones that rolled back.
+    const [orphans] = await iso.sql<{ n: number }[]>`
+      select count(*)::int as n from disclosure_episodes de where not exists (select from disclosures d where d.id = de.disclosure_id)`;
+    expect(orphans!.n).toBe(0);
+    expect(await verifyChain(iso.operator)).toMatchObject({ intact: true });
+  });
+});
