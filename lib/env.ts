@@ -45,6 +45,12 @@ const EnvSchema = z.object({
   /** How soon an instance tries again to listen for invalidations after losing the channel. */
   API_CACHE_RELISTEN_MS: positiveInt(1000),
   S3_ENDPOINT: optionalString,
+  /**
+   * The store's address as the service's clients reach it, when it differs from S3_ENDPOINT (the
+   * address the service itself uses): signed URLs and the portal's media policy name it. The
+   * embedded store then also listens on every interface, at its port.
+   */
+  S3_PUBLIC_ENDPOINT: optionalString,
   S3_REGION: z.string().default("us-east-1"),
   S3_BUCKET: optionalString,
   S3_ACCESS_KEY_ID: optionalString,

@@ -30,7 +30,7 @@ import { listLicences, listVersionChoices, type LicenceRecord } from "@/lib/admi
 import { KEY_STATUSES, listKeys, type KeyRecord, type KeyStatus } from "@/lib/admin/list-keys";
 import { listDatasetVersions } from "@/lib/admin/list-datasets";
 import { DISCLOSURE_CHANNELS, USER_ROLES, type UserRole } from "@/lib/db/schema";
-import { seedDemo } from "@/lib/dev/demo/seed";
+import { printAccounts, seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "@/lib/disclosures/verify";
 import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
@@ -561,12 +561,13 @@ program
   .option("--episodes <n>", "episodes per dataset version", positiveWholeNumber)
   .action(
     onDatabase(async ({ ctx, runtime }, options: { episodes?: number }) => {
-      await seedDemo(ctx, {
+      const accounts = await seedDemo(ctx, {
         episodesPerVersion: options.episodes,
         appSecret: runtime.env.APP_SECRET!,
         store: storeLocation(),
         log: say,
       });
+      printAccounts(accounts, say);
     }),
   );
 

@@ -60,7 +60,16 @@ export function localStoreCredentials(dataDir: string): StoreCredentials {
  * installation's digest signing key. Configured values are left alone (production).
  */
 export async function startEmbeddedDefault(
-  options: { log?: (line: string) => void; sharedBuffers?: string } = {},
+  options: {
+    log?: (line: string) => void;
+    sharedBuffers?: string;
+    /**
+     * The service's own start: its local store serves S3_PUBLIC_ENDPOINT's clients, on every
+     * interface at that port. das-admin on the same data directory (while the service runs) reads
+     * and writes the same files through a store on this machine only.
+     */
+    serveStore?: boolean;
+  } = {},
 ): Promise<Runtime> {
   const dataDir = dataDirectory();
   const env: Record<string, string> = {};
@@ -81,7 +90,9 @@ export async function startEmbeddedDefault(
   }
   let embeddedStore = false;
   if (!process.env.S3_BUCKET) {
-    const store = await startLocalStore(path.join(dataDir, "s3"), localStoreCredentials(dataDir));
+    const store = await startLocalStore(path.join(dataDir, "s3"), localStoreCredentials(dataDir), {
+      publicEndpoint: options.serveStore ? process.env.S3_PUBLIC_ENDPOINT : undefined,
+    });
     stops.push(store.stop);
     Object.assign(env, store.env);
     embeddedStore = true;

@@ -28,7 +28,11 @@ const READ_FROM_ANY_ORIGIN = `<CORSConfiguration><CORSRule><AllowedOrigin>*</All
  * signatures made with `credentials`: with s3rver's well-known pair, any process on the machine
  * could read (and write) the files without a download being disclosed.
  */
-export async function startLocalStore(dir: string, credentials: StoreCredentials): Promise<LocalStore> {
+export async function startLocalStore(
+  dir: string,
+  credentials: StoreCredentials,
+  options: { publicEndpoint?: string } = {},
+): Promise<LocalStore> {
   mkdirSync(dir, { recursive: true });
   // CommonJS, loaded on demand: only the embedded default needs it.
   const { default: S3rver } = await import("@20minutes/s3rver");
@@ -36,9 +40,17 @@ export async function startLocalStore(dir: string, credentials: StoreCredentials
   const { default: AWSAccount } = await import("@20minutes/s3rver/lib/models/account.js");
   AWSAccount.DUMMY_ACCOUNT.revokeAccessKey(WELL_KNOWN_ACCESS_KEY_ID);
   AWSAccount.DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
-  const port = (await portIsFree(PREFERRED_PORT)) ? PREFERRED_PORT : 0;
+  // Reached from other machines at a public address, it listens on every interface at that
+  // address's port (every request must still be signed with the installation's key); otherwise on
+  // this machine only.
+  const exposed = options.publicEndpoint ? new URL(options.publicEndpoint) : undefined;
+  const port = exposed
+    ? Number(exposed.port || (exposed.protocol === "https:" ? 443 : 80))
+    : (await portIsFree(PREFERRED_PORT))
+      ? PREFERRED_PORT
+      : 0;
   const server = new S3rver({
-    address: "127.0.0.1",
+    address: exposed ? "0.0.0.0" : "127.0.0.1",
     port,
     directory: dir,
     silent: true,

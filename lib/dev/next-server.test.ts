@@ -28,6 +28,17 @@ describe("productionBuildIsCurrent", () => {
     expect(productionBuildIsCurrent(root)).toBe(false);
   });
 
+  it("is not made stale by a changed test, which is not in the bundle", () => {
+    root = mkdtempSync(path.join(tmpdir(), "das-build-"));
+    place("lib/catalog/list.ts", 300);
+    place(".next/BUILD_ID", 100);
+    place("lib/catalog/list.test.ts", 10);
+    place("app/(portal)/rbac.test.tsx", 10);
+    expect(productionBuildIsCurrent(root)).toBe(true);
+    place("lib/catalog/list.ts", 5);
+    expect(productionBuildIsCurrent(root)).toBe(false);
+  });
+
   it("notices a changed proxy or package.json as well", () => {
     root = mkdtempSync(path.join(tmpdir(), "das-build-"));
     place(".next/BUILD_ID", 100);

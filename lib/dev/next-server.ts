@@ -24,7 +24,8 @@ export function productionBuildIsCurrent(root = PROJECT_ROOT): boolean {
   const newerThanBuild = (file: string): boolean => {
     const stat = statSync(file, { throwIfNoEntry: false });
     if (!stat) return false;
-    if (!stat.isDirectory()) return stat.mtimeMs > builtAt;
+    // Tests are not in the bundle: a changed test leaves the build current.
+    if (!stat.isDirectory()) return stat.mtimeMs > builtAt && !/\.test\.tsx?$/.test(file);
     return readdirSync(file).some((name) => newerThanBuild(path.join(file, name)));
   };
   return !BUILD_SOURCES.some((source) => newerThanBuild(path.join(root, source)));

@@ -24,10 +24,21 @@ export function storeLocation(): StoreLocation {
   };
 }
 
+/**
+ * The store as clients reach it: its signed URLs are fetched by browsers and `das` on other
+ * machines, for whom the service's own address of the store (127.0.0.1 for the embedded one) is
+ * not it. A URL is signed for the host it names, so the same key signs for either address.
+ */
+export function publicStoreLocation(): StoreLocation {
+  const location = storeLocation();
+  const publicEndpoint = env().S3_PUBLIC_ENDPOINT;
+  return publicEndpoint ? { ...location, endpoint: publicEndpoint.replace(/\/+$/, "") } : location;
+}
+
 /** Where the browser fetches signed URLs from (the portal's player plays video from there), or null while no store is configured. */
 export function storeOrigin(): string | null {
   try {
-    return presignedOrigin(storeLocation());
+    return presignedOrigin(publicStoreLocation());
   } catch (error) {
     if (error instanceof AppError) return null;
     throw error;
@@ -38,7 +49,7 @@ const globalForStore = globalThis as unknown as { dasPresigner?: BatchPresigner 
 
 /** One presigner per process: its signing key is derived once a day and reused for every URL. */
 export function presigner(): BatchPresigner {
-  globalForStore.dasPresigner ??= new BatchPresigner(storeLocation());
+  globalForStore.dasPresigner ??= new BatchPresigner(publicStoreLocation());
   return globalForStore.dasPresigner;
 }
 
