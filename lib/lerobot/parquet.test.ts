@@ -5,6 +5,8 @@ import path from "node:path";
 import { asyncBufferFromFile, type AsyncBuffer, type SchemaElement } from "hyparquet";
 import { parquetWriteFile } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
+import { gzipSync } from "node:zlib";
+import { forgeParquetRowCount } from "@/lib/testing/lerobot-fixtures";
 import { BATCH_ROWS, openParquet, parquetBatches, rewriteParquet, type ParquetFile } from "./parquet";
 
 const roots: string[] = [];
@@ -158,5 +160,79 @@ describe("parquetBatches on a file of one large row group", () => {
     expect(after).toEqual(before.filter((_, i) => i % 3 !== 0).map((e) => e * 2));
     expect(rewritten.columns).toEqual(parquet.columns);
     expect(rewritten.metadata.row_groups.every((g) => Number(g.num_rows) <= BATCH_ROWS)).toBe(true);
+  });
+
+  /** Three rows of episode_index and a GZIP column of `bytes` bytes a row: kilobytes on disk. */
+  function smallFile(bytes = 16): string {
+    const root = mkdtempSync(path.join(os.tmpdir(), "das-parquet-"));
+    roots.push(root);
+    const file = path.join(root, "file.parquet");
+    parquetWriteFile({
+      filename: file,
+      columnData: [
+        { name: "episode_index", data: [0n, 1n, 2n], type: "INT64" },
+        {
+          name: "notes",
+          data: [0, 1, 2].map(() => new Uint8Array(bytes).fill(0x61)),
+          type: "BYTE_ARRAY",
+          codec: "GZIP",
+        },
+      ],
+      compressors: { GZIP: (input: Uint8Array) => new Uint8Array(gzipSync(input)) },
+    });
+    return file;
+  }
+
+  it("refuses a footer that declares more rows than its column chunks hold, naming the file, at once", async () => {
+    const file = smallFile();
+    forgeParquetRowCount(file, 10n ** 15n);
+    await expect(openParquet(file)).rejects.toThrow(
+      `${file}: the parquet footer declares 1000000000000000 rows in row group 0, but its column episode_index holds only 3 values`,
+    );
+    // Value counts forged as well: the first read past the values there are stops.
+    forgeParquetRowCount(file, 10n ** 15n, { values: true });
+    const parquet = await openParquet(file);
+    const started = Date.now();
+    const read = async () => {
+      for await (const _ of parquetBatches(parquet)) {
+      }
+    };
+    await expect(read()).rejects.toThrow(
+      `${file}: the parquet footer declares more rows than the column chunks hold (column episode_index has no value for row 4)`,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it("stops between reads once its signal is aborted", async () => {
+    const parquet = await openParquet(convertedDataFile(false));
+    const controller = new AbortController();
+    const firsts: number[] = [];
+    const read = async () => {
+      for await (const { first } of parquetBatches(parquet, ["episode_index"], {
+        rows: 1_000,
+        signal: controller.signal,
+      })) {
+        firsts.push(first);
+        if (firsts.length === 2) controller.abort(new Error("interrupted"));
+      }
+    };
+    await expect(read()).rejects.toThrow("interrupted");
+    expect(firsts).toEqual([0, 1_000]);
+  });
+
+  it("decompresses no more than a read may hold, and nothing of a column not asked for", async () => {
+    const file = smallFile(8 * 2 ** 20);
+    const parquet = await openParquet(file);
+    const bytes = 4 * 2 ** 20;
+    const rows: unknown[] = [];
+    for await (const batch of parquetBatches(parquet, ["episode_index"], { bytes })) rows.push(...batch.rows);
+    expect(rows).toEqual([{ episode_index: 0n }, { episode_index: 1n }, { episode_index: 2n }]);
+    const read = async () => {
+      for await (const _ of parquetBatches(parquet, undefined, { bytes })) {
+      }
+    };
+    await expect(read()).rejects.toThrow(
+      `${file}: rows 1 to 1 decompress to more than 4,194,304 bytes, the most one read may hold`,
+    );
   });
 });
