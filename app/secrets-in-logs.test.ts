@@ -187,21 +187,16 @@ describe("secrets in logs", () => {
     expect
       .soft(keyName)
       .toMatchObject({ code: 1, stdout: "", stderr: "das-admin: A key name must not contain control characters.\n" });
-    expect
-      .soft(orgName)
-      .toMatchObject({
-        code: 1,
-        stdout: "",
-        stderr:
-          "das-admin: An organisation name must not contain control characters other than tabs and line breaks.\n",
-      });
-    expect
-      .soft(email)
-      .toMatchObject({
-        code: 1,
-        stdout: "",
-        stderr: 'das-admin: "a\\u0001b@secrets.example" is not an email address.\n',
-      });
+    expect.soft(orgName).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: "das-admin: An organisation name must not contain control characters other than tabs and line breaks.\n",
+    });
+    expect.soft(email).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: 'das-admin: "a\\u0001b@secrets.example" is not an email address.\n',
+    });
     expect
       .soft(taken)
       .toMatchObject({ code: 1, stdout: "", stderr: `das-admin: A user with email ${adminEmail} already exists.\n` });

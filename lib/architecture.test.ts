@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { reachable, resolveImport } from "./testing/import-graph";
 import { PROJECT_ROOT } from "./dev/embedded-default";
 
 // The layers of docs/architecture.md, checked on every import of every source file rather than
@@ -74,23 +75,15 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** The project file an import names, or null for a package. Throws for one that names no file. */
-function resolve(from: string, specifier: string): string | null {
-  let base: string;
-  if (specifier.startsWith("@/")) base = specifier.slice(2);
-  else if (specifier.startsWith(".")) base = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
-  else return null;
-  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, `${base}.d.ts`, `${base}/index.ts`]) {
-    if (existsSync(path.join(PROJECT_ROOT, candidate)) && statSync(path.join(PROJECT_ROOT, candidate)).isFile())
-      return candidate;
-  }
-  throw new Error(`${from}: cannot resolve "${specifier}"`);
-}
-
 function importsOf(file: string): Import[] {
   const text = readFileSync(path.join(PROJECT_ROOT, file), "utf8");
   // Static imports, `export ... from`, dynamic import() and require(), type-only ones included.
   const { importedFiles } = ts.preProcessFile(text, true, true);
-  return importedFiles.map(({ fileName }) => ({ from: file, specifier: fileName, target: resolve(file, fileName) }));
+  return importedFiles.map(({ fileName }) => ({
+    from: file,
+    specifier: fileName,
+    target: resolveImport(file, fileName),
+  }));
 }
 
 const layerOf = (file: string) => LAYERS.findIndex((layer) => layer.holds(file));
@@ -171,5 +164,14 @@ describe("the layers", () => {
       { from: "components/ui/button.tsx", specifier: "@/app/(portal)/actions", target: "app/(portal)/actions.ts" },
     ];
     for (const one of refused) expect(violation(one), `${one.from} → ${one.specifier}`).not.toBeNull();
+  });
+});
+
+describe("das, the API's command-line client", () => {
+  it("loads nothing of the AWS SDK nor of the server's stores (it speaks only HTTP)", () => {
+    const { files, packages } = reachable("scripts/das.ts");
+    expect(files.size).toBeGreaterThan(10);
+    expect([...packages].filter((p) => p.startsWith("@aws-sdk/") || p.startsWith("@smithy/"))).toEqual([]);
+    expect([...files].filter((f) => f.startsWith("lib/storage/") || f === "lib/db/client.ts")).toEqual([]);
   });
 });

@@ -23,7 +23,7 @@ export function ErrorCodes({ rows }: { rows: ErrorCodeRow[] }) {
         rows={rows.map((row) => ({
           key: row.code,
           id: `error-${row.code}`,
-          cells: [row.status, row.code, <Inline text={row.meaning} />],
+          cells: [row.status, row.code, <Inline key="meaning" text={row.meaning} />],
         }))}
       />
     </section>

@@ -118,7 +118,7 @@ export function PropertiesTable({ schema }: { schema: JsonSchema }) {
               <span className="ml-1 text-slate-400">optional</span>
             )}
           </>,
-          <SchemaType schema={property} />,
+          <SchemaType key="type" schema={property} />,
           <>
             {property.description && <Inline text={property.description} />}
             <Constraints schema={property} />

@@ -105,6 +105,7 @@ export function EpisodePlayer({ episodeId, version, duration, spans, streams, re
   }, [engine, playing, preview]);
 
   // The length of a frame, measured from the main video's frames, for shift+arrow.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the main video is found by its data-main attribute, which moves with `main`.
   useEffect(() => {
     if (!preview) return;
     const video = player.current?.querySelector<HTMLVideoElement>(`video[data-main]`);

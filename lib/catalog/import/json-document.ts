@@ -77,7 +77,7 @@ export function parseJsonDocument<S extends z.ZodType>(
   return {
     problems: parsed.error.issues.map((issue) => {
       // The deepest node that exists along the issue's path: a missing field is reported at its parent.
-      let node;
+      let node: ReturnType<typeof findNodeAtLocation>;
       for (let depth = issue.path.length; depth >= 0 && !node; depth--) {
         node = findNodeAtLocation(tree, issue.path.slice(0, depth) as (string | number)[]);
       }
