@@ -69,6 +69,12 @@ def comparable_provenance(document: dict[str, Any]) -> dict[str, Any]:
     document["files"] = [{k: v for k, v in f.items() if k != "download_id"} for f in document["files"]]
     # Files the clients write are compared by content below; their bytes (parquet writers) may differ.
     document["written"] = [{k: v for k, v in w.items() if k != "sha256"} for w in document["written"]]
+    trimmed = document.get("meta_originals_trimmed")
+    if trimmed:
+        document["meta_originals_trimmed"] = {
+            **trimmed,
+            "files": [{**f, "kept_sha256": f["kept_sha256"] is not None} for f in trimmed["files"]],
+        }
     return document
 
 
@@ -104,6 +110,10 @@ def test_node_and_python_pulls_leave_the_same_tree(service, tmp_path, name):
         n = json.loads((node_dir / "das-provenance.json").read_text())
         assert comparable_provenance(p) == comparable_provenance(n)
         written = {w["path"] for w in p["written"]}
+        # The version's meta/ as kept under .das/original/, cut down to the delivered episodes.
+        for f in (p.get("meta_originals_trimmed") or {}).get("files", []):
+            if f["kept_sha256"] not in (None, f["sha256"]):
+                written.add(f".das/original/{f['path']}")
     for relative in files_under(python_dir):
         a, b = python_dir / relative, node_dir / relative
         if relative == "das-provenance.json":

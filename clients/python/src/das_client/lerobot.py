@@ -78,6 +78,14 @@ class Layout:
     indices: list[int]
     id_of: dict[int, str]
     version: str
+    trimmed: Optional[dict[str, Optional[str]]] = None
+
+    def trimmed_copy_of(self, f: dict[str, Any]) -> Optional[tuple[Optional[str]]]:
+        """A meta/ file an earlier pull cut down to the episodes it delivered: (the sha256 it kept,), or None."""
+        if self.trimmed is None:
+            return None
+        key = f"{f['path']}\0{f['sha256']}"
+        return (self.trimmed[key],) if key in self.trimmed else None
 
     def place_of(self, f: dict[str, Any]) -> str:
         if (not f["episode_ids"] and f["path"].startswith("meta/")) or (self.rewrite and _is_data_file(f)):
@@ -91,7 +99,12 @@ class Layout:
 
 
 def layout(
-    manifest: dict[str, Any], in_scope: list[dict[str, Any]], *, keep_original_indices: bool, streams: Optional[list[str]]
+    manifest: dict[str, Any],
+    in_scope: list[dict[str, Any]],
+    *,
+    keep_original_indices: bool,
+    streams: Optional[list[str]],
+    trimmed: Optional[dict[str, Any]] = None,
 ) -> Layout:
     fmt = manifest["format"]
     version = fmt["codebase_version"]
@@ -115,7 +128,14 @@ def layout(
         and any(_is_data_file(f) for f in in_scope)
         and (not _is_prefix(indices) or holds_others)
     )
+    trimmed_for = set((trimmed or {}).get("episode_indices", []))
+    trimmed_files = (
+        {f"{f['path']}\0{f['sha256']}": f["kept_sha256"] for f in trimmed["files"]}
+        if trimmed and all(episode_index_of(manifest["dataset_id"], e) in trimmed_for for e in delivered)
+        else None
+    )
     return Layout(
+        trimmed=trimmed_files,
         rewrite=rewrite,
         keep_original_indices=keep_original_indices,
         video_keys=video_keys,
@@ -683,6 +703,46 @@ def _copy_tree(source: Path, target: Path) -> None:
             os.replace(temporary, target / entry.name)
 
 
+def earlier_trimmed_originals(root: Path, manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """What an earlier pull into `root` kept of the version's meta/ when it cut it down, or None."""
+    earlier = _earlier_provenance(root / PROVENANCE_FILE, manifest)
+    return (earlier or {}).get("meta_originals_trimmed")
+
+
+def _trim_original_meta(root: Path, in_scope: list[dict[str, Any]], delivered: list[int]) -> Optional[dict[str, Any]]:
+    """Cuts the version's meta/ kept under .das/original/ down to the delivered episodes, when it lists others:
+    what stays in the directory is metadata of the episodes delivered (and so disclosed) only."""
+    originals = root / ORIGINALS_DIR
+    listed = listed_episodes(originals)[0]
+    kept_set = set(delivered)
+    keep = [e for e in listed if e in kept_set]
+    if len(keep) == len(listed):
+        return None
+    meta_files = [f for f in in_scope if not f["episode_ids"] and f["path"].startswith("meta/")]
+    staging = root / f"{ORIGINALS_DIR}.{secrets.token_hex(6)}.tmp"
+    try:
+        if keep:
+            write_subset_meta(originals, staging, keep)
+        files = []
+        for f in meta_files:
+            place = originals / f["path"]
+            cut = staging / f["path"]
+            digest = sha256_file(cut) if cut.is_file() else None
+            if digest is None:
+                place.unlink(missing_ok=True)
+            else:
+                os.replace(cut, place)
+            files.append({"path": f["path"], "sha256": f["sha256"], "kept_sha256": digest})
+        # A file of the version's meta/ that is not in the manifest was not delivered: nothing of it stays.
+        paths = {f["path"] for f in meta_files}
+        for existing in (originals / "meta").rglob("*"):
+            if existing.is_file() and existing.relative_to(originals).as_posix() not in paths:
+                existing.unlink()
+        return {"episode_indices": keep, "files": files}
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def _earlier_provenance(file: Path, manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
     try:
         document = json.loads(file.read_text("utf-8"))
@@ -788,6 +848,9 @@ def finish(
         else None
     )
 
+    # The version's meta/ describes every episode; only the delivered ones may stay in the directory.
+    trimmed = _trim_original_meta(root, in_scope, [episode_index_of(dataset_id, e) for e in layout.delivered])
+
     # The provenance: what das pull writes, field for field.
     before = {f"{f['path']}\0{f['sha256']}": f.get("download_id") for f in (earlier or {}).get("files", [])}
     all_downloads = list((earlier or {}).get("downloads", []))
@@ -867,6 +930,7 @@ def finish(
         else None,
         "written": written_entries,
         "meta_originals": ORIGINALS_DIR,
+        "meta_originals_trimmed": trimmed,
     }
     write_atomically(provenance_file, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
     return {

@@ -19,7 +19,7 @@ import httpx
 
 from .errors import PullError
 from .plan import PlannedRequest, Scope, files_in_scope, narrowed, plan_requests
-from .transfer import Interrupted, Throttle, destination, fetch_file, local_state, partial_path, shown
+from .transfer import Interrupted, Throttle, destination, fetch_file, local_state, partial_path, sha256_file, shown
 
 if TYPE_CHECKING:
     from .client import Client
@@ -142,7 +142,15 @@ def pull(
     from . import lerobot as lr
 
     layout = (
-        lr.layout(manifest, in_scope, keep_original_indices=keep_original_indices, streams=scope.streams) if fmt else None
+        lr.layout(
+            manifest,
+            in_scope,
+            keep_original_indices=keep_original_indices,
+            streams=scope.streams,
+            trimmed=lr.earlier_trimmed_originals(root, manifest),
+        )
+        if fmt
+        else None
     )
     place_of: Callable[[dict[str, Any]], str] = layout.place_of if layout else (lambda f: f["path"])
     summary = PullSummary(
@@ -237,6 +245,11 @@ def _check_local(root: Path, files: list[dict[str, Any]], summary: PullSummary, 
             summary.failed.append({"path": file["path"], "reason": str(error)})
             continue
         state = local_state(dest, file)
+        kept = layout.trimmed_copy_of(file) if layout else None
+        if kept is not None and (sha256_file(dest) if dest.is_file() else None) == kept[0]:
+            # A meta/ file an earlier pull delivered and cut down to its episodes, still as it left it.
+            summary.already_verified += 1
+            continue
         if state == "verified" or _adopt_verified_copy(root, file, dest, layout.alternatives_of(file) if layout else []):
             summary.already_verified += 1
             continue
