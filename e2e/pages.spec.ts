@@ -67,7 +67,7 @@ test("pages run under their Content-Security-Policy: an injected script does not
   });
   const response = await page.goto("/login");
   expect(response?.headers()["content-security-policy"]).toMatch(
-    /script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'.*frame-ancestors 'none'/,
+    /script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic' 'wasm-unsafe-eval'.*frame-ancestors 'none'/,
   );
   // The page's own scripts run (React focuses the email field), the injected one does not.
   await expect(page.getByLabel("Email")).toBeFocused();

@@ -156,7 +156,9 @@ describe("the security headers of portal pages", () => {
         .split(";")
         .map((d) => d.trim())
         .find((d) => d.startsWith("script-src ")) ?? "";
-    expect(scriptSrc, path).toMatch(/^script-src 'self' 'nonce-[A-Za-z0-9+/]{22}==' 'strict-dynamic'$/);
+    expect(scriptSrc, path).toMatch(
+      /^script-src 'self' 'nonce-[A-Za-z0-9+/]{22}==' 'strict-dynamic' 'wasm-unsafe-eval'$/,
+    );
     expect(policy, path).toContain("frame-ancestors 'none'");
     expect(policy, path).toContain("object-src 'none'");
     expect(policy, path).toContain("base-uri 'none'");

@@ -33,7 +33,15 @@ export function contentSecurityPolicy({
   const directives: Record<string, string[]> = {
     "default-src": ["'self'"],
     // 'strict-dynamic': the nonced framework scripts may load their chunks; 'self' is for browsers without CSP 3.
-    "script-src": ["'self'", `'nonce-${nonce}'`, "'strict-dynamic'", ...(development ? ["'unsafe-eval'"] : [])],
+    // 'wasm-unsafe-eval' compiles WebAssembly only (never evaluates text as script): the episode
+    // player's parquet reader decompresses the robot's data (zstd, brotli, snappy) with it.
+    "script-src": [
+      "'self'",
+      `'nonce-${nonce}'`,
+      "'strict-dynamic'",
+      "'wasm-unsafe-eval'",
+      ...(development ? ["'unsafe-eval'"] : []),
+    ],
     "style-src": ["'self'", development ? "'unsafe-inline'" : `'nonce-${nonce}'`],
     // Charts and the timeline size their bars with style attributes, which a nonce cannot cover.
     "style-src-attr": ["'unsafe-inline'"],

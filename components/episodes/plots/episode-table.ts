@@ -7,7 +7,6 @@ import {
   type FileMetaData,
   type SchemaTree,
 } from "hyparquet";
-import { compressors } from "hyparquet-compressors";
 
 /**
  * The robot's data of one episode, read in the browser from its table's signed URL by HTTP range
@@ -53,6 +52,9 @@ export async function readEpisodeTable(input: {
   const hasTime = tree.children.some((c) => c.element.name === "timestamp");
   const hasEpisodeIndex = tree.children.some((c) => c.element.name === "episode_index");
   if (!columns.length) throw new TableError("it has no numeric columns to plot");
+  // Loaded only when a table is read: its decoders (zstd, brotli, ...) compile WebAssembly, which
+  // the portal's policy allows ('wasm-unsafe-eval') but no page without a table needs.
+  const { compressors } = await import("hyparquet-compressors");
   let rows: Record<string, unknown>[];
   try {
     rows = await parquetReadObjects({
