@@ -72,7 +72,7 @@ const COMPONENTS: Components = {
       className="inline-flex max-w-full items-center gap-1 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-600"
       data-image-not-loaded
     >
-      <span aria-hidden>🖼</span>
+      <span className="font-medium">Image:</span>
       <span className="wrap-anywhere">
         {alt ? `${alt} ` : ""}(image not loaded{typeof src === "string" && src ? `: ${src}` : ""})
       </span>
