@@ -266,7 +266,7 @@ describe("usage errors", () => {
     ).toBe(true);
     expect(
       group.stderr.startsWith(
-        "das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence revoke?)\n\nUsage: das-admin licence <command>\n",
+        "das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence revoke, licence list?)\n\nUsage: das-admin licence <command>\n",
       ),
       group.stderr,
     ).toBe(true);
