@@ -112,15 +112,11 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
       {
         accessorKey: "streams",
         header: "Streams",
-        // One stream a line, whole: LeRobot's keys are long (observation.images.wrist), and a cut list hides which are there.
+        // Wrapped, never cut: LeRobot's keys are long (observation.images.wrist), and a cut list hides which are there.
         cell: ({ row }) => (
-          <ul className="min-w-40 whitespace-normal font-mono text-xs text-slate-500" aria-label="Streams">
-            {row.original.streams.map((stream) => (
-              <li key={stream} className="wrap-anywhere">
-                {stream}
-              </li>
-            ))}
-          </ul>
+          <span className="block min-w-40 max-w-72 whitespace-normal font-mono text-xs text-slate-500 break-words">
+            {row.original.streams.join(", ")}
+          </span>
         ),
       },
     ],
