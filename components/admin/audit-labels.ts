@@ -9,6 +9,8 @@ export const AUDIT_LABELS: Record<AuditAction, { label: string; tone: Tone }> = 
   "user.disable": { label: "Disabled user", tone: "red" },
   "licence.grant": { label: "Granted licence", tone: "green" },
   "licence.revoke": { label: "Revoked licence", tone: "red" },
+  "licence.end": { label: "Changed licence end", tone: "amber" },
+  "terms.add": { label: "Added terms", tone: "blue" },
   "key.issue": { label: "Issued key", tone: "green" },
   "key.revoke": { label: "Revoked key", tone: "red" },
 };

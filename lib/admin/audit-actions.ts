@@ -10,6 +10,8 @@ export const AUDIT_ACTIONS = [
   "user.disable",
   "licence.grant",
   "licence.revoke",
+  "licence.end",
+  "terms.add",
   "key.issue",
   "key.revoke",
 ] as const;

@@ -5,7 +5,8 @@ import { AppError } from "@/lib/errors";
 import { AUDIT_ACTIONS, type AuditAction } from "./audit-actions";
 import { createOrganization, organizationBySlug, requireOrganization } from "./organizations";
 import { changeUserRole, createUser, disableUser } from "./users";
-import { grantLicence, revokeLicence, versionId } from "./licences";
+import { endLicence, grantLicence, revokeLicence, versionId } from "./licences";
+import { addTerms, listTerms, termsDocument } from "./terms";
 import { issueKey, revokeKey } from "./keys";
 import { listOrganizations } from "./list-organizations";
 import { listUsers } from "./users";
@@ -89,6 +90,31 @@ const VERBS: {
       ).id,
     }),
   },
+  {
+    name: "endLicence",
+    audit: "licence.end",
+    call: async (ctx, w) => ({
+      targetId: (
+        await endLicence(ctx, {
+          organizationId: w.organizationId,
+          datasetId: w.datasetId,
+          version: w.licensedVersion,
+          endsAt: new Date(Date.now() + 86_400_000),
+        })
+      ).id,
+    }),
+  },
+  {
+    name: "addTerms",
+    audit: "terms.add",
+    // A text of its own each time: the same text again is the document already there, and writes nothing.
+    call: async (ctx) => ({
+      targetId: (await addTerms(ctx, { title: "Data-use agreement", body: `# Terms\n\n${uniqueId("t")}\n` })).document
+        .sha256,
+    }),
+  },
+  { name: "listTerms", audit: null, call: async (ctx) => (await listTerms(ctx), {}) },
+  { name: "termsDocument", audit: null, call: async (ctx) => (await termsDocument(ctx, "0".repeat(64)), {}) },
   {
     name: "issueKey",
     audit: "key.issue",

@@ -9,18 +9,31 @@ import { DATASET_ID_PATTERN } from "./identifiers";
 import { versionFormat, type VersionFormat } from "./version-format";
 
 /**
- * The one place that says which licences a principal may use, as a condition on `licences l`:
- * the organisation's active licences, intersected with the key's narrowing when it has one.
- * Every catalog read and every download goes through it (as `usableLicences` below), so nothing
- * outside the caller's licences is ever selected.
+ * Which licences a principal holds, as a condition on `licences l`: the organisation's licences not
+ * revoked, intersected with the key's narrowing when it has one. Whether a held licence may be used
+ * now is its term (`inTerm`), judged at each request. Every catalog read and every download goes
+ * through both (as `usableLicences` below), so nothing outside the caller's licences is ever selected.
  */
-export function usableLicence(sql: Sql, principal: Principal): PendingQuery<Row[]> {
+export function heldLicence(sql: Sql, principal: Principal): PendingQuery<Row[]> {
   if (!principal.organizationId) return sql`false`;
   if (principal.kind === "api_key" && principal.narrowed) {
     return sql`(l.organization_id = ${principal.organizationId} and l.revoked_at is null
       and exists (select 1 from api_key_scopes s where s.key_id = ${principal.keyId} and s.version_id = l.version_id))`;
   }
   return sql`(l.organization_id = ${principal.organizationId} and l.revoked_at is null)`;
+}
+
+/** A held licence and its term: usable from `startsAt` (included) until `endsAt` (excluded; null: no end). */
+export type HeldLicence = { licenceId: string; startsAt: Date; endsAt: Date | null };
+
+/**
+ * The one rule of a licence's term, applied at every request to what the database or the
+ * instance's cache holds: no process has to run when a term begins or ends, and a cached licence
+ * stops being usable at its end on every instance at once (decision 0088).
+ */
+export function inTerm(term: Pick<HeldLicence, "startsAt" | "endsAt">, now: Date): boolean {
+  const at = now.getTime();
+  return term.startsAt.getTime() <= at && (term.endsAt === null || at < term.endsAt.getTime());
 }
 
 /** Whose licences a principal uses: its organisation's, or, for a narrowed key, the key's own share of them. */
@@ -31,17 +44,25 @@ function licenceHolder(principal: Principal): readonly unknown[] {
 }
 
 /**
- * The licences the caller may use, by version id: `usableLicence` applied to all of them at once.
- * The API keeps this per organisation (or narrowed key) in memory; any change to licences, keys or
- * their scopes flushes it (lib/cache).
+ * The licences the caller holds, by version id, each with its term, whether usable now or not. The
+ * API keeps this per organisation (or narrowed key) in memory; any change to licences, keys or their
+ * scopes flushes it (lib/cache). The terms are compared with the clock by the readers below, never here.
  */
-export function usableLicences(ctx: Ctx): Promise<ReadonlyMap<number, string>> {
+export function heldLicences(ctx: Ctx): Promise<ReadonlyMap<number, HeldLicence>> {
   return cachedRead(ctx, "licences", licenceHolder(ctx.principal), async () => {
     const sql = sqlOf(ctx.db);
-    const rows = await sql<{ versionId: number; licenceId: string }[]>`
-      select l.version_id as "versionId", l.id as "licenceId" from licences l where ${usableLicence(sql, ctx.principal)}`;
-    return new Map(rows.map((row) => [row.versionId, row.licenceId]));
+    const rows = await sql<({ versionId: number } & HeldLicence)[]>`
+      select l.version_id as "versionId", l.id as "licenceId", l.starts_at as "startsAt", l.ends_at as "endsAt"
+      from licences l where ${heldLicence(sql, ctx.principal)}`;
+    return new Map(rows.map(({ versionId, ...held }) => [versionId, held]));
   });
+}
+
+/** The licences the caller may use at `now`, by version id: the held ones within their term. */
+export async function usableLicences(ctx: Ctx, now = new Date()): Promise<ReadonlyMap<number, string>> {
+  const usable = new Map<number, string>();
+  for (const [versionId, held] of await heldLicences(ctx)) if (inTerm(held, now)) usable.set(versionId, held.licenceId);
+  return usable;
 }
 
 export type ReleasedVersion = {
@@ -76,14 +97,24 @@ export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedV
   });
 }
 
-export type VersionAccess = ReleasedVersion & { licenceId: string | null };
+/**
+ * A version and the caller's licence for it: `licenceId` when usable now; otherwise `heldOutOfTerm`
+ * is the held licence whose term has not begun or has ended, if any, so a refusal can say which.
+ */
+export type VersionAccess = ReleasedVersion & { licenceId: string | null; heldOutOfTerm: HeldLicence | null };
 
 export type LicensedVersion = ReleasedVersion & { licenceId: string };
 
 /** Every version of a dataset with the caller's licence for it (if any), newest first. */
-export async function datasetVersionAccess(ctx: Ctx, datasetId: string): Promise<VersionAccess[]> {
-  const [versions, usable] = await Promise.all([releasedVersions(ctx, datasetId), usableLicences(ctx)]);
-  return versions.map((v) => ({ ...v, licenceId: usable.get(v.versionId) ?? null }));
+export async function datasetVersionAccess(ctx: Ctx, datasetId: string, now = new Date()): Promise<VersionAccess[]> {
+  const [versions, held] = await Promise.all([releasedVersions(ctx, datasetId), heldLicences(ctx)]);
+  return versions.map((v) => {
+    const licence = held.get(v.versionId);
+    if (!licence) return { ...v, licenceId: null, heldOutOfTerm: null };
+    return inTerm(licence, now)
+      ? { ...v, licenceId: licence.licenceId, heldOutOfTerm: null }
+      : { ...v, licenceId: null, heldOutOfTerm: licence };
+  });
 }
 
 /** The dataset's versions if at least one is licensed to the caller; otherwise the same 404 as a missing dataset. */
@@ -103,9 +134,16 @@ export async function requireLicensedVersion(ctx: Ctx, datasetId: string, versio
 
 export function assertLicensed<V extends VersionAccess>(found: V, datasetId: string): V & { licenceId: string } {
   if (!found.licenceId) {
+    const term = found.heldOutOfTerm;
+    // The caller's own licence: saying when it ended or begins tells them nothing about anyone else's.
+    const why = !term
+      ? "is not licensed to you"
+      : term.endsAt && term.endsAt.getTime() <= Date.now()
+        ? `is not licensed to you: your licence ended on ${term.endsAt.toISOString()}`
+        : `is not licensed to you yet: your licence starts on ${term.startsAt.toISOString()}`;
     throw new AppError(
       "version_not_licensed",
-      `Version ${found.version} of dataset '${datasetId}' is not licensed to you. Ask your administrator for a licence to it.`,
+      `Version ${found.version} of dataset '${datasetId}' ${why}. Ask your administrator for a licence to it.`,
     );
   }
   return found as V & { licenceId: string };

@@ -61,7 +61,7 @@ export async function reviewedEpisodeVersions(
   const all = EPISODE_ID_PATTERN.test(episodeId)
     ? await sql<PreviewVersion[]>`
         select v.id as "versionId", v.dataset_id as "datasetId", v.version, v.released_at as "releasedAt",
-               v.episode_count as "episodeCount", null as "licenceId"
+               v.episode_count as "episodeCount", null as "licenceId", null as "heldOutOfTerm"
         from episodes e join dataset_versions v on v.id = e.version_id
         where e.episode_id = ${episodeId}
         order by v.major desc, v.minor desc, v.patch desc`

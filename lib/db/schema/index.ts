@@ -1,5 +1,6 @@
 export * from "./organizations";
 export * from "./catalog";
+export * from "./terms";
 export * from "./licences";
 export * from "./api-keys";
 export * from "./episodes";
