@@ -185,7 +185,7 @@ describe("das-admin import of a LeRobot dataset", () => {
       );
       expect(badOutcome.stderr).toContain("das-admin: --outcome must not contain control characters");
       expect(notLeRobot.stderr).toContain(
-        `das-admin: --dataset, --upload are for LeRobot datasets; ${jsonl} is read as an import directory (docs/import-format.md).`,
+        `das-admin: --dataset, --upload are for LeRobot datasets, but ${jsonl} has no meta/info.json, so it would be read as an import directory (docs/import-format.md).`,
       );
       expect(wrongFormat.stderr).toContain("das-admin: --format must be jsonl or lerobot.");
     } finally {
