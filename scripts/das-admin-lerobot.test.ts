@@ -113,7 +113,8 @@ describe("das-admin import of a LeRobot dataset", () => {
     const refused = await das(["import", f.root, "--dataset", datasetId, "--version", "1.0.0"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
-      `das-admin: Import refused, nothing was written:\n${gone}:0: file is missing: the metadata names it, but the directory does not hold it\n`,
+      `das-admin: Import refused, nothing was written:\n${gone}:0: file is missing: the metadata names it, but the directory does not hold it\n` +
+        "To import the version without the episodes whose files are missing (they are listed in the summary), run the same command with --skip-incomplete-episodes; or put the missing files in place and run it again.\n",
     );
     const [row] = await getDb()
       .$client`select count(*)::int as n from dataset_versions where dataset_id = ${datasetId}`;
