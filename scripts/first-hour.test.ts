@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -19,6 +19,8 @@ import type { LeRobotImportResult } from "@/lib/catalog/import/lerobot/source";
 // as a user starts it, so this file needs the production build to be current (`next build`).
 
 const scratch = mkdtempSync(path.join(tmpdir(), "das-first-hour-"));
+// As root, the embedded PostgreSQL runs as the `postgres` user, which must reach its data directory.
+chmodSync(scratch, 0o755);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The environment of a newcomer's shell: nothing of this test run's database, store or secret. */
