@@ -5,6 +5,7 @@ import type {
   DatasetListBody,
   DownloadBodyResponse,
   EpisodePageBody,
+  LicenceListBody,
   ManifestBody,
   PreviewBodyResponse,
   VersionListBody,
@@ -27,6 +28,26 @@ const datasets: DatasetListBody = {
       licensed_versions: ["1.1.0", "1.0.0"],
       latest_licensed_version: "1.1.0",
       updated_at: "2026-03-01T09:00:00.000Z",
+    },
+  ],
+  next_cursor: null,
+};
+
+const licences: LicenceListBody = {
+  licences: [
+    {
+      dataset_id: "kitchen-pick-place",
+      version: "1.1.0",
+      starts_at: "2026-01-01T00:00:00.000Z",
+      ends_at: "2026-12-31T00:00:00.000Z",
+      terms: { title: "Kitchen data-use agreement 2026", sha256: SHA("3") },
+    },
+    {
+      dataset_id: "kitchen-pick-place",
+      version: "1.0.0",
+      starts_at: "2025-06-01T09:00:00.000Z",
+      ends_at: null,
+      terms: null,
     },
   ],
   next_cursor: null,
@@ -217,6 +238,7 @@ const errors = Object.fromEntries(
 
 export const EXAMPLES = {
   datasets,
+  licences,
   versions,
   manifest,
   episodes,

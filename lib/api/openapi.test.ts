@@ -295,6 +295,13 @@ describe("a sweep of every endpoint and status", () => {
       params: () => ({}),
     },
     {
+      name: "GET /api/v1/licences",
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
+      url: () => "/api/v1/licences",
+      params: () => ({}),
+    },
+    {
       name: "GET /api/v1/datasets/{id}/versions",
       route: catchAllRoute,
       handler: catchAllRoute.GET,
@@ -383,7 +390,7 @@ describe("a sweep of every endpoint and status", () => {
   });
 
   it("annotations: an unknown episode is 404, a pinned unlicensed version 403", async () => {
-    const e = ENDPOINTS[4]!;
+    const e = ENDPOINTS.find((x) => x.name.includes("annotations"))!;
     expect(
       (await call(e.handler, "/api/v1/episodes/nope-404/annotations", { key, params: { episodeId: "nope-404" } }))
         .status,
@@ -392,7 +399,7 @@ describe("a sweep of every endpoint and status", () => {
   });
 
   it("downloads: 200 replay, 400 body and header, 403, 404, 409, 422", async () => {
-    const e = ENDPOINTS[5]!;
+    const e = ENDPOINTS.find((x) => x.name === "POST /api/v1/downloads")!;
     const idem = { "idempotency-key": `sweep-${Date.now()}` };
     expect((await send(e, { headers: idem })).status).toBe(201);
     expect((await send(e, { headers: idem })).status).toBe(200);
@@ -407,7 +414,7 @@ describe("a sweep of every endpoint and status", () => {
   });
 
   it("previews: 200 repeat, 400 body, 403, 404", async () => {
-    const e = ENDPOINTS[6]!;
+    const e = ENDPOINTS.find((x) => x.name === "POST /api/v1/previews")!;
     const first = await send(e, { body: { episode_id: episodeId, streams: ["cam"] } });
     expect([200, 201]).toContain(first.status);
     const again = await send(e, { body: { episode_id: episodeId, streams: ["cam"] } });
@@ -502,7 +509,7 @@ describe("a sweep of every endpoint and status", () => {
         Promise.reject(Object.assign(new Error("store down"), { name: "StoreUnavailableError" })),
     };
     try {
-      const res = await send(ENDPOINTS[5]!);
+      const res = await send(ENDPOINTS.find((x) => x.name === "POST /api/v1/downloads")!);
       expect(res.status).toBe(503);
     } finally {
       holder.dasPresigner = presigner;

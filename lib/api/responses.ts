@@ -8,6 +8,7 @@ import type { listVersions } from "../catalog/list-versions";
 import type { ManifestHead, FileRecord } from "../catalog/get-manifest";
 import type { listEpisodes } from "../catalog/list-episodes";
 import type { listAnnotations } from "../catalog/list-annotations";
+import type { listLicences } from "../catalog/list-licences";
 import type { Download as DownloadDocument } from "../downloads/download";
 import type { Preview as PreviewDocument } from "../previews/create-preview";
 
@@ -26,14 +27,11 @@ export const VersionNumber = z
   .string()
   .regex(VERSION_PATTERN)
   .meta({ id: "Version", description: "A dataset version: three dot-separated numbers.", example: "1.1.0" });
-export const EpisodeId = z
-  .string()
-  .regex(EPISODE_ID_PATTERN)
-  .meta({
-    id: "EpisodeId",
-    description: "Identifier of an episode, unique across datasets and stable across versions.",
-    example: "kpp-000042",
-  });
+export const EpisodeId = z.string().regex(EPISODE_ID_PATTERN).meta({
+  id: "EpisodeId",
+  description: "Identifier of an episode, unique across datasets and stable across versions.",
+  example: "kpp-000042",
+});
 const Timestamp = z.iso
   .datetime()
   .meta({ description: "ISO 8601 date-time in UTC.", example: "2026-03-01T09:00:00.000Z" });
@@ -45,13 +43,10 @@ const Sha256 = z
     example: "9f2c4a1e0b7d3f5a6c8e2d4b1a3f5c7e9d0b2a4c6e8f1a3b5d7c9e0f2a4b6c8d",
   });
 const Bytes = z.number().int().nonnegative();
-const NextCursor = z
-  .string()
-  .nullable()
-  .meta({
-    description: "Pass as `cursor` to get the next page; `null` on the last page.",
-    example: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IkFiQ2QifQ.x1Y2z3",
-  });
+const NextCursor = z.string().nullable().meta({
+  description: "Pass as `cursor` to get the next page; `null` on the last page.",
+  example: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IkFiQ2QifQ.x1Y2z3",
+});
 
 export const DatasetRecord = z
   .object({
@@ -130,13 +125,11 @@ export const ManifestFile = z
       description:
         "The episode the file belongs to when it holds exactly one; `null` for files of the whole version and files shared by several episodes.",
     }),
-    episode_ids: z
-      .array(EpisodeId)
-      .meta({
-        description:
-          "Every episode the file holds, in byte order: one for a file of its own, several for a file shared by episodes (a LeRobot v3.0 video), `[]` for files of the whole version.",
-        example: ["kpp-000042"],
-      }),
+    episode_ids: z.array(EpisodeId).meta({
+      description:
+        "Every episode the file holds, in byte order: one for a file of its own, several for a file shared by episodes (a LeRobot v3.0 video), `[]` for files of the whole version.",
+      example: ["kpp-000042"],
+    }),
     stream: z
       .string()
       .nullable()
@@ -245,12 +238,10 @@ export const Download = z
 export const PreviewStream = z
   .object({
     stream: z.string().meta({ example: "wrist_cam" }),
-    url: z
-      .url()
-      .meta({
-        description:
-          "Signed GET URL of the file that holds the stream; valid until `expires_at`. Supports HTTP Range requests, as a video element makes them.",
-      }),
+    url: z.url().meta({
+      description:
+        "Signed GET URL of the file that holds the stream; valid until `expires_at`. Supports HTTP Range requests, as a video element makes them.",
+    }),
     media_type: z
       .string()
       .regex(/^(video\/|application\/vnd\.apache\.parquet$)/)
@@ -259,21 +250,15 @@ export const PreviewStream = z
           "A camera's video (`video/*`), or the episode's data table (`application/vnd.apache.parquet`: LeRobot's `data` stream, frame rows whose `episode_index` is the episode's), which the portal plots under the video.",
         example: "video/mp4",
       }),
-    start_s: z
-      .number()
-      .nonnegative()
-      .meta({
-        description:
-          "Where the episode starts in the file, in seconds: 0 for a file of its own, later in a file that holds several episodes.",
-        example: 0,
-      }),
-    end_s: z
-      .number()
-      .nonnegative()
-      .meta({
-        description: "Where the episode ends in the file, in seconds. Play from `start_s` to `end_s`.",
-        example: 18.4,
-      }),
+    start_s: z.number().nonnegative().meta({
+      description:
+        "Where the episode starts in the file, in seconds: 0 for a file of its own, later in a file that holds several episodes.",
+      example: 0,
+    }),
+    end_s: z.number().nonnegative().meta({
+      description: "Where the episode ends in the file, in seconds. Play from `start_s` to `end_s`.",
+      example: 18.4,
+    }),
   })
   .meta({ id: "PreviewStream" });
 
@@ -299,6 +284,25 @@ export const Preview = z
       .meta({ description: "The episode's video streams asked for, in the episode's order of streams." }),
   })
   .meta({ id: "Preview" });
+
+export const LicenceRecord = z
+  .object({
+    dataset_id: DatasetId,
+    version: VersionNumber,
+    starts_at: Timestamp.meta({ description: "When the licence began to be usable." }),
+    ends_at: Timestamp.nullable().meta({
+      description: "When it stops being usable (excluded); `null` when it has no end.",
+    }),
+    terms: z.object({ title: z.string(), sha256: Sha256 }).nullable().meta({
+      description:
+        "The terms document the licence was granted under: its title and the SHA-256 of its exact text; `null` when none was named.",
+    }),
+  })
+  .meta({ id: "Licence" });
+
+export const LicenceList = z
+  .object({ licences: z.array(LicenceRecord), next_cursor: NextCursor })
+  .meta({ id: "LicenceList" });
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
@@ -338,6 +342,7 @@ const drift: {
   annotations: Same<z.output<typeof AnnotationPage>, Body<typeof listAnnotations>>;
   download: Same<z.output<typeof Download>, DownloadDocument>;
   preview: Same<z.output<typeof Preview>, PreviewDocument>;
+  licences: Same<z.output<typeof LicenceList>, Body<typeof listLicences>>;
   error: Same<z.output<typeof ErrorEnvelope>, ErrorBody>;
 } = {
   datasets: true,
@@ -347,6 +352,7 @@ const drift: {
   annotations: true,
   download: true,
   preview: true,
+  licences: true,
   error: true,
 };
 void drift;
@@ -358,4 +364,5 @@ export type EpisodePageBody = z.output<typeof EpisodePage>;
 export type AnnotationPageBody = z.output<typeof AnnotationPage>;
 export type DownloadBodyResponse = z.output<typeof Download>;
 export type PreviewBodyResponse = z.output<typeof Preview>;
+export type LicenceListBody = z.output<typeof LicenceList>;
 export type ErrorEnvelopeBody = z.output<typeof ErrorEnvelope>;

@@ -109,6 +109,28 @@ export const API_ROUTES: ContractRow[] = [
     },
   },
   {
+    name: "GET /api/v1/licences",
+    method: "GET",
+    handler: api.GET,
+    allowed: () => ({ url: "/api/v1/licences" }),
+    checkAllowed: (json, w, key) => {
+      const shown = json.licences.map((l: { dataset_id: string; version: string; terms: unknown }) => [
+        l.dataset_id,
+        l.version,
+        l.terms,
+      ]);
+      const expected: [string, string, null][] =
+        key === "full"
+          ? [
+              [w.scoped.datasetId, "2.0.0", null],
+              [w.scoped.datasetId, "1.0.0", null],
+              [w.outside.datasetId, "1.0.0", null],
+            ]
+          : [[w.scoped.datasetId, "1.0.0", null]];
+      expect(shown).toEqual(expected.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+    },
+  },
+  {
     name: "GET /api/v1/datasets/{id}/versions",
     method: "GET",
     handler: api.GET,

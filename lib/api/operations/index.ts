@@ -9,6 +9,7 @@ import { getOpenApiDocument } from "./get-openapi-document";
 import { listAnnotations } from "./list-annotations";
 import { listDatasets } from "./list-datasets";
 import { listEpisodes } from "./list-episodes";
+import { listLicences } from "./list-licences";
 import { listVersions } from "./list-versions";
 
 export const API_OPERATIONS: readonly Operation[] = [
@@ -19,5 +20,6 @@ export const API_OPERATIONS: readonly Operation[] = [
   listAnnotations,
   createDownload,
   createPreview,
+  listLicences,
   getOpenApiDocument,
 ];
