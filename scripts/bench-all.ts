@@ -31,9 +31,10 @@ const LATEST = path.join(PROJECT_ROOT, "docs/benchmarks/latest.json");
  */
 const SIZES: Record<string, string[]> = {
   "bench:downloads": ["--requests", "20", "--seconds", "10"],
-  "bench:api": ["--episodes", "100000", "--seconds", "2", "--revocations", "30"],
-  "bench:import": ["--episodes", "20000", "--upload-episodes", "40"],
-  "bench:review": ["--entries", "200000", "--samples", "15", "--export-rows", "100000"],
+  "bench:api": ["--episodes", "50000", "--seconds", "2", "--revocations", "30"],
+  "bench:import": ["--episodes", "10000", "--upload-episodes", "40"],
+  "bench:review": ["--entries", "100000", "--samples", "15", "--export-rows", "50000"],
+  "bench:episode": ["--runs", "2"],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */
@@ -47,6 +48,9 @@ const NOT_FIGURES = new Set([
   "profiled",
   "reused",
   "database_bytes",
+  "frames",
+  "dimensions",
+  "bytes",
 ]);
 
 /**
@@ -91,7 +95,7 @@ for (const name of chosen) {
     failed.push(`${name} (exit ${code}${figures ? "" : ", no JSON line"})`);
     continue;
   }
-  now[name] = { args, seconds, figures };
+  now[name] = { args, seconds, figures: flattened(figures) };
   progress(`${name} took ${seconds} s`);
 }
 
@@ -112,6 +116,16 @@ function run(name: string, args: string[]): Promise<{ code: number | null; stdou
   });
 }
 
+/** Nested figures (a list of runs) as one level, named by their path: `runs.0.plot_ms`. */
+function flattened(figures: Figures, prefix = ""): Figures {
+  const flat: Figures = {};
+  for (const [key, value] of Object.entries(figures)) {
+    if (value && typeof value === "object") Object.assign(flat, flattened(value as Figures, `${prefix}${key}.`));
+    else flat[`${prefix}${key}`] = value;
+  }
+  return flat;
+}
+
 function lastJsonLine(stdout: string): Figures | null {
   const line = stdout.trim().split("\n").at(-1) ?? "";
   try {
@@ -130,7 +144,7 @@ for (const [name, { args, figures }] of Object.entries(now)) {
   if (!before) continue;
   const sameSize = JSON.stringify(before.args) === JSON.stringify(args);
   for (const [figure, value] of Object.entries(figures)) {
-    if (NOT_FIGURES.has(figure)) continue;
+    if (NOT_FIGURES.has(figure.split(".").at(-1)!)) continue;
     const old = before.figures[figure];
     if (typeof value === "boolean") {
       compared++;
