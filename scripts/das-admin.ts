@@ -5,7 +5,7 @@ import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
 import { createDb, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { Ctx } from "@/lib/context";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { Option } from "commander";
 import { AppError } from "@/lib/errors";
@@ -22,7 +22,8 @@ import { s3Client, StoreError } from "@/lib/storage/client";
 import { setMaxListeners } from "node:events";
 import { checkVersionStore } from "@/lib/catalog/store-check";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
-import { grantLicence, revokeLicence } from "@/lib/admin/licences";
+import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
+import { addTerms, listTerms, requireTerms, TERMS_SHA256_PATTERN, type TermsRecord } from "@/lib/admin/terms";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
 import { createUser, listUsers, type UserRecord } from "@/lib/admin/users";
 import { listOrganizations, type OrganizationRecord } from "@/lib/admin/list-organizations";
@@ -332,19 +333,75 @@ const licence = program.group("licence", "Licences of organisations to dataset v
 
 licence
   .command("grant")
-  .summary("grant a licence to a dataset version")
-  .description("Grant an organisation a licence to a dataset version (nothing changes if it holds one).")
+  .summary("grant a licence to a dataset version, for a term and under terms")
+  .description(
+    "Grant an organisation a licence to a dataset version (nothing changes if it holds one: `licence end` moves its end). " +
+      "A date is a UTC day: --from starts at its beginning, --until includes the whole day; an instant (with its zone) is taken as it is, --until's excluded.",
+  )
   .argument("<org>", "the organisation's slug")
   .argument("<dataset>", "the dataset's id")
   .argument("<version>", "the version, e.g. 1.1.0")
-  .examples("das-admin licence grant acme-robotics kitchen-pick-place 2.0.0")
+  .option("--from <date>", "usable from this date or instant (default: now)", termStart)
+  .option("--until <date>", "usable until this date (included) or instant (default: no end)", termEnd)
+  .option("--terms <sha256>", "the terms document it is granted under (das-admin terms list)", termsSha256)
+  .examples(
+    "das-admin licence grant acme-robotics kitchen-pick-place 2.0.0",
+    "das-admin licence grant acme-robotics kitchen-pick-place 2.0.0 --from 2026-01-01 --until 2026-12-31 --terms 3f5c...",
+  )
   .action(
-    onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string) => {
+    onDatabase(
+      async (
+        { ctx },
+        slug: string,
+        datasetId: string,
+        version: string,
+        options: { from?: Date; until?: Date; terms?: string },
+      ) => {
+        const holder = await organization(ctx, slug);
+        await releasedVersion(ctx, datasetId, version);
+        const granted = await grantLicence(ctx, {
+          organizationId: holder.id,
+          datasetId,
+          version,
+          startsAt: options.from,
+          endsAt: options.until ?? null,
+          termsSha256: options.terms ?? null,
+        });
+        const held = (await listLicences(ctx, { organizationId: holder.id })).find((l) => l.id === granted.id)!;
+        say(
+          `${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}, ` +
+            `${termOf(held)}${held.terms_sha256 ? `, under terms ${held.terms_sha256}` : ""}.`,
+        );
+        if (!granted.created && (options.from || options.until || options.terms))
+          say(
+            `Its term and terms were left as they are; das-admin licence end ${slug} ${datasetId} ${version} --at DATE moves its end.`,
+          );
+      },
+    ),
+  );
+
+licence
+  .command("end")
+  .summary("end a licence early, or extend it")
+  .description(
+    "Move the end of an organisation's licence (not revoked) to a date or instant: earlier ends it early, later extends it, even after it ended. A date includes the whole UTC day. Audited.",
+  )
+  .argument("<org>", "the organisation's slug")
+  .argument("<dataset>", "the dataset's id")
+  .argument("<version>", "the version, e.g. 1.1.0")
+  .requiredOption("--at <date>", "usable until this date (included) or instant (excluded)", termEnd)
+  .examples(
+    "das-admin licence end acme-robotics kitchen-pick-place 2.0.0 --at 2026-06-30",
+    "das-admin licence end acme-robotics kitchen-pick-place 2.0.0 --at 2026-03-01T12:00:00Z",
+  )
+  .action(
+    onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string, options: { at: Date }) => {
       const holder = await organization(ctx, slug);
       await releasedVersion(ctx, datasetId, version);
-      const granted = await grantLicence(ctx, { organizationId: holder.id, datasetId, version });
+      const ended = await endLicence(ctx, { organizationId: holder.id, datasetId, version, endsAt: options.at });
       say(
-        `${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}.`,
+        `Licence ${ended.id} for ${datasetId}@${version} of ${slug} now ends at ${ended.endsAt.toISOString()} ` +
+          `(it ${ended.previousEndsAt ? `ended at ${ended.previousEndsAt.toISOString()}` : "had no end"}).`,
       );
     }),
   );
@@ -370,14 +427,14 @@ licence
   .command("list")
   .description("list the licences, active and revoked, by organisation and dataset version")
   .option("--org <slug>", "only this organisation's")
-  .option("--active", "only active licences, not revoked ones")
+  .option("--active", "only licences usable now: not revoked, started and not ended")
   .option("--json", "print JSON instead of a table")
   .examples("das-admin licence list", "das-admin licence list --org acme-robotics --active")
   .action(
     onDatabase(async ({ ctx }, options: { org?: string; active?: boolean; json?: boolean }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
       const licences = (await listLicences(ctx, { organizationId: holder?.id })).filter(
-        (l) => !options.active || l.revoked_at === null,
+        (l) => !options.active || licenceStatus(l) === "active",
       );
       printList(licences, {
         json: options.json,
@@ -386,11 +443,76 @@ licence
           { header: "ORGANISATION", cell: (l: LicenceRecord) => l.organization_slug },
           { header: "DATASET", cell: (l) => l.dataset_id },
           { header: "VERSION", cell: (l) => l.version },
-          { header: "STATUS", cell: (l) => (l.revoked_at ? "revoked" : "active") },
+          { header: "STATUS", cell: (l) => licenceStatus(l) },
           { header: "GRANTED", cell: (l) => day(l.granted_at) },
+          { header: "STARTS", cell: (l) => minute(l.starts_at) },
+          { header: "ENDS", cell: (l) => minute(l.ends_at) },
+          { header: "TERMS", cell: (l) => (l.terms_sha256 ? l.terms_sha256.slice(0, 12) : "") },
           { header: "REVOKED", cell: (l) => day(l.revoked_at) },
         ],
       });
+    }),
+  );
+
+const terms = program.group("terms", "Terms documents (data-use agreements) licences are granted under.");
+
+terms
+  .command("add")
+  .summary("add a terms document from a Markdown file")
+  .description(
+    "Add a terms document: its title and the exact text of a Markdown file, identified by the SHA-256 of those bytes. Documents never change: a new wording is a new document. Adding the same text again returns the one there.",
+  )
+  .requiredOption("--title <title>", "its title")
+  .requiredOption("--file <path>", "the Markdown file (UTF-8)")
+  .option("--dataset <id>", "the one dataset it is for (default: any)", datasetIdValue)
+  .examples('das-admin terms add --title "Data-use agreement 2026" --file dua-2026.md [--dataset kitchen-pick-place]')
+  .action(
+    onDatabase(async ({ ctx }, options: { title: string; file: string; dataset?: string }) => {
+      const bytes = readTermsFile(options.file);
+      const added = await addTerms(ctx, { title: options.title, body: bytes, datasetId: options.dataset ?? null });
+      say(
+        `${added.created ? "Added" : "Already there:"} terms '${added.document.title}' (${added.document.bytes} bytes${added.document.dataset_id ? `, for ${added.document.dataset_id}` : ""}).`,
+      );
+      process.stdout.write(`${added.document.sha256}\n`);
+    }),
+  );
+
+terms
+  .command("list")
+  .description("list the terms documents, newest first")
+  .option("--json", "print JSON instead of a table")
+  .examples("das-admin terms list", "das-admin terms list --json")
+  .action(
+    onDatabase(async ({ ctx }, options: { json?: boolean }) => {
+      printList(await listTerms(ctx), {
+        json: options.json,
+        none: "No terms documents yet: das-admin terms add --title T --file F adds one.",
+        columns: [
+          { header: "SHA256", cell: (t: TermsRecord) => t.sha256 },
+          { header: "TITLE", cell: (t) => text(t.title, 40) },
+          { header: "DATASET", cell: (t) => t.dataset_id ?? "any" },
+          { header: "BYTES", cell: (t) => t.bytes },
+          { header: "ADDED", cell: (t) => day(t.created_at) },
+          { header: "BY", cell: (t) => text(t.created_by, 30) },
+        ],
+      });
+    }),
+  );
+
+terms
+  .command("show")
+  .description("print a terms document's text exactly as added (its title and origin on stderr)")
+  .argument("<sha256>", "the document's SHA-256", termsSha256)
+  .option("--json", "print JSON (with the text) instead")
+  .examples("das-admin terms show 3f5c... > terms.md")
+  .action(
+    onDatabase(async ({ ctx }, sha256: string, options: { json?: boolean }) => {
+      const document = await requireTerms(ctx, sha256);
+      if (options.json) return void process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+      say(
+        `'${document.title}', ${document.dataset_id ? `for ${document.dataset_id}` : "for any dataset"}, added ${document.created_at} by ${document.created_by}.`,
+      );
+      process.stdout.write(document.body);
     }),
   );
 
@@ -793,6 +915,49 @@ function facetValue(field: "outcome" | "environment" | "contributor") {
 function timeBound(text: string): string {
   if (!parseTimeBound(text)) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
   return text;
+}
+
+/** --from: a date (the start of that UTC day) or an instant with its zone. */
+function termStart(text: string): Date {
+  const bound = parseTimeBound(text);
+  if (!bound) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time with its zone, not '${text}'.`);
+  return bound.at;
+}
+
+/** --until and --at: a date includes the whole UTC day (the licence ends at the next midnight); an instant is the end itself. */
+function termEnd(text: string): Date {
+  const bound = parseTimeBound(text);
+  if (!bound) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time with its zone, not '${text}'.`);
+  return bound.wholeDay ? new Date(bound.at.getTime() + 86_400_000) : bound.at;
+}
+
+function termsSha256(text: string): string {
+  if (!TERMS_SHA256_PATTERN.test(text))
+    throw new InvalidArgumentError(
+      "takes a terms document's SHA-256: 64 lower-case hex digits (das-admin terms list).",
+    );
+  return text;
+}
+
+/** The text of a terms file, refused as a usage error when it is not a readable UTF-8 file. */
+function readTermsFile(file: string): string {
+  if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`--file ${file}: no such file.`);
+  const bytes = readFileSync(file);
+  const body = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  if (!Buffer.from(body, "utf8").equals(bytes)) throw new UsageError(`--file ${file}: not UTF-8 text.`);
+  return body;
+}
+
+/** A licence's term, as the operator reads it. */
+function termOf(l: LicenceRecord): string {
+  return `usable from ${l.starts_at}${l.ends_at ? ` until ${l.ends_at}` : ", with no end"}`;
+}
+
+function licenceStatus(l: LicenceRecord, now = Date.now()): string {
+  if (l.revoked_at) return "revoked";
+  if (Date.parse(l.starts_at) > now) return "not started";
+  if (l.ends_at && Date.parse(l.ends_at) <= now) return "ended";
+  return "active";
 }
 
 /**

@@ -12,6 +12,9 @@ export type LicenceRecord = {
   version: string;
   granted_at: string;
   revoked_at: string | null;
+  starts_at: string;
+  ends_at: string | null;
+  terms_sha256: string | null;
 };
 
 /**
@@ -23,10 +26,16 @@ export async function listLicences(ctx: Ctx, input: { organizationId?: string } 
   const sql = sqlOf(ctx.db);
   const org = input.organizationId ?? null;
   const rows = await sql<
-    (Omit<LicenceRecord, "granted_at" | "revoked_at"> & { granted_at: Date; revoked_at: Date | null })[]
+    (Omit<LicenceRecord, "granted_at" | "revoked_at" | "starts_at" | "ends_at"> & {
+      granted_at: Date;
+      revoked_at: Date | null;
+      starts_at: Date;
+      ends_at: Date | null;
+    })[]
   >`
     select l.id, l.organization_id, o.slug as organization_slug, o.name as organization_name,
-           v.dataset_id, d.title as dataset_title, v.version, l.granted_at, l.revoked_at
+           v.dataset_id, d.title as dataset_title, v.version, l.granted_at, l.revoked_at,
+           l.starts_at, l.ends_at, l.terms_sha256
     from licences l
     join organizations o on o.id = l.organization_id
     join dataset_versions v on v.id = l.version_id
@@ -37,6 +46,8 @@ export async function listLicences(ctx: Ctx, input: { organizationId?: string } 
     ...r,
     granted_at: r.granted_at.toISOString(),
     revoked_at: r.revoked_at?.toISOString() ?? null,
+    starts_at: r.starts_at.toISOString(),
+    ends_at: r.ends_at?.toISOString() ?? null,
   }));
 }
 

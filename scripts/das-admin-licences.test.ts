@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { runCli } from "@/lib/testing/cli";
+import { getDb } from "@/lib/db/client";
+import { createTestOrg, importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+
+// das-admin's terms and licence-term commands, run as an operator would against this run's database.
+
+const sql = () => getDb().$client;
+const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-licences-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function das(args: string[]) {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: inject("databaseUrl"),
+    APP_SECRET: inject("appSecret"),
+    DAS_DATA_DIR: scratch,
+    DAS_OPERATOR: "cli-test",
+  };
+  return runCli("das-admin", args, { env });
+}
+
+describe("das-admin terms and licence terms", () => {
+  it("adds, lists and shows terms; grants under them for a term; ends early and extends, audited", async () => {
+    const org = await createTestOrg();
+    const datasetId = await importTestDataset([{ version: "1.0.0", episodes: randomEpisodes(1, 7001) }]);
+    const text = `# Data-use agreement ${uniqueId("t")}\n\nResearch only. Ünïcode kept byte for byte.\n`;
+    const file = path.join(scratch, "terms.md");
+    writeFileSync(file, text);
+    const sha = createHash("sha256").update(text, "utf8").digest("hex");
+
+    const added = await das(["terms", "add", "--title", "DUA 2026", "--file", file, "--dataset", datasetId]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toBe(`${sha}\n`);
+    expect(added.stderr).toContain("Added terms 'DUA 2026'");
+    const again = await das(["terms", "add", "--title", "Other title", "--file", file]);
+    expect(again.stderr).toContain("Already there: terms 'DUA 2026'");
+
+    const [list, show, showJson, unknown, badSha] = await Promise.all([
+      das(["terms", "list", "--json"]),
+      das(["terms", "show", sha]),
+      das(["terms", "show", sha, "--json"]),
+      das(["terms", "show", "0".repeat(64)]),
+      das(["terms", "show", "xyz"]),
+    ]);
+    expect(JSON.parse(list.stdout)).toContainEqual(
+      expect.objectContaining({
+        sha256: sha,
+        title: "DUA 2026",
+        dataset_id: datasetId,
+        created_by: "cli-test (das-admin)",
+      }),
+    );
+    expect(show.stdout).toBe(text);
+    expect(JSON.parse(showJson.stdout)).toMatchObject({ sha256: sha, body: text });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("no terms document with SHA-256");
+    expect(badSha.code).toBe(2);
+
+    const granted = await das([
+      "licence",
+      "grant",
+      org.slug,
+      datasetId,
+      "1.0.0",
+      "--from",
+      "2026-01-01",
+      "--until",
+      "2099-12-31",
+      "--terms",
+      sha,
+    ]);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(granted.stderr).toContain("usable from 2026-01-01T00:00:00.000Z until 2100-01-01T00:00:00.000Z");
+    const [row] = await sql()`
+      select l.id, l.starts_at, l.ends_at, l.terms_sha256 from licences l
+      where l.organization_id = ${org.id}`;
+    expect(row).toMatchObject({
+      starts_at: new Date("2026-01-01T00:00:00Z"),
+      ends_at: new Date("2100-01-01T00:00:00Z"),
+      terms_sha256: sha,
+    });
+
+    const badEnd = await das(["licence", "end", org.slug, datasetId, "1.0.0", "--at", "2025-06-01"]);
+    expect(badEnd.code).toBe(1);
+    expect(badEnd.stderr).toContain("must end after it starts");
+    const early = await das(["licence", "end", org.slug, datasetId, "1.0.0", "--at", "2026-03-01T12:00:00Z"]);
+    expect(early.code, early.stderr).toBe(0);
+    expect(early.stderr).toContain("now ends at 2026-03-01T12:00:00.000Z (it ended at 2100-01-01T00:00:00.000Z)");
+    const listed = await das(["licence", "list", "--org", org.slug]);
+    expect(listed.stdout).toMatch(/ended/);
+    expect((await das(["licence", "list", "--org", org.slug, "--active"])).stderr).toContain("No active licences");
+    const extended = await das(["licence", "end", org.slug, datasetId, "1.0.0", "--at", "2099-06-30"]);
+    expect(extended.code, extended.stderr).toBe(0);
+    expect((await das(["licence", "list", "--org", org.slug, "--active", "--json"])).stdout).toContain(datasetId);
+
+    const audit = await sql()`
+      select action, details from admin_audit where target_id in (${row!.id}, ${sha}) order by id`;
+    expect(audit.map((a) => a.action)).toEqual(["terms.add", "licence.grant", "licence.end", "licence.end"]);
+    expect(audit[2]!.details).toMatchObject({
+      endsAt: "2026-03-01T12:00:00.000Z",
+      previousEndsAt: "2100-01-01T00:00:00.000Z",
+    });
+
+    const [badDate, badTerms] = await Promise.all([
+      das(["licence", "grant", org.slug, datasetId, "1.0.0", "--until", "2026-02-30"]),
+      das(["licence", "end", org.slug, datasetId, "1.0.0"]),
+    ]);
+    expect(badDate.code).toBe(2);
+    expect(badTerms.code).toBe(2);
+  });
+});
