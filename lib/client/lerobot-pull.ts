@@ -382,7 +382,14 @@ type Provenance = {
    * kept byte for byte as delivered, and the download it came from (null when an earlier run
    * fetched it and left no record).
    */
-  files: { path: string; sha256: string; size_bytes: number; download_id: string | null; stored_at: string }[];
+  files: {
+    path: string;
+    sha256: string;
+    size_bytes: number;
+    download_id: string | null;
+    /** null: not kept as delivered (a file of the version's meta/ cut down to the delivered episodes, see meta_originals_trimmed). */
+    stored_at: string | null;
+  }[];
   /** A v3.0 subset renumbered 0..k-1, or null: each episode's index and frame range (`index`) in the version and here. */
   renumbering: {
     changed_columns: string[];
@@ -442,6 +449,7 @@ async function writeProvenance(
   const downloads = [...(earlier?.downloads ?? [])];
   for (const d of input.downloads) if (!downloads.some((e) => e.download_id === d.download_id)) downloads.push(d);
   const byPath = new Map(input.inScope.map((f) => [f.path, f]));
+  const cutDown = new Set(result.trimmed?.files.filter((f) => f.kept_sha256 !== f.sha256).map((f) => f.path));
   const rewrite = result.subset?.rewrite ?? null;
   const renumbering = rewrite?.renumbered ? rewrite : null;
   const dataFiles = new Map(rewrite?.dataFiles.map((f) => [f.path, f]));
@@ -464,7 +472,7 @@ async function writeProvenance(
       sha256: f.sha256,
       size_bytes: f.size_bytes,
       download_id: input.deliveredBy.get(f.path) ?? before.get(`${f.path}\0${f.sha256}`) ?? null,
-      stored_at: input.layout.placeOf(f),
+      stored_at: cutDown.has(f.path) ? null : input.layout.placeOf(f),
     })),
     renumbering: renumbering && {
       changed_columns: [...RENUMBERED_COLUMNS],

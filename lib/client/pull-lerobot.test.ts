@@ -213,12 +213,29 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       [...onDisk, ...versionFiles].sort(),
     );
     for (const file of provenance.files) expect(summary.downloads).toContain(file.download_id);
-    // Each delivered file's sha256 is the one the manifest (and the disclosure log) has, and it is kept with it where stored_at says.
+    // Each delivered file's sha256 is the one the manifest (and the disclosure log) has, and it is
+    // kept with it where stored_at says; a file of meta/ cut down to the delivered episodes is
+    // kept as meta_originals_trimmed says.
     const manifest = await api.manifest(datasetId, "1.0.0");
-    for (const file of provenance.files as { path: string; sha256: string; stored_at: string }[]) {
+    const cutDown = new Map(
+      (provenance.meta_originals_trimmed.files as { path: string; kept_sha256: string | null }[]).map((f) => [
+        f.path,
+        f.kept_sha256,
+      ]),
+    );
+    for (const file of provenance.files as { path: string; sha256: string; stored_at: string | null }[]) {
       expect(file.sha256, file.path).toBe(manifest.files.find((m) => m.path === file.path)!.sha256);
-      expect(sha256(path.join(dir, file.stored_at)), file.path).toBe(file.sha256);
+      if (file.stored_at !== null) expect(sha256(path.join(dir, file.stored_at)), file.path).toBe(file.sha256);
+      else {
+        const kept = cutDown.get(file.path);
+        const place = path.join(dir, ORIGINALS_DIR, file.path);
+        if (kept === null) expect(existsSync(place), file.path).toBe(false);
+        else expect(sha256(place), file.path).toBe(kept);
+      }
     }
+    expect(provenance.files.filter((f: { stored_at: string | null }) => f.stored_at === null).length).toBeGreaterThan(
+      0,
+    );
     // Files das pull wrote: meta/ always; the renumbered data files with what they were made from and the mapping.
     for (const file of provenance.written as { path: string; sha256: string }[])
       expect(sha256(path.join(dir, file.path)), file.path).toBe(file.sha256);
