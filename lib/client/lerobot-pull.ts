@@ -245,7 +245,9 @@ export async function finishLeRobotPull(input: {
   // The version's own meta/ serves as it is only if it lists exactly these episodes (after an import
   // with --skip-incomplete-episodes it also lists those the version left out) and every camera.
   const asDelivered = indices.length ? await listedEpisodes(originals) : null;
+  // A copy an earlier run cut down is not the version's own: meta/ is written from it, as that run did.
   const whole =
+    !earlier?.meta_originals_trimmed &&
     asDelivered !== null &&
     !layout.rewrite &&
     !layout.videoKeys &&
