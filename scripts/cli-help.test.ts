@@ -27,13 +27,16 @@ async function runAll(cli: Cli, argvs: string[][]): Promise<CliRun[]> {
 }
 
 const COMMANDS: Record<Cli, string[]> = {
-  das: ["datasets", "versions", "manifest", "episodes", "annotations", "pull", "help"],
+  das: ["datasets", "licences", "versions", "manifest", "episodes", "annotations", "pull", "help"],
   "das-admin": [
     "migrate",
     "import",
     "org create",
     "licence grant",
     "licence revoke",
+    "licence end",
+    "terms add",
+    "terms show",
     "key create",
     "key revoke",
     "user create",
@@ -74,7 +77,10 @@ describe("--help", () => {
       "import [options] <dir>",
       "store check <dataset@version>",
       "org create [options] <slug>",
-      "licence grant <org> <dataset> <version>",
+      "licence grant [options] <org> <dataset> <version>",
+      "licence end [options] <org> <dataset> <version>",
+      "terms add [options]",
+      "terms show [options] <sha256>",
       "key create [options] <org>",
       "key revoke <key>",
       "disclosures export [options]",
@@ -266,7 +272,7 @@ describe("usage errors", () => {
     ).toBe(true);
     expect(
       group.stderr.startsWith(
-        "das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence revoke, licence list?)\n\nUsage: das-admin licence <command>\n",
+        "das-admin: unknown command 'licence'.\n(Did you mean one of licence grant, licence end, licence revoke, licence list?)\n\nUsage: das-admin licence <command>\n",
       ),
       group.stderr,
     ).toBe(true);

@@ -1,4 +1,4 @@
-// das – the API client's command line: list datasets, versions, manifests, episodes and annotations, and pull files.
+// das – the API client's command line: list datasets, licences, versions, manifests, episodes and annotations, and pull files.
 import { Option, type Command } from "commander";
 import { showUnsafe } from "@/lib/characters";
 import { ApiClient, ApiError, TransportError, type Wait } from "@/lib/client/api";
@@ -42,6 +42,34 @@ program
             d.latest_licensed_version,
             d.licensed_versions.join(", "),
             d.updated_at.slice(0, 10),
+          ]),
+        ),
+      );
+    }),
+  );
+
+program
+  .command("licences")
+  .summary("the licences your key may use now, with their terms")
+  .description(
+    "List the licences your key may use now: each dataset version, when its licence began and ends, and the terms it was granted under (their title and SHA-256).",
+  )
+  .option("--json", "print JSON instead of a table")
+  .action(
+    withApi(async (api, options: { json?: boolean }) => {
+      const licences = await api.listLicences();
+      if (options.json) return void out(`${JSON.stringify(licences, null, 2)}\n`);
+      if (!licences.length) return void say("Your key may use no licence now.");
+      out(
+        table(
+          ["DATASET", "VERSION", "STARTS", "ENDS", "TERMS", "TERMS SHA256"],
+          licences.map((l) => [
+            l.dataset_id,
+            l.version,
+            l.starts_at.slice(0, 10),
+            l.ends_at ? l.ends_at.slice(0, 16).replace("T", " ") + "Z" : "no end",
+            l.terms ? shorten(l.terms.title, 40) : "-",
+            l.terms?.sha256 ?? "-",
           ]),
         ),
       );

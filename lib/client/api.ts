@@ -3,6 +3,7 @@ import type { z } from "zod";
 import {
   AnnotationPage,
   DatasetList,
+  LicenceList,
   Download,
   EpisodePage,
   ErrorEnvelope,
@@ -51,6 +52,7 @@ export type ApiClientOptions = {
 export type EpisodeFilter = { outcome?: string; environment?: string };
 export type DatasetRecord = z.output<typeof DatasetList>["datasets"][number];
 export type VersionRecord = z.output<typeof VersionList>["versions"][number];
+export type LicenceRecord = z.output<typeof LicenceList>["licences"][number];
 export type ManifestDocument = z.output<typeof Manifest>;
 export type ManifestFile = ManifestDocument["files"][number];
 export type EpisodeRecord = z.output<typeof EpisodePage>["episodes"][number];
@@ -94,6 +96,10 @@ export class ApiClient {
 
   async listDatasets(): Promise<DatasetRecord[]> {
     return this.collect("/datasets", {}, DatasetList, (page) => page.datasets);
+  }
+
+  async listLicences(): Promise<LicenceRecord[]> {
+    return this.collect("/licences", {}, LicenceList, (page) => page.licences);
   }
 
   async listVersions(datasetId: string): Promise<VersionRecord[]> {
