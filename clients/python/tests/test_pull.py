@@ -70,15 +70,27 @@ def test_an_interrupted_pull_resumes_where_it_stopped(service, tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-c", script, service["keys"]["resume"], service["url"], plain["dataset_id"], str(tmp_path)]
     )
-    # Killed outright mid-transfer: no chance to tidy up, as with a lost machine.
+    sizes = {f["path"]: f["size_bytes"] for f in Client(service["keys"]["resume"], service["url"]).manifest(plain["dataset_id"], "1.0.0")["files"]}
+
+    def mid_file() -> list[Path]:
+        found = []
+        for p in tmp_path.rglob(f"*{PARTIAL_SUFFIX}"):
+            relative = p.relative_to(tmp_path).as_posix()[: -len(PARTIAL_SUFFIX)]
+            try:
+                size = p.stat().st_size
+            except FileNotFoundError:  # renamed into place meanwhile
+                continue
+            if 0 < size < sizes[relative]:
+                found.append(p)
+        return found
+
+    # Killed outright mid-file: no chance to tidy up, as with a lost machine.
     deadline = time.time() + 60
-    while time.time() < deadline and not any(p.name.endswith(PARTIAL_SUFFIX) and p.stat().st_size > 0 for p in tmp_path.rglob("*")):
-        time.sleep(0.05)
-    time.sleep(0.5)
+    while time.time() < deadline and not mid_file() and child.poll() is None:
+        time.sleep(0.02)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    partials = [p for p in tmp_path.rglob(f"*{PARTIAL_SUFFIX}") if p.stat().st_size > 0]
-    assert partials, "the pull was not interrupted mid-file"
+    assert mid_file(), "the pull was not interrupted mid-file"
     before = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file() and not p.name.endswith(PARTIAL_SUFFIX)}
 
     client = Client(service["keys"]["resume"], service["url"])

@@ -789,7 +789,14 @@ def finish(
 
     originals = root / ORIGINALS_DIR
     as_delivered = listed_episodes(originals) if indices else None
-    whole = as_delivered is not None and not layout.rewrite and layout.video_keys is None and as_delivered[0] == indices
+    # A copy an earlier run cut down is not the version's own: meta/ is written from it, as that run did.
+    whole = (
+        as_delivered is not None
+        and not (earlier or {}).get("meta_originals_trimmed")
+        and not layout.rewrite
+        and layout.video_keys is None
+        and as_delivered[0] == indices
+    )
     subset = None
     if whole:
         _copy_tree(originals / "meta", root / "meta")
@@ -857,6 +864,8 @@ def finish(
     for d in downloads:
         if not any(e["download_id"] == d["download_id"] for e in all_downloads):
             all_downloads.append(d)
+    # A meta/ file cut down to the delivered episodes is not kept as delivered: no stored_at.
+    cut_down = {f["path"] for f in (trimmed or {}).get("files", []) if f["kept_sha256"] != f["sha256"]}
     data_files = {f["path"]: f for f in (rewrite or {}).get("data_files", [])}
     written_entries = []
     for relative, sha in sorted(written.items(), key=lambda kv: kv[0].encode()):
@@ -907,7 +916,7 @@ def finish(
                 "sha256": f["sha256"],
                 "size_bytes": f["size_bytes"],
                 "download_id": delivered_by.get(f["path"]) or before.get(f"{f['path']}\0{f['sha256']}"),
-                "stored_at": layout.place_of(f),
+                "stored_at": None if f["path"] in cut_down else layout.place_of(f),
             }
             for f in in_scope
         ],

@@ -81,13 +81,13 @@ class Throttle:
     def __init__(self, bytes_per_second: float) -> None:
         self._start = time.monotonic()
         self._taken = 0
-        self._rate = bytes_per_second
+        self.rate = bytes_per_second
         self._lock = threading.Lock()
 
     def take(self, n: int, stop: threading.Event) -> None:
         with self._lock:
             self._taken += n
-            due = self._start + self._taken / self._rate
+            due = self._start + self._taken / self.rate
         wait = due - time.monotonic()
         if wait > 0:
             stop.wait(wait)
@@ -174,7 +174,9 @@ def fetch_file(
                     # At most one byte more than the manifest's size is read: enough to know it is wrong.
                     budget = size + 1 - (offset if append else 0)
                     with open(temp, "ab" if append else "wb") as out:
-                        for chunk in response.iter_bytes(CHUNK):
+                        # Throttled, in pieces of a quarter second's worth, so that the rate is kept evenly.
+                        piece = max(1024, min(CHUNK, int(throttle.rate / 4))) if throttle else CHUNK
+                        for chunk in response.iter_bytes(piece):
                             if stop.is_set():
                                 raise Interrupted()
                             chunk = chunk[:budget]
