@@ -25,6 +25,7 @@ const { startEmbeddedDefault } = await import("../lib/dev/embedded-default");
 const { hasProductionBuild, startNextServer } = await import("../lib/dev/next-server");
 if (!hasProductionBuild()) {
   log("No production build: run `npx next build` first.");
+  rmSync(dataDir, { recursive: true, force: true });
   process.exit(2);
 }
 const runtime = await startEmbeddedDefault({ log });
