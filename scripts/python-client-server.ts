@@ -22,9 +22,9 @@ process.env.DAS_DATA_DIR = dataDir;
 const log = (line: string) => process.stderr.write(`[python-client-server] ${line}\n`);
 
 const { startEmbeddedDefault } = await import("../lib/dev/embedded-default");
-const { hasProductionBuild, startNextServer } = await import("../lib/dev/next-server");
-if (!hasProductionBuild()) {
-  log("No production build: run `npx next build` first.");
+const { productionBuildIsCurrent, startNextServer } = await import("../lib/dev/next-server");
+if (!productionBuildIsCurrent()) {
+  log("No production build, or one older than the code: run `npx next build` first.");
   rmSync(dataDir, { recursive: true, force: true });
   process.exit(2);
 }

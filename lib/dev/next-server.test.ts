@@ -28,12 +28,13 @@ describe("productionBuildIsCurrent", () => {
     expect(productionBuildIsCurrent(root)).toBe(false);
   });
 
-  it("is not made stale by a changed test, which is not in the bundle", () => {
+  it("is not made stale by a changed test or test helper, which are not in the bundle", () => {
     root = mkdtempSync(path.join(tmpdir(), "das-build-"));
     place("lib/catalog/list.ts", 300);
     place(".next/BUILD_ID", 100);
     place("lib/catalog/list.test.ts", 10);
     place("app/(portal)/rbac.test.tsx", 10);
+    place("lib/testing/app-server.ts", 10);
     expect(productionBuildIsCurrent(root)).toBe(true);
     place("lib/catalog/list.ts", 5);
     expect(productionBuildIsCurrent(root)).toBe(false);

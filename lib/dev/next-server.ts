@@ -24,8 +24,9 @@ export function productionBuildIsCurrent(root = PROJECT_ROOT): boolean {
   const newerThanBuild = (file: string): boolean => {
     const stat = statSync(file, { throwIfNoEntry: false });
     if (!stat) return false;
-    // Tests are not in the bundle: a changed test leaves the build current.
+    // Tests and their helpers are not in the bundle: changing them leaves the build current.
     if (!stat.isDirectory()) return stat.mtimeMs > builtAt && !/\.test\.tsx?$/.test(file);
+    if (file === path.join(root, "lib/testing")) return false;
     return readdirSync(file).some((name) => newerThanBuild(path.join(file, name)));
   };
   return !BUILD_SOURCES.some((source) => newerThanBuild(path.join(root, source)));

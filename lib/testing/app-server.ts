@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { hasProductionBuild, startNextServer, type NextServer } from "../dev/next-server";
+import { hasProductionBuild, productionBuildIsCurrent, startNextServer, type NextServer } from "../dev/next-server";
 
 export type AppServer = NextServer;
 
@@ -11,6 +11,10 @@ export type AppServer = NextServer;
  */
 export async function startAppServer(env: Record<string, string> = {}): Promise<AppServer> {
   if (!hasProductionBuild()) throw new Error("No production build: run `npx next build` first (`npm test` does).");
+  // A build older than the code would pass or fail the suite on code that is no longer there.
+  if (!productionBuildIsCurrent()) {
+    throw new Error("The production build is older than the code: run `npx next build` again (`npm test` does).");
+  }
   // Counters of its own, as an instance with in-process counters has: with REDIS_URL set, every
   // server of the run would otherwise spend one budget per address (127.0.0.1). Instances that
   // are meant to share counters are given the same prefix.
