@@ -113,12 +113,12 @@ program
     withApi(async (api, { datasetId, version }: Target, options: { json?: boolean }) => {
       const manifest = await api.manifest(datasetId, version);
       if (options.json) return void out(`${JSON.stringify(manifest)}\n`);
+      const format = manifest.format
+        ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type ?? "robot type not given"}, ${manifest.format.fps} fps`
+        : "";
+      // Every part of the line came from the server: escaped as a whole, as the table's cells are.
       out(
-        `${manifest.dataset_id}@${manifest.version}, released ${manifest.released_at}: ${manifest.episode_count} episodes, ${manifest.files.length} files, ${bytes(manifest.total_bytes)}; streams: ${manifest.streams.join(", ") || "none"}${
-          manifest.format
-            ? `; LeRobot ${manifest.format.codebase_version}, ${manifest.format.robot_type === null ? "robot type not given" : showUnsafe(manifest.format.robot_type)}, ${manifest.format.fps} fps`
-            : ""
-        }\n\n`,
+        `${showUnsafe(`${manifest.dataset_id}@${manifest.version}, released ${manifest.released_at}: ${manifest.episode_count} episodes, ${manifest.files.length} files, ${bytes(manifest.total_bytes)}; streams: ${manifest.streams.join(", ") || "none"}${format}`)}\n\n`,
       );
       // A file shared by several episodes (a LeRobot v3.0 video) says how many; --json lists them.
       const episodeOf = (f: (typeof manifest.files)[number]) =>

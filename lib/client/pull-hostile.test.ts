@@ -255,6 +255,24 @@ describe("das pull against a malicious server", () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain("pick\\u001b[2J\\u009b31m the cup");
     expect(listed.stdout + listed.stderr).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
+
+    // `das manifest`: its header line is made of the server's words as well as its table.
+    const described = await hostileService(
+      [served(`${retitle}.bin`, Buffer.from("x"), [episodeId(1)], "cam\u001b[2J")],
+      {
+        source: "lerobot",
+        codebase_version: "v3.0\u001b]0;owned\u0007",
+        robot_type: "arm\u202e",
+        fps: 30,
+        total_frames: 1,
+        cameras: [],
+      },
+    );
+    const shown = await das(["manifest", `${DATASET}@1.0.0`], { ...env, DAS_API_URL: described.url });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("streams: cam\\u001b[2J; LeRobot v3.0\\u001b]0;owned\\u0007, arm\\u202e, 30 fps");
+    expect(shown.stdout).toContain("clip\\u001b]0;owned\\u0007\\u202e4pm.exe.bin");
+    expect(shown.stdout + shown.stderr).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
   });
 
   for (const version of ["v2.1", "v3.0"] as const) {
