@@ -1,4 +1,4 @@
-import { hasUnsafeCharacter } from "../characters";
+import { safePathProblem } from "../safe-path";
 
 /** What our identifiers look like. A value of another shape cannot exist, so lookups answer "not found" without querying. */
 export const DATASET_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
@@ -17,9 +17,10 @@ export function isRelativePath(path: string): boolean {
 }
 
 /**
- * A file path as the importer admits it: relative, no unsafe character, and no space at either
- * end (aria2c, for one, strips those from an option's value, so the file would land elsewhere).
+ * A file path as the importer admits it: the safe-path rule that `das pull` also judges
+ * server-supplied paths by (relative, no unsafe character, no space at either end: aria2c, for
+ * one, strips those from an option's value, so the file would land elsewhere).
  */
 export function isSafeFilePath(path: string): boolean {
-  return path !== "" && path === path.trim() && isRelativePath(path) && !hasUnsafeCharacter(path);
+  return safePathProblem(path) === null;
 }
