@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_OPERATIONS } from "@/lib/api/operations";
 import { createUser } from "@/lib/admin/users";
 import type { UserPrincipal } from "@/lib/auth/principal";
 import { getDb } from "@/lib/db/client";
@@ -122,7 +123,19 @@ const realValues = (): Record<string, string[]> => ({
   downloadId: [ownDownload, otherDownload],
   format: ["json", "csv", "aria2c", "curl"],
   contributor: [contributor],
-  path: ["v1", "v2/x"],
+  // The API's one route handler, at every operation's path (the API's own fuzz suite,
+  // app/api/v1/http-contract.test.ts, goes further), and beside them.
+  path: [
+    ...API_OPERATIONS.map((operation) =>
+      operation.path
+        .slice("/api/".length)
+        .replace("{id}", datasetId)
+        .replace("{version}", "1.0.0")
+        .replace("{episode_id}", inBoth),
+    ),
+    "v1",
+    "v2/x",
+  ],
   nextauth: ["session", "csrf", "providers", "signin", "signout", "callback/credentials", "error"],
 });
 
@@ -290,7 +303,7 @@ describe("every page and route handler over HTTP, as every role", () => {
         "/login",
         "/datasets/[id]/[version]",
         "/review/contributors/[contributor]/export",
-        "/api/v1/downloads",
+        "/api/[[...path]]",
       ]),
     );
     const values = realValues();

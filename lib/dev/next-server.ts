@@ -63,7 +63,9 @@ async function waitUntilServing(url: string, child: ChildProcess, output: () => 
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`next start exited with ${child.exitCode}:\n${output()}`);
     try {
-      await fetch(`${url}/api/v1/datasets`);
+      // A public document: a probe without a key must not count as a failed authentication,
+      // which would spend the address's budget before the first real request.
+      await fetch(`${url}/api/v1/openapi.json`);
       return;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,6 +1,6 @@
-// Every operation of /api/v1. The router (lib/http/api-router.ts) and the OpenAPI document
+// Every operation of /api/v1. The router (lib/http/route.ts) and the OpenAPI document
 // (lib/api/openapi.ts) are derived from this list; a new endpoint is a file here, its line below,
-// and its verb. operations.test.ts fails when a file of this folder is missing from the list.
+// and its verb. openapi.test.ts fails when a file of this folder is missing from the list.
 import type { Operation } from "../operation";
 import { createDownload } from "./create-download";
 import { createPreview } from "./create-preview";
