@@ -145,7 +145,7 @@ describe("--help", () => {
     expect(keyGroup.stdout).toMatch(/\n {2}revoke <key> +revoke an API key/);
   });
 
-  it("every command answers --help with its own usage and exits 0", { timeout: 120_000 }, async () => {
+  it("every command answers --help with its own usage and exits 0", { timeout: 300_000 }, async () => {
     for (const cli of ["das", "das-admin"] as const) {
       const runs = await runAll(
         cli,

@@ -25,7 +25,10 @@ function das(args: string[]) {
 }
 
 describe("das-admin terms and licence terms", () => {
-  it("adds, lists and shows terms; grants under them for a term; ends early and extends, audited", async () => {
+  // About fifteen das-admin runs, each a node and tsx start: minutes on a busy machine.
+  it("adds, lists and shows terms; grants under them for a term; ends early and extends, audited", {
+    timeout: 240_000,
+  }, async () => {
     const org = await createTestOrg();
     const datasetId = await importTestDataset([{ version: "1.0.0", episodes: randomEpisodes(1, 7001) }]);
     const text = `# Data-use agreement ${uniqueId("t")}\n\nResearch only. Ünïcode kept byte for byte.\n`;
