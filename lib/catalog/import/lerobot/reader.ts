@@ -41,11 +41,11 @@ import {
   type Feature,
 } from "../../../lerobot/format";
 import { openParquet, parquetBatches, type ParquetFile } from "../../../lerobot/parquet";
-import { parseJsonLine, type Problem } from "../json-document";
-import { readDocument } from "../read-document";
-import { readLines } from "../read-lines";
-import { FileLine, describeIssue } from "../records";
-import { linkRoots, locate, OUTSIDE } from "../local-path";
+import { describeIssue, parseJsonLine, type Problem } from "../../../json-document";
+import { readDocument } from "../../../read-document";
+import { readLines } from "../../../read-lines";
+import { FilePath } from "../../../safe-path";
+import { linkRoots, locate, OUTSIDE } from "../../../local-path";
 import { hasUnsafeCharacter, showUnsafe, UNSAFE_CHARACTERS_DESCRIPTION } from "../../../characters";
 
 export type { Problem };
@@ -901,7 +901,7 @@ const round = (seconds: number) => Math.round(seconds * 1e6) / 1e6;
 /** Why a relative path from the metadata or the directory is refused, or null. */
 function unsafePath(relative: string): string | null {
   if (hasUnsafeCharacter(relative)) return `it contains ${UNSAFE_CHARACTERS_DESCRIPTION}`;
-  const checked = FileLine.shape.path.safeParse(relative);
+  const checked = FilePath.safeParse(relative);
   return checked.success ? null : checked.error.issues[0]!.message;
 }
 

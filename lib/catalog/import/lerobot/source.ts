@@ -5,11 +5,11 @@ import { canonicalJson } from "../../../canonical-json";
 import type { LeRobotFormatInfo } from "../../../db/schema";
 import { videoKeysOf } from "../../../lerobot/format";
 import { fileUploader, type ProgressSink, type StoreTarget, type UploadTally } from "../upload";
-import { checkRecord, parseJsonLine, type Problem } from "../json-document";
+import { checkRecord, parseJsonLine, type Problem } from "../../../json-document";
 import { runImport, type ImportSource, type PipelineResult, type SourceItem } from "../pipeline";
 import { ImportError } from "../problems";
-import { readDocument } from "../read-document";
-import { readLines } from "../read-lines";
+import { readDocument } from "../../../read-document";
+import { readLines } from "../../../read-lines";
 import {
   characterCount,
   DatasetFile,
