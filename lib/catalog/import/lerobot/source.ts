@@ -18,7 +18,7 @@ import {
   MAX_TEXT_CHARACTERS,
   VersionFile,
 } from "../records";
-import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
+import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "../../../lerobot/dataset";
 
 /**
  * A LeRobot dataset directory (codebase v2.0, v2.1 or v3.0) as a source of the import pipeline:
