@@ -11,7 +11,8 @@ import { PROJECT_ROOT } from "./dev/embedded-default";
 /** Lowest first. A file may import from its own layer and the layers before it. */
 const LAYERS = [
   // Plain helpers that depend on nothing of ours: errors, ids, log, env, canonical JSON, CSV, cursors,
-  // the client's address, redirect targets.
+  // the client's address, redirect targets, safe paths, and the bounded readers of files an operator
+  // hands over, which the catalog's import format and LeRobot's reader share.
   { name: "base", holds: (f: string) => /^lib\/[^/]+\.tsx?$/.test(f) && f !== "lib/context.ts" },
   // Where state lives: PostgreSQL, the object store, rate-limit counters (Redis or memory), the
   // API's per-instance cache (invalidated by PostgreSQL notifications).
@@ -39,8 +40,8 @@ const LAYERS = [
  */
 const CLIENT = under("lib/client");
 /**
- * LeRobot's format (info.json, path templates, parquet, the subset writer): files only, no
- * database, no network, no caller. The importer reads datasets with it and `das pull` writes
+ * LeRobot's format (info.json, path templates, parquet, the reader of a dataset directory, the
+ * subset writer): files only, no database, no network, no caller. The importer reads datasets with it and `das pull` writes
  * them, so the client may use it too; for that it imports nothing of ours but base files.
  */
 const LEROBOT_FORMAT = under("lib/lerobot");

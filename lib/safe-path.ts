@@ -1,5 +1,6 @@
 import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
+import { z } from "zod";
 import { hasUnsafeCharacter, showUnsafe, UNSAFE_CHARACTERS_DESCRIPTION } from "./characters";
 
 /**
@@ -24,6 +25,31 @@ export function safePathProblem(relative: string): string | null {
     return "it has an empty, '.' or '..' segment";
   return null;
 }
+
+/**
+ * Whether a file path is relative with '/' separators and no empty, '.' or '..' segment: the
+ * shape of every object key under its version, so that it names a file below a directory
+ * wherever it is written.
+ */
+export function isRelativePath(relative: string): boolean {
+  return (
+    !relative.startsWith("/") &&
+    !relative.includes("\\") &&
+    !relative.split("/").some((s) => s === "" || s === "." || s === "..")
+  );
+}
+
+/**
+ * A file path as the importer admits it, each refusal worded for the operator: the `path` of a
+ * line of files.jsonl, and every file a LeRobot dataset names or holds.
+ */
+export const FilePath = z
+  .string("path must be a string")
+  .min(1, "path must not be empty")
+  .max(1024, "path must be at most 1024 characters")
+  .refine(isRelativePath, "path must be relative, with '/' separators and no empty, '.' or '..' segments")
+  .refine((p) => !hasUnsafeCharacter(p), `path must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`)
+  .refine((p) => p === p.trim(), "path must not start or end with a space");
 
 /** A path refused by `safePathProblem` or `pathInside`; its message shows the path escaped. */
 export class UnsafePathError extends Error {

@@ -6,17 +6,6 @@ export const DATASET_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 export const EPISODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:~-]{0,199}$/;
 
 /**
- * Whether a file path is relative with '/' separators and no empty, '.' or '..' segment: the
- * shape of every object key under its version, so that it names a file below a directory
- * wherever it is written.
- */
-export function isRelativePath(path: string): boolean {
-  return (
-    !path.startsWith("/") && !path.includes("\\") && !path.split("/").some((s) => s === "" || s === "." || s === "..")
-  );
-}
-
-/**
  * A file path as the importer admits it: the safe-path rule that `das pull` also judges
  * server-supplied paths by (relative, no unsafe character, no space at either end: aria2c, for
  * one, strips those from an option's value, so the file would land elsewhere).

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "../db/client";
 import { importLeRobotVersion } from "../catalog/import/lerobot/source";
-import { openLeRobotDataset } from "../catalog/import/lerobot/reader";
+import { openLeRobotDataset } from "../lerobot/dataset";
 import { openParquet, parquetBatches } from "../lerobot/parquet";
 import { plainValue } from "../lerobot/format";
 import { s3Client } from "../storage/client";

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openLeRobotDataset } from "../catalog/import/lerobot/reader";
+import { openLeRobotDataset } from "./dataset";
 import {
   buildLeRobotFixture,
   simulateLeRobotLoad,

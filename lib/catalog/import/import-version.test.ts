@@ -8,7 +8,7 @@ import { byteOrder, randomEpisodes, uniqueId, writeImportDir, type TestVersion }
 import { catalogRows, NOTHING } from "@/lib/testing/catalog-rows";
 import { FREE_TEXT_DESCRIPTION } from "@/lib/characters";
 import { importVersion } from "./import-version";
-import { OUTSIDE } from "./local-path";
+import { OUTSIDE } from "@/lib/local-path";
 import { ImportError } from "./problems";
 import type { AnnotationLine, EpisodeLine, FileLine } from "./records";
 

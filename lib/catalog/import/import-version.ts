@@ -2,11 +2,11 @@ import type { Hash } from "node:crypto";
 import type postgres from "postgres";
 import type { z } from "zod";
 import { canonicalJson } from "../../canonical-json";
-import { linkRoots, locate, type Located } from "./local-path";
+import { linkRoots, locate, type Located } from "../../local-path";
 import { runImport, type ImportSource, type PipelineResult, type RecordStream, type SourceItem } from "./pipeline";
 import type { ProblemList } from "./problems";
-import { readDocument } from "./read-document";
-import { readLines } from "./read-lines";
+import { readDocument } from "../../read-document";
+import { readLines } from "../../read-lines";
 import { DatasetFile, VersionFile } from "./records";
 
 /** What an import directory's import reports: the pipeline's result without the LeRobot-only skipped episodes. */

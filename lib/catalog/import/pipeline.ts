@@ -7,7 +7,7 @@ import { canonicalJson } from "../../canonical-json";
 import { parseVersion } from "../semver";
 import { arrayLiteral, copyRow } from "./copy-text";
 import { crossCheck } from "./cross-check";
-import { checkRecord, parseJsonLine } from "./json-document";
+import { checkRecord, parseJsonLine } from "../../json-document";
 import { ImportError, ProblemList, type Problem } from "./problems";
 import {
   AnnotationLine,

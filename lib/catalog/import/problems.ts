@@ -1,4 +1,4 @@
-import type { Problem } from "./json-document";
+import type { Problem } from "../../json-document";
 
 export type { Problem };
 

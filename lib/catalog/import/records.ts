@@ -1,14 +1,9 @@
 import { z } from "zod";
 import { CHANGELOG_TYPES } from "../../db/schema";
 import { VERSION_PATTERN } from "../semver";
-import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN, isRelativePath } from "../identifiers";
-import {
-  FREE_TEXT,
-  FREE_TEXT_DESCRIPTION,
-  UNSAFE_CHARACTERS_DESCRIPTION,
-  hasUnsafeCharacter,
-  showUnsafe,
-} from "../../characters";
+import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN } from "../identifiers";
+import { FilePath } from "../../safe-path";
+import { FREE_TEXT, FREE_TEXT_DESCRIPTION, UNSAFE_CHARACTERS_DESCRIPTION, hasUnsafeCharacter } from "../../characters";
 
 /** The record formats of an import directory (docs/import-format.md). Field names are the wire names. */
 
@@ -190,13 +185,7 @@ const inOrder = (p: {
 const IN_ORDER = "start_s must not be after end_s, nor from_frame after to_frame";
 
 const FileFields = {
-  path: z
-    .string("path must be a string")
-    .min(1, "path must not be empty")
-    .max(1024, "path must be at most 1024 characters")
-    .refine(isRelativePath, "path must be relative, with '/' separators and no empty, '.' or '..' segments")
-    .refine(...safe("path"))
-    .refine((p) => p === p.trim(), "path must not start or end with a space"),
+  path: FilePath,
   stream: z
     .string("stream must be a string")
     .regex(STREAM_PATTERN, "stream must be a stream name")
@@ -296,13 +285,4 @@ export function mediaTypeOf(file: { path: string; media_type?: string }): string
   if (file.media_type) return file.media_type;
   const extension = file.path.split(".").at(-1)?.toLowerCase() ?? "";
   return MEDIA_TYPES[extension] ?? "application/octet-stream";
-}
-
-/** Wording for operators reading a terminal ("missing field 'task'"); parse with `reportInput` so missing values show. */
-export function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = issue.path.map(String).join(".");
-  if (issue.code === "unrecognized_keys")
-    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${showUnsafe(k)}'`).join(", ")}`;
-  if (issue.code === "invalid_type" && issue.input === undefined) return `missing field '${field}'`;
-  return issue.message;
 }

@@ -28,7 +28,7 @@ import {
   forgeParquetRowCount,
   type LeRobotFixtureOptions,
 } from "@/lib/testing/lerobot-fixtures";
-import { OUTSIDE } from "../local-path";
+import { OUTSIDE } from "@/lib/local-path";
 import { ImportError } from "../problems";
 import { importLeRobotVersion, type LeRobotImportOptions } from "./source";
 

@@ -5,11 +5,11 @@ import { canonicalJson } from "../../../canonical-json";
 import type { LeRobotFormatInfo } from "../../../db/schema";
 import { videoKeysOf } from "../../../lerobot/format";
 import { fileUploader, type ProgressSink, type StoreTarget, type UploadTally } from "../upload";
-import { checkRecord, parseJsonLine, type Problem } from "../json-document";
+import { checkRecord, parseJsonLine, type Problem } from "../../../json-document";
 import { runImport, type ImportSource, type PipelineResult, type SourceItem } from "../pipeline";
 import { ImportError } from "../problems";
-import { readDocument } from "../read-document";
-import { readLines } from "../read-lines";
+import { readDocument } from "../../../read-document";
+import { readLines } from "../../../read-lines";
 import {
   characterCount,
   DatasetFile,
@@ -18,7 +18,7 @@ import {
   MAX_TEXT_CHARACTERS,
   VersionFile,
 } from "../records";
-import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "./reader";
+import { LeRobotFormatError, openLeRobotDataset, type LeRobotDataset, type Notice } from "../../../lerobot/dataset";
 
 /**
  * A LeRobot dataset directory (codebase v2.0, v2.1 or v3.0) as a source of the import pipeline:

@@ -1,7 +1,6 @@
 import { findNodeAtLocation, parseTree, printParseErrorCode, type ParseError } from "jsonc-parser";
 import type { z } from "zod";
-import { showUnsafe } from "../../characters";
-import { describeIssue } from "./records";
+import { showUnsafe } from "./characters";
 
 export type Problem = { file: string; line: number; message: string };
 
@@ -126,4 +125,13 @@ export function checkRecord<S extends z.ZodType>(
   const parsed = schema.safeParse(value, { reportInput: true });
   if (parsed.success) return { value: parsed.data, problems: [] };
   return { problems: parsed.error.issues.map((issue) => ({ file, line: lineNumber, message: describeIssue(issue) })) };
+}
+
+/** Wording for operators reading a terminal ("missing field 'task'"); parse with `reportInput` so missing values show. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = issue.path.map(String).join(".");
+  if (issue.code === "unrecognized_keys")
+    return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `'${showUnsafe(k)}'`).join(", ")}`;
+  if (issue.code === "invalid_type" && issue.input === undefined) return `missing field '${field}'`;
+  return issue.message;
 }

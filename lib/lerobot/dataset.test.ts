@@ -10,15 +10,15 @@ import {
   videoDuration,
   type LeRobotFixture,
   type LeRobotFixtureOptions,
-} from "../../../testing/lerobot-fixtures";
-import { openParquet } from "../../../lerobot/parquet";
+} from "../testing/lerobot-fixtures";
+import { openParquet } from "./parquet";
 import {
   LeRobotFormatError,
   openLeRobotDataset,
   type LeRobotDataset,
   type LeRobotFile,
   type SubtaskSpan,
-} from "./reader";
+} from "./dataset";
 import { UNSAFE_CHARACTERS_DESCRIPTION } from "@/lib/characters";
 
 const roots: string[] = [];
