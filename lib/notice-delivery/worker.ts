@@ -1,5 +1,5 @@
 import type PgBoss from "pg-boss";
-import { eq } from "drizzle-orm";
+import { inArray } from "drizzle-orm";
 import { noticeDeliveryAttempts, webhookEndpoints, type DeliveryChannel } from "../db/schema";
 import { getDb, type Db } from "../db/client";
 import { env, requireEnv } from "../env";
@@ -46,16 +46,16 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
     WEBHOOK_TIMEOUT_MS: options.timeoutMs ?? env_.WEBHOOK_TIMEOUT_MS,
   };
 
-  const work = async <T extends { organizationId: string }>(
+  const work = async <T extends JobCommon>(
     queue: JobQueueName,
-    attempt: (data: T) => Promise<AttemptOutcome & { permanent?: boolean }>,
+    prepare: (jobs: T[]) => Promise<Attempter<T>>,
     describe: (data: T) => { channel: DeliveryChannel; endpointId: string | null },
   ) => {
     const id: string = await boss.work<T>(
       queue,
       { batchSize, pollingIntervalSeconds, includeMetadata: true },
       async (jobs: PgBoss.JobWithMetadata<T>[]) => {
-        await Promise.all(jobs.map((job) => runOne(boss, options.db, queue, job, attempt, describe)));
+        await runBatch(boss, options.db, queue, jobs, prepare, describe);
         // A full batch means more are probably due: fetch again at once instead of after the interval.
         if (jobs.length === batchSize) boss.notifyWorker(id);
       },
@@ -63,12 +63,16 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
     return id;
   };
 
-  const webhook = (data: WebhookJobData) => attemptWebhook(options.db, data, e);
   const webhookTarget = (data: WebhookJobData) => ({ channel: "webhook" as const, endpointId: data.endpointId });
-  for (let i = 0; i < (options.webhookFetchers ?? 2); i++) await work(JOB_QUEUES.noticeWebhook, webhook, webhookTarget);
+  for (let i = 0; i < (options.webhookFetchers ?? 2); i++)
+    await work(
+      JOB_QUEUES.noticeWebhook,
+      (jobs: WebhookJobData[]) => webhookAttempter(options.db, jobs, e),
+      webhookTarget,
+    );
   await work(
     JOB_QUEUES.noticeEmail,
-    (data: EmailJobData) => sendNoticeEmail(options.db, data, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
+    async () => (data: EmailJobData) => sendNoticeEmail(options.db, data, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
     () => ({ channel: "email", endpointId: null }),
   );
   return {
@@ -78,67 +82,89 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
   };
 }
 
-async function attemptWebhook(
-  db: Db,
-  data: WebhookJobData,
-  e: { WEBHOOK_TIMEOUT_MS: number; WEBHOOKS_ALLOW_PRIVATE: boolean },
-): Promise<AttemptOutcome & { permanent?: boolean }> {
-  const [endpoint] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, data.endpointId));
-  if (!endpoint || endpoint.removedAt)
-    return {
-      delivered: false,
-      statusCode: null,
-      error: "the endpoint was removed: not sent",
-      durationMs: 0,
-      permanent: true,
-    };
-  return postWebhook(
-    {
-      url: endpoint.url,
-      secret: openSecret(endpoint.secretSealed, endpoint.id),
-      messageId: data.messageId,
-      body: data.body,
-    },
-    { timeoutMs: e.WEBHOOK_TIMEOUT_MS, allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE },
-  );
-}
-
+type Outcome = AttemptOutcome & { permanent?: boolean };
+type Attempter<T> = (data: T) => Promise<Outcome>;
 type JobCommon = { organizationId: string; noticeId: string; eventType: string; messageId: string };
 
-async function runOne<T extends { organizationId: string }>(
+/** One query for the endpoints of a whole batch, each secret opened once. */
+async function webhookAttempter(
+  db: Db,
+  jobs: WebhookJobData[],
+  e: { WEBHOOK_TIMEOUT_MS: number; WEBHOOKS_ALLOW_PRIVATE: boolean },
+): Promise<Attempter<WebhookJobData>> {
+  const rows = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(inArray(webhookEndpoints.id, [...new Set(jobs.map((j) => j.endpointId))]));
+  const endpoints = new Map(
+    rows
+      .filter((r) => !r.removedAt)
+      .map((r) => [r.id, { url: r.url, secret: openSecret(r.secretSealed, r.id) }] as const),
+  );
+  return async (data) => {
+    const endpoint = endpoints.get(data.endpointId);
+    if (!endpoint)
+      return {
+        delivered: false,
+        statusCode: null,
+        error: "the endpoint was removed: not sent",
+        durationMs: 0,
+        permanent: true,
+      };
+    return postWebhook(
+      { url: endpoint.url, secret: endpoint.secret, messageId: data.messageId, body: data.body },
+      { timeoutMs: e.WEBHOOK_TIMEOUT_MS, allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE },
+    );
+  };
+}
+
+/**
+ * Attempts every job of a batch at once, records all attempts in one insert, completes the ones
+ * that are done in one call and hands each failure back to pg-boss, which retries it while tries
+ * remain and then marks it failed. One that no retry can mend (the endpoint was removed, nobody to
+ * email) is done. If the batch cannot be recorded (the database is away), pg-boss retries it whole.
+ */
+async function runBatch<T extends JobCommon>(
   boss: PgBoss,
   db: Db,
   queue: JobQueueName,
-  job: PgBoss.JobWithMetadata<T>,
-  attempt: (data: T) => Promise<AttemptOutcome & { permanent?: boolean }>,
+  jobs: PgBoss.JobWithMetadata<T>[],
+  prepare: (jobs: T[]) => Promise<Attempter<T>>,
   describe: (data: T) => { channel: DeliveryChannel; endpointId: string | null },
 ): Promise<void> {
-  const data = job.data as T & JobCommon;
-  try {
-    const outcome = await attempt(data);
-    const willRetry = !outcome.delivered && !outcome.permanent && job.retryCount < job.retryLimit;
-    await db.insert(noticeDeliveryAttempts).values({
-      jobId: job.id,
-      ...describe(data),
-      organizationId: data.organizationId,
-      noticeId: data.noticeId,
-      eventType: data.eventType,
-      messageId: data.messageId,
-      attempt: job.retryCount + 1,
-      durationMs: outcome.durationMs,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      delivered: outcome.delivered,
-      willRetry,
-    });
-    // A failure pg-boss retries while tries remain and then marks failed; one that no retry can
-    // mend (the endpoint was removed, nobody to email) ends here.
-    if (outcome.delivered || outcome.permanent) await boss.complete(queue, job.id, { delivered: outcome.delivered });
-    else await boss.fail(queue, job.id, { message: outcome.error ?? "not delivered" });
-  } catch (error) {
-    // The attempt could not even be recorded (the database is away): pg-boss retries the job.
-    log.warn("notice delivery attempt failed", { ...errorFields(error), queue, job_id: job.id });
-    await boss.fail(queue, job.id, { message: (error as Error).message }).catch(() => {});
+  const attempt = await prepare(jobs.map((j) => j.data));
+  const outcomes = await Promise.all(
+    jobs.map((job) =>
+      attempt(job.data).catch(
+        (error: Error): Outcome => ({ delivered: false, statusCode: null, error: error.message, durationMs: 0 }),
+      ),
+    ),
+  );
+  await db.insert(noticeDeliveryAttempts).values(
+    jobs.map((job, i) => {
+      const outcome = outcomes[i]!;
+      return {
+        jobId: job.id,
+        ...describe(job.data),
+        organizationId: job.data.organizationId,
+        noticeId: job.data.noticeId,
+        eventType: job.data.eventType,
+        messageId: job.data.messageId,
+        attempt: job.retryCount + 1,
+        durationMs: outcome.durationMs,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+        delivered: outcome.delivered,
+        willRetry: !outcome.delivered && !outcome.permanent && job.retryCount < job.retryLimit,
+      };
+    }),
+  );
+  const done = jobs.filter((_, i) => outcomes[i]!.delivered || outcomes[i]!.permanent).map((j) => j.id);
+  if (done.length) await boss.complete(queue, done);
+  for (const [i, job] of jobs.entries()) {
+    const outcome = outcomes[i]!;
+    if (!outcome.delivered && !outcome.permanent)
+      await boss.fail(queue, job.id, { message: outcome.error ?? "not delivered" });
   }
 }
 
