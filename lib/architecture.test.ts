@@ -22,7 +22,15 @@ const LAYERS = [
   // The verbs.
   {
     name: "domain",
-    holds: under("lib/catalog", "lib/downloads", "lib/previews", "lib/disclosures", "lib/admin", "lib/lerobot"),
+    holds: under(
+      "lib/catalog",
+      "lib/downloads",
+      "lib/previews",
+      "lib/disclosures",
+      "lib/admin",
+      "lib/lerobot",
+      "lib/notice-delivery",
+    ),
   },
   // The API's contract: request and response schemas, the OpenAPI document.
   { name: "api", holds: under("lib/api") },

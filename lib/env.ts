@@ -74,6 +74,30 @@ const EnvSchema = z.object({
   DIGEST_S3_SECRET_ACCESS_KEY: optionalString,
   /** Minutes between head digests each instance tries to write; 0 turns the schedule off. */
   DIGEST_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
+  /**
+   * Webhook URLs whose host resolves to a loopback, private, link-local, unique-local or
+   * unspecified address are refused, at registration and again at each delivery (SSRF). 1 allows
+   * them: for a receiver on this machine in development and tests, never in production.
+   */
+  WEBHOOKS_ALLOW_PRIVATE: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  /** Milliseconds a webhook receiver has to answer an attempt before it counts as failed. */
+  WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+  /** smtp://user:pass@host:port (or smtps://): notices are also emailed to the organisation's users. Unset: no email. */
+  SMTP_URL: optionalString,
+  /** The From address of notice emails. */
+  SMTP_FROM: z.string().trim().min(1).default("Dataset Access Service <notices@localhost>"),
+  /**
+   * Seconds before the first retry of a failed delivery; each further retry waits about twice as
+   * long (pg-boss's backoff, with jitter), NOTICE_RETRY_LIMIT times. The defaults, 30 s and 12,
+   * keep trying for 1.4 to 2.8 days. Tests shorten the delay.
+   */
+  NOTICE_RETRY_DELAY_S: positiveInt(30),
+  NOTICE_RETRY_LIMIT: z.coerce.number().int().min(0).max(16).default(12),
+  /** off: this server runs no delivery worker (then `das-admin worker` must run somewhere). */
+  NOTICE_WORKER: z.enum(["on", "off"]).default("on"),
   AUTH_OIDC_ISSUER: optionalString,
   AUTH_OIDC_ID: optionalString,
   AUTH_OIDC_SECRET: optionalString,

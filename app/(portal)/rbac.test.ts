@@ -71,6 +71,7 @@ beforeAll(async () => {
     { path: "/admin/users", area: "admin" },
     { path: "/admin/licences", area: "admin" },
     { path: "/admin/keys", area: "admin" },
+    { path: "/admin/webhooks", area: "admin" },
     { path: "/admin/audit", area: "admin" },
   ];
   server = await startAppServer();

@@ -13,6 +13,8 @@ export const AUDIT_LABELS: Record<AuditAction, { label: string; tone: Tone }> = 
   "terms.add": { label: "Added terms", tone: "blue" },
   "key.issue": { label: "Issued key", tone: "green" },
   "key.revoke": { label: "Revoked key", tone: "red" },
+  "webhook.add": { label: "Added webhook", tone: "green" },
+  "webhook.remove": { label: "Removed webhook", tone: "red" },
 };
 
 /** An action's label; a name outside the table (a row older than it) shows as written. */

@@ -17,6 +17,7 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
     { href: "/admin/users", label: "Users" },
     { href: "/admin/licences", label: "Licences" },
     { href: "/admin/keys", label: "API keys" },
+    { href: "/admin/webhooks", label: "Webhooks" },
     { href: "/admin/audit", label: "Admin audit" },
   ],
 };

@@ -14,6 +14,8 @@ export const AUDIT_ACTIONS = [
   "terms.add",
   "key.issue",
   "key.revoke",
+  "webhook.add",
+  "webhook.remove",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -15,6 +15,13 @@ import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
 import { listDatasetVersions } from "./list-datasets";
 import {
+  addWebhookEndpoint,
+  listWebhookEndpoints,
+  removeWebhookEndpoint,
+} from "@/lib/notice-delivery/webhook-endpoints";
+import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
+import { enqueueNoticeDelivery } from "@/lib/notice-delivery/enqueue";
+import {
   ADMIN_CALLERS,
   CALLERS,
   actorOf,
@@ -24,6 +31,7 @@ import {
   callers,
   ctxOf,
   type CallerName,
+  PUBLIC_WEBHOOK_URL,
 } from "@/lib/testing/admin";
 import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
 
@@ -126,6 +134,33 @@ const VERBS: {
     name: "revokeKey",
     audit: "key.revoke",
     call: async (ctx, w) => ({ targetId: (await revokeKey(ctx, { id: w.keyId })).id }),
+  },
+  {
+    name: "addWebhookEndpoint",
+    audit: "webhook.add",
+    call: async (ctx, w) => ({
+      targetId: (await addWebhookEndpoint(ctx, { organizationId: w.organizationId, url: PUBLIC_WEBHOOK_URL })).id,
+    }),
+  },
+  {
+    name: "removeWebhookEndpoint",
+    audit: "webhook.remove",
+    call: async (ctx, w) => ({ targetId: (await removeWebhookEndpoint(ctx, { id: w.webhookId })).id }),
+  },
+  { name: "listWebhookEndpoints", audit: null, call: async (ctx) => (await listWebhookEndpoints(ctx), {}) },
+  { name: "listDeliveryAttempts", audit: null, call: async (ctx) => (await listDeliveryAttempts(ctx), {}) },
+  {
+    name: "enqueueNoticeDelivery",
+    audit: null,
+    call: async (ctx, w) => (
+      await enqueueNoticeDelivery(ctx, {
+        organisationId: w.organizationId,
+        noticeId: uniqueId("ntc"),
+        eventType: "notice.test",
+        payload: {},
+      }),
+      {}
+    ),
   },
   { name: "listOrganizations", audit: null, call: async (ctx) => (await listOrganizations(ctx), {}) },
   { name: "listUsers", audit: null, call: async (ctx) => (await listUsers(ctx), {}) },

@@ -1,4 +1,5 @@
 import type { Ctx } from "../context";
+import { addWebhookEndpoint } from "../notice-delivery/webhook-endpoints";
 import { getDb } from "../db/client";
 import type { ApiKeyPrincipal, OperatorPrincipal, Principal, UserPrincipal } from "../auth/principal";
 import { authenticateApiKey } from "../auth/api-keys";
@@ -49,6 +50,7 @@ export async function adminWorld(): Promise<{
   unlicensedVersion: string;
   keyId: string;
   userId: string;
+  webhookId: string;
 }> {
   const org = await createTestOrg();
   const datasetId = await importTestDataset([
@@ -58,6 +60,8 @@ export async function adminWorld(): Promise<{
   await grant(org.id, datasetId, "1.0.0");
   const key = await issueKey(operatorCtx(), { organizationId: org.id, name: "world key" });
   const user = await userOfRole("licensee", org.id);
+  // A public address (TEST-NET-3): registration checks the address and never connects.
+  const webhook = await addWebhookEndpoint(operatorCtx(), { organizationId: org.id, url: PUBLIC_WEBHOOK_URL });
   return {
     organizationId: org.id,
     organizationSlug: org.slug,
@@ -66,8 +70,12 @@ export async function adminWorld(): Promise<{
     unlicensedVersion: "1.1.0",
     keyId: key.id,
     userId: user.userId,
+    webhookId: webhook.id,
   };
 }
+
+/** A webhook URL on a public address that nothing answers (TEST-NET-3), for verbs that only register it. */
+export const PUBLIC_WEBHOOK_URL = "https://203.0.113.10/das-notices";
 
 export type AuditRow = {
   action: AuditAction;

@@ -28,6 +28,9 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
     RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix,
     // The suites play the one proxy in front, reporting each client's address and scheme.
     TRUSTED_PROXIES: "1",
+    // Servers of the run share its database: a delivery worker in each would take the jobs of the
+    // suite that tests deliveries. That suite turns its own server's worker on.
+    NOTICE_WORKER: "off",
     ...env,
   });
 }

@@ -7,3 +7,4 @@ export * from "./episodes";
 export * from "./admin-audit";
 export * from "./disclosures";
 export * from "./disclosure-integrity";
+export * from "./notice-delivery";

@@ -1,0 +1,128 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { BlockList, isIP } from "node:net";
+import { AppError } from "../errors";
+
+// Server-side request forgery: a webhook URL is chosen by an admin, but the service is the one
+// that connects to it, from inside the deployment's network. A URL that reaches the machine itself,
+// the private network or the cloud's metadata address (169.254.169.254) would let whoever sets it
+// probe or call what only the service can reach. So every address the host resolves to must be a
+// public one, checked when the URL is registered and again at every delivery, where the check is
+// the connection's own DNS lookup: the address checked is the address connected to, and a name
+// that later resolves elsewhere (DNS rebinding) is refused then.
+
+const NOT_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8], // "this network", the unspecified address
+  ["10.0.0.0", 8], // private
+  ["100.64.0.0", 10], // carrier-grade NAT, shared address space
+  ["127.0.0.0", 8], // loopback
+  ["169.254.0.0", 16], // link-local, cloud metadata services
+  ["172.16.0.0", 12], // private
+  ["192.0.0.0", 24], // IETF protocol assignments
+  ["192.168.0.0", 16], // private
+  ["198.18.0.0", 15], // benchmarking
+  ["224.0.0.0", 4], // multicast
+  ["240.0.0.0", 4], // reserved, broadcast
+] as const) {
+  NOT_PUBLIC.addSubnet(network, prefix, "ipv4");
+}
+for (const [network, prefix] of [
+  ["::", 128], // unspecified
+  ["::1", 128], // loopback
+  ["fe80::", 10], // link-local
+  ["fc00::", 7], // unique-local
+  ["ff00::", 8], // multicast
+  ["64:ff9b:1::", 48], // local-use NAT64
+] as const) {
+  NOT_PUBLIC.addSubnet(network, prefix, "ipv6");
+}
+
+/** Whether an IP address (v4 or v6, IPv4-mapped v6 included) is one a webhook may not reach. */
+export function isNonPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return true;
+  return NOT_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+export const WEBHOOK_URL_MAX = 2048;
+
+/** The URL's syntax: absolute http(s), a host, no credentials. The address check is separate. */
+export function parseWebhookUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new AppError("invalid_parameter", "A webhook URL must be an absolute http:// or https:// URL.");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new AppError("invalid_parameter", "A webhook URL must be an http:// or https:// URL.");
+  if (!url.hostname) throw new AppError("invalid_parameter", "A webhook URL must name a host.");
+  if (url.username || url.password)
+    throw new AppError(
+      "invalid_parameter",
+      "A webhook URL must not carry a user name or password: deliveries are authenticated by their signature.",
+    );
+  if (url.href.length > WEBHOOK_URL_MAX)
+    throw new AppError("invalid_parameter", `A webhook URL is at most ${WEBHOOK_URL_MAX} characters.`);
+  return url;
+}
+
+/** The URL's host without IPv6 brackets, as DNS and isIP take it. */
+const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+function lookupAll(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    ),
+  );
+}
+
+/**
+ * Every address the URL's host resolves to, refused with the reason when one is not public (unless
+ * `allowPrivate`) or when the name does not resolve.
+ */
+export function checkWebhookAddresses(url: URL, allowPrivate: boolean): Promise<LookupAddress[]> {
+  return checkHostAddresses(bareHost(url), allowPrivate);
+}
+
+async function checkHostAddresses(host: string, allowPrivate: boolean): Promise<LookupAddress[]> {
+  let addresses: LookupAddress[];
+  try {
+    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookupAll(host);
+  } catch (error) {
+    throw new AppError(
+      "invalid_parameter",
+      `The webhook host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "lookup failed"}).`,
+    );
+  }
+  if (!allowPrivate) {
+    const refused = addresses.find((a) => isNonPublicAddress(a.address));
+    if (refused)
+      throw new AppError(
+        "invalid_parameter",
+        `The webhook host ${host} resolves to ${refused.address}, a loopback, private, link-local or otherwise non-public address; ` +
+          "such URLs are refused unless WEBHOOKS_ALLOW_PRIVATE=1 (local use only).",
+      );
+  }
+  return addresses;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http.request: resolves like the system resolver, then refuses the connection if
+ * any address is not public, so the address checked is the one connected to.
+ */
+export function guardedLookup(allowPrivate: boolean) {
+  return (hostname: string, options: { all?: boolean } | number, callback: LookupCallback): void => {
+    const all = typeof options === "object" && options.all === true;
+    checkHostAddresses(hostname, allowPrivate).then(
+      (addresses) => {
+        if (all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (error: Error) => callback(Object.assign(new Error(error.message), { code: "EADDRNOTPUBLIC" }), "", 0),
+    );
+  };
+}

@@ -1,0 +1,241 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
+import { withTx } from "@/lib/db/tx";
+import { env } from "@/lib/env";
+import { createUser } from "@/lib/admin/users";
+import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
+import { Rollback } from "@/lib/testing/isolated-db";
+import { enqueueNoticeDelivery } from "./enqueue";
+import { addWebhookEndpoint, removeWebhookEndpoint } from "./webhook-endpoints";
+import { startNoticeDeliveryWorker, type NoticeDeliveryWorker } from "./worker";
+import { listDeliveryAttempts } from "./attempts";
+
+// Notice deliveries with real parts: the run's PostgreSQL (pg-boss's jobs in it), a real HTTP
+// receiver that verifies every signature with the standardwebhooks package, and a real SMTP server.
+
+type Received = { id: string; timestamp: number; body: string; verified: boolean; status: number };
+
+/** A receiver that answers 500 to its first `failures` requests, then 200. */
+async function startReceiver(failures: number) {
+  const received: Received[] = [];
+  let secret = "";
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      let verified = false;
+      try {
+        new Webhook(secret).verify(body, req.headers as Record<string, string>);
+        verified = true;
+      } catch {}
+      const status = received.length < failures ? 500 : 200;
+      received.push({
+        id: String(req.headers["webhook-id"]),
+        timestamp: Number(req.headers["webhook-timestamp"]),
+        body,
+        verified,
+        status,
+      });
+      res.writeHead(status).end(status === 500 ? "down for maintenance" : "ok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/das-notices`,
+    received,
+    verifyWith: (s: string) => {
+      secret = s;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+type Mail = { from: string; to: string[]; text: string };
+const mails: Mail[] = [];
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ["STARTTLS"],
+  logger: false,
+  onData(stream, session, callback) {
+    const chunks: Buffer[] = [];
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("end", () => {
+      mails.push({
+        from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+        to: session.envelope.rcptTo.map((r) => r.address),
+        text: Buffer.concat(chunks).toString("utf8"),
+      });
+      callback();
+    });
+  },
+});
+await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+// Before anything reads the environment: a receiver on this machine, SMTP on this machine, short retries.
+process.env.WEBHOOKS_ALLOW_PRIVATE = "1";
+process.env.NOTICE_RETRY_DELAY_S = "1";
+process.env.SMTP_URL = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+process.env.SMTP_FROM = "notices@das.test";
+
+const workers: NoticeDeliveryWorker[] = [];
+const startWorker = async () => {
+  const worker = await startNoticeDeliveryWorker({
+    url: process.env.DATABASE_URL!,
+    db: getDb(),
+    pollingIntervalSeconds: 0.5,
+  });
+  workers.push(worker);
+  return worker;
+};
+
+async function waitFor<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(() => {
+  expect(env()).toMatchObject({ WEBHOOKS_ALLOW_PRIVATE: true, NOTICE_RETRY_DELAY_S: 1, SMTP_URL: expect.any(String) });
+});
+afterAll(async () => {
+  for (const worker of workers) await worker.stop();
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+});
+
+describe("a notice delivered by webhook and email", () => {
+  it("arrives once the receiver recovers, across a worker restart, with one webhook-id and valid signatures", async () => {
+    const operator = operatorCtx();
+    const org = await createTestOrg();
+    const emails = [`${uniqueId("a")}@acme.test`, `${uniqueId("b")}@acme.test`];
+    for (const email of emails) await createUser(operator, { email, role: "licensee", organizationId: org.id });
+    const receiver = await startReceiver(2);
+    try {
+      const endpoint = await addWebhookEndpoint(operator, { organizationId: org.id, url: receiver.url });
+      receiver.verifyWith(endpoint.secret);
+      const noticeId = uniqueId("ntc");
+      const payload = { notice_id: noticeId, kind: "withdrawal", episode_ids: ["ep-1", "ep-7"] };
+
+      // Enqueued inside the transaction that writes the notice: rolled back, nothing is ever sent.
+      await withTx(operator, async (tx) => {
+        await enqueueNoticeDelivery(tx, {
+          organisationId: org.id,
+          noticeId: `${noticeId}-rolled-back`,
+          eventType: "notice.withdrawal",
+          payload,
+        });
+        throw new Rollback(null);
+      }).catch((e) => expect(e).toBeInstanceOf(Rollback));
+      const enqueued = await withTx(operator, (tx) =>
+        enqueueNoticeDelivery(tx, { organisationId: org.id, noticeId, eventType: "notice.withdrawal", payload }),
+      );
+      expect(enqueued).toMatchObject({ webhookEndpointIds: [endpoint.id], email: true });
+
+      // The receiver is down: the first worker meets it twice, then stops (a restart, a deploy).
+      const first = await startWorker();
+      await waitFor("two failed attempts", () => receiver.received.length >= 2);
+      await first.stop();
+      const afterStop = receiver.received.length;
+      const failed = await listDeliveryAttempts(operator, { noticeId, endpointId: endpoint.id });
+      expect(failed.map((a) => [a.attempt, a.delivered, a.status_code])).toEqual(
+        [...Array(afterStop).keys()].map((i) => [afterStop - i, false, 500]).slice(0, failed.length),
+      );
+      expect(failed[0]!.error).toBe("answered 500: down for maintenance");
+      expect(failed[0]!.next_retry_at).toBeInstanceOf(Date);
+
+      // Nothing is sent while no worker runs; a new one picks the job up from the database.
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(receiver.received.length).toBe(afterStop);
+      await startWorker();
+      await waitFor("the delivery", () => receiver.received.some((r) => r.status === 200));
+      const attempts = await waitFor("the delivered attempt recorded", async () => {
+        const rows = await listDeliveryAttempts(operator, { noticeId, endpointId: endpoint.id });
+        return rows[0]?.delivered ? rows : null;
+      });
+
+      const got = receiver.received;
+      expect(got.length).toBe(3);
+      expect(got.every((r) => r.verified)).toBe(true);
+      expect(new Set(got.map((r) => r.id))).toEqual(new Set([enqueued.messageId]));
+      expect(new Set(got.map((r) => r.body)).size).toBe(1);
+      expect(JSON.parse(got[0]!.body)).toMatchObject({ type: "notice.withdrawal", data: payload });
+      // each attempt carries its own timestamp (receivers refuse stale ones), signed with it
+      expect(got.every((r) => Math.abs(r.timestamp - Date.now() / 1000) < 60)).toBe(true);
+      expect(attempts.map((a) => [a.attempt, a.delivered, a.status_code, a.next_retry_at])).toEqual([
+        [3, true, 200, null],
+        [2, false, 500, null],
+        [1, false, 500, null],
+      ]);
+      expect(attempts.every((a) => a.message_id === enqueued.messageId && a.organization_slug === org.slug)).toBe(true);
+
+      // The email went to the organisation's users, once, as plain text, through the same queue.
+      const mail = await waitFor("the email", () => mails.find((m) => m.text.includes(noticeId)));
+      expect(mail.from).toBe("notices@das.test");
+      expect(mail.to.sort()).toEqual([...emails].sort());
+      expect(mail.text).toContain("Content-Type: text/plain");
+      expect(mail.text).toContain(`Message-ID: <${enqueued.messageId}@dataset-access-service>`);
+      expect(mails.filter((m) => m.text.includes(noticeId)).length).toBe(1);
+      const emailAttempts = (await listDeliveryAttempts(operator, { noticeId })).filter((a) => a.channel === "email");
+      expect(emailAttempts).toMatchObject([{ delivered: true, status_code: 250, attempt: 1 }]);
+
+      // The rolled-back notice was never delivered.
+      expect(mails.some((m) => m.text.includes(`${noticeId}-rolled-back`))).toBe(false);
+      expect(await listDeliveryAttempts(operator, { noticeId: `${noticeId}-rolled-back` })).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("goes to every active endpoint of the organisation and to no removed one", async () => {
+    const operator = operatorCtx();
+    const org = await createTestOrg();
+    const [one, two] = [await startReceiver(0), await startReceiver(0)];
+    try {
+      const kept = await addWebhookEndpoint(operator, { organizationId: org.id, url: one.url });
+      const removed = await addWebhookEndpoint(operator, { organizationId: org.id, url: two.url });
+      one.verifyWith(kept.secret);
+      two.verifyWith(removed.secret);
+      await removeWebhookEndpoint(operator, { id: removed.id });
+      const enqueued = await enqueueNoticeDelivery(operator, {
+        organisationId: org.id,
+        noticeId: uniqueId("ntc"),
+        eventType: "notice.version_released",
+        payload: { dataset_id: "d", version: "2.0.0" },
+      });
+      expect(enqueued.webhookEndpointIds).toEqual([kept.id]);
+      if (!workers.length) await startWorker();
+      await waitFor("the delivery", () => one.received.length === 1);
+      expect(one.received[0]!.verified).toBe(true);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(two.received).toEqual([]);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it("refuses an event type that is not dot-separated words, and callers that are not admins", async () => {
+    const org = await createTestOrg();
+    await expect(
+      enqueueNoticeDelivery(operatorCtx(), {
+        organisationId: org.id,
+        noticeId: "n",
+        eventType: "Bad Type",
+        payload: {},
+      }),
+    ).rejects.toMatchObject({ code: "invalid_parameter" });
+    await expect(
+      enqueueNoticeDelivery(
+        { ...operatorCtx(), principal: { kind: "api_key", keyId: "k", organizationId: org.id } as never },
+        { organisationId: org.id, noticeId: "n", eventType: "notice.withdrawal", payload: {} },
+      ),
+    ).rejects.toMatchObject({ code: "forbidden" });
+  });
+});

@@ -1,0 +1,106 @@
+import { and, inArray, isNull } from "drizzle-orm";
+import { webhookEndpoints } from "../db/schema";
+import type { Ctx } from "../context";
+import { AppError } from "../errors";
+import { env } from "../env";
+import { requireAdmin } from "../auth/authorize";
+import { insertJobs, JOB_QUEUES, type NewJob } from "../db/job-queue";
+import { messageIdOf, retryPolicy, type EmailJobData, type WebhookJobData } from "./jobs";
+
+export type NoticeDeliveryInput = {
+  organisationId: string;
+  noticeId: string;
+  /** What happened, e.g. `notice.withdrawal`: the body's `type`, and part of the message id. */
+  eventType: string;
+  /** What the recipient receives as the body's `data` (JSON). */
+  payload: unknown;
+  /** The email's subject and plain text; by default the event type and the payload as JSON. */
+  email?: { subject: string; text: string };
+};
+
+export type EnqueuedNoticeDelivery = {
+  /** The webhook-id every endpoint receives for this notice and event, on every attempt. */
+  messageId: string;
+  /** The organisation's active endpoints a job was enqueued for. */
+  webhookEndpointIds: string[];
+  /** Whether an email job was enqueued (SMTP_URL is set). */
+  email: boolean;
+};
+
+const EVENT_TYPE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
+
+/**
+ * Enqueues the delivery of one notice to one organisation: a job for each of its active webhook
+ * endpoints and, when SMTP_URL is set, one email to its users. Call it inside the transaction that
+ * writes the notice (pass that transaction's Ctx): the jobs are rows in the same database, so they
+ * exist exactly when the notice does. Delivered at least once, retried with backoff, by the
+ * delivery worker; every attempt is recorded in notice_delivery_attempts.
+ */
+export async function enqueueNoticeDelivery(ctx: Ctx, input: NoticeDeliveryInput): Promise<EnqueuedNoticeDelivery> {
+  return (await enqueueNoticeDeliveries(ctx, [input]))[0]!;
+}
+
+/**
+ * The same for many notices at once (one per organisation of a withdrawal): one query for the
+ * endpoints of all their organisations and one insert for every job, whatever their number.
+ */
+export async function enqueueNoticeDeliveries(
+  ctx: Ctx,
+  inputs: NoticeDeliveryInput[],
+): Promise<EnqueuedNoticeDelivery[]> {
+  requireAdmin(ctx);
+  for (const input of inputs) {
+    if (!EVENT_TYPE.test(input.eventType) || input.eventType.length > 100)
+      throw new AppError(
+        "invalid_parameter",
+        "An event type is dot-separated lower-case words, e.g. notice.withdrawal.",
+      );
+    if (!input.noticeId || !input.organisationId)
+      throw new AppError("invalid_parameter", "A notice delivery names its notice and organisation.");
+  }
+  if (!inputs.length) return [];
+  const organisations = [...new Set(inputs.map((i) => i.organisationId))];
+  const endpoints = await ctx.db
+    .select({ id: webhookEndpoints.id, organizationId: webhookEndpoints.organizationId })
+    .from(webhookEndpoints)
+    .where(and(inArray(webhookEndpoints.organizationId, organisations), isNull(webhookEndpoints.removedAt)))
+    .orderBy(webhookEndpoints.createdAt, webhookEndpoints.id);
+  const endpointsOf = new Map<string, { id: string }[]>();
+  for (const e of endpoints) endpointsOf.set(e.organizationId, [...(endpointsOf.get(e.organizationId) ?? []), e]);
+  const policy = retryPolicy();
+  const email = env().SMTP_URL !== undefined;
+  const createdAt = new Date().toISOString();
+  const jobs: NewJob[] = [];
+  const results = inputs.map((input): EnqueuedNoticeDelivery => {
+    const messageId = messageIdOf(input.noticeId, input.eventType);
+    const body = JSON.stringify({ type: input.eventType, timestamp: createdAt, data: input.payload ?? null });
+    const common = {
+      organizationId: input.organisationId,
+      noticeId: input.noticeId,
+      eventType: input.eventType,
+      messageId,
+    };
+    const own = endpointsOf.get(input.organisationId) ?? [];
+    for (const { id } of own)
+      jobs.push({
+        name: JOB_QUEUES.noticeWebhook,
+        data: { ...common, endpointId: id, body } satisfies WebhookJobData,
+        ...policy,
+      });
+    if (email)
+      jobs.push({
+        name: JOB_QUEUES.noticeEmail,
+        data: {
+          ...common,
+          subject: input.email?.subject ?? `Dataset Access Service: ${input.eventType}`,
+          text:
+            input.email?.text ??
+            `A notice for your organisation (${input.eventType}, ${input.noticeId}).\n\n${JSON.stringify(input.payload ?? null, null, 2)}\n`,
+        } satisfies EmailJobData,
+        ...policy,
+      });
+    return { messageId, webhookEndpointIds: own.map((e) => e.id), email };
+  });
+  await insertJobs(ctx.db, jobs);
+  return results;
+}

@@ -1,0 +1,45 @@
+import { createHash } from "node:crypto";
+import { env } from "../env";
+import { base62 } from "../ids";
+
+/** What a webhook job carries: everything needed to send it again, byte for byte. */
+export type WebhookJobData = {
+  organizationId: string;
+  noticeId: string;
+  eventType: string;
+  messageId: string;
+  endpointId: string;
+  /** The JSON body, fixed at enqueue so that every attempt sends the same bytes. */
+  body: string;
+};
+
+export type EmailJobData = {
+  organizationId: string;
+  noticeId: string;
+  eventType: string;
+  messageId: string;
+  subject: string;
+  text: string;
+};
+
+/**
+ * The message's id (webhook-id, and the email's Message-ID): derived from the notice and the event,
+ * so an attempt, a retry and even a second enqueue of the same notice carry the same id, and a
+ * receiver that deduplicates by it acts once.
+ */
+export function messageIdOf(noticeId: string, eventType: string): string {
+  return `msg_${base62(createHash("sha256").update(`${noticeId}\n${eventType}`).digest().subarray(0, 16))}`;
+}
+
+/** How the queue retries: pg-boss's exponential backoff with jitter, from the environment. */
+export function retryPolicy() {
+  const e = env();
+  return {
+    retryLimit: e.NOTICE_RETRY_LIMIT,
+    retryDelay: e.NOTICE_RETRY_DELAY_S,
+    retryBackoff: true,
+    // A worker that vanished mid-attempt gives its jobs back after this; the attempt's own timeout
+    // is far shorter, so a live worker always finishes first.
+    expireInSeconds: Math.ceil(e.WEBHOOK_TIMEOUT_MS / 1000) + 60,
+  };
+}
