@@ -404,11 +404,13 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
       kvMetadata: [
         {
           key: "pandas",
-          value: JSON.stringify({
-            index_columns: ["task"],
-            column_indexes: [],
-            columns: [{ name: "task_index" }, { name: "task" }],
-          }),
+          value: pandasMetadata(
+            ["task"],
+            [
+              ["task_index", "int64", "int64"],
+              ["task", "unicode", "object"],
+            ],
+          ),
         },
       ],
     });
@@ -440,7 +442,13 @@ export async function buildLeRobotFixture(root: string, options: LeRobotFixtureO
       kvMetadata: [
         {
           key: "pandas",
-          value: JSON.stringify({ index_columns: ["__index_level_0__"], column_indexes: [], columns: [] }),
+          value: pandasMetadata(
+            ["__index_level_0__"],
+            [
+              ["subtask_index", "int64", "int64"],
+              [null, "unicode", "object", "__index_level_0__"],
+            ],
+          ),
         },
       ],
     });
@@ -1034,4 +1042,27 @@ export function forgeParquetRowCount(file: string, rows: bigint, options: { valu
   const length = Buffer.alloc(4);
   length.writeUInt32LE(forged.length);
   writeFileSync(file, Buffer.concat([body, forged, length, Buffer.from("PAR1")]));
+}
+
+/**
+ * The `pandas` key pyarrow writes for a DataFrame, which pandas (and so LeRobot's loader) reads back
+ * to restore the index: every column named with its pandas and numpy types, as pyarrow writes them.
+ * Each column is [name, pandas_type, numpy_type, field_name (when it differs from the name)].
+ */
+function pandasMetadata(indexColumns: string[], columns: [string | null, string, string, string?][]): string {
+  return JSON.stringify({
+    index_columns: indexColumns,
+    column_indexes: [
+      { name: null, field_name: null, pandas_type: "unicode", numpy_type: "object", metadata: { encoding: "UTF-8" } },
+    ],
+    columns: columns.map(([name, pandasType, numpyType, fieldName]) => ({
+      name,
+      field_name: fieldName ?? name,
+      pandas_type: pandasType,
+      numpy_type: numpyType,
+      metadata: null,
+    })),
+    creator: { library: "pyarrow", version: "18.1.0" },
+    pandas_version: "2.2.3",
+  });
 }

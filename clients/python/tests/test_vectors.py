@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from das_client import Client
@@ -124,3 +125,10 @@ def test_node_and_python_pulls_leave_the_same_tree(service, tmp_path, name):
             # Delivered as it is (at its path or kept under .das/original/): byte for byte.
             assert relative in delivered or relative.removeprefix(".das/original/") in delivered, relative
             assert a.read_bytes() == b.read_bytes(), relative
+    # LeRobot's loader reads meta/'s parquet files through pandas first (tasks.parquet keeps the task
+    # as its index): every one must read back, with the pandas metadata it carries.
+    for relative in files_under(python_dir):
+        if relative.startswith("meta/") and relative.endswith(".parquet"):
+            frame = pd.read_parquet(python_dir / relative)
+            if relative == "meta/tasks.parquet":
+                assert frame.index.name == "task" and list(frame.columns) == ["task_index"], relative
