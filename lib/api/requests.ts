@@ -213,7 +213,8 @@ export const AcknowledgementBody = z
       )
       .max(100_000, "must list at most 100000 paths")
       .meta({
-        description: "The paths the organisation deleted (as `das sync` reports them, relative to the pulled directory).",
+        description:
+          "The paths the organisation deleted (as `das sync` reports them, relative to the pulled directory).",
         example: ["videos/cam_front/episode_000042.mp4"],
       }),
   })

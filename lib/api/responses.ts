@@ -308,7 +308,9 @@ export const LicenceList = z
 
 export const NoticeDelivery = z
   .object({
-    download_id: z.string().meta({ description: "The disclosure-log entry (a download or a preview) that carried the episodes." }),
+    download_id: z
+      .string()
+      .meta({ description: "The disclosure-log entry (a download or a preview) that carried the episodes." }),
     seq: z.number().int().meta({ description: "The entry's position in the disclosure log." }),
     occurred_at: Timestamp,
     channel: z.enum(["api", "portal", "preview"]),
@@ -327,8 +329,12 @@ export const NoticeRecord = z
     episode_ids: z.array(z.string()).meta({
       description: "Your organisation's withdrawn episodes: delete every copy of their files.",
     }),
-    deliveries: z.array(NoticeDelivery).meta({ description: "Every download or preview that gave them to you, oldest first." }),
-    acknowledged_at: Timestamp.nullable().meta({ description: "When it was first acknowledged; `null` while outstanding." }),
+    deliveries: z
+      .array(NoticeDelivery)
+      .meta({ description: "Every download or preview that gave them to you, oldest first." }),
+    acknowledged_at: Timestamp.nullable().meta({
+      description: "When it was first acknowledged; `null` while outstanding.",
+    }),
   })
   .meta({ id: "Notice" });
 

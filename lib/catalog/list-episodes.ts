@@ -46,7 +46,11 @@ export function matchingCount(counts: FacetCounts, episodeCount: number, filter:
  * when its cache does not hold it: a released version's page never changes).
  */
 export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<CacheableRead<EpisodePage>> {
-  const { versionId, episodeCount, facetCounts, withdrawnEpisodes } = await requireLicensedVersion(ctx, input.datasetId, input.version);
+  const { versionId, episodeCount, facetCounts, withdrawnEpisodes } = await requireLicensedVersion(
+    ctx,
+    input.datasetId,
+    input.version,
+  );
   const filter = { outcome: input.outcome, environment: input.environment };
   const binding = queryBinding(["episodes", input.datasetId, input.version, filter.outcome, filter.environment]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : undefined;

@@ -61,9 +61,7 @@ export async function refuseWithdrawnContent(
   versionId: number,
   files: readonly { path: string; episode_ids: readonly string[] }[],
 ): Promise<void> {
-  const withdrawn = new Set(
-    await withdrawnAmong(sql, versionId, [...new Set(files.flatMap((f) => f.episode_ids))]),
-  );
+  const withdrawn = new Set(await withdrawnAmong(sql, versionId, [...new Set(files.flatMap((f) => f.episode_ids))]));
   if (!withdrawn.size) return;
   const blocked = files.filter((f) => f.episode_ids.some((id) => withdrawn.has(id))).map((f) => f.path);
   throw new AppError(

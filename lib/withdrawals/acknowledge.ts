@@ -37,7 +37,9 @@ export type ChainedAcknowledgement = {
 
 /** sha256(prev_hash + "\n" + canonical JSON): the chain of acknowledgements, simpler than the log's. */
 export function acknowledgementHash(prevHash: string, ack: ChainedAcknowledgement): string {
-  return createHash("sha256").update(`${prevHash}\n${canonicalJson(ack)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${prevHash}\n${canonicalJson(ack)}`)
+    .digest("hex");
 }
 
 /** Two appends never take the same place in the chain. */

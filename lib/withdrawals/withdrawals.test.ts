@@ -95,7 +95,11 @@ const post = (key: string, url: string, body: unknown) => call(api.POST, url, { 
 async function receive(w: World) {
   const { A1, A2, A3, B2, B3, B4 } = w.ids;
   expectOk(
-    await post(w.keys.api, "/api/v1/downloads", { dataset_id: w.datasetId, version: "1.0.0", episode_ids: [A1, A2, B2] }),
+    await post(w.keys.api, "/api/v1/downloads", {
+      dataset_id: w.datasetId,
+      version: "1.0.0",
+      episode_ids: [A1, A2, B2],
+    }),
     201,
   );
   const member = await userPrincipal(operatorCtx(), w.orgs.portal.id);
@@ -140,7 +144,11 @@ describe("withdrawing a contributor", () => {
     expect(otherNotices).toEqual([]);
     // Each notice names the entries that carried the episodes, with their channel and when.
     expect(apiNotices[0].deliveries).toHaveLength(1);
-    expect(apiNotices[0].deliveries[0]).toMatchObject({ channel: "api", version: "1.0.0", episode_ids: [A1, A2].sort() });
+    expect(apiNotices[0].deliveries[0]).toMatchObject({
+      channel: "api",
+      version: "1.0.0",
+      episode_ids: [A1, A2].sort(),
+    });
     expect(portalNotices[0].deliveries[0]).toMatchObject({ channel: "portal", version: "2.0.0" });
     expect(previewNotices[0].deliveries[0]).toMatchObject({ channel: "preview", version: "1.0.0", episode_ids: [A3] });
     expect(apiNotices[0].acknowledged_at).toBeNull();
@@ -309,7 +317,11 @@ describe("notices and acknowledgements", () => {
       await iso.sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
         values (${`nt_${"a".repeat(32)}`}, ${orgId}, 'withdrawal', 'wd_t', '{e1}', '[]')`;
       for (let i = 0; i < 3; i++)
-        await acknowledgeNotice(ctx, { noticeId: `nt_${"a".repeat(32)}`, statement: `deleted ${i}`, deletedPaths: [`p${i}`] });
+        await acknowledgeNotice(ctx, {
+          noticeId: `nt_${"a".repeat(32)}`,
+          statement: `deleted ${i}`,
+          deletedPaths: [`p${i}`],
+        });
       expect((await listNotices(ctx, { limit: 10 })).notices[0]!.acknowledged_at).not.toBeNull();
       expect(await verifyAcknowledgements(operator)).toEqual({ ok: true, acknowledgements: 3 });
       await iso.sql.unsafe(`alter table notice_acknowledgements disable trigger user;
