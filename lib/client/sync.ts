@@ -1,9 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { readFile, rename, rm, stat } from "node:fs/promises";
-import { writeAtomically, writeSubsetMeta } from "../lerobot/subset";
+import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import {
+  needsRenumbering,
+  RENUMBERED_COLUMNS,
+  writeAtomically,
+  writeSubsetMeta,
+  type DataRewrite,
+} from "../lerobot/subset";
 import { pathInside } from "../safe-path";
 import type { ApiClient, NoticeDocument } from "./api";
-import { episodeIndexOf, ORIGINALS_DIR, PROVENANCE_FILE, type Provenance } from "./lerobot-pull";
+import { ORIGINALS_DIR, PROVENANCE_FILE, type Provenance } from "./lerobot-pull";
 import type { FilesProvenance } from "./provenance";
 import { sha256File } from "./transfer";
 
@@ -114,23 +121,50 @@ export async function sync(options: {
   if (options.dryRun || !notices.length) return result;
 
   for (const relative of deleted) await rm(await pathInside(dir, relative), { force: true });
-  const written = new Map<string, string>();
+  const keptFiles = provenance.files.filter((f) => !doomed.includes(f));
+  const written = new Map<string, { sha256: string; from: { path: string; sha256: string } | null }>();
+  let renumbered: DataRewrite | null = null;
   if (lerobot && doomed.length) {
     // meta/ is das pull's, written from the version's own under .das/original/: written again for what is left.
     const meta = await pathInside(dir, "meta");
-    const staging = await pathInside(dir, `.das/meta.${randomBytes(6).toString("hex")}.tmp`);
+    const staging = await pathInside(dir, `.das/sync.${randomBytes(6).toString("hex")}.tmp`);
     try {
       if (remaining.length) {
+        // v3.0 opens by position: episodes that are no longer 0..k-1 need their data files renumbered,
+        // as das pull does, from the copies as delivered under .das/original/.
+        const dataFiles = keptFiles.filter((f) => f.path.startsWith("data/") && f.episode_ids.length);
+        const rewrite =
+          lerobot.codebase_version === "v3.0" && (lerobot.renumbering !== null || needsRenumbering("v3.0", remaining));
+        if (rewrite)
+          for (const f of dataFiles) {
+            if (f.stored_at !== f.path) continue;
+            const kept = await pathInside(dir, `${ORIGINALS_DIR}/${f.path}`);
+            await mkdir(path.dirname(kept), { recursive: true });
+            await rename(await pathInside(dir, f.path), kept);
+            f.stored_at = `${ORIGINALS_DIR}/${f.path}`;
+          }
         const subset = await writeSubsetMeta({
           sourceRoot: await pathInside(dir, ORIGINALS_DIR),
           targetRoot: staging,
           episodes: remaining,
           videoKeys: await videoKeysOf(dir),
+          rewriteData: rewrite && { dataFiles: new Set(dataFiles.map((f) => f.path)) },
         });
         await rm(meta, { recursive: true, force: true });
         await rename(await pathInside(staging, "meta"), meta);
-        for (const relative of subset.written.filter((p) => p.startsWith("meta/")))
-          written.set(relative, await sha256File(await pathInside(dir, relative)));
+        for (const relative of subset.written) {
+          const into = await pathInside(dir, relative);
+          if (!relative.startsWith("meta/")) {
+            await mkdir(path.dirname(into), { recursive: true });
+            await rename(await pathInside(staging, relative), into);
+          }
+          const delivered = dataFiles.find((f) => f.path === relative);
+          written.set(relative, {
+            sha256: await sha256File(into),
+            from: delivered?.stored_at ? { path: delivered.stored_at, sha256: delivered.sha256 } : null,
+          });
+        }
+        renumbered = subset.rewrite?.renumbered ? subset.rewrite : null;
       } else await rm(meta, { recursive: true, force: true });
     } finally {
       await rm(staging, { recursive: true, force: true });
@@ -140,7 +174,7 @@ export async function sync(options: {
   const syncedAt = new Date().toISOString();
   const next: AnyProvenance = {
     ...provenance,
-    files: provenance.files.filter((f) => !doomed.includes(f)),
+    files: keptFiles,
     withdrawals: [
       ...(provenance.withdrawals ?? []),
       ...notices.map((n) => ({
@@ -152,14 +186,16 @@ export async function sync(options: {
     ],
   } as AnyProvenance;
   if (lerobot && "written" in next) {
-    const kept = (next as Provenance).written.filter((w) => !deleted.includes(w.path) && !w.path.startsWith("meta/"));
+    const kept = (next as Provenance).written.filter((w) => !deleted.includes(w.path) && !written.has(w.path));
     (next as Provenance).written = [
       ...kept,
-      ...[...written].map(([path, sha256]) => ({
-        path,
-        sha256,
-        from: null,
-        change: `written again by das sync for the episodes left after a withdrawal, from the version's meta/ in ${ORIGINALS_DIR}/meta`,
+      ...[...written].map(([relative, w]) => ({
+        path: relative,
+        sha256: w.sha256,
+        from: w.from,
+        change: w.from
+          ? `written again by das sync for the episodes left after a withdrawal: ${RENUMBERED_COLUMNS.join(" and ")} renumbered as in renumbering.episodes, the frames of episodes not left dropped`
+          : `written again by das sync for the episodes left after a withdrawal, from the version's meta/ in ${ORIGINALS_DIR}/meta`,
       })),
     ].sort((a, b) => byteOrder(a.path, b.path));
     const gone = (id: string) => removedEpisodes.has(id);
@@ -169,12 +205,19 @@ export async function sync(options: {
       left_out: lerobot.episodes.left_out.filter((id) => !gone(id)),
       episode_indices: remaining,
     };
-    // A renumbering described episodes that may be gone now: kept only for those left.
-    if (lerobot.renumbering)
-      (next as Provenance).renumbering = {
-        ...lerobot.renumbering,
-        episodes: lerobot.renumbering.episodes.filter((e) => !gone(e.episode_id)),
-      };
+    // The renumbering of the data files now on disk (none: the indices are the version's).
+    (next as Provenance).renumbering = renumbered && {
+      changed_columns: [...RENUMBERED_COLUMNS],
+      episodes: renumbered.episodes.map((e) => ({
+        episode_id: `${lerobot.dataset_id}-${String(e.originalEpisodeIndex).padStart(6, "0")}`,
+        original_episode_index: e.originalEpisodeIndex,
+        episode_index: e.episodeIndex,
+        original_dataset_from_index: e.originalFrom,
+        original_dataset_to_index: e.originalTo,
+        dataset_from_index: e.from,
+        dataset_to_index: e.to,
+      })),
+    };
   }
   await writeAtomically(provenanceFile, `${JSON.stringify(next, null, 2)}\n`);
 
