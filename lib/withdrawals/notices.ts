@@ -11,6 +11,9 @@ import type { Sql } from "../db/client";
  * adds only what is missing.
  */
 export async function computeWithdrawalNotices(sql: Sql, withdrawalId: string): Promise<number> {
+  // Its own memory for the sorts and hashes of a contributor's whole history (hundreds of thousands
+  // of entries), for this transaction only; callers run it inside the withdrawal's transaction.
+  await sql`set local work_mem = '256MB'`;
   const [row] = await sql<{ notices: number }[]>`
     with withdrawn as (
       select distinct episode_id from withdrawn_episodes where withdrawal_id = ${withdrawalId}
