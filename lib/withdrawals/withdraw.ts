@@ -8,6 +8,7 @@ import { FREE_TEXT } from "../characters";
 import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { recordAdminAction } from "../admin/audit";
 import { computeWithdrawalNotices } from "./notices";
+import { enqueueNoticeDeliveries } from "../notice-delivery/enqueue";
 
 export const REASON_MAX_CHARS = 2_000;
 /** Episodes named one by one in one withdrawal; a contributor's are found by the database. */
@@ -109,8 +110,42 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
       versions: record.versions.map((v) => `${v.dataset_id}@${v.version}`),
     });
     const notices = await computeWithdrawalNotices(sql, id);
+    await enqueueWithdrawalNotices(tx, id);
     return { ...record, withdrawn_at: made.withdrawn_at.toISOString(), notices };
   });
+}
+
+/**
+ * Every notice of the withdrawal leaves by webhook (and email when SMTP_URL is set) through the
+ * delivery queue, enqueued in the same transaction: the jobs exist exactly when the notices do.
+ */
+async function enqueueWithdrawalNotices(ctx: Ctx, withdrawalId: string): Promise<void> {
+  const notices = await sqlOf(ctx.db)<
+    { notice_id: string; organization_id: string; created_at: Date; episode_ids: string[]; deliveries: unknown[] }[]
+  >`
+    select id as notice_id, organization_id, created_at, episode_ids, deliveries
+    from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
+  await enqueueNoticeDeliveries(
+    ctx,
+    notices.map((n) => ({
+      organisationId: n.organization_id,
+      noticeId: n.notice_id,
+      eventType: "notice.withdrawal",
+      // What GET /api/v1/notices shows of it.
+      payload: {
+        notice_id: n.notice_id,
+        kind: "withdrawal",
+        created_at: n.created_at.toISOString(),
+        withdrawal_id: withdrawalId,
+        episode_ids: n.episode_ids,
+        deliveries: n.deliveries,
+      },
+      email: {
+        subject: `Dataset Access Service: ${n.episode_ids.length} episode(s) you received were withdrawn`,
+        text: `Consent for ${n.episode_ids.length} episode(s) your organisation received was withdrawn. Delete every copy of their files, then acknowledge notice ${n.notice_id} in the portal (Notices), through the API or with das sync.\n\nEpisodes: ${n.episode_ids.join(", ")}\n`,
+      },
+    })),
+  );
 }
 
 /** What a withdrawal took out, from its rows. */

@@ -19,6 +19,7 @@ import {
 } from "@/lib/testing/fixtures";
 import { filesOf, keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { createOrganization } from "@/lib/admin/organizations";
+import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
 import { createIsolatedDb } from "@/lib/testing/isolated-db";
 import { withdrawEpisodes } from "./withdraw";
 import { computeWithdrawalNotices } from "./notices";
@@ -31,6 +32,8 @@ import * as api from "../../app/api/[[...path]]/route";
 // a fourth receives none of them; the contributor withdraws.
 
 const sql = () => getDb().$client;
+// A webhook endpoint on 127.0.0.1 (nothing listens there: no worker runs in this file).
+process.env.WEBHOOKS_ALLOW_PRIVATE = "1";
 
 /** A video and a joints file per episode; version 2.0.0 packs the video of A1 and B1 into one file, as LeRobot v3.0 packs episodes. */
 function versionFiles(episodes: EpisodeLine[], packed: string[] | null): FileLine[] {
@@ -160,6 +163,30 @@ describe("withdrawing a contributor", () => {
     // Audited in the same transaction.
     const audit = await sql()`select action from admin_audit where target_id = ${done.withdrawal_id}`;
     expect(audit.map((r) => r.action)).toEqual(["episodes.withdraw"]);
+  });
+
+  it("enqueues each notice's webhook delivery in the withdrawal's transaction, for organisations with an endpoint", async () => {
+    const w = await world();
+    await receive(w);
+    const endpoint = await addWebhookEndpoint(operatorCtx(), {
+      organizationId: w.orgs.api.id,
+      url: "http://127.0.0.1:9/das-notices",
+    });
+    const done = await withdrawEpisodes(operatorCtx(), { contributor: w.alice, reason: "consent withdrawn" });
+    const jobs = await sql()<{ organization_id: string; endpoint_id: string; type: string; episode_ids: string[] }[]>`
+      select j.data->>'organizationId' as organization_id, j.data->>'endpointId' as endpoint_id,
+             (j.data->>'body')::jsonb->>'type' as type,
+             array(select jsonb_array_elements_text((j.data->>'body')::jsonb->'data'->'episode_ids')) as episode_ids
+      from pgboss.job j join notices n on n.id = j.data->>'noticeId'
+      where n.withdrawal_id = ${done.withdrawal_id}`;
+    expect(jobs).toEqual([
+      {
+        organization_id: w.orgs.api.id,
+        endpoint_id: endpoint.id,
+        type: "notice.withdrawal",
+        episode_ids: [w.ids.A1, w.ids.A2].sort(),
+      },
+    ]);
   });
 
   it("takes withdrawn episodes out of every list, total, manifest, download and preview, with 410, 404 and 422", async () => {
