@@ -30,6 +30,7 @@ const LAYERS = [
       "lib/admin",
       "lib/lerobot",
       "lib/notice-delivery",
+      "lib/withdrawals",
     ),
   },
   // The API's contract: request and response schemas, the OpenAPI document.

@@ -11,10 +11,12 @@ export const ERROR_STATUS = {
   https_required: 403,
   forbidden: 403,
   not_found: 404,
+  episode_withdrawn: 410,
   method_not_allowed: 405,
   not_acceptable: 406,
   idempotency_conflict: 409,
   scope_too_large: 422,
+  withdrawn_content: 422,
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
@@ -48,4 +50,5 @@ export const NOT_VISIBLE = {
   dataset: "No such dataset is available to you.",
   episode: "No such episode is available to you.",
   download: "No such download is available to you.",
+  notice: "No such notice is addressed to you.",
 } as const;

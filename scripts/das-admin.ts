@@ -25,6 +25,7 @@ import { createOrganization, organizationBySlug } from "@/lib/admin/organization
 import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { addTerms, listTerms, requireTerms, TERMS_SHA256_PATTERN, type TermsRecord } from "@/lib/admin/terms";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
+import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { createUser, listUsers, type UserRecord } from "@/lib/admin/users";
 import { listOrganizations, type OrganizationRecord } from "@/lib/admin/list-organizations";
 import { listLicences, listVersionChoices, type LicenceRecord } from "@/lib/admin/list-licences";
@@ -107,6 +108,7 @@ type ImportOptions = {
   contributor?: string;
   skipIncompleteEpisodes?: boolean;
   upload?: boolean;
+  allowWithdrawn?: boolean;
   concurrency: number;
 };
 const LEROBOT_ONLY = [
@@ -167,6 +169,10 @@ program
   )
   .option("--upload", "put every file into the object store first (resumable: objects already there are skipped)")
   .option("--concurrency <n>", "files hashed or uploaded at once, 1 to 64", wholeNumberFrom(1, 64), 8)
+  .option(
+    "--allow-withdrawn",
+    "import episodes that were withdrawn (das-admin withdraw), once their contributor has consented anew",
+  )
   .examples(
     "das-admin import path/to/kitchen-pick-place-1.1.0",
     "das-admin import ./so100_pick --dataset so100-pick --version 1.0.0 --title 'SO-100 pick' --episode-metadata outcomes.jsonl --upload",
@@ -191,7 +197,9 @@ program
               options.format ? "is imported with --format jsonl" : "has no meta/info.json"
             }, so it would be read as an import directory (docs/import-format.md). For a LeRobot dataset, give the directory that holds meta/info.json.`,
           );
-        const result = await importVersion((ctx.db as RootDb).$client, dir);
+        const result = await importVersion((ctx.db as RootDb).$client, dir, {
+          allowWithdrawnEpisodes: options.allowWithdrawn,
+        });
         const what = `${result.datasetId}@${result.version}: ${result.episodes} episodes, ${result.annotations} annotations, ${result.files} files`;
         say(
           result.status === "imported"
@@ -228,6 +236,7 @@ program
           annotationsFile: options.annotations,
           defaults: { outcome: options.outcome, environment: options.environment, contributor: options.contributor },
           skipIncompleteEpisodes: options.skipIncompleteEpisodes,
+          allowWithdrawnEpisodes: options.allowWithdrawn,
           upload:
             client && location
               ? { client, bucket: location.bucket, keyOf: (p) => objectKey(options.dataset!, options.version!, p) }
@@ -338,6 +347,53 @@ org
         ],
       });
     }),
+  );
+
+program
+  .command("withdraw")
+  .summary("withdraw a contributor's or named episodes, and notify who received them")
+  .description(
+    "Withdraw episodes from every version that holds them: a contributor's (--contributor) or named ones (--episodes), with the reason on record. " +
+      "In one transaction it records the withdrawal, audits it and writes one notice to every organisation that received any of them, naming only its own episodes and the downloads and previews that carried them. " +
+      "From then on no list, total, manifest, download or preview includes them, and an import that holds one is refused unless it says --allow-withdrawn.",
+  )
+  .option("--contributor <name>", "withdraw every episode of this contributor")
+  .option("--episodes <ids>", "withdraw these episodes (comma-separated ids)")
+  .requiredOption("--reason <text>", "why, for the record (recipients are not shown it)")
+  .option("--json", "print the withdrawal as JSON")
+  .examples(
+    'das-admin withdraw --contributor operator-17 --reason "consent withdrawn by email of 2026-11-28"',
+    'das-admin withdraw --episodes kpp-000042,kpp-000043 --reason "a bystander is recognisable"',
+  )
+  .action(
+    onDatabase(
+      async ({ ctx }, options: { contributor?: string; episodes?: string; reason: string; json?: boolean }) => {
+        if ((options.contributor === undefined) === (options.episodes === undefined))
+          throw new UsageError("Give either --contributor NAME or --episodes ID,ID,... (one of them).");
+        const episodeIds = options.episodes
+          ?.split(",")
+          .map((id) => id.trim())
+          .filter(Boolean);
+        const done = await withdrawEpisodes(ctx, {
+          contributor: options.contributor,
+          episodeIds,
+          reason: options.reason,
+        });
+        if (options.json) {
+          say(JSON.stringify(done, null, 2));
+          return;
+        }
+        say(
+          `Withdrew ${done.episode_ids.length} episode${done.episode_ids.length === 1 ? "" : "s"} (${done.withdrawal_id}) from ` +
+            `${done.versions.map((v) => `${v.dataset_id}@${v.version} (${v.episodes})`).join(", ")}.`,
+        );
+        say(
+          done.notices
+            ? `Notified ${done.notices} organisation${done.notices === 1 ? "" : "s"} that received them.`
+            : "No organisation had received them: nobody to notify.",
+        );
+      },
+    ),
   );
 
 const licence = program.group("licence", "Licences of organisations to dataset versions.");

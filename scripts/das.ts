@@ -1,9 +1,10 @@
-// das – the API client's command line: list datasets, licences, versions, manifests, episodes and annotations, and pull files.
+// das – the API client's command line: list datasets, licences, versions, manifests, episodes and annotations, pull files, and sync them with withdrawals.
 import { Option, type Command } from "commander";
 import { showUnsafe } from "@/lib/characters";
 import { ApiClient, ApiError, TransportError, type Wait } from "@/lib/client/api";
 import { bytes, csvLine, shorten, table } from "@/lib/client/format";
 import { describeSummary, pull, PullError } from "@/lib/client/pull";
+import { describeSync, sync, SyncError } from "@/lib/client/sync";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, say, UsageError } from "./cli/terminal";
 import { apiKey, byteRate, commaList, serviceUrl, target, wholeNumberFrom, type Target } from "./cli/values";
@@ -313,6 +314,25 @@ program
     }),
   );
 
+program
+  .command("sync")
+  .summary("delete what was withdrawn from a pulled directory, and acknowledge it")
+  .description(
+    "Read the provenance das pull wrote in a directory, fetch the notices to your organisation about its downloads, delete the files of every withdrawn episode (a LeRobot directory's meta/ is written again for the episodes left, so that it still loads), and acknowledge each notice with the paths deleted. Nothing outside the directory is touched.",
+  )
+  .argument("<dir>", "a directory das pull wrote")
+  .option("--dry-run", "only show what would be deleted; change and acknowledge nothing")
+  .option("--statement <text>", "what to tell the data owner in the acknowledgement (default: what was deleted)")
+  .option("--json", "print the result as JSON on stdout")
+  .examples("das sync ./kpp --dry-run", "das sync ./kpp")
+  .action(
+    withApi(async (api, dir: string, options: { dryRun?: boolean; statement?: string; json?: boolean }) => {
+      const result = await sync({ api, dir, dryRun: options.dryRun, statement: options.statement });
+      process.stderr.write(describeSync(result));
+      if (options.json) out(`${JSON.stringify(result, null, 2)}\n`);
+    }),
+  );
+
 // Every command reads the API: each takes the connection options, after its own in its help.
 for (const command of program.commands) {
   command
@@ -363,7 +383,7 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
 
 const code = await runProgram(program, process.argv.slice(2), (error) => {
   if (error instanceof ApiError) return error.toString();
-  if (error instanceof TransportError || error instanceof PullError) return error.message;
+  if (error instanceof TransportError || error instanceof PullError || error instanceof SyncError) return error.message;
   return `das: ${(error as Error)?.stack ?? String(error)}`;
 });
 process.exit(code);

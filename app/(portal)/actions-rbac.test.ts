@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
@@ -19,7 +20,7 @@ const PASSWORD = "correct horse battery";
 
 let server: AppServer;
 const session: Partial<Record<Role, { cookie: string; userId: string }>> = {};
-let catalog: { datasetId: string; episodeId: string };
+let catalog: { datasetId: string; episodeId: string; organizationId: string };
 
 /** Calls a server action on this suite's server. */
 const callAction = (name: string, input: unknown, cookie?: string, page?: string) =>
@@ -49,7 +50,7 @@ beforeAll(async () => {
     },
   ]);
   await grant(org.id, datasetId, "1.0.0");
-  catalog = { datasetId, episodeId: episodes[0]!.episode_id };
+  catalog = { datasetId, episodeId: episodes[0]!.episode_id, organizationId: org.id };
   server = await startAppServer();
   for (const role of ["licensee", "reviewer", "admin"] as const) {
     const email = `${uniqueId(role)}@actions.example`;
@@ -177,6 +178,49 @@ describe("admin actions over HTTP return errors as data", () => {
         >`select count(*)::int as n from api_keys where id = ${id} and created_by_user_id = ${session.admin!.userId}`
       )[0]!.n,
     ).toBe(1);
+  });
+});
+
+describe("the notice action over HTTP", () => {
+  /** A withdrawal notice to an organisation, as a withdrawal writes one. */
+  async function noticeTo(organizationId: string): Promise<string> {
+    const withdrawalId = uniqueId("wd");
+    const noticeId = `nt_${randomBytes(16).toString("hex")}`;
+    const sql = getDb().$client;
+    await sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
+      values (${withdrawalId}, 'operator', 'rbac', 'rbac (das-admin)', 'rbac', 1)`;
+    await sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
+      values (${noticeId}, ${organizationId}, 'withdrawal', ${withdrawalId}, ${[uniqueId("ep")]}::text[], '[]'::jsonb)`;
+    return noticeId;
+  }
+  const acks = async (noticeId: string) =>
+    (
+      await getDb().$client<
+        { n: number }[]
+      >`select count(*)::int as n from notice_acknowledgements where notice_id = ${noticeId}`
+    )[0]!.n;
+
+  it("acknowledges the member's own organisation's notice; another's is not found; other roles and no session write nothing", async () => {
+    const own = await noticeTo(catalog.organizationId);
+    const input = { noticeId: own, statement: "Deleted every copy.", deletedPaths: ["a/cam.mp4"] };
+    expect(await callAction("acknowledgeNoticeAction", input, session.reviewer!.cookie, "/notices")).toMatchObject({
+      ok: false,
+      error: { code: "forbidden" },
+    });
+    expect(await callAction("acknowledgeNoticeAction", input, undefined, "/notices")).toEqual({
+      redirectedTo: "/login",
+    });
+    expect(await acks(own)).toBe(0);
+    expect(await callAction("acknowledgeNoticeAction", input, session.licensee!.cookie, "/notices")).toMatchObject({
+      ok: true,
+      data: { acknowledgement_id: expect.stringMatching(/^ack_/) },
+    });
+    expect(await acks(own)).toBe(1);
+    const others = await noticeTo((await createTestOrg()).id);
+    expect(
+      await callAction("acknowledgeNoticeAction", { ...input, noticeId: others }, session.licensee!.cookie, "/notices"),
+    ).toMatchObject({ ok: false, error: { code: "not_found" } });
+    expect(await acks(others)).toBe(0);
   });
 });
 

@@ -15,6 +15,7 @@ export const AUDIT_LABELS: Record<AuditAction, { label: string; tone: Tone }> = 
   "key.revoke": { label: "Revoked key", tone: "red" },
   "webhook.add": { label: "Added webhook", tone: "green" },
   "webhook.remove": { label: "Removed webhook", tone: "red" },
+  "episodes.withdraw": { label: "Withdrew episodes", tone: "red" },
 };
 
 /** An action's label; a name outside the table (a row older than it) shows as written. */

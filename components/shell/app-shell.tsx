@@ -7,10 +7,14 @@ import { buttonClass, LinkButton } from "../ui/button";
 import { NavLink } from "./nav-link";
 
 const LINKS: Record<Area, { href: string; label: string }[]> = {
-  catalog: [{ href: "/datasets", label: "Datasets" }],
+  catalog: [
+    { href: "/datasets", label: "Datasets" },
+    { href: "/notices", label: "Notices" },
+  ],
   review: [
     { href: "/review/overview", label: "Overview" },
     { href: "/review/disclosures", label: "Disclosure log" },
+    { href: "/review/withdrawals", label: "Withdrawals" },
   ],
   admin: [
     { href: "/admin/organizations", label: "Organisations" },
@@ -22,14 +26,19 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
   ],
 };
 
-/** The portal's frame: product name, the navigation the user's role allows, who is signed in. */
+/**
+ * The portal's frame: product name, the navigation the user's role allows, who is signed in, and
+ * on Notices how many of the organisation's notices are not acknowledged yet.
+ */
 export function AppShell({
   user,
   signOut,
+  outstandingNotices = 0,
   children,
 }: {
   user: UserPrincipal | null;
   signOut: () => Promise<void>;
+  outstandingNotices?: number;
   children: ReactNode;
 }) {
   const links = [
@@ -63,6 +72,14 @@ export function AppShell({
             {links.map((link) => (
               <NavLink key={link.href} href={link.href}>
                 {link.label}
+                {link.href === "/notices" && outstandingNotices > 0 ? (
+                  <span className="ml-1.5">
+                    <Badge tone="red">
+                      {outstandingNotices}
+                      <span className="sr-only"> not acknowledged</span>
+                    </Badge>
+                  </span>
+                ) : null}
               </NavLink>
             ))}
           </nav>

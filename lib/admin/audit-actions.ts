@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   "key.revoke",
   "webhook.add",
   "webhook.remove",
+  "episodes.withdraw",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

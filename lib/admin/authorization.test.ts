@@ -34,6 +34,8 @@ import {
   PUBLIC_WEBHOOK_URL,
 } from "@/lib/testing/admin";
 import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
+import { getDb } from "@/lib/db/client";
+import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 
 type World = Awaited<ReturnType<typeof adminWorld>>;
 
@@ -122,6 +124,17 @@ const VERBS: {
     }),
   },
   { name: "listTerms", audit: null, call: async (ctx) => (await listTerms(ctx), {}) },
+  {
+    name: "withdrawEpisodes",
+    audit: "episodes.withdraw",
+    call: async (ctx, w) => {
+      const [first] = await getDb().$client<{ episode_id: string }[]>`
+        select e.episode_id from episodes e join dataset_versions v on v.id = e.version_id
+        where v.dataset_id = ${w.datasetId} order by e.episode_id limit 1`;
+      const done = await withdrawEpisodes(ctx, { episodeIds: [first!.episode_id], reason: "authorization test" });
+      return { targetId: done.withdrawal_id };
+    },
+  },
   { name: "termsDocument", audit: null, call: async (ctx) => (await termsDocument(ctx, "0".repeat(64)), {}) },
   {
     name: "issueKey",

@@ -211,6 +211,47 @@ const previewRequests: Record<string, { summary: string; value: PreviewBody }> =
   },
 };
 
+const notices = {
+  notices: [
+    {
+      notice_id: "nt_0f3a5c2e9b7d4a1c8e6f2b0d9c7a5e3f",
+      kind: "withdrawal" as const,
+      created_at: "2026-11-28T22:00:00.000Z",
+      withdrawal_id: "wd_4fQh2ZkT9mX3bN7rL1pW8c",
+      episode_ids: ["kpp-000042"],
+      deliveries: [
+        {
+          download_id: "dl_019a5c3e2f10Qm8ZbX4kT2",
+          seq: 1842,
+          occurred_at: "2026-03-01T09:00:00.000Z",
+          channel: "api" as const,
+          dataset_id: "kitchen-pick-place",
+          version: "1.1.0",
+          episode_ids: ["kpp-000042"],
+        },
+      ],
+      acknowledged_at: null,
+    },
+  ],
+  next_cursor: null,
+};
+
+const acknowledgement = {
+  acknowledgement_id: "ack_7Hk2mQ9xR4tB1nZ8cL3pW6",
+  notice_id: "nt_0f3a5c2e9b7d4a1c8e6f2b0d9c7a5e3f",
+  acknowledged_at: "2026-11-29T08:30:00.000Z",
+  statement: "Deleted the withdrawn episodes' files from our training store and every copy we know of.",
+  deleted_paths: ["kpp-000042/cam_front.mp4"],
+  hash: "5d1e3b7a9c2f4e6d8b0a1c3e5f7a9b2d4c6e8f0a1b3c5d7e9f2a4b6c8d0e1f3a",
+};
+
+const acknowledgementRequests = {
+  deleted: {
+    summary: "What was deleted",
+    value: { statement: acknowledgement.statement, deleted_paths: acknowledgement.deleted_paths },
+  },
+};
+
 const MESSAGES: Record<ErrorCode, string> = {
   invalid_parameter: "Unknown query parameter 'outcomes'. Known parameters: outcome, environment, limit, cursor.",
   invalid_cursor: "The cursor does not fit this query. Start again without a cursor.",
@@ -222,6 +263,10 @@ const MESSAGES: Record<ErrorCode, string> = {
     "This API is served over HTTPS only. Repeat the request with https:// and consider rotating the key you sent.",
   forbidden: "Downloads are made by members of a licensed organisation.",
   not_found: "No such dataset is available to you.",
+  episode_withdrawn:
+    "Episode 'kpp-000042' was withdrawn on 2026-11-28T22:00:00.000Z and is no longer available in any version.",
+  withdrawn_content:
+    "2 files of this request also hold withdrawn episodes and are not delivered: data/chunk-000/file-000.parquet, videos/cam_front/chunk-000/file-000.mp4 (withdrawn: kpp-000042). Leave those episodes' files out (episode_ids or filter) to download the rest.",
   method_not_allowed: "DELETE is not supported here. Allowed: GET.",
   not_acceptable: "This API responds with application/json only; send `Accept: application/json`.",
   idempotency_conflict: "This Idempotency-Key was used with a different request body. Use a new key for a new request.",
@@ -247,5 +292,8 @@ export const EXAMPLES = {
   downloadRequests,
   preview,
   previewRequests,
+  notices,
+  acknowledgement,
+  acknowledgementRequests,
   errors,
 };

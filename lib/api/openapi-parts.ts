@@ -88,7 +88,8 @@ export const STATUS_TEXT: Record<number, string> = {
   405: "Method not allowed",
   406: "Not acceptable",
   409: "Conflict",
-  422: "Scope too large",
+  410: "Gone",
+  422: "Unprocessable",
   429: "Too many requests",
   500: "Internal error",
   503: "Temporarily unavailable",
@@ -108,6 +109,10 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
     "A plain-HTTP request in production. Repeat it over HTTPS (and consider rotating the key it carried).",
   forbidden: "The signed-in portal user's role does not allow this.",
   not_found: "No such dataset, version or episode, or none visible to the key: the two cannot be told apart.",
+  episode_withdrawn:
+    "The episode is in a version licensed to the key, but its contributor's consent was withdrawn: it is no longer available in any version.",
+  withdrawn_content:
+    "A file the request would deliver also holds a withdrawn episode (several episodes packed into one file); the message names the files and the withdrawn episodes. Narrow the scope to leave those files out.",
   method_not_allowed: "The path exists but not with this method; `Allow` lists the methods it has.",
   not_acceptable: "The `Accept` header rules out application/json, the only representation.",
   idempotency_conflict: "The Idempotency-Key was already used with a different body.",

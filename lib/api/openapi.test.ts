@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -5,10 +6,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../dev/embedded-default";
 import { ERROR_STATUS } from "../errors";
 import { env } from "../env";
-import { createDb, type RootDb } from "../db/client";
+import { createDb, getDb, type RootDb } from "../db/client";
 import { createRateLimiters, type RateLimiters } from "../limits/rate-limit";
 import type { RouteHandler } from "../http/route";
-import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes } from "../testing/fixtures";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+} from "../testing/fixtures";
+import { withdrawEpisodes } from "../withdrawals/withdraw";
 import { call, observeCalls, type CallOptions, type CallResult } from "../testing/http";
 import { assertMatchesContract, Contract, contract } from "../testing/contract";
 import { openApiDocument } from "./openapi";
@@ -224,6 +233,7 @@ describe("a sweep of every endpoint and status", () => {
   let datasetId: string;
   let bigDatasetId: string;
   let episodeId: string;
+  let noticeId: string;
 
   beforeAll(async () => {
     stopObserving = observeCalls(({ method, url, result }) => {
@@ -274,6 +284,14 @@ describe("a sweep of every endpoint and status", () => {
     await grant(org.id, bigDatasetId, "1.0.0");
     key = (await createTestKey(org.id)).secret;
     otherOrgKey = (await createTestKey((await createTestOrg()).id)).secret;
+    // A notice to the organisation, as a withdrawal writes one (lib/withdrawals/notices.ts).
+    noticeId = `nt_${randomBytes(16).toString("hex")}`;
+    const sql = getDb().$client;
+    const withdrawalId = `wd_sweep${randomBytes(4).toString("hex")}`;
+    await sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
+      values (${withdrawalId}, 'operator', 'sweep', 'sweep (das-admin)', 'sweep', 1)`;
+    await sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
+      values (${noticeId}, ${org.id}, 'withdrawal', ${withdrawalId}, '{e-sweep}'::text[], '[]'::jsonb)`;
   }, 120_000);
   afterAll(() => stopObserving?.());
 
@@ -285,6 +303,8 @@ describe("a sweep of every endpoint and status", () => {
     params: () => Record<string, string>;
     method?: string;
     body?: () => unknown;
+    /** A list answered without an ETag (what it reads is not in the instance cache): no 304. */
+    noEtag?: true;
   };
   const ENDPOINTS: Endpoint[] = [
     {
@@ -347,6 +367,23 @@ describe("a sweep of every endpoint and status", () => {
       method: "POST",
       body: () => ({ episode_id: episodeId }),
     },
+    {
+      name: "GET /api/v1/notices",
+      route: catchAllRoute,
+      handler: catchAllRoute.GET,
+      url: () => "/api/v1/notices",
+      params: () => ({}),
+      noEtag: true,
+    },
+    {
+      name: "POST /api/v1/notices/{notice_id}/acknowledgements",
+      route: catchAllRoute,
+      handler: catchAllRoute.POST,
+      url: () => `/api/v1/notices/${noticeId}/acknowledgements`,
+      params: () => ({ notice_id: noticeId }),
+      method: "POST",
+      body: () => ({ statement: "Deleted.", deleted_paths: [] }),
+    },
   ];
 
   const send = (e: Endpoint, options: Partial<CallOptions> & { query?: string } = {}): Promise<CallResult> =>
@@ -361,7 +398,7 @@ describe("a sweep of every endpoint and status", () => {
   it.each(ENDPOINTS)("$name: success, 304, 400, 401, 403, 404, 405, 406", async (e) => {
     const ok = await send(e);
     expect(ok.status, ok.text).toBe(e.method === "POST" ? 201 : 200);
-    if (!e.method) {
+    if (!e.method && !e.noEtag) {
       const notModified = await send(e, { headers: { "if-none-match": ok.headers.get("etag")! } });
       expect(notModified.status).toBe(304);
       expect(notModified.text).toBe("");
@@ -426,6 +463,57 @@ describe("a sweep of every endpoint and status", () => {
     expect((await send(e, { body: { episode: episodeId } })).json.error.code).toBe("invalid_body");
     expect((await send(e, { body: { episode_id: episodeId, version: "2.0.0" } })).status).toBe(403);
     expect((await send(e, { body: { episode_id: "nope-404" } })).status).toBe(404);
+  });
+
+  it("notices: another organisation's notice is 404, a bad body 400", async () => {
+    const e = ENDPOINTS.find((x) => x.name.startsWith("POST /api/v1/notices"))!;
+    expect((await send(e, { key: otherOrgKey })).status).toBe(404);
+    expect((await send(e, { body: { statement: "" } })).json.error.code).toBe("invalid_body");
+  });
+
+  it("withdrawals: 410 for a withdrawn episode named directly, 422 for a file shared with one", async () => {
+    const episodes = randomEpisodes(2, 79);
+    const [gone, kept] = episodes.map((x) => x.episode_id) as [string, string];
+    const shared = await importTestDataset([
+      {
+        version: "1.0.0",
+        episodes,
+        files: [
+          { path: "pack/cam.mp4", episode_ids: [gone, kept], stream: "cam", size_bytes: 10, sha256: "e".repeat(64) },
+          ...episodes.map((x) => ({
+            path: `${x.episode_id}/joints.bin`,
+            episode_id: x.episode_id,
+            stream: "joints",
+            size_bytes: 1,
+            sha256: "f".repeat(64),
+          })),
+        ],
+      },
+    ]);
+    const org = await createTestOrg();
+    await grant(org.id, shared, "1.0.0");
+    const own = (await createTestKey(org.id)).secret;
+    await withdrawEpisodes(operatorCtx(), { episodeIds: [gone], reason: "sweep" });
+    const annotations = ENDPOINTS.find((x) => x.name.includes("annotations"))!;
+    const downloads = ENDPOINTS.find((x) => x.name === "POST /api/v1/downloads")!;
+    const previews = ENDPOINTS.find((x) => x.name === "POST /api/v1/previews")!;
+    expect(
+      (
+        await call(annotations.handler, `/api/v1/episodes/${gone}/annotations`, {
+          key: own,
+          params: { episodeId: gone },
+        })
+      ).status,
+    ).toBe(410);
+    expect(
+      (await send(downloads, { key: own, body: { dataset_id: shared, version: "1.0.0", episode_ids: [gone] } })).status,
+    ).toBe(410);
+    expect(
+      (await send(downloads, { key: own, body: { dataset_id: shared, version: "1.0.0", episode_ids: [kept] } })).json
+        .error.code,
+    ).toBe("withdrawn_content");
+    expect((await send(previews, { key: own, body: { episode_id: gone } })).status).toBe(410);
+    expect((await send(previews, { key: own, body: { episode_id: kept } })).status).toBe(422);
   });
 
   it("openapi.json: 200 without a key (the served document is the generated one), 400, 405, 406", async () => {

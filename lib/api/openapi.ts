@@ -47,7 +47,7 @@ function paths(operations: readonly Operation[]): ZodOpenApiPathsObject {
 const DESCRIPTION = `A read-only JSON API over the datasets and dataset versions your organisation holds a licence for, and short-lived signed URLs to download their files or preview an episode's video. Every download and every preview is recorded in a disclosure log.
 
 - **Authentication:** \`Authorization: Bearer <key>\` on every request except this document. A missing or invalid key is 401 with \`WWW-Authenticate: Bearer\`.
-- **Visibility:** a dataset you hold no licence for answers exactly like one that does not exist (404); an existing but unlicensed version of a visible dataset is 403 \`version_not_licensed\`.
+- **Visibility:** a dataset you hold no licence for answers exactly like one that does not exist (404); an existing but unlicensed version of a visible dataset is 403 \`version_not_licensed\`. An episode whose contributor withdrew consent is gone from every list, total and manifest; naming it directly is 410 \`episode_withdrawn\`, and a file it shares with other episodes is not delivered (422 \`withdrawn_content\`).
 - **Errors:** always \`{"error":{"code","message","request_id"}}\` with a stable \`code\` (table under \`x-error-codes\`). Any method a path does not support is 405 \`method_not_allowed\` with \`Allow\`; a path that does not exist is 404 \`not_found\`.
 - **Headers:** every response carries \`X-Request-Id\` and \`RateLimit-Limit\` / \`RateLimit-Remaining\` / \`RateLimit-Reset\`; 429 and 503 carry \`Retry-After\` in whole seconds.
 - **Conditional requests:** catalog reads carry a strong \`ETag\` and \`Cache-Control: private\`; send the ETag back in \`If-None-Match\` to get 304 without a body while the answer is unchanged. Every request counts against the rate limit, 304s included.
@@ -68,6 +68,11 @@ function build(): OpenApiDocument {
         name: "Downloads",
         description:
           "Signed URLs to download files or watch an episode's video; every request is written to the disclosure log.",
+      },
+      {
+        name: "Notices",
+        description:
+          "What the data owner tells your organisation: episodes withdrawn (a contributor withdrew consent) that you received, and your acknowledgements of what you deleted.",
       },
       { name: "Meta", description: "About the API itself." },
     ],

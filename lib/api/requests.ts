@@ -190,3 +190,39 @@ export const DownloadHeaders = z.object({
       example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
     }),
 });
+
+/** POST /v1/notices/{notice_id}/acknowledgements: what the recipient did about a notice. */
+export const AcknowledgementBody = z
+  .strictObject({
+    statement: z
+      .string("must be a string")
+      .min(1, "must not be empty")
+      .max(4000, "must be at most 4000 characters")
+      .meta({
+        description: "What the organisation did, in its own words (for example that it deleted every copy).",
+        example: "Deleted the withdrawn episodes' files from our training store and every copy we know of.",
+      }),
+    deleted_paths: z
+      .array(
+        z
+          .string("must be an array of strings")
+          .min(1, "must not hold empty strings")
+          .max(1024, "must hold paths of at most 1024 characters")
+          .regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters"),
+        "must be an array of paths",
+      )
+      .max(100_000, "must list at most 100000 paths")
+      .meta({
+        description:
+          "The paths the organisation deleted (as `das sync` reports them, relative to the pulled directory).",
+        example: ["videos/cam_front/episode_000042.mp4"],
+      }),
+  })
+  .meta({ id: "AcknowledgementRequest" });
+
+export const NoticePath = z.object({
+  notice_id: z
+    .string()
+    .regex(/^nt_[0-9a-f]{32}$/, "must be a notice id (nt_ and 32 hex digits)")
+    .meta({ description: "Identifier of the notice.", example: "nt_0f3a5c2e9b7d4a1c8e6f2b0d9c7a5e3f" }),
+});

@@ -11,6 +11,8 @@ import type { listAnnotations } from "../catalog/list-annotations";
 import type { listLicences } from "../catalog/list-licences";
 import type { Download as DownloadDocument } from "../downloads/download";
 import type { Preview as PreviewDocument } from "../previews/create-preview";
+import type { listNotices } from "../withdrawals/list-notices";
+import type { acknowledgeNotice } from "../withdrawals/acknowledge";
 
 /**
  * Response bodies of every endpoint, as zod schemas. The OpenAPI document is generated from
@@ -304,6 +306,53 @@ export const LicenceList = z
   .object({ licences: z.array(LicenceRecord), next_cursor: NextCursor })
   .meta({ id: "LicenceList" });
 
+export const NoticeDelivery = z
+  .object({
+    download_id: z
+      .string()
+      .meta({ description: "The disclosure-log entry (a download or a preview) that carried the episodes." }),
+    seq: z.number().int().meta({ description: "The entry's position in the disclosure log." }),
+    occurred_at: Timestamp,
+    channel: z.enum(["api", "portal", "preview"]),
+    dataset_id: DatasetId,
+    version: VersionNumber,
+    episode_ids: z.array(z.string()).meta({ description: "The withdrawn episodes this entry carried." }),
+  })
+  .meta({ id: "NoticeDelivery" });
+
+export const NoticeRecord = z
+  .object({
+    notice_id: z.string(),
+    kind: z.enum(["withdrawal"]),
+    created_at: Timestamp,
+    withdrawal_id: z.string(),
+    episode_ids: z.array(z.string()).meta({
+      description: "Your organisation's withdrawn episodes: delete every copy of their files.",
+    }),
+    deliveries: z
+      .array(NoticeDelivery)
+      .meta({ description: "Every download or preview that gave them to you, oldest first." }),
+    acknowledged_at: Timestamp.nullable().meta({
+      description: "When it was first acknowledged; `null` while outstanding.",
+    }),
+  })
+  .meta({ id: "Notice" });
+
+export const NoticeList = z
+  .object({ notices: z.array(NoticeRecord), next_cursor: NextCursor })
+  .meta({ id: "NoticeList" });
+
+export const Acknowledgement = z
+  .object({
+    acknowledgement_id: z.string(),
+    notice_id: z.string(),
+    acknowledged_at: Timestamp,
+    statement: z.string(),
+    deleted_paths: z.array(z.string()),
+    hash: z.string().meta({ description: "Its place in the acknowledgements' hash chain." }),
+  })
+  .meta({ id: "Acknowledgement" });
+
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
 export const ErrorCodeSchema = z
@@ -343,6 +392,8 @@ const drift: {
   download: Same<z.output<typeof Download>, DownloadDocument>;
   preview: Same<z.output<typeof Preview>, PreviewDocument>;
   licences: Same<z.output<typeof LicenceList>, Body<typeof listLicences>>;
+  notices: Same<z.output<typeof NoticeList>, Body<typeof listNotices>>;
+  acknowledgement: Same<z.output<typeof Acknowledgement>, Body<typeof acknowledgeNotice>>;
   error: Same<z.output<typeof ErrorEnvelope>, ErrorBody>;
 } = {
   datasets: true,
@@ -353,6 +404,8 @@ const drift: {
   download: true,
   preview: true,
   licences: true,
+  notices: true,
+  acknowledgement: true,
   error: true,
 };
 void drift;

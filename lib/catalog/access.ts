@@ -76,9 +76,18 @@ export type ReleasedVersion = {
   facetCounts: FacetCounts;
   /** A version imported from a LeRobot dataset: its facts; null for our own import format. */
   format: VersionFormat | null;
+  /**
+   * How many of its episodes have been withdrawn (lib/catalog/withdrawn.ts). The counts above
+   * already leave them and the files holding them out; a reader filters rows only when this is not 0.
+   */
+  withdrawnEpisodes: number;
 };
 
-/** A dataset's released versions, newest first: the same for every caller, and changed only by an import. */
+/**
+ * A dataset's released versions, newest first: the same for every caller, and changed only by an
+ * import or a withdrawal (each flushes the cache). Counts, facets and sizes leave out withdrawn
+ * episodes and every file holding one, so every total any reader shows is the withdrawn-free one.
+ */
 export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedVersion[]> {
   return cachedRead(ctx, "datasets", [datasetId], async () => {
     const sql = sqlOf(ctx.db);
@@ -86,15 +95,63 @@ export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedV
       (Omit<ReleasedVersion, "format"> & { sourceFormat: SourceFormat; formatInfo: LeRobotFormatInfo | null })[]
     >`
       select id as "versionId", version, released_at as "releasedAt", episode_count as "episodeCount", file_count as "fileCount",
-             total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts", source_format as "sourceFormat", format_info as "formatInfo"
+             total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts", source_format as "sourceFormat", format_info as "formatInfo",
+             (select count(*)::int from withdrawn_episodes w where w.version_id = dataset_versions.id) as "withdrawnEpisodes"
       from dataset_versions
       where dataset_id = ${datasetId}
       order by major desc, minor desc, patch desc`;
+    const withdrawn = rows.some((r) => r.withdrawnEpisodes > 0) ? await withdrawnTotals(sql, rows) : new Map();
     return rows.map(({ sourceFormat, formatInfo, ...v }) => ({
       ...v,
+      ...withdrawn.get(v.versionId),
       format: versionFormat(sourceFormat, formatInfo),
     }));
   });
+}
+
+type Totals = Pick<ReleasedVersion, "episodeCount" | "facetCounts" | "fileCount" | "totalBytes">;
+
+/** The totals of the versions that have withdrawals, without the withdrawn episodes and the files that hold them. */
+async function withdrawnTotals(sql: Sql, versions: (Totals & { versionId: number; withdrawnEpisodes: number })[]) {
+  const ids = versions.filter((v) => v.withdrawnEpisodes > 0).map((v) => v.versionId);
+  const [facets, files] = await Promise.all([
+    sql<{ versionId: number; outcome: string; environment: string; n: number }[]>`
+      select w.version_id as "versionId", e.outcome, e.environment, count(*)::int as n
+      from withdrawn_episodes w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
+      where w.version_id = any(${ids}::int[]) group by 1, 2, 3`,
+    sql<{ versionId: number; files: number; bytes: number }[]>`
+      select f.version_id as "versionId", count(*)::int as files, coalesce(sum(f.size_bytes), 0)::float8 as bytes
+      from files f
+      where (f.version_id, f.path) in (
+        select distinct fe.version_id, fe.path from withdrawn_episodes w
+        join file_episodes fe on fe.version_id = w.version_id and fe.episode_id = w.episode_id
+        where w.version_id = any(${ids}::int[]))
+      group by 1`,
+  ]);
+  const totals = new Map<number, Totals>();
+  for (const v of versions) {
+    if (!v.withdrawnEpisodes) continue;
+    const counts: FacetCounts = structuredClone(v.facetCounts);
+    for (const f of facets) {
+      if (f.versionId !== v.versionId) continue;
+      const less = (into: Record<string, number>, key: string) => {
+        const left = (into[key] ?? 0) - f.n;
+        if (left > 0) into[key] = left;
+        else delete into[key];
+      };
+      less(counts.outcome, f.outcome);
+      less(counts.environment, f.environment);
+      less(counts.pairs, JSON.stringify([f.outcome, f.environment]));
+    }
+    const withheld = files.find((f) => f.versionId === v.versionId);
+    totals.set(v.versionId, {
+      episodeCount: v.episodeCount - v.withdrawnEpisodes,
+      facetCounts: counts,
+      fileCount: v.fileCount - (withheld?.files ?? 0),
+      totalBytes: v.totalBytes - (withheld?.bytes ?? 0),
+    });
+  }
+  return totals;
 }
 
 /**

@@ -3,6 +3,7 @@ import { sqlOf, type Sql } from "../db/client";
 import { CacheableRead } from "../cache/cacheable";
 import { requireLicensedVersion } from "./access";
 import type { VersionFormat } from "./version-format";
+import { fileHoldsNoWithdrawn } from "./withdrawn";
 
 export type FileRecord = {
   path: string;
@@ -65,25 +66,28 @@ export async function getManifest(ctx: Ctx, input: { datasetId: string; version:
     streams: version.streams,
     ...(version.format ? { format: version.format } : {}),
   };
+  // Withdrawn episodes leave the manifest with every file that holds one: none of them is delivered.
+  const withdrawals = version.withdrawnEpisodes > 0;
   const whole =
     version.fileCount <= BATCH
       ? new CacheableRead(["manifest", version.versionId], "immutable", async () => {
           const files: FileRecord[] = [];
-          for await (const file of versionFiles(ctx, version.versionId)) files.push(file);
+          for await (const file of versionFiles(ctx, version.versionId, withdrawals)) files.push(file);
           return { ...head, files };
         })
       : null;
-  return { head, files: versionFiles(ctx, version.versionId), whole };
+  return { head, files: versionFiles(ctx, version.versionId, withdrawals), whole };
 }
 
-/** Every file of a version, in path order. */
-export async function* versionFiles(ctx: Ctx, versionId: number): AsyncGenerator<FileRecord> {
+/** Every file of a version, in path order; with `withdrawals`, those holding no withdrawn episode. */
+export async function* versionFiles(ctx: Ctx, versionId: number, withdrawals = false): AsyncGenerator<FileRecord> {
   const sql = sqlOf(ctx.db);
   let after: string | null = null;
   for (;;) {
     const batch: FileRecord[] = await sql<FileRecord[]>`
       select ${fileColumns(sql)} from files f
       where f.version_id = ${versionId} and (${after}::text is null or f.path > ${after})
+        ${withdrawals ? sql`and ${fileHoldsNoWithdrawn(sql)}` : sql``}
       order by f.path limit ${BATCH}`;
     yield* batch;
     if (batch.length < BATCH) return;

@@ -6,6 +6,7 @@ import { CacheableRead } from "../cache/cacheable";
 import { cachedRead } from "../cache/read-cache";
 import { assertLicensed, datasetVersionAccess, type VersionAccess } from "./access";
 import { EPISODE_ID_PATTERN } from "./identifiers";
+import { episodeWithdrawn, withdrawnAt } from "./withdrawn";
 
 export type AnnotationRecord = {
   annotation_id: string;
@@ -27,17 +28,27 @@ export type AnnotationPage = {
 
 export type EpisodeVersion = VersionAccess & { datasetId: string };
 
-/** The dataset an episode belongs to (episode ids are unique across datasets) and the versions that contain it. */
+/**
+ * The dataset an episode belongs to (episode ids are unique across datasets), the versions that
+ * contain it, and those it has been withdrawn from.
+ */
 function episodeLocation(
   ctx: Ctx,
   episodeId: string,
-): Promise<{ datasetId: string; versionIds: number[] } | undefined> {
+): Promise<{ datasetId: string; versionIds: number[]; withdrawnFrom: number[] } | undefined> {
   return cachedRead(ctx, "episodes", [episodeId], async () => {
-    const rows = await sqlOf(ctx.db)<{ datasetId: string; versionId: number }[]>`
-      select v.dataset_id as "datasetId", v.id as "versionId"
+    const rows = await sqlOf(ctx.db)<{ datasetId: string; versionId: number; withdrawn: boolean }[]>`
+      select v.dataset_id as "datasetId", v.id as "versionId",
+             exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id) as withdrawn
       from episodes e join dataset_versions v on v.id = e.version_id
       where e.episode_id = ${episodeId}`;
-    return rows.length ? { datasetId: rows[0]!.datasetId, versionIds: rows.map((r) => r.versionId) } : undefined;
+    return rows.length
+      ? {
+          datasetId: rows[0]!.datasetId,
+          versionIds: rows.map((r) => r.versionId),
+          withdrawnFrom: rows.filter((r) => r.withdrawn).map((r) => r.versionId),
+        }
+      : undefined;
   });
 }
 
@@ -46,7 +57,9 @@ function episodeLocation(
  * one. An episode in no licensed version is indistinguishable from none (404). A pinned version is
  * judged by the licence before its contents: one the caller may not read is 403 whether or not the
  * episode is in it, so the answer never tells what an unlicensed version holds; a licensed one
- * that lacks the episode is 404. Also returns every licensed version containing it, newest first.
+ * that lacks the episode is 404. An episode withdrawn from the version that would be read is 410
+ * for a caller who may read that version (and 404, as above, for any other). Also returns every
+ * licensed version containing it and not withdrawn from it, newest first.
  */
 export async function resolveEpisodeVersion(
   ctx: Ctx,
@@ -58,19 +71,26 @@ export async function resolveEpisodeVersion(
   const access = location
     ? (await datasetVersionAccess(ctx, location.datasetId)).map((v) => ({ ...v, datasetId: location.datasetId }))
     : [];
-  const licensed = access.filter(
+  const containing = access.filter(
     (v): v is EpisodeVersion & { licenceId: string } =>
       v.licenceId !== null && location!.versionIds.includes(v.versionId),
   );
-  if (!licensed.length) throw new AppError("not_found", NOT_VISIBLE.episode);
-  if (version === undefined) return { chosen: licensed[0]!, licensed };
+  if (!containing.length) throw new AppError("not_found", NOT_VISIBLE.episode);
+  const withdrawn = (v: EpisodeVersion) => location!.withdrawnFrom.includes(v.versionId);
+  const licensed = containing.filter((v) => !withdrawn(v));
+  const gone = async () => episodeWithdrawn(episodeId, await withdrawnAt(sqlOf(ctx.db), episodeId));
+  if (version === undefined) {
+    if (!licensed.length) throw await gone();
+    return { chosen: licensed[0]!, licensed };
+  }
   const datasetId = location!.datasetId;
   // The dataset is visible to the caller, and so is its list of versions (with `licensed` flags).
   const pinned = access.find((v) => v.version === version);
   if (!pinned) throw new AppError("not_found", `Dataset '${datasetId}' has no version '${version}'.`);
   assertLicensed(pinned, datasetId);
-  const chosen = licensed.find((v) => v.version === version);
+  const chosen = containing.find((v) => v.version === version);
   if (!chosen) throw new AppError("not_found", `Episode '${episodeId}' is not part of version '${version}'.`);
+  if (withdrawn(chosen)) throw await gone();
   return { chosen, licensed };
 }
 

@@ -4,6 +4,7 @@ import type { FacetCounts } from "../db/schema";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
 import { CacheableRead } from "../cache/cacheable";
 import { requireLicensedVersion } from "./access";
+import { episodeNotWithdrawn } from "./withdrawn";
 
 export type EpisodeRecord = {
   episode_id: string;
@@ -45,7 +46,11 @@ export function matchingCount(counts: FacetCounts, episodeCount: number, filter:
  * when its cache does not hold it: a released version's page never changes).
  */
 export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<CacheableRead<EpisodePage>> {
-  const { versionId, episodeCount, facetCounts } = await requireLicensedVersion(ctx, input.datasetId, input.version);
+  const { versionId, episodeCount, facetCounts, withdrawnEpisodes } = await requireLicensedVersion(
+    ctx,
+    input.datasetId,
+    input.version,
+  );
   const filter = { outcome: input.outcome, environment: input.environment };
   const binding = queryBinding(["episodes", input.datasetId, input.version, filter.outcome, filter.environment]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : undefined;
@@ -58,8 +63,9 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
       // Distinct statements per filter shape, so each prepared plan fits its own index.
       const rows = await sql<EpisodeRecord[]>`
       select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams
-      from episodes
+      from episodes e
       where version_id = ${versionId}
+        ${withdrawnEpisodes ? sql`and ${episodeNotWithdrawn(sql, versionId)}` : sql``}
         ${filter.outcome === undefined ? sql`` : sql`and outcome = ${filter.outcome}`}
         ${filter.environment === undefined ? sql`` : sql`and environment = ${filter.environment}`}
         ${after === undefined ? sql`` : sql`and episode_id > ${after}`}

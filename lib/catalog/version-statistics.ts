@@ -1,6 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { requireLicensedVersion } from "./access";
+import { episodeNotWithdrawn } from "./withdrawn";
 
 export type Count = { value: string; count: number };
 export type Bucket = { from: number; to: number; count: number };
@@ -21,9 +22,10 @@ export type VersionStatistics = {
 
 const BUCKETS = 12;
 
-// Released versions never change, so what is computed once per version is kept for the process.
+// Released versions never change, so what is computed once per version is kept for the process;
+// withdrawals only ever add to a version's withdrawn episodes, so their count completes the key.
 const computed = new Map<
-  number,
+  string,
   Omit<VersionStatistics, "dataset_id" | "version" | "outcomes" | "environments" | "episode_count">
 >();
 
@@ -37,7 +39,8 @@ export async function versionStatistics(
     Object.entries(counts)
       .map(([value, count]) => ({ value, count }))
       .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1));
-  let rest = computed.get(licensed.versionId);
+  const key = `${licensed.versionId}:${licensed.withdrawnEpisodes}`;
+  let rest = computed.get(key);
   if (!rest) {
     const sql = sqlOf(ctx.db);
     const [summary] = await sql<
@@ -56,13 +59,16 @@ export async function versionStatistics(
              count(*) filter (where e.has_recovery)::int as recoveries, count(distinct e.contributor)::int as contributors,
              min(e.duration_s) as min, max(e.duration_s) as max, avg(e.duration_s) as mean
       from dataset_versions v left join episodes e on e.version_id = v.id
+        ${licensed.withdrawnEpisodes ? sql`and ${episodeNotWithdrawn(sql, licensed.versionId)}` : sql``}
       where v.id = ${licensed.versionId} group by v.id`;
     const min = summary!.min ?? 0;
     const max = summary!.max ?? 0;
     const width = max > min ? (max - min) / BUCKETS : 1;
     const rows = await sql<{ bucket: number; count: number }[]>`
       select least(width_bucket(duration_s, ${min}::float8, ${min + width * BUCKETS}::float8, ${BUCKETS}), ${BUCKETS}) as bucket, count(*)::int as count
-      from episodes where version_id = ${licensed.versionId} group by 1`;
+      from episodes e where version_id = ${licensed.versionId}
+        ${licensed.withdrawnEpisodes ? sql`and ${episodeNotWithdrawn(sql, licensed.versionId)}` : sql``}
+      group by 1`;
     const buckets = Array.from({ length: max > min ? BUCKETS : 1 }, (_, i) => ({
       from: min + i * width,
       to: min + (i + 1) * width,
@@ -70,14 +76,14 @@ export async function versionStatistics(
     }));
     for (const row of rows) buckets[Math.min(buckets.length, Math.max(1, row.bucket)) - 1]!.count += row.count;
     rest = {
-      file_count: summary!.file_count,
-      total_bytes: summary!.total_bytes,
+      file_count: licensed.fileCount,
+      total_bytes: licensed.totalBytes,
       streams: summary!.streams,
       recoveries: summary!.recoveries,
       contributors: summary!.contributors,
       duration: { min, max, mean: summary!.mean ?? 0, buckets },
     };
-    computed.set(licensed.versionId, rest);
+    computed.set(key, rest);
   }
   return {
     dataset_id: input.datasetId,

@@ -9,6 +9,8 @@ import {
   ErrorEnvelope,
   Manifest,
   VersionList,
+  NoticeList,
+  Acknowledgement,
 } from "../api/responses";
 import type { DownloadBody } from "../api/requests";
 import { backoffSeconds, retryAfterSeconds, sleep } from "./retry";
@@ -58,6 +60,8 @@ export type ManifestFile = ManifestDocument["files"][number];
 export type EpisodeRecord = z.output<typeof EpisodePage>["episodes"][number];
 export type AnnotationPageDocument = z.output<typeof AnnotationPage>;
 export type DownloadDocument = z.output<typeof Download>;
+export type NoticeDocument = z.output<typeof NoticeList>["notices"][number];
+export type AcknowledgementDocument = z.output<typeof Acknowledgement>;
 
 const PAGE = 500;
 const NETWORK_ATTEMPTS = 4;
@@ -153,6 +157,18 @@ export class ApiClient {
    */
   async createDownload(body: DownloadBody): Promise<DownloadDocument> {
     return this.send("POST", "/downloads", {}, Download, { body, headers: { "Idempotency-Key": randomUUID() } });
+  }
+
+  /** Every notice to the key's organisation, newest first. */
+  async listNotices(): Promise<NoticeDocument[]> {
+    return this.collect("/notices", {}, NoticeList, (page) => page.notices);
+  }
+
+  async acknowledgeNotice(
+    noticeId: string,
+    body: { statement: string; deleted_paths: string[] },
+  ): Promise<AcknowledgementDocument> {
+    return this.send("POST", `/notices/${enc(noticeId)}/acknowledgements`, {}, Acknowledgement, { body });
   }
 
   private async collect<S extends z.ZodType, T>(

@@ -369,7 +369,7 @@ export async function finishLeRobotPull(input: {
   };
 }
 
-type Provenance = {
+export type Provenance = {
   dataset_id: string;
   version: string;
   source_format: "lerobot";
@@ -388,6 +388,8 @@ type Provenance = {
     path: string;
     sha256: string;
     size_bytes: number;
+    /** The episodes the file holds (none: a file of the whole version), so that `das sync` can tell which files a withdrawal concerns. */
+    episode_ids: string[];
     download_id: string | null;
     /** null: not kept as delivered (a file of the version's meta/ cut down to the delivered episodes, see meta_originals_trimmed). */
     stored_at: string | null;
@@ -473,6 +475,7 @@ async function writeProvenance(
       path: f.path,
       sha256: f.sha256,
       size_bytes: f.size_bytes,
+      episode_ids: f.episode_ids,
       download_id: input.deliveredBy.get(f.path) ?? before.get(`${f.path}\0${f.sha256}`) ?? null,
       stored_at: cutDown.has(f.path) ? null : input.layout.placeOf(f),
     })),

@@ -14,6 +14,7 @@ import {
   type LeRobotPullResult,
 } from "./lerobot-pull";
 import { filesInScope, planRequests, type PlannedRequest, type Scope } from "./plan";
+import { writeFilesProvenance } from "./provenance";
 import { Progress } from "./progress";
 import { fetchFile, localState, partialPath, sha256File, Throttle } from "./transfer";
 
@@ -181,6 +182,15 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
       downloads: context.downloadRecords,
     });
   }
+  // Any other format: the directory says which download delivered which file of which episodes.
+  if (!format && !summary.interrupted && !summary.failed.length)
+    await writeFilesProvenance({
+      dir: options.dir,
+      manifest,
+      inScope,
+      deliveredBy: context.deliveredBy,
+      downloads: context.downloadRecords,
+    });
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
 }

@@ -5,6 +5,7 @@ import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { coDeliveredEpisodes, filesInScope } from "./resolve-scope";
+import { refuseWithdrawnContent } from "../catalog/withdrawn";
 
 export type DownloadFile = Omit<FileRecord, "media_type"> & { url: string };
 
@@ -55,7 +56,8 @@ export async function signDownload(
 /**
  * A download already recorded in the disclosure log, rebuilt for its recipient's organisation:
  * the same files (released versions never change) and the same URLs with the same expiry.
- * Nothing new is disclosed, so nothing new is logged.
+ * Nothing new is disclosed, so nothing new is logged. Once a file of it holds a withdrawn
+ * episode it is refused (422), as a new download of it would be.
  */
 export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Download> {
   const sql = sqlOf(ctx.db);
@@ -80,6 +82,7 @@ export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Do
   const files = await sql<FileRecord[]>`
     select ${fileColumns(sql)}
     from files f where ${filesInScope(sql, entry.version_id, entry.requested_scope)} order by f.path`;
+  await refuseWithdrawnContent(sql, entry.version_id, files);
   const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort((a, b) =>
     Buffer.compare(Buffer.from(a), Buffer.from(b)),
   );

@@ -4,6 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError } from "../errors";
 import { MAX_FILES_PER_DOWNLOAD } from "./scope";
+import { episodeNotWithdrawn, refuseWithdrawnContent, withdrawnAmong } from "../catalog/withdrawn";
 
 export type ResolvedScope = {
   files: FileRecord[];
@@ -29,9 +30,10 @@ const named = (values: string[]) =>
  */
 export async function resolveScope(
   sql: Sql,
-  version: { versionId: number; datasetId: string; version: string },
+  version: { versionId: number; datasetId: string; version: string; withdrawnEpisodes: number },
   scope: RequestedScope,
 ): Promise<ResolvedScope> {
+  const withdrawals = version.withdrawnEpisodes > 0;
   const where = `${version.datasetId}@${version.version}`;
   if (scope.streams) {
     const [row] = await sql<
@@ -55,9 +57,15 @@ export async function resolveScope(
         `These episode_ids are not in ${where}: ${named(scope.episode_ids.filter((id) => !present.has(id)))}.`,
       );
     }
+    const withdrawn = withdrawals ? await withdrawnAmong(sql, version.versionId, scope.episode_ids) : [];
+    if (withdrawn.length)
+      throw new AppError(
+        "episode_withdrawn",
+        `These episodes were withdrawn and are no longer available in any version: ${named(withdrawn)}.`,
+      );
   }
 
-  const matching = filesInScope(sql, version.versionId, scope);
+  const matching = filesInScope(sql, version.versionId, scope, { withdrawals });
   const files = await sql<FileRecord[]>`
     select ${fileColumns(sql)}
     from files f where ${matching} order by f.path limit ${MAX_FILES_PER_DOWNLOAD + 1}`;
@@ -70,6 +78,7 @@ export async function resolveScope(
   }
   if (!files.length)
     throw new AppError("invalid_body", `The scope matches no files in ${where}; nothing would be downloaded.`);
+  if (withdrawals) await refuseWithdrawnContent(sql, version.versionId, files);
   const episodeIds = [...new Set(files.flatMap((f) => f.episode_ids))].sort(byteOrder);
   return {
     files: [...files],
@@ -108,9 +117,17 @@ function episodeFilter(sql: Sql, filter: NonNullable<RequestedScope["filter"]>):
 
 /**
  * The condition on `files f` for a scope. Released versions never change, so a recorded scope
- * always resolves to the same files: replaying a download uses this same condition.
+ * always resolves to the same files: replaying a download uses this same condition. With
+ * `withdrawals` (a new download of a version that has withdrawn episodes), a filter or the whole
+ * version selects files through the episodes not withdrawn only; a file shared with a withdrawn
+ * episode is still selected, for the caller to refuse by name.
  */
-export function filesInScope(sql: Sql, versionId: number, scope: RequestedScope): PendingQuery<Row[]> {
+export function filesInScope(
+  sql: Sql,
+  versionId: number,
+  scope: RequestedScope,
+  options: { withdrawals?: boolean } = {},
+): PendingQuery<Row[]> {
   const streams = scope.streams ? sql`and f.stream = any(${scope.streams}::text[])` : sql``;
   // Files of the whole version are those that hold no episode.
   const versionFiles = scope.include_version_files
@@ -121,7 +138,13 @@ export function filesInScope(sql: Sql, versionId: number, scope: RequestedScope)
     episodeFiles = sql`f.path in (select fe.path from file_episodes fe where fe.version_id = ${versionId} and fe.episode_id = any(${scope.episode_ids}::text[]))`;
   } else if (scope.filter) {
     episodeFiles = sql`f.path in (select fe.path from file_episodes fe join episodes e on e.version_id = fe.version_id and e.episode_id = fe.episode_id
-      where fe.version_id = ${versionId} and ${episodeFilter(sql, scope.filter)})`;
+      where fe.version_id = ${versionId} and ${episodeFilter(sql, scope.filter)}
+        ${options.withdrawals ? sql`and ${episodeNotWithdrawn(sql, versionId)}` : sql``})`;
+  } else if (options.withdrawals) {
+    // The whole version without the files that hold withdrawn episodes only.
+    episodeFiles = sql`(not exists (select 1 from file_episodes fe where fe.version_id = ${versionId} and fe.path = f.path)
+      or exists (select 1 from file_episodes fe where fe.version_id = ${versionId} and fe.path = f.path
+        and not exists (select 1 from withdrawn_episodes w where w.version_id = ${versionId} and w.episode_id = fe.episode_id)))`;
   } else episodeFiles = sql`true`;
   return sql`f.version_id = ${versionId} and ((${episodeFiles} ${streams}) ${versionFiles})`;
 }

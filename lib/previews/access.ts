@@ -5,6 +5,7 @@ import type { ReviewerRole } from "../db/schema";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { resolveEpisodeVersion, type EpisodeVersion } from "../catalog/list-annotations";
+import { episodeWithdrawn, withdrawnAt } from "../catalog/withdrawn";
 
 /**
  * On what a preview is allowed, and so what its disclosure entry records:
@@ -49,7 +50,11 @@ export async function previewVersion(
   return (await reviewedEpisodeVersions(ctx, episodeId, version)).chosen;
 }
 
-/** Every version that holds an episode, newest first, and the one chosen (the pinned one, or the newest). For reviewers and admins. */
+/**
+ * Every version that holds an episode and has not had it withdrawn, newest first, and the one
+ * chosen (the pinned one, or the newest). For reviewers and admins, who see a withdrawn episode's
+ * 410 like a licensee: withdrawn content is played to nobody.
+ */
 export async function reviewedEpisodeVersions(
   ctx: Ctx,
   episodeId: string,
@@ -61,13 +66,18 @@ export async function reviewedEpisodeVersions(
   const all = EPISODE_ID_PATTERN.test(episodeId)
     ? await sql<PreviewVersion[]>`
         select v.id as "versionId", v.dataset_id as "datasetId", v.version, v.released_at as "releasedAt",
-               v.episode_count as "episodeCount", null as "licenceId", null as "heldOutOfTerm"
+               v.episode_count as "episodeCount", null as "licenceId", null as "heldOutOfTerm",
+               exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id) as withdrawn
         from episodes e join dataset_versions v on v.id = e.version_id
         where e.episode_id = ${episodeId}
         order by v.major desc, v.minor desc, v.patch desc`
     : [];
   if (!all.length) throw new AppError("not_found", NOT_VISIBLE.episode);
-  const chosen = version === undefined ? all[0] : all.find((v) => v.version === version);
-  if (!chosen) throw new AppError("not_found", `Episode '${episodeId}' is not part of version '${version}'.`);
-  return { chosen, all: [...all] };
+  const present = all.filter((v) => !(v as { withdrawn?: boolean }).withdrawn);
+  const pinned = version === undefined ? undefined : all.find((v) => v.version === version);
+  if (version !== undefined && !pinned)
+    throw new AppError("not_found", `Episode '${episodeId}' is not part of version '${version}'.`);
+  const chosen = version === undefined ? present[0] : present.find((v) => v === pinned);
+  if (!chosen) throw episodeWithdrawn(episodeId, await withdrawnAt(sql, episodeId));
+  return { chosen, all: present.map(({ withdrawn: _, ...v }: PreviewVersion & { withdrawn?: boolean }) => v) };
 }

@@ -10,6 +10,7 @@ import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
 import { episodeFiles, isVideo, type EpisodeFile } from "./episode-files";
+import { refuseWithdrawnContent } from "../catalog/withdrawn";
 
 /** What a preview asks for: one episode, in a version (the newest the caller may read by default), some or all of its video streams. */
 export type PreviewRequest = { episode_id: string; version?: string; streams?: string[] };
@@ -73,6 +74,9 @@ async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview
       const sql = sqlOf(tx.db);
       const version = await previewVersion(tx, basis, request.episode_id, request.version);
       const files = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
+      // A video shared with a withdrawn episode would play it too (a reviewer's version says nothing of withdrawals: asked).
+      if (!("withdrawnEpisodes" in version) || (version as { withdrawnEpisodes: number }).withdrawnEpisodes > 0)
+        await refuseWithdrawnContent(sql, version.versionId, files);
       const requestedScope: RequestedScope = { episode_ids: [request.episode_id], streams: files.map((f) => f.stream) };
       const requestSha256 = sameRequest(basis, version, requestedScope);
       // Looked for before the chain's lock: a committed preview is the answer whoever made it. Whether

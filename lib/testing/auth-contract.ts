@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { eq } from "drizzle-orm";
@@ -38,6 +39,7 @@ export type Target = { url: string; params?: Record<string, string>; body?: unkn
  *   narrowed key holds 1.0.0 only. Both versions contain `episodeId`, with spans and files.
  * - `outside`: a dataset licensed to the organisation but outside the narrowed key's scope.
  * - `missing`: ids that exist nowhere.
+ * - `noticeId`: a withdrawal notice addressed to the organisation.
  */
 export type ContractWorld = {
   org: Organization;
@@ -45,6 +47,7 @@ export type ContractWorld = {
   outside: { datasetId: string; episodeId: string };
   missing: { datasetId: string; episodeId: string };
   keys: { full: string; narrowed: string };
+  noticeId: string;
 };
 
 export type ContractRow = {
@@ -230,6 +233,30 @@ export const API_ROUTES: ContractRow[] = [
     otherVersion: (w) => previewOf(w.scoped.episodeId, "2.0.0"),
     outsideScope: (w) => ({ outside: previewOf(w.outside.episodeId), missing: previewOf(w.missing.episodeId) }),
   },
+  {
+    name: "GET /api/v1/notices",
+    method: "GET",
+    handler: api.GET,
+    allowed: () => ({ url: "/api/v1/notices" }),
+    // Notices are the organisation's, whichever of its keys asks.
+    checkAllowed: (json, w) => {
+      expect(json.notices.map((n: { notice_id: string }) => n.notice_id)).toEqual([w.noticeId]);
+    },
+  },
+  {
+    name: "POST /api/v1/notices/{notice_id}/acknowledgements",
+    method: "POST",
+    handler: api.POST,
+    okStatus: 201,
+    allowed: (w) => ({
+      url: `/api/v1/notices/${w.noticeId}/acknowledgements`,
+      params: { notice_id: w.noticeId },
+      body: { statement: "Deleted.", deleted_paths: [] },
+    }),
+    checkAllowed: (json, w) => {
+      expect(json).toMatchObject({ notice_id: w.noticeId, statement: "Deleted.", deleted_paths: [] });
+    },
+  },
 ];
 
 /**
@@ -274,6 +301,14 @@ export async function buildContractWorld(): Promise<ContractWorld> {
   await grant(org.id, scopedId, "1.0.0");
   await grant(org.id, scopedId, "2.0.0");
   await grant(org.id, outsideId, "1.0.0");
+  // A notice to the organisation, as a withdrawal writes one (lib/withdrawals/notices.ts).
+  const withdrawalId = uniqueId("wd");
+  const noticeId = `nt_${randomBytes(16).toString("hex")}`;
+  const sql = getDb().$client;
+  await sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
+    values (${withdrawalId}, 'operator', 'contract', 'contract (das-admin)', 'contract', 1)`;
+  await sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
+    values (${noticeId}, ${org.id}, 'withdrawal', ${withdrawalId}, ${[uniqueId("ep")]}::text[], '[]'::jsonb)`;
   const full = await createTestKey(org.id);
   const narrowed = await createTestKey(org.id, { scope: [{ datasetId: scopedId, version: "1.0.0" }] });
   return {
@@ -282,6 +317,7 @@ export async function buildContractWorld(): Promise<ContractWorld> {
     outside: { datasetId: outsideId, episodeId: outsideEpisodes[0]!.episode_id },
     missing: { datasetId: uniqueId("ds"), episodeId: uniqueId("ep") },
     keys: { full: full.secret, narrowed: narrowed.secret },
+    noticeId,
   };
 }
 

@@ -69,11 +69,12 @@ export async function disclosuresOf(keyId: string) {
     select id, file_count, requested_scope from disclosures where api_key_id = ${keyId} order by seq`;
 }
 
-/** Every file under `dir`, relative, with `/` separators. */
+/** Every file under `dir`, relative, with `/` separators: what was pulled, without the provenance das pull writes beside it. */
 export function filesUnder(dir: string): string[] {
   return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
     .filter((d) => d.isFile())
     .map((d) => path.relative(dir, path.join(d.parentPath, d.name)).split(path.sep).join("/"))
+    .filter((relative) => relative !== "das-provenance.json")
     .sort();
 }
 

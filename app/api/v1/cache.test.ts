@@ -472,3 +472,51 @@ describe("conditional requests", () => {
     }
   });
 });
+
+describe("withdrawal with caches in two instances", () => {
+  it("a withdrawal by das-admin in another process leaves both instances' cached answers within a second", async () => {
+    // A dataset of its own: the withdrawal must not change what the other tests read.
+    const own = randomEpisodes(4, 2626);
+    const ownId = uniqueId("ds");
+    const dir = writeImportDir(ownId, {
+      version: "1.0.0",
+      episodes: own,
+      files: own.map((e) => ({
+        path: `${e.episode_id}/cam.mp4`,
+        episode_id: e.episode_id,
+        stream: "cam",
+        size_bytes: 10,
+        sha256: "b".repeat(64),
+      })),
+    });
+    try {
+      await importVersion(iso.db.$client, dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const org = await createTestOrg();
+    await grant(org.id, ownId, "1.0.0");
+    const key = (await createTestKey(org.id)).secret;
+    const withdrawn = own[1]!.episode_id;
+    const episodesPath = `/api/v1/datasets/${ownId}/versions/1.0.0/episodes`;
+    const annotationsPath = `/api/v1/episodes/${withdrawn}/annotations`;
+    await warm(episodesPath, key);
+    await warm(`/api/v1/datasets/${ownId}/versions/1.0.0/manifest`, key);
+    await warm(annotationsPath, key);
+
+    const run = await runCli("das-admin", ["withdraw", "--episodes", withdrawn, "--reason", "consent withdrawn"], {
+      env: cliEnv(),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain("Withdrew 1 episode");
+    expect(await secondsUntilEveryInstanceAnswers(annotationsPath, key, 410)).toBeLessThan(1);
+    for (const server of servers) {
+      const listed = await get(server, episodesPath, key);
+      expect(listed.json.total).toBe(3);
+      expect(listed.json.episodes.map((e: { episode_id: string }) => e.episode_id)).not.toContain(withdrawn);
+      const manifest = await get(server, `/api/v1/datasets/${ownId}/versions/1.0.0/manifest`, key);
+      expect(manifest.json.episode_count).toBe(3);
+      expect(manifest.json.files.map((f: { episode_id: string }) => f.episode_id)).not.toContain(withdrawn);
+    }
+  });
+});

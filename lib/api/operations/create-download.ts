@@ -34,6 +34,8 @@ export const createDownload = defineOperation({
         "not_found",
         "idempotency_conflict",
         "scope_too_large",
+        "episode_withdrawn",
+        "withdrawn_content",
       ]),
     },
   },

@@ -25,7 +25,14 @@ export const createPreview = defineOperation({
         EXAMPLES.preview,
         "200",
       ),
-      ...errorResponses([...KEYED, "invalid_body", "version_not_licensed", "not_found"]),
+      ...errorResponses([
+        ...KEYED,
+        "invalid_body",
+        "version_not_licensed",
+        "not_found",
+        "episode_withdrawn",
+        "withdrawn_content",
+      ]),
     },
   },
   handler: async (ctx, { body }) => {

@@ -2,6 +2,7 @@
 // (lib/api/openapi.ts) are derived from this list; a new endpoint is a file here, its line below,
 // and its verb. openapi.test.ts fails when a file of this folder is missing from the list.
 import type { Operation } from "../operation";
+import { acknowledgeNotice } from "./acknowledge-notice";
 import { createDownload } from "./create-download";
 import { createPreview } from "./create-preview";
 import { getManifest } from "./get-manifest";
@@ -10,6 +11,7 @@ import { listAnnotations } from "./list-annotations";
 import { listDatasets } from "./list-datasets";
 import { listEpisodes } from "./list-episodes";
 import { listLicences } from "./list-licences";
+import { listNotices } from "./list-notices";
 import { listVersions } from "./list-versions";
 
 export const API_OPERATIONS: readonly Operation[] = [
@@ -21,5 +23,7 @@ export const API_OPERATIONS: readonly Operation[] = [
   createDownload,
   createPreview,
   listLicences,
+  listNotices,
+  acknowledgeNotice,
   getOpenApiDocument,
 ];

@@ -19,7 +19,7 @@ export const listAnnotations = defineOperation({
     description: `The episode's spans, ordered by \`start_s\`, in the newest version licensed to the key that contains it, or in the pinned \`version\`. ${paging}`,
     responses: {
       ...cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations),
-      ...errorResponses([...LIST, "version_not_licensed", "not_found"]),
+      ...errorResponses([...LIST, "version_not_licensed", "not_found", "episode_withdrawn"]),
     },
   },
   handler: (ctx, { params, query }) => annotationsPage(ctx, { episodeId: params.episode_id, ...query }),

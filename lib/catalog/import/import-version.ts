@@ -22,8 +22,15 @@ export type ImportResult = Pick<
  * written. Released versions are immutable: the same content again is a no-op, different content
  * is refused.
  */
-export async function importVersion(sql: postgres.Sql, dir: string): Promise<ImportResult> {
-  const { status, datasetId, version, episodes, annotations, files } = await runImport(sql, importDirectory(dir));
+export async function importVersion(
+  sql: postgres.Sql,
+  dir: string,
+  options: { allowWithdrawnEpisodes?: boolean } = {},
+): Promise<ImportResult> {
+  const { status, datasetId, version, episodes, annotations, files } = await runImport(sql, {
+    ...importDirectory(dir),
+    allowWithdrawnEpisodes: options.allowWithdrawnEpisodes,
+  });
   return { status, datasetId, version, episodes, annotations, files };
 }
 

@@ -61,6 +61,8 @@ export type ImportSource = {
   format: { source: SourceFormat; info: LeRobotFormatInfo | null };
   /** Leave out episodes whose files are missing (and what shares a file with them) instead of refusing. */
   skipIncompleteEpisodes?: boolean;
+  /** Import episodes that were withdrawn (their contributor consented again); without it they are refused. */
+  allowWithdrawnEpisodes?: boolean;
   /** Stops the import (rolled back) between any two records or files. */
   signal?: AbortSignal;
   /**
@@ -243,6 +245,7 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
         1,
       );
     }
+    if (!source.allowWithdrawnEpisodes) await refuseWithdrawnEpisodes(tx, problems, names);
     await writeVersion(tx, dataset, release, digest, source.format);
     return { status: "imported" as const, ...summary };
   });
@@ -250,6 +253,27 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
   // filtered pages over a million new rows blind.
   if (result.status === "imported") await sql`analyze episodes, annotations, files, file_episodes`;
   return result;
+}
+
+/**
+ * A withdrawn episode comes back only when the operator says so: a new version holding it would
+ * otherwise deliver again what its contributor withdrew.
+ */
+async function refuseWithdrawnEpisodes(tx: Tx, problems: ProblemList, names: readonly string[]): Promise<void> {
+  const rows = await tx<{ src: number; line: number; episode_id: string; n: number }[]>`
+    select s.src, s.line, s.episode_id, count(*) over ()::int as n from stage_episodes s
+    where exists (select 1 from withdrawn_episodes w where w.episode_id = s.episode_id)
+    order by s.src, s.line limit ${LISTED}`;
+  if (!rows.length) return;
+  problems.addCounted(
+    rows.map((r) => ({
+      file: names[r.src]!,
+      line: r.line,
+      message: `episode '${r.episode_id}' was withdrawn; it is imported again only with the explicit option to allow withdrawn episodes (das-admin import --allow-withdrawn), once its contributor has consented anew`,
+    })),
+    rows[0]!.n,
+  );
+  throw new ImportError(problems.list(), problems.count);
 }
 
 async function createStagingTables(tx: Tx): Promise<void> {

@@ -52,6 +52,8 @@ export type LeRobotImportOptions = {
   annotationsFile?: string;
   defaults?: { outcome?: string; environment?: string; contributor?: string };
   skipIncompleteEpisodes?: boolean;
+  /** Import episodes that were withdrawn; without it they are refused. */
+  allowWithdrawnEpisodes?: boolean;
   /** Put every file into the store (before the catalog is committed); without it the files must be there already. */
   upload?: StoreTarget;
   concurrency?: number;
@@ -196,6 +198,7 @@ class LeRobotSource {
       format: { source: "lerobot", info },
       signal: this.options.signal,
       skipIncompleteEpisodes: this.options.skipIncompleteEpisodes,
+      allowWithdrawnEpisodes: this.options.allowWithdrawnEpisodes,
       completeFiles: (totals) => {
         const uploader = fileUploader(
           {

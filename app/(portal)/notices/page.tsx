@@ -1,0 +1,82 @@
+import type { Metadata } from "next";
+import { AcknowledgeForm } from "@/components/notices/acknowledge-form";
+import { Badge } from "@/components/ui/badge";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatDateTime } from "@/components/ui/format";
+import { PageHeader } from "@/components/ui/page-header";
+import { SimpleTable } from "@/components/ui/simple-table";
+import { pageContext, pageData } from "@/lib/http/portal";
+import { listNotices } from "@/lib/withdrawals/list-notices";
+import { acknowledgeNoticeAction } from "./actions";
+
+export const metadata: Metadata = { title: "Notices" };
+
+const PAGE = 100;
+
+/** The organisation's inbox: withdrawal notices, each naming its own episodes and the downloads that carried them. */
+export default async function NoticesPage() {
+  const ctx = await pageContext("catalog", "/notices");
+  const { notices } = await pageData(listNotices(ctx, { limit: PAGE }));
+  return (
+    <>
+      <PageHeader
+        title="Notices"
+        description="When a contributor withdraws consent, every organisation that received their episodes is told here, through the API (GET /api/v1/notices) and das sync. Delete every copy of the episodes named, then acknowledge."
+      />
+      {notices.length === 0 ? (
+        <EmptyState title="No notices">Nothing your organisation received has been withdrawn.</EmptyState>
+      ) : (
+        <ol className="space-y-4">
+          {notices.map((notice) => (
+            <li
+              key={notice.notice_id}
+              id={notice.notice_id}
+              className="rounded-lg border border-slate-200 bg-white p-4"
+            >
+              <div className="flex flex-wrap items-center gap-2">
+                <h2 className="text-sm font-semibold text-slate-900">
+                  {notice.episode_ids.length} episode{notice.episode_ids.length === 1 ? "" : "s"} withdrawn
+                </h2>
+                {notice.acknowledged_at ? (
+                  <Badge tone="green">Acknowledged {formatDateTime(notice.acknowledged_at)}</Badge>
+                ) : (
+                  <Badge tone="amber">Outstanding</Badge>
+                )}
+                <span className="text-xs text-slate-500">
+                  {formatDateTime(notice.created_at)} · <span className="font-mono">{notice.notice_id}</span>
+                </span>
+              </div>
+              <p className="mt-2 text-sm text-slate-700">
+                Episodes: <span className="font-mono">{notice.episode_ids.join(", ")}</span>
+              </p>
+              <div className="mt-3">
+                <SimpleTable
+                  columns={[
+                    { header: "Received" },
+                    { header: "Through" },
+                    { header: "Version", className: "font-mono" },
+                    { header: "Download", className: "font-mono" },
+                    { header: "Withdrawn episodes in it", className: "font-mono" },
+                  ]}
+                  rows={notice.deliveries.map((d) => ({
+                    key: d.download_id,
+                    cells: [
+                      formatDateTime(d.occurred_at),
+                      d.channel,
+                      `${d.dataset_id}@${d.version}`,
+                      d.download_id,
+                      d.episode_ids.join(", "),
+                    ],
+                  }))}
+                />
+              </div>
+              {notice.acknowledged_at ? null : (
+                <AcknowledgeForm noticeId={notice.notice_id} action={acknowledgeNoticeAction} />
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
+    </>
+  );
+}

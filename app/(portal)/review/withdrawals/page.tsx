@@ -1,0 +1,80 @@
+import type { Metadata } from "next";
+import { Badge } from "@/components/ui/badge";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatDateTime } from "@/components/ui/format";
+import { PageHeader } from "@/components/ui/page-header";
+import { SimpleTable } from "@/components/ui/simple-table";
+import { pageContext, pageData } from "@/lib/http/portal";
+import { reviewWithdrawals } from "@/lib/withdrawals/review";
+
+export const metadata: Metadata = { title: "Withdrawals" };
+
+const LATEST = 50;
+
+/** Per withdrawal: every organisation notified, when, and whether it acknowledged or is outstanding. */
+export default async function WithdrawalsPage() {
+  const ctx = await pageContext("review", "/review/withdrawals");
+  const withdrawals = await pageData(reviewWithdrawals(ctx, { limit: LATEST }));
+  return (
+    <>
+      <PageHeader
+        title="Withdrawals"
+        description="Episodes withdrawn (das-admin withdraw), newest first, and every organisation that received any of them: when it was notified, and whether it acknowledged what it deleted or is still outstanding."
+      />
+      {withdrawals.length === 0 ? (
+        <EmptyState title="No withdrawals">No episode has been withdrawn.</EmptyState>
+      ) : (
+        <ol className="space-y-6">
+          {withdrawals.map((w) => {
+            const outstanding = w.recipients.filter((r) => !r.acknowledged_at).length;
+            return (
+              <li key={w.withdrawal_id} id={w.withdrawal_id}>
+                <h2 className="text-sm font-semibold text-slate-900">
+                  {w.contributor ? `Contributor ${w.contributor}` : "Named episodes"}: {w.episodes} episode
+                  {w.episodes === 1 ? "" : "s"}, {formatDateTime(w.withdrawn_at)} by {w.withdrawn_by}
+                </h2>
+                <p className="mb-2 text-sm text-slate-600">
+                  {w.reason} · <span className="font-mono">{w.withdrawal_id}</span> · {w.recipients.length} recipient
+                  {w.recipients.length === 1 ? "" : "s"}, {outstanding} outstanding
+                </p>
+                {w.recipients.length === 0 ? (
+                  <p className="text-sm text-slate-500">No organisation had received these episodes.</p>
+                ) : (
+                  <SimpleTable
+                    columns={[
+                      { header: "Organisation" },
+                      { header: "Notified" },
+                      { header: "Episodes" },
+                      { header: "Deliveries" },
+                      { header: "Acknowledged" },
+                      { header: "Statement" },
+                    ]}
+                    rows={w.recipients.map((r) => ({
+                      key: r.notice_id,
+                      cells: [
+                        r.organization_name || r.organization,
+                        formatDateTime(r.notified_at),
+                        r.episodes,
+                        r.deliveries,
+                        r.acknowledged_at ? (
+                          <Badge key="acknowledged" tone="green">
+                            {formatDateTime(r.acknowledged_at)}
+                          </Badge>
+                        ) : (
+                          <Badge key="outstanding" tone="amber">
+                            Outstanding
+                          </Badge>
+                        ),
+                        r.statement ? `${r.statement} (${r.deleted_paths ?? 0} paths deleted)` : "",
+                      ],
+                    }))}
+                  />
+                )}
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </>
+  );
+}

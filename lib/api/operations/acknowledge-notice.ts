@@ -1,0 +1,31 @@
+// POST /api/v1/notices/{notice_id}/acknowledgements – the organisation states what it deleted
+import { acknowledgeNotice as acknowledge } from "../../withdrawals/acknowledge";
+import { defineOperation, JsonReply } from "../operation";
+import { errorResponses, KEYED, ok } from "../openapi-parts";
+import { EXAMPLES } from "../openapi-examples";
+import { AcknowledgementBody, NoticePath } from "../requests";
+import { Acknowledgement } from "../responses";
+
+export const acknowledgeNotice = defineOperation({
+  method: "POST",
+  path: "/api/v1/notices/{notice_id}/acknowledgements",
+  params: NoticePath,
+  body: AcknowledgementBody,
+  openapi: {
+    operationId: "acknowledgeNotice",
+    tags: ["Notices"],
+    summary: "Acknowledge a notice",
+    description:
+      "Records the organisation's statement of what it did about a notice and the paths it deleted, appended to a hash-chained, append-only record the data owner's reviewers see. A notice may be acknowledged more than once; each acknowledgement is kept. Another organisation's notice is 404.",
+    requestBody: { required: true, examples: EXAMPLES.acknowledgementRequests },
+    responses: {
+      ...ok("The acknowledgement, recorded.", Acknowledgement, EXAMPLES.acknowledgement, "201"),
+      ...errorResponses([...KEYED, "invalid_body", "not_found"]),
+    },
+  },
+  handler: async (ctx, { params, body }) => {
+    const { statement, deleted_paths } = body as { statement: string; deleted_paths: string[] };
+    const made = await acknowledge(ctx, { noticeId: params.notice_id!, statement, deletedPaths: deleted_paths });
+    return new JsonReply(201, made);
+  },
+});

@@ -1,0 +1,192 @@
+import type { Ctx } from "../context";
+import { sqlOf, type Sql } from "../db/client";
+import { withTx } from "../db/tx";
+import { AppError } from "../errors";
+import { newId } from "../ids";
+import { requireAdmin } from "../auth/authorize";
+import { FREE_TEXT } from "../characters";
+import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
+import { recordAdminAction } from "../admin/audit";
+import { computeWithdrawalNotices } from "./notices";
+import { enqueueNoticeDeliveries } from "../notice-delivery/enqueue";
+
+export const REASON_MAX_CHARS = 2_000;
+/** Episodes named one by one in one withdrawal; a contributor's are found by the database. */
+export const MAX_NAMED_EPISODES = 10_000;
+
+export type WithdrawInput = { contributor?: string; episodeIds?: string[]; reason: string };
+
+export type WithdrawalRecord = {
+  withdrawal_id: string;
+  withdrawn_at: string;
+  reason: string;
+  contributor: string | null;
+  /** Distinct episode ids withdrawn. */
+  episode_ids: string[];
+  /** dataset@version → how many of the episodes were withdrawn from it. */
+  versions: { dataset_id: string; version: string; episodes: number }[];
+  /** How many organisations were sent a notice. */
+  notices: number;
+};
+
+/**
+ * Withdraws episodes (a contributor's, or named ones) from every version that holds them, in one
+ * transaction: the withdrawal record (who, when, why), which episodes in which versions, the admin
+ * audit, and a notice to every organisation that ever received one of them (lib/withdrawals/notices.ts).
+ * From its commit on every read leaves them out (lib/catalog/withdrawn.ts), and every instance's
+ * API cache is flushed by the database's notification (migration 0019). Episodes already withdrawn
+ * are left as they are; a withdrawal that finds nothing new to withdraw is refused, so that each
+ * record says what it did.
+ */
+export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<WithdrawalRecord> {
+  requireAdmin(ctx);
+  const reason = input.reason.trim();
+  if (!reason || reason.length > REASON_MAX_CHARS || !FREE_TEXT.test(reason))
+    throw new AppError(
+      "invalid_parameter",
+      `A withdrawal needs a reason of 1 to ${REASON_MAX_CHARS} characters without control characters other than line breaks.`,
+    );
+  if ((input.contributor === undefined) === (input.episodeIds === undefined))
+    throw new AppError("invalid_parameter", "Withdraw either a contributor's episodes or named episodes, not both.");
+  const named = input.episodeIds ? [...new Set(input.episodeIds)] : null;
+  if (named) {
+    if (!named.length) throw new AppError("invalid_parameter", "Name at least one episode to withdraw.");
+    if (named.length > MAX_NAMED_EPISODES)
+      throw new AppError("invalid_parameter", `At most ${MAX_NAMED_EPISODES} episodes can be named in one withdrawal.`);
+    const bad = named.find((id) => !EPISODE_ID_PATTERN.test(id));
+    if (bad !== undefined) throw new AppError("invalid_parameter", `'${bad}' is not an episode id.`);
+  }
+  const contributor = input.contributor?.trim() ?? null;
+  if (contributor !== null && !contributor)
+    throw new AppError("invalid_parameter", "Name the contributor whose episodes to withdraw.");
+
+  return withTx(ctx, async (tx) => {
+    const sql = sqlOf(tx.db);
+    // Withdrawals one at a time: two naming the same episode would otherwise both find it new.
+    await sql`select pg_advisory_xact_lock(hashtext('das:withdrawal'))`;
+    if (named) {
+      const found = await sql<{ episode_id: string }[]>`
+        select distinct episode_id from episodes where episode_id = any(${named}::text[])`;
+      if (found.length !== named.length) {
+        const present = new Set(found.map((r) => r.episode_id));
+        const missing = named.filter((id) => !present.has(id));
+        throw new AppError(
+          "not_found",
+          `No version holds these episodes: ${missing.slice(0, 20).join(", ")}${missing.length > 20 ? ` (and ${missing.length - 20} more)` : ""}.`,
+        );
+      }
+    }
+    const chosen = named
+      ? sql`select episode_id from episodes where episode_id = any(${named}::text[])`
+      : sql`select episode_id from episodes where contributor = ${contributor}`;
+    const id = newId("wd");
+    const [made] = await sql<{ withdrawn_at: Date }[]>`
+      insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, contributor, episode_count)
+      select ${id}, ${actorKind(tx)}, ${actorId(tx)}, ${actorLabel(tx)}, ${reason}, ${contributor}, count(distinct e.episode_id)
+      from episodes e
+      where e.episode_id in (${chosen})
+        and not exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id)
+      having count(*) > 0
+      returning withdrawn_at`;
+    if (!made)
+      throw new AppError(
+        "not_found",
+        contributor !== null
+          ? `No episode of contributor '${contributor}' is left to withdraw (none exists, or all are withdrawn already).`
+          : "Every named episode is withdrawn already.",
+      );
+    // Every version that holds one of them, whoever is named as its contributor there.
+    await sql`
+      insert into withdrawn_episodes (version_id, episode_id, withdrawal_id)
+      select e.version_id, e.episode_id, ${id} from episodes e
+      where e.episode_id in (${chosen})
+        and not exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id)
+      order by e.version_id, e.episode_id`;
+    const record = await withdrawalSummary(sql, id);
+    await recordAdminAction(tx, "episodes.withdraw", id, {
+      reason,
+      contributor,
+      episodes: record.episode_ids.length,
+      versions: record.versions.map((v) => `${v.dataset_id}@${v.version}`),
+    });
+    const notices = await computeWithdrawalNotices(sql, id);
+    await enqueueWithdrawalNotices(tx, id);
+    return { ...record, withdrawn_at: made.withdrawn_at.toISOString(), notices };
+  });
+}
+
+/**
+ * Every notice of the withdrawal leaves by webhook (and email when SMTP_URL is set) through the
+ * delivery queue, enqueued in the same transaction: the jobs exist exactly when the notices do.
+ */
+async function enqueueWithdrawalNotices(ctx: Ctx, withdrawalId: string): Promise<void> {
+  const notices = await sqlOf(ctx.db)<
+    { notice_id: string; organization_id: string; created_at: Date; episode_ids: string[]; deliveries: unknown[] }[]
+  >`
+    select id as notice_id, organization_id, created_at, episode_ids, deliveries
+    from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
+  await enqueueNoticeDeliveries(
+    ctx,
+    notices.map((n) => ({
+      organisationId: n.organization_id,
+      noticeId: n.notice_id,
+      eventType: "notice.withdrawal",
+      // What GET /api/v1/notices shows of it.
+      payload: {
+        notice_id: n.notice_id,
+        kind: "withdrawal",
+        created_at: n.created_at.toISOString(),
+        withdrawal_id: withdrawalId,
+        episode_ids: n.episode_ids,
+        deliveries: n.deliveries,
+      },
+      email: {
+        subject: `Dataset Access Service: ${n.episode_ids.length} episode(s) you received were withdrawn`,
+        text: `Consent for ${n.episode_ids.length} episode(s) your organisation received was withdrawn. Delete every copy of their files, then acknowledge notice ${n.notice_id} in the portal (Notices), through the API or with das sync.\n\nEpisodes: ${n.episode_ids.join(", ")}\n`,
+      },
+    })),
+  );
+}
+
+/** What a withdrawal took out, from its rows. */
+export async function withdrawalSummary(
+  sql: Sql,
+  withdrawalId: string,
+): Promise<Omit<WithdrawalRecord, "withdrawn_at" | "notices">> {
+  const [head] = await sql<{ reason: string; contributor: string | null }[]>`
+    select reason, contributor from withdrawals where id = ${withdrawalId}`;
+  if (!head) throw new AppError("not_found", `There is no withdrawal '${withdrawalId}'.`);
+  const [episodes, versions] = await Promise.all([
+    sql<{ episode_id: string }[]>`
+      select distinct episode_id from withdrawn_episodes where withdrawal_id = ${withdrawalId} order by episode_id`,
+    sql<{ dataset_id: string; version: string; episodes: number }[]>`
+      select v.dataset_id, v.version, count(*)::int as episodes
+      from withdrawn_episodes w join dataset_versions v on v.id = w.version_id
+      where w.withdrawal_id = ${withdrawalId}
+      group by v.dataset_id, v.version, v.major, v.minor, v.patch
+      order by v.dataset_id, v.major, v.minor, v.patch`,
+  ]);
+  return {
+    withdrawal_id: withdrawalId,
+    reason: head.reason,
+    contributor: head.contributor,
+    episode_ids: episodes.map((e) => e.episode_id),
+    versions: [...versions],
+  };
+}
+
+function actorKind(ctx: Ctx): string {
+  return ctx.principal.kind === "user" ? "user" : "operator";
+}
+
+function actorId(ctx: Ctx): string {
+  const p = ctx.principal;
+  return p.kind === "user" ? p.userId : p.kind === "operator" ? p.name : p.keyId;
+}
+
+function actorLabel(ctx: Ctx): string {
+  const p = ctx.principal;
+  if (p.kind === "user") return p.email;
+  if (p.kind === "operator") return `${p.name} (das-admin)`;
+  return p.keyId;
+}
