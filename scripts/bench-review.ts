@@ -481,6 +481,8 @@ async function appendEntries(sql: Sql, count: number) {
         tx,
         {
           ...entry,
+          // The benchmark's licences are granted without terms.
+          termsSha256: null,
           versionId: r.version_id,
           idempotencyScope: null,
           idempotencyKey: null,

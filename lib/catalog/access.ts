@@ -23,8 +23,12 @@ export function heldLicence(sql: Sql, principal: Principal): PendingQuery<Row[]>
   return sql`(l.organization_id = ${principal.organizationId} and l.revoked_at is null)`;
 }
 
-/** A held licence and its term: usable from `startsAt` (included) until `endsAt` (excluded; null: no end). */
-export type HeldLicence = { licenceId: string; startsAt: Date; endsAt: Date | null };
+/**
+ * A held licence and its term: usable from `startsAt` (included) until `endsAt` (excluded; null: no
+ * end). `termsSha256` is the terms document it was granted under (null: none), fixed at its grant,
+ * which every disclosure made under it records.
+ */
+export type HeldLicence = { licenceId: string; startsAt: Date; endsAt: Date | null; termsSha256: string | null };
 
 /**
  * The one rule of a licence's term, applied at every request to what the database or the
@@ -52,7 +56,8 @@ export function heldLicences(ctx: Ctx): Promise<ReadonlyMap<number, HeldLicence>
   return cachedRead(ctx, "licences", licenceHolder(ctx.principal), async () => {
     const sql = sqlOf(ctx.db);
     const rows = await sql<({ versionId: number } & HeldLicence)[]>`
-      select l.version_id as "versionId", l.id as "licenceId", l.starts_at as "startsAt", l.ends_at as "endsAt"
+      select l.version_id as "versionId", l.id as "licenceId", l.starts_at as "startsAt", l.ends_at as "endsAt",
+             l.terms_sha256 as "termsSha256"
       from licences l where ${heldLicence(sql, ctx.principal)}`;
     return new Map(rows.map(({ versionId, ...held }) => [versionId, held]));
   });
@@ -155,22 +160,27 @@ async function withdrawnTotals(sql: Sql, versions: (Totals & { versionId: number
 }
 
 /**
- * A version and the caller's licence for it: `licenceId` when usable now; otherwise `heldOutOfTerm`
- * is the held licence whose term has not begun or has ended, if any, so a refusal can say which.
+ * A version and the caller's licence for it: `licenceId` (and its `termsSha256`) when usable now;
+ * otherwise `heldOutOfTerm` is the held licence whose term has not begun or has ended, if any, so a
+ * refusal can say which.
  */
-export type VersionAccess = ReleasedVersion & { licenceId: string | null; heldOutOfTerm: HeldLicence | null };
+export type VersionAccess = ReleasedVersion & {
+  licenceId: string | null;
+  termsSha256: string | null;
+  heldOutOfTerm: HeldLicence | null;
+};
 
-export type LicensedVersion = ReleasedVersion & { licenceId: string };
+export type LicensedVersion = ReleasedVersion & { licenceId: string; termsSha256: string | null };
 
 /** Every version of a dataset with the caller's licence for it (if any), newest first. */
 export async function datasetVersionAccess(ctx: Ctx, datasetId: string, now = new Date()): Promise<VersionAccess[]> {
   const [versions, held] = await Promise.all([releasedVersions(ctx, datasetId), heldLicences(ctx)]);
   return versions.map((v) => {
     const licence = held.get(v.versionId);
-    if (!licence) return { ...v, licenceId: null, heldOutOfTerm: null };
+    if (!licence) return { ...v, licenceId: null, termsSha256: null, heldOutOfTerm: null };
     return inTerm(licence, now)
-      ? { ...v, licenceId: licence.licenceId, heldOutOfTerm: null }
-      : { ...v, licenceId: null, heldOutOfTerm: licence };
+      ? { ...v, licenceId: licence.licenceId, termsSha256: licence.termsSha256, heldOutOfTerm: null }
+      : { ...v, licenceId: null, termsSha256: null, heldOutOfTerm: licence };
   });
 }
 

@@ -5,7 +5,13 @@ import { canonicalTemplate, entryHash, GENESIS_HASH, type ChainedEntry, type Cha
 // Any constant; it only has to be the same for every process that appends to this database.
 const CHAIN_LOCK = 7_203_115;
 
-export type NewEntry = Omit<ChainedEntry, keyof ChainPosition> & {
+/**
+ * An entry to append. `termsSha256` must be said, not left out: the licence's terms document (null
+ * when it has none), resolved before the chain's lock like everything else the entry asserts, or
+ * undefined for a reviewer's preview, which has no licence.
+ */
+export type NewEntry = Omit<ChainedEntry, keyof ChainPosition | "termsSha256"> & {
+  termsSha256: string | null | undefined;
   versionId: number;
   idempotencyScope: string | null;
   idempotencyKey: string | null;
@@ -51,6 +57,10 @@ export async function appendDisclosureUnless(
   ttlSeconds: number,
   condition: PendingQuery<Row[]> | null,
 ): Promise<ChainedEntry | undefined> {
+  // Every entry under a licence names its terms since migration 0017; one that did not would hash
+  // as an older entry does (version 1) and say nothing about them.
+  if (entry.reviewerRole === null && entry.termsSha256 === undefined)
+    throw new Error(`Entry ${entry.id} is made under a licence and names no terms; nothing was appended.`);
   const contributions = await contributionsOf(tx, entry.id);
   const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
   const template = canonicalTemplate(asserted);
@@ -73,10 +83,11 @@ export async function appendDisclosureUnless(
     hashed as (select *, encode(sha256(convert_to(${canonical}, 'UTF8')), 'hex') as hash from positioned),
     entry as (
       insert into disclosures (id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version,
-        version_id, licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at,
+        version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at,
         request_id, idempotency_scope, idempotency_key, request_sha256, prev_hash, hash)
       select ${asserted.id}, seq, occurred_at, ${asserted.organizationId}, ${asserted.apiKeyId}, ${asserted.userId},
         ${asserted.reviewerRole}, ${asserted.channel}, ${asserted.datasetId}, ${asserted.version}, ${versionId}, ${asserted.licenceId},
+        ${asserted.termsSha256 !== undefined}, ${asserted.termsSha256 ?? null},
         ${JSON.stringify(asserted.requestedScope)}::jsonb, ${asserted.episodeCount}, ${asserted.fileCount}, ${asserted.totalBytes},
         ${asserted.episodesSha256}, expires_at, ${asserted.requestId}, ${idempotencyScope}, ${idempotencyKey},
         ${requestSha256}, prev_hash, hash

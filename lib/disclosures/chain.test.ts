@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@/lib/canonical-json";
 import { canonicalEntryAsObject } from "@/lib/testing/chain-oracle";
-import { canonicalEntry, type ChainedEntry } from "./chain";
+import { canonicalEntry, entryHash, type ChainedEntry } from "./chain";
 
 // canonicalEntry writes its JSON key by key for speed: for every kind of entry, the bytes must be
 // those of the entry's canonical JSON built as an object (lib/testing/chain-oracle.ts).
@@ -52,11 +52,42 @@ const variants: [string, ChainedEntry][] = [
     { ...base, requestId: 'req "quoted" \\ back\nline \u2028 é 😀', datasetId: "ds\u0000x" },
   ],
   ["an empty scope", { ...base, requestedScope: {} }],
+  ["an entry naming its licence's terms (version 3)", { ...base, termsSha256: "c".repeat(64) }],
+  ["an entry naming a licence without terms (version 3)", { ...base, termsSha256: null }],
 ];
 
 describe("canonicalEntry", () => {
   it.each(variants)("gives the bytes of the entry's canonical JSON as an object for %s", (_, entry) => {
     expect(canonicalEntry(entry)).toBe(canonicalEntryAsObject(entry));
+  });
+});
+
+describe("the hash input's versions", () => {
+  const reviewed: ChainedEntry = {
+    ...base,
+    organizationId: null,
+    licenceId: null,
+    apiKeyId: null,
+    userId: "usr_e",
+    reviewerRole: "reviewer",
+    channel: "preview",
+  };
+
+  it("hashes an entry that names no terms exactly as before migration 0017 (hashes computed then)", () => {
+    expect(entryHash(base)).toBe("81df68ed7222257be0ffeb56b3276fd0a696d6ef134725152d0adbbf28ebad87");
+    expect(entryHash(reviewed)).toBe("7a4d2bfe7a401fc2f32b848ad5fdbb98710c5635795e764eecf4b858fb00d808");
+    expect(JSON.parse(canonicalEntry(base))).not.toHaveProperty("terms_sha256");
+  });
+
+  it("writes version 3 with the terms' SHA-256, or null, when the entry names them", () => {
+    const withTerms = { ...base, termsSha256: "c".repeat(64) };
+    const withoutTerms = { ...base, termsSha256: null };
+    expect(JSON.parse(canonicalEntry(withTerms))).toMatchObject({ v: 3, terms_sha256: "c".repeat(64) });
+    expect(JSON.parse(canonicalEntry(withoutTerms))).toMatchObject({ v: 3, terms_sha256: null });
+    // Naming no terms, naming "none" and naming a document are three different assertions.
+    const hashes = new Set([entryHash(base), entryHash(withTerms), entryHash(withoutTerms)]);
+    expect(hashes.size).toBe(3);
+    expect(entryHash({ ...base, termsSha256: "d".repeat(64) })).not.toBe(entryHash(withTerms));
   });
 });
 

@@ -19,6 +19,12 @@ export type ChainedEntry = {
   datasetId: string;
   version: string;
   licenceId: string | null;
+  /**
+   * The SHA-256 of the terms document of the licence the entry was delivered under, null when the
+   * licence has none; absent when the entry names no terms: one made before migration 0017, or a
+   * reviewer's or admin's preview (no licence). Stored as `names_terms` and `terms_sha256`.
+   */
+  termsSha256?: string | null;
   requestedScope: RequestedScope;
   episodeCount: number;
   fileCount: number;
@@ -45,6 +51,8 @@ export type DisclosureRow<Instant = Date> = {
   dataset_id: string;
   version: string;
   licence_id: string | null;
+  names_terms: boolean;
+  terms_sha256: string | null;
   requested_scope: RequestedScope;
   episode_count: number;
   file_count: number;
@@ -70,6 +78,7 @@ export function hashOfRow<Instant>(row: DisclosureRow<Instant>, iso: (instant: I
       datasetId: row.dataset_id,
       version: row.version,
       licenceId: row.licence_id,
+      termsSha256: row.names_terms ? row.terms_sha256 : undefined,
       requestedScopeSha256: scopeDigest(row.requested_scope),
       episodeCount: row.episode_count,
       fileCount: row.file_count,
@@ -114,8 +123,10 @@ const scopeDigest = (scope: RequestedScope): string => sha256Hex(canonicalJson(s
  * milliseconds) of the entry's fields, versioned so it can evolve. Version 1 is every entry made
  * under a licence, as it always was: those hash exactly as before. Version 2 is a reviewer's or
  * admin's preview: the recipient also names the role it was made under, and the organisation and
- * licence are null. Which version applies follows from the entry itself (its role), so altering
- * the role of a stored entry breaks its hash either way.
+ * licence are null. Version 3 is an entry under a licence that names the licence's terms (every
+ * one since migration 0017): it also holds `terms_sha256`, the SHA-256 of the terms document or
+ * null. Which version applies follows from the entry itself (its role, whether it names terms), so
+ * altering either of a stored entry breaks its hash.
  */
 export function canonicalEntry(e: ChainedEntry): string {
   return canonicalText(hashedFields(e));
@@ -129,6 +140,7 @@ export function canonicalEntry(e: ChainedEntry): string {
  */
 function canonicalText(f: HashedFields, at: PositionText = positionText(f)): string {
   const s = JSON.stringify;
+  const namesTerms = f.termsSha256 !== undefined;
   const recipient =
     `{"api_key_id":${s(f.apiKeyId)},"organization_id":${s(f.organizationId)}` +
     (f.reviewerRole === null ? "" : `,"reviewer_role":${s(f.reviewerRole)}`) +
@@ -138,7 +150,8 @@ function canonicalText(f: HashedFields, at: PositionText = positionText(f)): str
     `,"licence_id":${s(f.licenceId)},"occurred_at":${at.occurredAt},"prev_hash":${at.prevHash},"recipient":${recipient}` +
     `,"request_id":${s(f.requestId)},"requested_scope_sha256":${s(f.requestedScopeSha256)}` +
     `,"resolved":{"episode_count":${s(f.episodeCount)},"episodes_sha256":${s(f.episodesSha256)},"file_count":${s(f.fileCount)},"total_bytes":${s(f.totalBytes)}}` +
-    `,"seq":${at.seq},"v":${f.reviewerRole === null ? 1 : 2},"version":${s(f.version)}}`
+    `,"seq":${at.seq}${namesTerms ? `,"terms_sha256":${s(f.termsSha256)}` : ""}` +
+    `,"v":${namesTerms ? 3 : f.reviewerRole === null ? 1 : 2},"version":${s(f.version)}}`
   );
 }
 

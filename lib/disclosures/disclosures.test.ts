@@ -78,6 +78,8 @@ type DisclosureRow = {
   version: string;
   version_id: number;
   licence_id: string;
+  names_terms: boolean;
+  terms_sha256: string | null;
   requested_scope: ChainedEntry["requestedScope"];
   episode_count: number;
   file_count: number;
@@ -477,6 +479,7 @@ describe("the hash chain (database of its own)", () => {
           id: uniqueId("dl_x").replace(/-/g, ""),
           episodeCount: 0,
           episodesSha256: episodesDigest([]),
+          termsSha256: entry.termsSha256 ?? null,
           versionId: row!.version_id,
           idempotencyScope: null,
           idempotencyKey: null,
@@ -513,6 +516,7 @@ describe("the hash chain (database of its own)", () => {
           ...entry,
           id,
           episodeCount: 2,
+          termsSha256: entry.termsSha256 ?? null,
           versionId: row!.version_id,
           idempotencyScope: null,
           idempotencyKey: null,
@@ -776,6 +780,7 @@ function entryOfRow(r: DisclosureRow): ChainedEntry {
     datasetId: r.dataset_id,
     version: r.version,
     licenceId: r.licence_id,
+    ...(r.names_terms ? { termsSha256: r.terms_sha256 } : {}),
     requestedScope: r.requested_scope,
     episodeCount: r.episode_count,
     fileCount: r.file_count,
@@ -1254,6 +1259,7 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
               version: "1.0.0",
               versionId,
               licenceId,
+              termsSha256: null,
               requestedScope: { episode_ids: [episodeId] },
               episodeCount: 1,
               fileCount: 2,

@@ -196,7 +196,7 @@ async function readBatch(
   let thrown: unknown = null;
   await sql<(Omit<Row, "seq" | "resolved"> & { seq: string })[]>`
     select id, seq, occurred_at::text as occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id,
-      version, version_id, licence_id, requested_scope, episode_count, file_count, total_bytes::float8 as total_bytes, episodes_sha256,
+      version, version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes::float8 as total_bytes, episodes_sha256,
       expires_at::text as expires_at, request_id, prev_hash, hash,
       exists (select from dataset_versions v where v.id = d.version_id and v.dataset_id = d.dataset_id and v.version = d.version) as version_known
     from disclosures d where seq > ${afterSeq} and seq <= ${lastSeq}

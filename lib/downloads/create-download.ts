@@ -56,6 +56,7 @@ export async function createDownload(
           version: input.body.version,
           versionId: licensed.versionId,
           licenceId: licensed.licenceId,
+          termsSha256: licensed.termsSha256,
           requestedScope,
           episodeCount: resolved.episodeIds.length,
           fileCount: resolved.files.length,

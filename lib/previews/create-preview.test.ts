@@ -235,6 +235,7 @@ describe("the log's rules for entries without a licence", () => {
     idempotencyScope: null,
     idempotencyKey: null,
     requestSha256: "c".repeat(64),
+    termsSha256: undefined as string | null | undefined,
   });
   const attempt = (entry: Parameters<typeof appendDisclosure>[1]) =>
     iso.db.transaction(async (tx) => {
@@ -252,6 +253,7 @@ describe("the log's rules for entries without a licence", () => {
         reviewerRole: null,
         channel: "portal" as const,
         licenceId: null,
+        termsSha256: null,
       },
       {
         ...base("dl_reviewerdownload"),

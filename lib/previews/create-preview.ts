@@ -110,6 +110,8 @@ async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview
           version: version.version,
           versionId: version.versionId,
           licenceId: version.licenceId,
+          // A reviewer's preview has no licence, so it names no terms.
+          termsSha256: basis.kind === "licence" ? version.termsSha256 : undefined,
           requestedScope,
           episodeCount: delivered.length,
           fileCount: files.length,

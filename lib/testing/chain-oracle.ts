@@ -4,7 +4,7 @@ import { sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
 /**
  * The oracle for canonicalEntry: the canonical JSON of an entry's fields built as an object, the
  * form every stored hash was first made with (version 1 for entries under a licence, version 2 for
- * a reviewer's preview, which names its role). canonicalEntry writes the same bytes key by key for
+ * a reviewer's preview, which names its role, version 3 for an entry that names its licence's terms). canonicalEntry writes the same bytes key by key for
  * speed; the tests hold it to this.
  */
 export function canonicalEntryAsObject(e: ChainedEntry): string {
@@ -12,8 +12,10 @@ export function canonicalEntryAsObject(e: ChainedEntry): string {
     e.reviewerRole === null
       ? { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId }
       : { organization_id: e.organizationId, api_key_id: e.apiKeyId, user_id: e.userId, reviewer_role: e.reviewerRole };
+  const terms = e.termsSha256 === undefined ? {} : { terms_sha256: e.termsSha256 };
   return canonicalJson({
-    v: e.reviewerRole === null ? 1 : 2,
+    v: e.termsSha256 !== undefined ? 3 : e.reviewerRole === null ? 1 : 2,
+    ...terms,
     id: e.id,
     seq: e.seq,
     occurred_at: e.occurredAt.toISOString(),

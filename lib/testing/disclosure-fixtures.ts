@@ -161,6 +161,8 @@ export function expectedEntry(
     datasetId: made.body.dataset_id,
     version: made.body.version,
     licenceId,
+    // The fixtures' licences are granted without terms; every download names that (version 3).
+    termsSha256: null,
     requestedScope: requestedScopeOf(made.body),
     episodeCount: episodeIds.length,
     fileCount: files.length,

@@ -1,10 +1,22 @@
-import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { byteOrderText, timestamptz } from "../columns";
 import { datasetVersions } from "./catalog";
 import { licences } from "./licences";
 import { apiKeys } from "./api-keys";
 import { organizations, users } from "./organizations";
+import { termsDocuments } from "./terms";
 
 /**
  * The log's tables and the summaries derived from its entries at append, each append-only by a
@@ -58,6 +70,14 @@ export const disclosures = pgTable(
       .notNull()
       .references(() => datasetVersions.id),
     licenceId: text("licence_id").references(() => licences.id),
+    /**
+     * Whether the entry names its licence's terms, as every entry under a licence has since
+     * migration 0017: its hash then covers `terms_sha256` (lib/disclosures/chain.ts, version 3).
+     * False for the entries before it and for reviewers' previews, which hash as they always did.
+     */
+    namesTerms: boolean("names_terms").notNull().default(false),
+    /** SHA-256 of the terms document of the licence the entry was delivered under; null when it has none. */
+    termsSha256: text("terms_sha256").references(() => termsDocuments.sha256),
     reviewerRole: text("reviewer_role").$type<ReviewerRole>(),
     requestedScope: jsonb("requested_scope").$type<RequestedScope>().notNull(),
     episodeCount: integer("episode_count").notNull(),
@@ -89,6 +109,8 @@ export const disclosures = pgTable(
     index("disclosures_channel_idx").on(t.channel, t.seq),
     index("disclosures_organization_channel_idx").on(t.organizationId, t.channel, t.seq),
     index("disclosures_organization_dataset_idx").on(t.organizationId, t.datasetId, t.seq),
+    index("disclosures_licence_idx").on(t.licenceId, t.seq),
+    index("disclosures_terms_idx").on(t.termsSha256, t.seq).where(sql`${t.termsSha256} is not null`),
     // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
     index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
     check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
@@ -97,6 +119,11 @@ export const disclosures = pgTable(
       sql`(${t.reviewerRole} is null and ${t.organizationId} is not null and ${t.licenceId} is not null)
         or (${t.reviewerRole} in ('reviewer', 'admin') and ${t.channel} = 'preview' and ${t.userId} is not null
             and ${t.apiKeyId} is null and ${t.organizationId} is null and ${t.licenceId} is null)`,
+    ),
+    // Terms only with a licence, and only when the entry names them (migration 0017, not validated against older rows).
+    check(
+      "disclosures_terms_check",
+      sql`(${t.termsSha256} is null or ${t.namesTerms}) and (not ${t.namesTerms} or ${t.licenceId} is not null)`,
     ),
     check("disclosures_recipient_check", sql`${t.apiKeyId} is not null or ${t.userId} is not null`),
     check("disclosures_seq_positive", sql`${t.seq} > 0`),
