@@ -1021,6 +1021,8 @@ disclosures
   .option("--episode <id>", "entries that disclosed this episode")
   .option("--contributor <name>", "entries that disclosed any of this contributor's episodes")
   .addOption(new Option("--channel <channel>", "entries of this channel").choices(DISCLOSURE_CHANNELS))
+  .option("--licence <id>", "entries delivered under this licence")
+  .option("--terms <sha256>", "entries delivered under a licence with this terms document")
   .examples(
     "das-admin disclosures export --format csv --from 2026-01-01 --org acme-robotics > acme-2026.csv",
     "das-admin disclosures export --format jsonl --contributor op-7 --channel api",
@@ -1043,7 +1045,18 @@ disclosures
 
 type ExportOptions = { format: "csv" | "jsonl" } & Pick<
   DisclosureSearch,
-  "from" | "to" | "org" | "key" | "user" | "dataset" | "version" | "episode" | "contributor" | "channel"
+  | "from"
+  | "to"
+  | "org"
+  | "key"
+  | "user"
+  | "dataset"
+  | "version"
+  | "episode"
+  | "contributor"
+  | "channel"
+  | "licence"
+  | "terms"
 >;
 
 /** The organisation of a slug, or a refusal that names the slugs there are. */

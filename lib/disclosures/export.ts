@@ -16,6 +16,8 @@ export type ExportRow = Recipient & {
   dataset_id: string;
   version: string;
   licence_id: string | null;
+  /** The licence's terms document; null when it has none or the entry names no terms (made before migration 0017). */
+  terms_sha256: string | null;
   episode_count: number;
   file_count: number;
   total_bytes: number;
@@ -38,6 +40,7 @@ const CSV_COLUMNS: (keyof ExportRow)[] = [
   "dataset_id",
   "version",
   "licence_id",
+  "terms_sha256",
   "episode_count",
   "file_count",
   "total_bytes",
@@ -101,7 +104,7 @@ function entriesAfter(sql: Sql, filter: DisclosureFilter, after: number, size: n
   const totalBytes = csv ? sql`d.total_bytes` : sql`d.total_bytes::float8`;
   return sql<Raw[]>`
     select ${seqColumn} as seq, d.id, ${isoText(sql, sql`d.occurred_at`)} as occurred_at, ${recipientColumns(sql)}, d.dataset_id, d.version,
-           d.licence_id, d.episode_count, d.file_count, ${totalBytes} as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
+           d.licence_id, d.terms_sha256, d.episode_count, d.file_count, ${totalBytes} as total_bytes, ${isoText(sql, sql`d.expires_at`)} as expires_at,
            d.request_id, ${requestedScope} as requested_scope, d.hash
     from (select d.* from ${from} where ${seq} > ${after} and ${where} order by ${seq} limit ${size}) d
     ${recipientJoins(sql)}

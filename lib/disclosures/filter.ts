@@ -31,6 +31,10 @@ export type DisclosureFilter = {
   contributor?: string;
   /** How the episodes left: an API download, a portal download, or a preview. */
   channel?: DisclosureChannel;
+  /** Entries delivered under this licence (its id). */
+  licenceId?: string;
+  /** Entries delivered under a licence with this terms document (its SHA-256); entries that name no terms never match. */
+  termsSha256?: string;
 };
 
 /** The organisation filter's value for entries without one (no slug can be it). */
@@ -81,6 +85,8 @@ export const DisclosureSearch = z.object({
   episode: freeText,
   contributor: freeText,
   channel: freeText,
+  licence: freeText,
+  terms: freeText,
 });
 export type DisclosureSearch = z.infer<typeof DisclosureSearch>;
 type SearchKey = keyof DisclosureSearch;
@@ -98,7 +104,12 @@ const LABELS: Record<SearchKey, string> = {
   episode: "Episode id",
   contributor: "Contributor",
   channel: "Channel",
+  licence: "Licence",
+  terms: "Terms SHA-256",
 };
+
+const LICENCE_ID = /^lic_[0-9A-Za-z]{1,40}$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** The search as a filter on the log, or the problems that keep it from being one (each a sentence for the reviewer). */
 export function disclosureFilter(search: DisclosureSearch): { filter: DisclosureFilter; problems: string[] } {
@@ -134,6 +145,13 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
   if (channel && !(DISCLOSURE_CHANNELS as readonly string[]).includes(channel))
     problems.push(`${LABELS.channel} must be one of ${DISCLOSURE_CHANNELS.join(", ")}.`);
   else filter.channel = channel as DisclosureChannel | undefined;
+  const licence = text(search.licence);
+  if (licence && !LICENCE_ID.test(licence)) problems.push(`${LABELS.licence} must be a licence id like lic_AbC123.`);
+  else filter.licenceId = licence;
+  const terms = text(search.terms)?.toLowerCase();
+  if (terms && !SHA256_HEX.test(terms))
+    problems.push(`${LABELS.terms} must be the 64 hexadecimal digits of a terms document's SHA-256.`);
+  else filter.termsSha256 = terms;
   return { filter, problems };
 }
 
@@ -144,7 +162,7 @@ export function disclosureFilter(search: DisclosureSearch): { filter: Disclosure
  * episode and contributor shapes below read their entries lazily in it.
  *
  * Every shape is "the log by seq, bounded": the columns a reviewer filters on each have an index
- * ending in seq (migration 0009), and a time range becomes a range of seq first (below), so a page
+ * ending in seq (migrations 0009 and 0017), and a time range becomes a range of seq first (below), so a page
  * of any search reads about as many index entries as it shows. An episode or a contributor is
  * different: few entries hold one, scattered over the whole log, so walking the log until enough
  * of them turn up could read all of it. Those start from the episodes instead:
@@ -192,7 +210,8 @@ export function filteredEntries(sql: Sql, f: DisclosureFilter, order: "newest" |
  * only to count them.
  */
 export function countedEntries(sql: Sql, f: DisclosureFilter): { from: Fragment; where: Fragment } {
-  const onlyIndexed = !f.from && !f.to && !f.datasetId && !f.version && !f.apiKeyPrefix && !f.userEmail;
+  const onlyIndexed =
+    !f.from && !f.to && !f.datasetId && !f.version && !f.apiKeyPrefix && !f.userEmail && !f.licenceId && !f.termsSha256;
   if (onlyIndexed && f.episodeId && !f.contributor)
     return { from: episodeWalk(sql, f.episodeId, null), where: episodeWalkConditions(sql, f) };
   if (onlyIndexed && f.contributor && !f.episodeId)
@@ -249,7 +268,9 @@ export function entryConditions(sql: Sql, f: DisclosureFilter, seq: Fragment | n
     ${f.version ? sql`and d.version = ${f.version}` : sql``}
     ${f.apiKeyPrefix ? sql`and d.api_key_id = any(array(select id from api_keys where prefix = ${f.apiKeyPrefix}))` : sql``}
     ${f.userEmail ? sql`and d.user_id = (select id from users where email = ${f.userEmail.toLowerCase()})` : sql``}
-    ${f.channel ? sql`and d.channel = ${f.channel}` : sql``}`;
+    ${f.channel ? sql`and d.channel = ${f.channel}` : sql``}
+    ${f.licenceId ? sql`and d.licence_id = ${f.licenceId}` : sql``}
+    ${f.termsSha256 ? sql`and d.terms_sha256 = ${f.termsSha256}` : sql``}`;
 }
 
 /*

@@ -71,6 +71,12 @@ export const cappedCount = (n: number, cap: number): CappedCount =>
 export type DisclosureDetail = DisclosureSummary & {
   /** Null for a reviewer's or admin's preview, made without a licence. */
   licence_id: string | null;
+  /** Whether the entry names its licence's terms: every entry under a licence since migration 0017. */
+  names_terms: boolean;
+  /** The SHA-256 of the terms document the licence was granted under; null when it has none (or the entry names none). */
+  terms_sha256: string | null;
+  /** That document's title. */
+  terms_title: string | null;
   request_id: string;
   expires_at: Date;
   requested_scope: RequestedScope;
@@ -91,9 +97,11 @@ export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDet
       >`
         select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
                d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes,
-               d.licence_id, d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.prev_hash, d.hash,
+               d.licence_id, d.names_terms, d.terms_sha256, t.title as terms_title,
+               d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.prev_hash, d.hash,
                d.organization_id, d.api_key_id, d.user_id
         from disclosures d ${recipientJoins(sql)}
+        left join terms_documents t on t.sha256 = d.terms_sha256
         where d.id = ${id}`
     : [];
   if (!row) throw new AppError("not_found", "No disclosure with this id.");

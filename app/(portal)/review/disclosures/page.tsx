@@ -130,6 +130,21 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
               value: params.contributor ?? "",
             },
             {
+              kind: "input",
+              name: "licence",
+              label: "Licence",
+              placeholder: "lic_…",
+              hint: "Entries delivered under this licence.",
+              value: params.licence ?? "",
+            },
+            {
+              kind: "input",
+              name: "terms",
+              label: "Terms SHA-256",
+              hint: "Entries delivered under a licence with this terms document.",
+              value: params.terms ?? "",
+            },
+            {
               kind: "select",
               name: "channel",
               label: "Channel",

@@ -81,7 +81,37 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
                 <Badge tone={CHANNEL_TONE[entry.channel]}>{entry.channel}</Badge>
               </Row>
               <Row label="Licence">
-                {entry.licence_id ? <span className="font-mono text-xs">{entry.licence_id}</span> : "None"}
+                {entry.licence_id ? (
+                  <Link
+                    href={`/review/disclosures?licence=${encodeURIComponent(entry.licence_id)}`}
+                    className="font-mono text-xs text-brand-700 hover:underline"
+                    title="Every entry delivered under this licence"
+                  >
+                    {entry.licence_id}
+                  </Link>
+                ) : (
+                  "None"
+                )}
+              </Row>
+              <Row label="Terms">
+                {entry.terms_sha256 ? (
+                  <>
+                    {entry.terms_title}{" "}
+                    <Link
+                      href={`/review/disclosures?terms=${entry.terms_sha256}`}
+                      className="font-mono text-xs text-brand-700 hover:underline"
+                      title="Every entry delivered under these terms"
+                    >
+                      SHA-256 {entry.terms_sha256}
+                    </Link>
+                  </>
+                ) : entry.names_terms ? (
+                  "None: the licence was granted without a terms document"
+                ) : entry.licence_id ? (
+                  "Not recorded: this entry was made before entries named their terms"
+                ) : (
+                  "None"
+                )}
               </Row>
               <Row label={preview ? "Preview id" : "Download id"}>
                 <span className="font-mono text-xs">{entry.id}</span>
