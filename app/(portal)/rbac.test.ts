@@ -72,6 +72,7 @@ beforeAll(async () => {
     { path: "/admin/organizations", area: "admin" },
     { path: "/admin/users", area: "admin" },
     { path: "/admin/licences", area: "admin" },
+    { path: "/admin/licence-use", area: "admin" },
     { path: "/admin/keys", area: "admin" },
     { path: "/admin/webhooks", area: "admin" },
     { path: "/admin/audit", area: "admin" },

@@ -20,6 +20,7 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
     { href: "/admin/organizations", label: "Organisations" },
     { href: "/admin/users", label: "Users" },
     { href: "/admin/licences", label: "Licences" },
+    { href: "/admin/licence-use", label: "Licence use" },
     { href: "/admin/keys", label: "API keys" },
     { href: "/admin/webhooks", label: "Webhooks" },
     { href: "/admin/audit", label: "Admin audit" },

@@ -705,6 +705,8 @@ describe("the hash chain (database of its own)", () => {
         ["dataset_id", (tx) => tx`update disclosures set dataset_id = dataset_id || 'x' where seq = ${k}`],
         ["version", (tx) => tx`update disclosures set version = '9.9.9' where seq = ${k}`],
         ["licence_id", (tx) => tx`update disclosures set licence_id = ${other!.licence} where seq = ${k}`],
+        // Made to look like an entry from before entries named their terms (migration 0017).
+        ["names_terms", (tx) => tx`update disclosures set names_terms = false where seq = ${k}`],
         ["file_count", (tx) => tx`update disclosures set file_count = file_count - 1 where seq = ${k}`],
         ["request_id", (tx) => tx`update disclosures set request_id = 'req_forged' where seq = ${k}`],
         ["prev_hash", (tx) => tx`update disclosures set prev_hash = ${"cd".repeat(32)} where seq = ${k}`],
@@ -1023,7 +1025,7 @@ describe("recipientsOfContributor", () => {
 // ---------------------------------------------------------------------------------------------
 
 const CSV_HEADER =
-  "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+  "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,terms_sha256,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 describe("exportDisclosures (database of its own)", () => {
   let w: World;

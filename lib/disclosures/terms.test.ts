@@ -5,6 +5,7 @@ import type { Ctx } from "@/lib/context";
 import { createOrganization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import { addTerms } from "@/lib/admin/terms";
+import { licenceUse, licencesEnding } from "@/lib/admin/licence-use";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { createDownload } from "@/lib/downloads/create-download";
@@ -228,5 +229,36 @@ describe("entries name the terms they were delivered under", () => {
     const before = await iso.sql`select * from disclosure_licence_totals order by licence_id, channel`;
     await iso.sql`select das_rebuild_disclosure_summaries()`;
     expect(await iso.sql`select * from disclosure_licence_totals order by licence_id, channel`).toEqual(before);
+  });
+
+  it("gives the owner each licence's downloads, previews, episodes, bytes and last use", async () => {
+    const use = await licenceUse(iso.operator);
+    const [lastEntry] = await iso.sql<{ occurred_at: Date }[]>`
+      select occurred_at from disclosures where licence_id = ${withTerms.licenceId} order by seq desc limit 1`;
+    expect(use.find((l) => l.id === withTerms.licenceId)).toMatchObject({
+      dataset_id: datasetId,
+      version: "1.0.0",
+      terms_title: "Research licence v1",
+      downloads: 2,
+      previews: 1,
+      episodes: 3,
+      last_used_at: lastEntry!.occurred_at,
+    });
+    expect(use.find((l) => l.id === withoutTerms.licenceId)).toMatchObject({ downloads: 1, previews: 0, bytes: 1000 });
+  });
+
+  it("lists the licences in force that end within 30 days, soonest first", async () => {
+    const day = 86_400_000;
+    const endingIn = async (days: number, version: string) => {
+      const org = await createOrganization(iso.operator, { slug: uniqueId("org"), name: `Ends in ${days}` });
+      const endsAt = new Date(Date.now() + days * day);
+      return (await grantLicence(iso.operator, { organizationId: org.id, datasetId, version, endsAt })).id;
+    };
+    const soon = await endingIn(10, "1.0.0");
+    const sooner = await endingIn(2, "2.0.0");
+    const later = await endingIn(40, "1.0.0");
+    const ending = (await licencesEnding(iso.operator)).map((l) => l.id);
+    expect(ending).toEqual([sooner, soon]);
+    expect(ending).not.toContain(later);
   });
 });

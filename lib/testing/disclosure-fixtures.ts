@@ -376,6 +376,7 @@ export function exportOracle(w: World, made: readonly Made[]): Record<string, un
       dataset_id: e.datasetId,
       version: e.version,
       licence_id: e.licenceId,
+      terms_sha256: e.termsSha256 ?? null,
       episode_count: e.episodeCount,
       file_count: e.fileCount,
       total_bytes: e.totalBytes,

@@ -1,11 +1,15 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDate, formatNumber } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
+import { SimpleTable } from "@/components/ui/simple-table";
 import { listDatasets } from "@/lib/catalog/list-datasets";
+import { listLicences, type LicenceRecord } from "@/lib/catalog/list-licences";
 import { listVersions } from "@/lib/catalog/list-versions";
+import { endingText, licenceEnding } from "@/lib/catalog/licence-ending";
 import { pageContext } from "@/lib/http/portal";
 
 export const metadata: Metadata = { title: "Datasets" };
@@ -13,13 +17,33 @@ export const metadata: Metadata = { title: "Datasets" };
 export default async function DatasetsPage() {
   const ctx = await pageContext("catalog", "/datasets");
   const { datasets } = await listDatasets(ctx, { limit: 500 });
-  const versions = await Promise.all(datasets.map((d) => listVersions(ctx, { datasetId: d.dataset_id, limit: 500 })));
+  const [versions, { licences }] = await Promise.all([
+    Promise.all(datasets.map((d) => listVersions(ctx, { datasetId: d.dataset_id, limit: 500 }))),
+    listLicences(ctx, { limit: 500 }),
+  ]);
+  const now = new Date();
+  const ending = licences.flatMap((l) => {
+    const soon = licenceEnding(l.ends_at, now);
+    return soon ? [{ licence: l, soon }] : [];
+  });
   return (
     <>
       <PageHeader
         title="Datasets"
         description="The datasets your organisation holds a licence for. Open one to see its versions, charts and episodes."
       />
+      {ending.length ? (
+        <Alert kind="warning" title="Licences ending soon" className="mb-4">
+          <ul>
+            {ending.map(({ licence, soon }) => (
+              <li key={`${licence.dataset_id}@${licence.version}`}>
+                Your licence to {licence.dataset_id}@{licence.version} {endingText(soon)}. Ask your administrator to
+                extend it if you still need it.
+              </li>
+            ))}
+          </ul>
+        </Alert>
+      ) : null}
       {datasets.length === 0 ? (
         <EmptyState title="No licensed datasets yet">
           Your organisation does not hold a licence for any dataset version. An administrator can grant one.
@@ -63,6 +87,57 @@ export default async function DatasetsPage() {
           })}
         </ul>
       )}
+      {licences.length ? <LicencesSection licences={licences} now={now} /> : null}
     </>
+  );
+}
+
+/** Each licence the organisation may use now: from when, until when, and under which terms. */
+function LicencesSection({ licences, now }: { licences: LicenceRecord[]; now: Date }) {
+  return (
+    <section aria-labelledby="licences-heading" className="mt-8">
+      <h2 id="licences-heading" className="mb-2 text-base font-semibold text-slate-900">
+        Your licences
+      </h2>
+      <SimpleTable
+        columns={[
+          { header: "Dataset version", className: "font-mono text-xs" },
+          { header: "From", className: "tabular-nums" },
+          { header: "Until", className: "tabular-nums" },
+          { header: "Terms" },
+        ]}
+        rows={licences.map((l) => {
+          const soon = licenceEnding(l.ends_at, now);
+          return {
+            key: `${l.dataset_id}@${l.version}`,
+            cells: [
+              <Link key="v" href={`/datasets/${l.dataset_id}?version=${l.version}`} className="hover:underline">
+                {l.dataset_id}@{l.version}
+              </Link>,
+              formatDate(l.starts_at),
+              l.ends_at ? (
+                <span key="u">
+                  {formatDate(l.ends_at)}
+                  {soon ? (
+                    <Badge tone="amber" className="ml-2">
+                      {endingText(soon)}
+                    </Badge>
+                  ) : null}
+                </span>
+              ) : (
+                "No end"
+              ),
+              l.terms ? (
+                <span key="t" title={`SHA-256 ${l.terms.sha256}`}>
+                  {l.terms.title}
+                </span>
+              ) : (
+                "None"
+              ),
+            ],
+          };
+        })}
+      />
+    </section>
   );
 }
