@@ -21,7 +21,7 @@ import {
 const EXPORT_USAGE = "Usage: das-admin disclosures export [options]\n";
 const VERIFY_USAGE = "Usage: das-admin disclosures verify [options]\n";
 const CSV_HEADER =
-  "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
+  "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,terms_sha256,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
 const scratch = mkdtempSync(path.join(tmpdir(), "das-disclosures-cli-"));
 
@@ -133,6 +133,7 @@ describe("das-admin disclosures export", () => {
         (o) => (o.episode_ids as string[]).includes(episodeA) && time(o) >= groups[1]!.getTime(),
       ],
       [["--contributor", w.contributors.z], (o, i) => contributorsOf(i).has(w.contributors.z)],
+      [["--licence", String(oracle[0]!.licence_id)], (o) => o.licence_id === oracle[0]!.licence_id],
     ];
     // Each run starts node and tsx (about a second of CPU): a few at a time.
     const runs: Run[] = [];
