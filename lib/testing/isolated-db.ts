@@ -1,12 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import postgres from "postgres";
-import { drizzle } from "drizzle-orm/postgres-js";
-import { migrate } from "drizzle-orm/postgres-js/migrator";
 import { createDb, sqlOf, type Db, type RootDb, type Sql } from "../db/client";
-import { migrateDatabase, MIGRATIONS_DIR } from "../db/migrate";
+import { migrateDatabase } from "../db/migrate";
 import { DISCLOSURE_LOG_TABLES } from "../db/schema";
 import type { Ctx } from "../context";
 import { operatorOn } from "./fixtures";
@@ -26,16 +21,10 @@ export type IsolatedDb = {
   operator: Ctx;
   /** Another pool on the same database, as a second app instance would hold; closed by drop(). */
   anotherPool(max?: number): RootDb;
-  /** Applies the migrations left out by `migrationsUpTo`, as an upgrade of a running service would. */
-  migrateRest(): Promise<void>;
   drop(): Promise<void>;
 };
 
-/**
- * With `migrationsUpTo` (a migration's number), the database is migrated only that far: a test of
- * a later migration writes what the service wrote before it, then calls `migrateRest`.
- */
-export async function createIsolatedDb(label = "iso", options: { migrationsUpTo?: number } = {}): Promise<IsolatedDb> {
+export async function createIsolatedDb(label = "iso"): Promise<IsolatedDb> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error("DATABASE_URL is not set: run under the test setup.");
   const name = `das_${label}_${Date.now()}_${randomBytes(4).toString("hex")}`;
@@ -43,8 +32,7 @@ export async function createIsolatedDb(label = "iso", options: { migrationsUpTo?
   await admin.unsafe(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  if (options.migrationsUpTo === undefined) await migrateDatabase(url.toString());
-  else await migrateUpTo(url.toString(), options.migrationsUpTo);
+  await migrateDatabase(url.toString());
   const pools: RootDb[] = [];
   const pool = (max = 10) => {
     const created = createDb(url.toString(), { max });
@@ -59,33 +47,12 @@ export async function createIsolatedDb(label = "iso", options: { migrationsUpTo?
     sql: sqlOf(db),
     operator: operatorOn(db),
     anotherPool: pool,
-    migrateRest: () => migrateDatabase(url.toString()),
     drop: async () => {
       await Promise.all(pools.map((p) => p.$client.end({ timeout: 5 })));
       await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end();
     },
   };
-}
-
-/** Applies migrations 0000 to `last` only, from a copy of the folder whose journal ends there. */
-async function migrateUpTo(url: string, last: number): Promise<void> {
-  const folder = mkdtempSync(path.join(tmpdir(), "das-migrations-"));
-  const client = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_DIR, "meta/_journal.json"), "utf8")) as {
-      entries: { idx: number; tag: string }[];
-    };
-    journal.entries = journal.entries.filter((e) => e.idx <= last);
-    mkdirSync(path.join(folder, "meta"));
-    writeFileSync(path.join(folder, "meta/_journal.json"), JSON.stringify(journal));
-    for (const e of journal.entries)
-      copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(folder, `${e.tag}.sql`));
-    await migrate(drizzle(client), { migrationsFolder: folder });
-  } finally {
-    await client.end();
-    rmSync(folder, { recursive: true, force: true });
-  }
 }
 
 /** Thrown inside a transaction to roll it back whatever happened in it. */
