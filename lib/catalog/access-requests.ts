@@ -47,7 +47,10 @@ export type RequestAccessInput = { datasetId: string; version: string; purpose: 
  * now: what was read is what is accepted. Refused for an unlisted dataset (404), a version the
  * organisation already holds, or one it already has a pending request for.
  */
-export async function requestAccess(ctx: Ctx, input: RequestAccessInput): Promise<{ id: string; acceptance_id: string }> {
+export async function requestAccess(
+  ctx: Ctx,
+  input: RequestAccessInput,
+): Promise<{ id: string; acceptance_id: string }> {
   requireMember(ctx);
   const purpose = input.purpose.trim();
   if (!purpose || purpose.length > PURPOSE_MAX || !FREE_TEXT.test(purpose))

@@ -41,11 +41,7 @@ export async function versionStatistics(
  * The numbers behind a released version's charts, for a caller already allowed to see them: the
  * licence rule above, or a listed dataset's catalog facts (lib/catalog/listing.ts).
  */
-export async function statisticsOf(
-  ctx: Ctx,
-  datasetId: string,
-  licensed: ReleasedVersion,
-): Promise<VersionStatistics> {
+export async function statisticsOf(ctx: Ctx, datasetId: string, licensed: ReleasedVersion): Promise<VersionStatistics> {
   const byCount = (counts: Record<string, number>) =>
     Object.entries(counts)
       .map(([value, count]) => ({ value, count }))

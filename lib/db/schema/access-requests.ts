@@ -62,9 +62,7 @@ export const accessRequests = pgTable(
     unique("access_requests_acceptance_key").on(t.acceptanceId),
     unique("access_requests_licence_key").on(t.licenceId),
     check("access_requests_purpose_present", sql`length(btrim(${t.purpose})) > 0`),
-    uniqueIndex("access_requests_pending_key")
-      .on(t.organizationId, t.versionId)
-      .where(sql`${t.status} = 'pending'`),
+    uniqueIndex("access_requests_pending_key").on(t.organizationId, t.versionId).where(sql`${t.status} = 'pending'`),
     index("access_requests_status_idx").on(t.status, t.createdAt),
     index("access_requests_organization_idx").on(t.organizationId, t.createdAt),
   ],
