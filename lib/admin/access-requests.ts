@@ -7,11 +7,10 @@ import { AppError } from "../errors";
 import { FREE_TEXT } from "../characters";
 import { selectRequests, toRequestRecord, type AccessRequestRecord } from "../catalog/access-requests";
 import { recordAdminAction } from "./audit";
+import { REJECTION_REASON_MAX } from "./rules";
 import { grantLicence } from "./licences";
 
 export type { AccessRequestRecord };
-
-export const REJECTION_REASON_MAX = 2000;
 
 /** Access requests, newest first: all of them, or those of one status (the queue is `pending`). */
 export async function listAccessRequests(

@@ -13,7 +13,6 @@ import { expectError } from "@/lib/testing/expect-api";
 import {
   createTestKey,
   createTestOrg,
-  grant,
   importTestDataset,
   operatorCtx,
   randomEpisodes,

@@ -6,14 +6,13 @@ import type { AccessRequestStatus } from "../db/schema";
 import { AppError } from "../errors";
 import { newId } from "../ids";
 import { FREE_TEXT } from "../characters";
+import { PURPOSE_MAX } from "../admin/rules";
 import { requireListedVersion, requireMember } from "./listing";
 
 /**
  * Access requests as a licensee makes and follows them: for one version of a listed dataset, with
  * a purpose and the acceptance of the terms that apply. Admins decide them (lib/admin/access-requests.ts).
  */
-
-export const PURPOSE_MAX = 2000;
 
 export type ApplicableTerms = { sha256: string; title: string; body: string; dataset_id: string | null };
 
