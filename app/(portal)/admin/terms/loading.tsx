@@ -1,5 +1,0 @@
-import { AdminSkeleton } from "@/components/admin/admin-skeleton";
-
-export default function Loading() {
-  return <AdminSkeleton label="terms" />;
-}
