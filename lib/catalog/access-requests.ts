@@ -7,7 +7,7 @@ import { AppError } from "../errors";
 import { newId } from "../ids";
 import { FREE_TEXT } from "../characters";
 import { PURPOSE_MAX } from "../admin/rules";
-import { requireListedVersion, requireMember } from "./listing";
+import { requireListedDataset, requireListedVersion, requireMember } from "./listing";
 
 /**
  * Access requests as a licensee makes and follows them: for one version of a listed dataset, with
@@ -31,10 +31,7 @@ export async function termsFor(sql: Sql, datasetId: string): Promise<ApplicableT
 
 /** The terms a member accepts to request a version of a listed dataset (404 when it is not listed). */
 export async function applicableTerms(ctx: Ctx, datasetId: string): Promise<ApplicableTerms | undefined> {
-  requireMember(ctx);
-  const [newest] = await sqlOf(ctx.db)<{ version: string }[]>`
-    select version from dataset_versions where dataset_id = ${datasetId} order by major desc, minor desc, patch desc limit 1`;
-  await requireListedVersion(ctx, datasetId, newest?.version ?? "");
+  await requireListedDataset(ctx, datasetId);
   return termsFor(sqlOf(ctx.db), datasetId);
 }
 

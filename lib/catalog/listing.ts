@@ -115,11 +115,16 @@ export async function portalDataset(ctx: Ctx, datasetId: string): Promise<Portal
   };
 }
 
-/** A released version of a listed dataset; 404 for an unlisted dataset or a version it does not have. */
-export async function requireListedVersion(ctx: Ctx, datasetId: string, version: string): Promise<ReleasedVersion> {
+/** Nothing for a listed dataset; the same 404 as a missing dataset for an unlisted one. */
+export async function requireListedDataset(ctx: Ctx, datasetId: string): Promise<void> {
   requireMember(ctx);
   const row = await datasetRow(ctx, datasetId);
   if (row?.listing !== "listed") throw new AppError("not_found", NOT_VISIBLE.dataset);
+}
+
+/** A released version of a listed dataset; 404 for an unlisted dataset or a version it does not have. */
+export async function requireListedVersion(ctx: Ctx, datasetId: string, version: string): Promise<ReleasedVersion> {
+  await requireListedDataset(ctx, datasetId);
   const found = (await releasedVersions(ctx, datasetId)).find((v) => v.version === version);
   if (!found) throw new AppError("not_found", `Dataset '${datasetId}' has no version '${version}'.`);
   return found;
