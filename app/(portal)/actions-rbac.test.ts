@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { adminWorld, auditRowsBy } from "@/lib/testing/admin";
+import { adminWorld, auditRowsBy, pendingAccessRequest } from "@/lib/testing/admin";
 import {
   createTestKey,
   createTestOrg,
@@ -25,8 +25,6 @@ import * as datasetActions from "./admin/datasets/actions";
 import * as requestActions from "./admin/requests/actions";
 import { addTerms } from "@/lib/admin/terms";
 import { setDatasetListing } from "@/lib/admin/listing";
-import { requestAccess } from "@/lib/catalog/access-requests";
-import { ctxOf } from "@/lib/testing/admin";
 
 // Server actions called the way the browser calls them (lib/testing/server-actions.ts), with a real
 // session cookie of each role. Nothing is faked.
@@ -43,27 +41,8 @@ const callAction = (name: string, input: unknown, cookie?: string, page?: string
 
 async function world(): Promise<AdminActionWorld> {
   const w = await adminWorld();
-  // A listed dataset with terms, and its licensee's pending request for the version it lacks.
-  await setDatasetListing(operatorCtx(), { datasetId: w.datasetId, listing: "listed" });
-  const terms = await addTerms(operatorCtx(), {
-    title: "World terms",
-    body: `terms of ${w.datasetId}`,
-    datasetId: w.datasetId,
-  });
-  const licensee = ctxOf({
-    kind: "user",
-    userId: w.userId,
-    email: "",
-    role: "licensee",
-    organizationId: w.organizationId,
-  });
-  const request = await requestAccess(licensee, {
-    datasetId: w.datasetId,
-    version: w.unlicensedVersion,
-    purpose: "world",
-    termsSha256: terms.document.sha256,
-  });
-  return { ...w, unique: uniqueId("w").slice(2), pendingRequestId: request.id };
+  // The dataset listed with terms, and its licensee's pending request for the version it lacks.
+  return { ...w, unique: uniqueId("w").slice(2), pendingRequestId: await pendingAccessRequest(w) };
 }
 
 beforeAll(async () => {
