@@ -71,7 +71,7 @@ test("a hostile terms document renders inert; a member requests a listed dataset
   await page.getByRole("button", { name: "Add terms" }).click();
   await page.locator('[aria-live="polite"] a[href^="/admin/terms/"]').click();
   await expect(page).toHaveURL(/\/admin\/terms\/[0-9a-f]{64}$/);
-  await expect(page.getByRole("heading", { level: 1 })).toHaveText(HOSTILE_TITLE);
+  await expect(page.getByRole("heading", { level: 1 }).first()).toHaveText(HOSTILE_TITLE);
   await expectInert(page, page.locator("[data-terms-document]"));
   await shot(page, "admin-terms-document");
 
@@ -89,7 +89,7 @@ test("a hostile terms document renders inert; a member requests a listed dataset
   await signIn(member, "alice@acme.example");
   await member.goto("/datasets");
   await member.getByRole("link", { name: new RegExp(DATASET) }).click();
-  await expect(member.getByRole("heading", { level: 1 })).toBeVisible();
+  await expect(member.getByRole("heading", { level: 1 }).first()).toBeVisible();
   await expect(member.locator("[data-dataset-card]")).toHaveCount(0);
   await expect(member.getByRole("link", { name: /Explore episodes/ })).toHaveCount(0);
   await shot(member, "listed-dataset");
