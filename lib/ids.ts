@@ -15,7 +15,7 @@ export function base62(bytes: Uint8Array): string {
   return out.padStart(width, "0");
 }
 
-export type IdPrefix = "org" | "usr" | "key" | "lic" | "dl" | "pv" | "aud" | "whk" | "wd" | "ack";
+export type IdPrefix = "org" | "usr" | "key" | "lic" | "dl" | "pv" | "aud" | "whk" | "wd" | "ack" | "acc" | "areq";
 
 /** Our own ids carry their kind, e.g. `dl_4fQ...`, so a pasted id says what it is. */
 export function newId(prefix: IdPrefix): string {

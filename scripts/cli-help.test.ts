@@ -81,6 +81,7 @@ describe("--help", () => {
       "licence end [options] <org> <dataset> <version>",
       "terms add [options]",
       "terms show [options] <sha256>",
+      "dataset listing <dataset> <listing>",
       "key create [options] <org>",
       "key revoke <key>",
       "disclosures export [options]",

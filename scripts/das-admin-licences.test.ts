@@ -116,4 +116,34 @@ describe("das-admin terms and licence terms", () => {
     expect(badDate.code).toBe(2);
     expect(badTerms.code).toBe(2);
   });
+
+  it("lists and unlists a dataset, audited once per change; refuses what is not a listing or a dataset", async () => {
+    const datasetId = await importTestDataset([{ version: "1.0.0", episodes: randomEpisodes(1, 7002) }]);
+    const listed = await das(["dataset", "listing", datasetId, "listed"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toContain(`${datasetId} is now listed (it was unlisted).`);
+    expect((await das(["dataset", "listing", datasetId, "listed"])).stderr).toContain(
+      `${datasetId} was already listed.`,
+    );
+    const shown = JSON.parse((await das(["dataset", "list", "--json"])).stdout) as {
+      dataset_id: string;
+      listing: string;
+    }[];
+    expect(shown.find((d) => d.dataset_id === datasetId)?.listing).toBe("listed");
+    const [bad, missing] = await Promise.all([
+      das(["dataset", "listing", datasetId, "public"]),
+      das(["dataset", "listing", "no-such-dataset", "listed"]),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("takes one of unlisted, listed.");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("There is no dataset 'no-such-dataset'.");
+    await das(["dataset", "listing", datasetId, "unlisted"]);
+    const audit = await sql()`
+      select actor_label, details from admin_audit where action = 'dataset.listing' and target_id = ${datasetId} order by occurred_at`;
+    expect(audit).toEqual([
+      { actor_label: "cli-test (das-admin)", details: { listing: "listed", previous: "unlisted" } },
+      { actor_label: "cli-test (das-admin)", details: { listing: "unlisted", previous: "listed" } },
+    ]);
+  });
 });

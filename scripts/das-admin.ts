@@ -39,7 +39,8 @@ import {
 } from "@/lib/notice-delivery/webhook-endpoints";
 import { listDeliveryAttempts, type DeliveryAttemptRecord } from "@/lib/notice-delivery/attempts";
 import { startNoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
-import { DISCLOSURE_CHANNELS, USER_ROLES, type UserRole } from "@/lib/db/schema";
+import { listDatasetListings, setDatasetListing } from "@/lib/admin/listing";
+import { DATASET_LISTINGS, DISCLOSURE_CHANNELS, USER_ROLES, type DatasetListing, type UserRole } from "@/lib/db/schema";
 import { printAccounts, seedDemo } from "@/lib/dev/demo/seed";
 import { objectKey, storeLocation } from "@/lib/storage/config";
 import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "@/lib/disclosures/verify";
@@ -850,12 +851,18 @@ dataset
   .examples("das-admin dataset list", "das-admin dataset list --json")
   .action(
     onDatabase(async ({ ctx }, options: { json?: boolean }) => {
-      const datasets = await listDatasetVersions(ctx);
+      const listings = new Map((await listDatasetListings(ctx)).map((d) => [d.dataset_id, d.listing]));
+      const datasets = (await listDatasetVersions(ctx)).map((d) => ({ ...d, listing: listings.get(d.dataset_id)! }));
       if (options.json) return printList(datasets, { json: true, none: "", columns: [] });
       // A row per version: what `licence grant` and `store check` take.
       printList(
         datasets.flatMap((d) =>
-          d.versions.map((v, i) => ({ ...v, dataset_id: d.dataset_id, title: i ? "" : d.title })),
+          d.versions.map((v, i) => ({
+            ...v,
+            dataset_id: d.dataset_id,
+            title: i ? "" : d.title,
+            listing: i ? "" : d.listing,
+          })),
         ),
         {
           none: "No datasets yet: das-admin import DIR imports a version (das-admin seed loads the demo's).",
@@ -864,9 +871,33 @@ dataset
             { header: "VERSION", cell: (v) => v.version },
             { header: "RELEASED", cell: (v) => day(v.released_at) },
             { header: "EPISODES", cell: (v) => v.episode_count },
+            { header: "LISTING", cell: (v) => v.listing },
             { header: "TITLE", cell: (v) => text(v.title, 50) },
           ],
         },
+      );
+    }),
+  );
+
+dataset
+  .command("listing")
+  .summary("list or unlist a dataset in the portal")
+  .description(
+    "Set whether the portal shows a dataset beyond its licensees. listed: every signed-in member of an organisation sees its title, description, versions, episode counts and charts (never its episodes or files) and may request a licence. unlisted (the default): only organisations holding a licence see it. The API is unaffected. Audited when it changes.",
+  )
+  .argument("<dataset>", "the dataset's id", datasetIdValue)
+  .argument("<listing>", `one of ${DATASET_LISTINGS.join(", ")}`, listingValue)
+  .examples(
+    "das-admin dataset listing kitchen-pick-place listed",
+    "das-admin dataset listing kitchen-pick-place unlisted",
+  )
+  .action(
+    onDatabase(async ({ ctx }, datasetId: string, listing: DatasetListing) => {
+      const set = await setDatasetListing(ctx, { datasetId, listing });
+      say(
+        set.changed
+          ? `${datasetId} is now ${listing} (it was ${set.previous}).`
+          : `${datasetId} was already ${listing}.`,
       );
     }),
   );
@@ -1136,6 +1167,12 @@ function termEnd(text: string): Date {
   const bound = parseTimeBound(text);
   if (!bound) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time with its zone, not '${text}'.`);
   return bound.wholeDay ? new Date(bound.at.getTime() + 86_400_000) : bound.at;
+}
+
+function listingValue(text: string): DatasetListing {
+  if (!(DATASET_LISTINGS as readonly string[]).includes(text))
+    throw new InvalidArgumentError(`takes one of ${DATASET_LISTINGS.join(", ")}.`);
+  return text as DatasetListing;
 }
 
 function termsSha256(text: string): string {

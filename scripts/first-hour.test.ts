@@ -164,7 +164,7 @@ describe("npm start on a fresh installation, its demo, and a newcomer's mistakes
     expect(JSON.parse(keysJson.stdout)).toContainEqual(
       expect.objectContaining({ prefix: demoKey.slice(0, 12), organization_slug: "acme-robotics", status: "active" }),
     );
-    expect(datasets.stdout).toMatch(/^kitchen-pick-place +2\.0\.0 +\S+ +\d+ +Kitchen pick-and-place$/m);
+    expect(datasets.stdout).toMatch(/^kitchen-pick-place +2\.0\.0 +\S+ +\d+ +unlisted +Kitchen pick-and-place$/m);
     expect(datasets.stdout).toMatch(/^kitchen-pick-place +1\.1\.0 /m);
     const kpp = (JSON.parse(datasetsJson.stdout) as { dataset_id: string; versions: { version: string }[] }[]).find(
       (d) => d.dataset_id === "kitchen-pick-place",

@@ -2,8 +2,16 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { adminWorld, auditRowsBy } from "@/lib/testing/admin";
-import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { adminWorld, auditRowsBy, pendingAccessRequest } from "@/lib/testing/admin";
+import {
+  createTestKey,
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+} from "@/lib/testing/fixtures";
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { callAction as callActionOn } from "@/lib/testing/server-actions";
 import { getDb } from "@/lib/db/client";
@@ -12,6 +20,11 @@ import * as organizationActions from "./admin/organizations/actions";
 import * as userActions from "./admin/users/actions";
 import * as licenceActions from "./admin/licences/actions";
 import * as keyActions from "./admin/keys/actions";
+import * as termsActions from "./admin/terms/actions";
+import * as datasetActions from "./admin/datasets/actions";
+import * as requestActions from "./admin/requests/actions";
+import { addTerms } from "@/lib/admin/terms";
+import { setDatasetListing } from "@/lib/admin/listing";
 
 // Server actions called the way the browser calls them (lib/testing/server-actions.ts), with a real
 // session cookie of each role. Nothing is faked.
@@ -19,7 +32,7 @@ type Role = "licensee" | "reviewer" | "admin";
 const PASSWORD = "correct horse battery";
 
 let server: AppServer;
-const session: Partial<Record<Role, { cookie: string; userId: string }>> = {};
+const session: Partial<Record<Role, { cookie: string; userId: string }>> & { licenseeOrg?: string } = {};
 let catalog: { datasetId: string; episodeId: string; organizationId: string };
 
 /** Calls a server action on this suite's server. */
@@ -27,7 +40,9 @@ const callAction = (name: string, input: unknown, cookie?: string, page?: string
   callActionOn(server.url, name, input, cookie, page);
 
 async function world(): Promise<AdminActionWorld> {
-  return { ...(await adminWorld()), unique: uniqueId("w").slice(2) };
+  const w = await adminWorld();
+  // The dataset listed with terms, and its licensee's pending request for the version it lacks.
+  return { ...w, unique: uniqueId("w").slice(2), pendingRequestId: await pendingAccessRequest(w) };
 }
 
 beforeAll(async () => {
@@ -51,6 +66,7 @@ beforeAll(async () => {
   ]);
   await grant(org.id, datasetId, "1.0.0");
   catalog = { datasetId, episodeId: episodes[0]!.episode_id, organizationId: org.id };
+  session.licenseeOrg = org.id;
   server = await startAppServer();
   for (const role of ["licensee", "reviewer", "admin"] as const) {
     const email = `${uniqueId(role)}@actions.example`;
@@ -70,7 +86,15 @@ afterAll(async () => {
 
 describe("the admin action registry", () => {
   it("lists every server action the admin actions files export, each in the admin area", () => {
-    const exported = [organizationActions, userActions, licenceActions, keyActions].flatMap((m) => Object.keys(m));
+    const exported = [
+      organizationActions,
+      userActions,
+      licenceActions,
+      keyActions,
+      termsActions,
+      datasetActions,
+      requestActions,
+    ].flatMap((m) => Object.keys(m));
     expect(ADMIN_ACTIONS.map((a) => a.name).sort()).toEqual(exported.sort());
     for (const entry of ADMIN_ACTIONS) expect(entry.area).toBe("admin");
   });
@@ -83,8 +107,9 @@ describe.each(ADMIN_ACTIONS.map((a) => [a.name, a] as const))("server action %s 
       ok: true,
     });
     const rows = await auditRowsBy(session.admin!.userId);
-    expect(rows.length).toBe(before + 1);
+    expect(rows.length).toBe(before + 1 + (entry.alsoAudits?.length ?? 0));
     expect(rows.map((r) => r.action)).toContain(entry.audit);
+    for (const also of entry.alsoAudits ?? []) expect(rows.map((r) => r.action)).toContain(also);
   });
 
   it.each([["reviewer"], ["licensee"]] as const)(
@@ -336,5 +361,126 @@ describe("server action requestDownload over HTTP", () => {
 
   it("never runs without a session: the request is sent to sign in", async () => {
     expect(await callAction("requestDownload", input(), undefined, explorer())).toEqual({ redirectedTo: "/login" });
+  });
+});
+
+describe("access requests over HTTP", () => {
+  /** A listed dataset with its own terms, which the suite's licensee's organisation holds nothing of. */
+  async function listedDataset() {
+    const episodes = randomEpisodes(2, 47);
+    const datasetId = await importTestDataset([
+      {
+        version: "1.0.0",
+        episodes,
+        files: episodes.map((e) => ({
+          path: `${e.episode_id}/cam.mp4`,
+          episode_id: e.episode_id,
+          stream: "cam",
+          size_bytes: 1,
+          sha256: "f".repeat(64),
+        })),
+      },
+    ]);
+    await setDatasetListing(operatorCtx(), { datasetId, listing: "listed" });
+    const terms = await addTerms(operatorCtx(), { title: "Listed terms", body: `# Use\n\n${datasetId}`, datasetId });
+    return { datasetId, terms: terms.document.sha256 };
+  }
+  const page = (datasetId: string) => `/datasets/${datasetId}/request`;
+  const ask = (d: { datasetId: string; terms: string }, purpose = "Research on grasping") => ({
+    datasetId: d.datasetId,
+    version: "1.0.0",
+    purpose,
+    termsSha256: d.terms,
+    accepted: true,
+  });
+  const getPage = async (path: string, cookie: string) =>
+    fetch(`${server.url}${path}`, { redirect: "manual", headers: { cookie } });
+
+  it("request, accept, approve: the organisation's key downloads the version through the API", async () => {
+    const d = await listedDataset();
+    const licensee = session.licensee!.cookie;
+    const requested = await callAction("requestAccessAction", ask(d), licensee, page(d.datasetId));
+    expect(requested).toMatchObject({ ok: true, data: { id: expect.stringMatching(/^areq_/) } });
+    const id = (requested as { data: { id: string } }).data.id;
+    const [acceptance] = await getDb().$client`
+      select a.user_id, a.terms_sha256 from access_requests r join terms_acceptances a on a.id = r.acceptance_id where r.id = ${id}`;
+    expect(acceptance).toEqual({ user_id: session.licensee!.userId, terms_sha256: d.terms });
+    const queue = await (await getPage("/admin/requests", session.admin!.cookie)).text();
+    expect(queue).toContain(id);
+
+    const { secret } = await createTestKey(session.licenseeOrg!);
+    const download = () =>
+      fetch(`${server.url}/api/v1/downloads`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ dataset_id: d.datasetId, version: "1.0.0" }),
+      });
+    expect((await download()).status).toBe(404);
+    const approved = await callAction(
+      "approveRequestAction",
+      { id, startsAt: null, endsAt: "2099-12-31" },
+      session.admin!.cookie,
+    );
+    expect(approved).toMatchObject({ ok: true, data: { id, licence_id: expect.stringMatching(/^lic_/) } });
+    const licenceId = (approved as { data: { licence_id: string } }).data.licence_id;
+    const [licence] = await getDb().$client`select terms_sha256, ends_at from licences where id = ${licenceId}`;
+    expect(licence).toEqual({ terms_sha256: d.terms, ends_at: new Date("2100-01-01T00:00:00Z") });
+    const res = await download();
+    expect(res.status).toBe(201);
+    expect((await res.json()).file_count).toBe(2);
+    const mine = await (await getPage("/requests", licensee)).text();
+    expect(mine).toContain("approved");
+  });
+
+  it("reject: the requester reads the reason on their requests page", async () => {
+    const d = await listedDataset();
+    const requested = await callAction("requestAccessAction", ask(d), session.licensee!.cookie, page(d.datasetId));
+    const id = (requested as { data: { id: string } }).data.id;
+    const reason = `Commercial use is outside these terms (${uniqueId("r")}).`;
+    expect(await callAction("rejectRequestAction", { id, reason }, session.admin!.cookie)).toMatchObject({ ok: true });
+    const mine = await getPage("/requests", session.licensee!.cookie);
+    expect(mine.status).toBe(200);
+    const html = await mine.text();
+    expect(html).toContain("rejected");
+    expect(html).toContain(reason);
+  });
+
+  it("an unlisted dataset cannot be requested: the page and the action answer not found", async () => {
+    const d = await listedDataset();
+    await setDatasetListing(operatorCtx(), { datasetId: d.datasetId, listing: "unlisted" });
+    expect((await getPage(page(d.datasetId), session.licensee!.cookie)).status).toBe(404);
+    expect((await getPage(`/datasets/${d.datasetId}`, session.licensee!.cookie)).status).toBe(404);
+    expect(await callAction("requestAccessAction", ask(d), session.licensee!.cookie, page(d.datasetId))).toMatchObject({
+      ok: false,
+      error: { code: "not_found", message: "No such dataset is available to you." },
+    });
+    // Licensed but unlisted: still nothing to request.
+    expect((await getPage(page(catalog.datasetId), session.licensee!.cookie)).status).toBe(404);
+  });
+
+  it("is the catalog area's: refused for a reviewer and an admin, sent to sign in without a session, checked as input", async () => {
+    const d = await listedDataset();
+    for (const role of ["reviewer", "admin"] as const)
+      expect(await callAction("requestAccessAction", ask(d), session[role]!.cookie, page(d.datasetId))).toMatchObject({
+        ok: false,
+        error: { code: "forbidden" },
+      });
+    expect(await callAction("requestAccessAction", ask(d), undefined, page(d.datasetId))).toEqual({
+      redirectedTo: "/login",
+    });
+    expect(
+      await callAction(
+        "requestAccessAction",
+        { ...ask(d), accepted: false },
+        session.licensee!.cookie,
+        page(d.datasetId),
+      ),
+    ).toMatchObject({ ok: false, error: { code: "invalid_body" } });
+    expect(
+      (
+        await getDb()
+          .$client`select count(*)::int as n from access_requests r join dataset_versions v on v.id = r.version_id where v.dataset_id = ${d.datasetId}`
+      )[0]!.n,
+    ).toBe(0);
   });
 });

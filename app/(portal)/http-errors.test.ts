@@ -1,3 +1,5 @@
+import { addTerms } from "@/lib/admin/terms";
+import { setDatasetListing } from "@/lib/admin/listing";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
@@ -30,6 +32,7 @@ let onlyUnlicensed: string; // in unlicensed 2.0.0 only
 let contributor: string;
 let ownDownload: string;
 let otherDownload: string;
+let termsSha256: string;
 
 beforeAll(async () => {
   const [org, otherOrg] = [await createTestOrg(), await createTestOrg()];
@@ -57,6 +60,10 @@ beforeAll(async () => {
   ]);
   await grant(org.id, datasetId, "1.0.0");
   await grant(otherOrg.id, datasetId, "1.0.0");
+  // Listed, with terms: its unlicensed version can be requested, so the request page is fuzzed too.
+  await setDatasetListing(operatorCtx(), { datasetId, listing: "listed" });
+  termsSha256 = (await addTerms(operatorCtx(), { title: "Terms", body: `# Terms of ${datasetId}`, datasetId })).document
+    .sha256;
   const users: Partial<Record<Role | "other", UserPrincipal>> = {};
   const make = async (key: Role | "other", role: "licensee" | "reviewer" | "admin", organizationId: string | null) => {
     const email = `${uniqueId(key)}@errors.example`;
@@ -123,6 +130,7 @@ const realValues = (): Record<string, string[]> => ({
   downloadId: [ownDownload, otherDownload],
   format: ["json", "csv", "aria2c", "curl"],
   contributor: [contributor],
+  sha256: [termsSha256],
   // The API's one route handler, at every operation's path (the API's own fuzz suite,
   // app/api/v1/http-contract.test.ts, goes further), and beside them.
   path: [

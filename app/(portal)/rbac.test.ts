@@ -8,6 +8,8 @@ import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { presignedOrigin } from "@/lib/storage/presigner";
+import { addTerms } from "@/lib/admin/terms";
+import { setDatasetListing } from "@/lib/admin/listing";
 import { storeLocation } from "@/lib/storage/config";
 
 // Every portal page and portal route handler, requested over HTTP by a real session of each role.
@@ -19,6 +21,8 @@ const cookies: Partial<Record<Role | "otherLicensee", string>> = {};
 const users: Partial<Record<Role | "otherLicensee", UserPrincipal>> = {};
 let pages: { path: string; area: Area }[] = [];
 let otherOrgDownload = "";
+/** A listed dataset that no organisation of the suite holds a licence for, with its own terms. */
+let listed: { datasetId: string; episodeId: string; terms: string };
 
 beforeAll(async () => {
   const [orgA, orgB] = [await createTestOrg(), await createTestOrg()];
@@ -50,6 +54,15 @@ beforeAll(async () => {
         { body: { dataset_id: datasetId, version: "1.0.0" } },
       )
     ).download.download_id;
+  const listedEpisodes = randomEpisodes(2, 37);
+  const listedId = await importTestDataset([{ version: "1.0.0", episodes: listedEpisodes }]);
+  await setDatasetListing(operatorCtx(), { datasetId: listedId, listing: "listed" });
+  const terms = await addTerms(operatorCtx(), {
+    title: "RBAC terms",
+    body: `# Terms\n\n${listedId}`,
+    datasetId: listedId,
+  });
+  listed = { datasetId: listedId, episodeId: listedEpisodes[0]!.episode_id, terms: terms.document.sha256 };
   const ownDownload = await download(users.licensee!);
   otherOrgDownload = await download(users.otherLicensee!);
   pages = [
@@ -60,6 +73,10 @@ beforeAll(async () => {
     { path: `/downloads/${ownDownload}`, area: "catalog" },
     { path: `/downloads/${ownDownload}/csv`, area: "catalog" },
     { path: "/notices", area: "catalog" },
+    { path: "/requests", area: "catalog" },
+    { path: `/datasets/${listedId}`, area: "catalog" },
+    { path: `/datasets/${listedId}/request`, area: "catalog" },
+    { path: `/datasets/${listedId}/request?version=1.0.0`, area: "catalog" },
     { path: "/review/overview", area: "review" },
     { path: "/review/overview?from=2026-01-01&to=2026-03-31&granularity=week", area: "review" },
     { path: "/review/disclosures", area: "review" },
@@ -76,6 +93,10 @@ beforeAll(async () => {
     { path: "/admin/keys", area: "admin" },
     { path: "/admin/webhooks", area: "admin" },
     { path: "/admin/audit", area: "admin" },
+    { path: "/admin/datasets", area: "admin" },
+    { path: "/admin/requests", area: "admin" },
+    { path: "/admin/terms", area: "admin" },
+    { path: `/admin/terms/${listed.terms}`, area: "admin" },
   ];
   server = await startAppServer();
   for (const key of ["licensee", "otherLicensee", "reviewer", "admin"] as const) {
@@ -129,6 +150,21 @@ describe("the portal's access matrix", () => {
     expect((await get(`/downloads/${otherOrgDownload}`, cookies.licensee)).status).toBe(404);
     expect((await get(`/downloads/${otherOrgDownload}/csv`, cookies.licensee)).status).toBe(404);
     expect((await get(`/downloads/${otherOrgDownload}`, cookies.otherLicensee)).status).toBe(200);
+  });
+
+  it("shows a listed dataset's facts to a member without a licence, but never its episodes", async () => {
+    const page = await get(`/datasets/${listed.datasetId}`, cookies.licensee);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("Request access");
+    expect(html).not.toContain(listed.episodeId);
+    expect(html).not.toContain("data-dataset-card");
+    expect((await get("/datasets", cookies.licensee).then((r) => r.text())).includes(listed.datasetId)).toBe(true);
+    for (const path of [`/datasets/${listed.datasetId}/1.0.0`, `/episodes/${listed.episodeId}`])
+      expect((await get(path, cookies.licensee)).status, path).toBe(404);
+    // No terms document has this hash: the admin's page is a 404, not an error.
+    expect((await get(`/admin/terms/${"0".repeat(64)}`, cookies.admin)).status).toBe(404);
+    expect((await get("/admin/terms/not-a-hash", cookies.admin)).status).toBe(404);
   });
 
   it("sends each role from / to its own start page", async () => {

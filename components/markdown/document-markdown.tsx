@@ -10,7 +10,16 @@ import remarkGfm from "remark-gfm";
  * loading one would tell its host who is reading and from where: an image is shown as its
  * description and address instead. Every Markdown document of the product goes through this one.
  */
-export function DocumentMarkdown({ text, className = "" }: { text: string; className?: string }) {
+export function DocumentMarkdown({
+  text,
+  className = "",
+  keepFrontMatter = false,
+}: {
+  text: string;
+  className?: string;
+  /** Show a leading `---` block as written: a terms document is read whole, a dataset card is not. */
+  keepFrontMatter?: boolean;
+}) {
   return (
     <div className={`document-markdown min-w-0 text-sm leading-6 text-slate-700 wrap-anywhere ${className}`}>
       <ReactMarkdown
@@ -19,7 +28,7 @@ export function DocumentMarkdown({ text, className = "" }: { text: string; class
         urlTransform={safeUrl}
         components={COMPONENTS}
       >
-        {withoutFrontMatter(text)}
+        {keepFrontMatter ? text : withoutFrontMatter(text)}
       </ReactMarkdown>
     </div>
   );

@@ -9,6 +9,7 @@ import { NavLink } from "./nav-link";
 const LINKS: Record<Area, { href: string; label: string }[]> = {
   catalog: [
     { href: "/datasets", label: "Datasets" },
+    { href: "/requests", label: "Requests" },
     { href: "/notices", label: "Notices" },
   ],
   review: [
@@ -19,8 +20,11 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
   admin: [
     { href: "/admin/organizations", label: "Organisations" },
     { href: "/admin/users", label: "Users" },
+    { href: "/admin/datasets", label: "Datasets" },
     { href: "/admin/licences", label: "Licences" },
     { href: "/admin/licence-use", label: "Licence use" },
+    { href: "/admin/requests", label: "Requests" },
+    { href: "/admin/terms", label: "Terms" },
     { href: "/admin/keys", label: "API keys" },
     { href: "/admin/webhooks", label: "Webhooks" },
     { href: "/admin/audit", label: "Admin audit" },

@@ -14,6 +14,8 @@ import { listLicences, listVersionChoices } from "./list-licences";
 import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
 import { listDatasetVersions } from "./list-datasets";
+import { listDatasetListings, setDatasetListing } from "./listing";
+import { approveAccessRequest, listAccessRequests, rejectAccessRequest } from "./access-requests";
 import {
   addWebhookEndpoint,
   listWebhookEndpoints,
@@ -29,6 +31,7 @@ import {
   auditRowsBy,
   auditRowsFor,
   callers,
+  pendingAccessRequest,
   ctxOf,
   type CallerName,
   PUBLIC_WEBHOOK_URL,
@@ -43,6 +46,8 @@ type World = Awaited<ReturnType<typeof adminWorld>>;
 const VERBS: {
   name: string;
   audit: AuditAction | null;
+  /** Rows of other actions the same call writes (an approval grants a licence too). */
+  alsoWrites?: number;
   call: (ctx: Ctx, w: World) => Promise<{ targetId?: string }>;
 }[] = [
   {
@@ -123,6 +128,29 @@ const VERBS: {
         .sha256,
     }),
   },
+  {
+    name: "setDatasetListing",
+    audit: "dataset.listing",
+    // The world's dataset starts unlisted: listing it is a change.
+    call: async (ctx, w) => (
+      await setDatasetListing(ctx, { datasetId: w.datasetId, listing: "listed" }), { targetId: w.datasetId }
+    ),
+  },
+  {
+    name: "approveAccessRequest",
+    audit: "request.approve",
+    alsoWrites: 1,
+    call: async (ctx, w) => ({ targetId: (await approveAccessRequest(ctx, { id: await pendingAccessRequest(w) })).id }),
+  },
+  {
+    name: "rejectAccessRequest",
+    audit: "request.reject",
+    call: async (ctx, w) => ({
+      targetId: (await rejectAccessRequest(ctx, { id: await pendingAccessRequest(w), reason: "not now" })).id,
+    }),
+  },
+  { name: "listDatasetListings", audit: null, call: async (ctx) => (await listDatasetListings(ctx), {}) },
+  { name: "listAccessRequests", audit: null, call: async (ctx) => (await listAccessRequests(ctx), {}) },
   { name: "listTerms", audit: null, call: async (ctx) => (await listTerms(ctx), {}) },
   {
     name: "withdrawEpisodes",
@@ -220,7 +248,7 @@ describe.each(VERBS)("$name", (verb) => {
       const before = (await auditRowsBy(actorId)).length;
       const { targetId } = await verb.call(ctxOf(who[caller]), world);
       // The tests of this file run one at a time, so the actor's rows grow by exactly this call's.
-      expect((await auditRowsBy(actorId)).length - before).toBe(verb.audit ? 1 : 0);
+      expect((await auditRowsBy(actorId)).length - before).toBe(verb.audit ? 1 + (verb.alsoWrites ?? 0) : 0);
       if (!verb.audit) return;
       // A revoke's target already has the row of its grant or issue; the call itself adds one.
       const rows = (await auditRowsFor(targetId!)).filter((r) => r.action === verb.audit);

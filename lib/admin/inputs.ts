@@ -1,8 +1,10 @@
 import { z } from "zod";
-import { USER_ROLES } from "../db/schema";
+import { DATASET_LISTINGS, USER_ROLES } from "../db/schema";
 import { AppError } from "../errors";
-import { KEY_EXPIRY_DAYS, KEY_NAME_MAX } from "./rules";
+import { KEY_EXPIRY_DAYS, KEY_NAME_MAX, PURPOSE_MAX, REJECTION_REASON_MAX } from "./rules";
 import { FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
+import { parseTimeBound } from "../disclosures/filter";
+import { TERMS_MAX_BYTES, TERMS_SHA256_PATTERN } from "./terms";
 
 /**
  * What the portal's admin forms send to their server actions. A server action is a public
@@ -54,6 +56,47 @@ export const IssueKeyInput = z.object({
 });
 
 export const RevokeKeyInput = z.object({ id });
+
+// The text is kept byte for byte (its SHA-256 identifies it): never trimmed here; addTerms checks it.
+export const AddTermsInput = z.object({
+  title: line().min(1, "is required").max(200, "is at most 200 characters"),
+  body: z.string().max(TERMS_MAX_BYTES, `is at most ${TERMS_MAX_BYTES} characters`),
+  datasetId: id.nullish(),
+});
+
+export const ListingInput = z.object({
+  datasetId: id,
+  listing: z.enum(DATASET_LISTINGS, `must be one of ${DATASET_LISTINGS.join(", ")}`),
+});
+
+/** A form's date or instant: a date is a UTC day, taken from its start (`start`) or including it whole (`end`). */
+const termBound = (side: "start" | "end") =>
+  z.string().transform((text, check) => {
+    const bound = parseTimeBound(text);
+    if (!bound) {
+      check.addIssue({ code: "custom", message: "must be a date (YYYY-MM-DD) or an ISO 8601 instant with its zone" });
+      return z.NEVER;
+    }
+    return side === "end" && bound.wholeDay ? new Date(bound.at.getTime() + 86_400_000) : bound.at;
+  });
+
+export const ApproveRequestInput = z.object({
+  id,
+  startsAt: termBound("start").nullish(),
+  endsAt: termBound("end").nullish(),
+});
+
+export const RejectRequestInput = z.object({
+  id,
+  reason: z.string().max(REJECTION_REASON_MAX, `is at most ${REJECTION_REASON_MAX} characters`),
+});
+
+export const AccessRequestInput = z.object({
+  ...versionTarget,
+  purpose: z.string().max(PURPOSE_MAX, `is at most ${PURPOSE_MAX} characters`),
+  termsSha256: z.string().regex(TERMS_SHA256_PATTERN, "must be a terms document's SHA-256"),
+  accepted: z.literal(true, "must be true: the terms must be accepted to make a request"),
+});
 
 /** The parsed input, or the same `invalid_body` error an API body would get, naming the field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {

@@ -8,3 +8,8 @@ export const MIN_PASSWORD_LENGTH = 10;
 export const KEY_NAME_MAX = 100;
 /** The expiry choices the portal offers, in days; null is "never". */
 export const KEY_EXPIRY_DAYS = [7, 30, 90, 365] as const;
+/** An access request's purpose, and an admin's reason for rejecting one: a paragraph or a few. */
+export const PURPOSE_MAX = 2000;
+export const REJECTION_REASON_MAX = 2000;
+/** A terms document's title. */
+export const TERMS_TITLE_MAX = 200;

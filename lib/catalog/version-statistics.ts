@@ -1,6 +1,6 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
-import { requireLicensedVersion } from "./access";
+import { requireLicensedVersion, type ReleasedVersion } from "./access";
 import { episodeNotWithdrawn } from "./withdrawn";
 
 export type Count = { value: string; count: number };
@@ -34,7 +34,14 @@ export async function versionStatistics(
   ctx: Ctx,
   input: { datasetId: string; version: string },
 ): Promise<VersionStatistics> {
-  const licensed = await requireLicensedVersion(ctx, input.datasetId, input.version);
+  return statisticsOf(ctx, input.datasetId, await requireLicensedVersion(ctx, input.datasetId, input.version));
+}
+
+/**
+ * The numbers behind a released version's charts, for a caller already allowed to see them: the
+ * licence rule above, or a listed dataset's catalog facts (lib/catalog/listing.ts).
+ */
+export async function statisticsOf(ctx: Ctx, datasetId: string, licensed: ReleasedVersion): Promise<VersionStatistics> {
   const byCount = (counts: Record<string, number>) =>
     Object.entries(counts)
       .map(([value, count]) => ({ value, count }))
@@ -86,8 +93,8 @@ export async function versionStatistics(
     computed.set(key, rest);
   }
   return {
-    dataset_id: input.datasetId,
-    version: input.version,
+    dataset_id: datasetId,
+    version: licensed.version,
     episode_count: licensed.episodeCount,
     outcomes: byCount(licensed.facetCounts.outcome),
     environments: byCount(licensed.facetCounts.environment),

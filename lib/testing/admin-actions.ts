@@ -5,6 +5,9 @@ import { createOrganizationAction } from "@/app/(portal)/admin/organizations/act
 import { changeUserRoleAction, createUserAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
 import { grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
 import { issueKeyAction, revokeKeyAction } from "@/app/(portal)/admin/keys/actions";
+import { addTermsAction } from "@/app/(portal)/admin/terms/actions";
+import { setListingAction } from "@/app/(portal)/admin/datasets/actions";
+import { approveRequestAction, rejectRequestAction } from "@/app/(portal)/admin/requests/actions";
 
 /** What an action's example input may refer to: things a test has just made. */
 export type AdminActionWorld = {
@@ -20,6 +23,8 @@ export type AdminActionWorld = {
   userId: string;
   /** A string unique to this call (for slugs and emails). */
   unique: string;
+  /** A pending access request of the organisation's licensee for the unlicensed version (the dataset is listed). */
+  pendingRequestId: string;
 };
 
 export type AdminActionEntry = {
@@ -28,6 +33,8 @@ export type AdminActionEntry = {
   action: (input: unknown) => Promise<ActionResult<unknown>>;
   /** The admin_audit `action` one successful call writes. */
   audit: AuditAction;
+  /** The other rows the same call writes (an approval also grants a licence). */
+  alsoAudits?: AuditAction[];
   /** An input the action accepts for an allowed caller, so a refusal can only be the role's doing. */
   exampleInput: (world: AdminActionWorld) => unknown;
 };
@@ -84,6 +91,40 @@ export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
     action: revokeLicenceAction,
     audit: "licence.revoke",
     exampleInput: (w) => ({ organizationId: w.organizationId, datasetId: w.datasetId, version: w.licensedVersion }),
+  },
+  {
+    name: "addTermsAction",
+    area: "admin",
+    action: addTermsAction,
+    audit: "terms.add",
+    exampleInput: (w) => ({
+      title: `Terms ${w.unique}`,
+      body: `# Terms ${w.unique}\n\nUse with care.`,
+      datasetId: null,
+    }),
+  },
+  {
+    name: "setListingAction",
+    area: "admin",
+    action: setListingAction,
+    audit: "dataset.listing",
+    // The world's dataset is listed already (for its pending request): unlisting it is the change.
+    exampleInput: (w) => ({ datasetId: w.datasetId, listing: "unlisted" }),
+  },
+  {
+    name: "approveRequestAction",
+    area: "admin",
+    action: approveRequestAction,
+    audit: "request.approve",
+    alsoAudits: ["licence.grant"],
+    exampleInput: (w) => ({ id: w.pendingRequestId, startsAt: null, endsAt: "2099-12-31" }),
+  },
+  {
+    name: "rejectRequestAction",
+    area: "admin",
+    action: rejectRequestAction,
+    audit: "request.reject",
+    exampleInput: (w) => ({ id: w.pendingRequestId, reason: `Not for ${w.unique}` }),
   },
   {
     name: "issueKeyAction",

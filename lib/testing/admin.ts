@@ -7,6 +7,9 @@ import type { UserRole } from "../db/schema";
 import type { AuditAction } from "../admin/audit-actions";
 import { createUser } from "../admin/users";
 import { issueKey } from "../admin/keys";
+import { addTerms } from "../admin/terms";
+import { setDatasetListing } from "../admin/listing";
+import { requestAccess } from "../catalog/access-requests";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "./fixtures";
 
 /** Who may call what, as the admin tests see it: every kind of caller the verbs can meet. */
@@ -76,6 +79,43 @@ export async function adminWorld(): Promise<{
 
 /** A webhook URL on a public address that nothing answers (TEST-NET-3), for verbs that only register it. */
 export const PUBLIC_WEBHOOK_URL = "https://203.0.113.10/das-notices";
+
+/**
+ * The world's dataset listed, with terms of its own, and a pending access request of its licensee
+ * for the unlicensed version: the one there is, or a new one.
+ */
+export async function pendingAccessRequest(w: {
+  organizationId: string;
+  datasetId: string;
+  unlicensedVersion: string;
+  userId: string;
+}): Promise<string> {
+  const [pending] = await getDb().$client<{ id: string }[]>`
+    select r.id from access_requests r join dataset_versions v on v.id = r.version_id
+    where r.organization_id = ${w.organizationId} and v.dataset_id = ${w.datasetId}
+      and v.version = ${w.unlicensedVersion} and r.status = 'pending'`;
+  if (pending) return pending.id;
+  await setDatasetListing(operatorCtx(), { datasetId: w.datasetId, listing: "listed" });
+  const terms = await addTerms(operatorCtx(), {
+    title: "Terms of the world",
+    body: `# Terms\n\nfor ${w.datasetId}`,
+    datasetId: w.datasetId,
+  });
+  const licensee: UserPrincipal = {
+    kind: "user",
+    userId: w.userId,
+    email: "",
+    role: "licensee",
+    organizationId: w.organizationId,
+  };
+  const made = await requestAccess(ctxOf(licensee), {
+    datasetId: w.datasetId,
+    version: w.unlicensedVersion,
+    purpose: "a test of the admin's decision",
+    termsSha256: terms.document.sha256,
+  });
+  return made.id;
+}
 
 export type AuditRow = {
   action: AuditAction;

@@ -8,6 +8,7 @@ import { PageHeader } from "@/components/ui/page-header";
 import { SimpleTable } from "@/components/ui/simple-table";
 import { listDatasets } from "@/lib/catalog/list-datasets";
 import { listLicences, type LicenceRecord } from "@/lib/catalog/list-licences";
+import { listedDatasets } from "@/lib/catalog/listing";
 import { listVersions } from "@/lib/catalog/list-versions";
 import { endingText, licenceEnding } from "@/lib/catalog/licence-ending";
 import { pageContext } from "@/lib/http/portal";
@@ -16,16 +17,20 @@ export const metadata: Metadata = { title: "Datasets" };
 
 export default async function DatasetsPage() {
   const ctx = await pageContext("catalog", "/datasets");
-  const { datasets } = await listDatasets(ctx, { limit: 500 });
-  const [versions, { licences }] = await Promise.all([
-    Promise.all(datasets.map((d) => listVersions(ctx, { datasetId: d.dataset_id, limit: 500 }))),
+  const [{ datasets }, listed, { licences }] = await Promise.all([
+    listDatasets(ctx, { limit: 500 }),
+    listedDatasets(ctx),
     listLicences(ctx, { limit: 500 }),
   ]);
+  const versions = await Promise.all(datasets.map((d) => listVersions(ctx, { datasetId: d.dataset_id, limit: 500 })));
   const now = new Date();
   const ending = licences.flatMap((l) => {
     const soon = licenceEnding(l.ends_at, now);
     return soon ? [{ licence: l, soon }] : [];
   });
+  const licensed = new Set(datasets.map((d) => d.dataset_id));
+  // Listed datasets the organisation holds nothing of yet: their facts, and the way to ask for them.
+  const requestable = listed.filter((d) => !licensed.has(d.dataset_id));
   return (
     <>
       <PageHeader
@@ -88,6 +93,50 @@ export default async function DatasetsPage() {
         </ul>
       )}
       {licences.length ? <LicencesSection licences={licences} now={now} /> : null}
+      {requestable.length ? (
+        <section aria-labelledby="listed-heading" className="mt-10">
+          <h2 id="listed-heading" className="text-base font-semibold text-slate-900">
+            More datasets you can request
+          </h2>
+          <p className="mt-1 mb-4 text-sm text-slate-600">
+            Listed datasets your organisation holds no licence for. See their versions and charts, and request a licence
+            under their terms.
+          </p>
+          <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
+            {requestable.map((dataset) => (
+              <li key={dataset.dataset_id}>
+                <Link
+                  href={`/datasets/${dataset.dataset_id}`}
+                  className="flex h-full flex-col rounded-lg bg-white p-5 shadow-sm ring-1 ring-slate-200 transition hover:shadow-md hover:ring-brand-300"
+                >
+                  <div className="flex items-start justify-between gap-3">
+                    <h3 className="font-semibold text-slate-900">{dataset.title}</h3>
+                    <Badge tone="neutral">not licensed</Badge>
+                  </div>
+                  <p className="mt-1 font-mono text-xs text-slate-500">{dataset.dataset_id}</p>
+                  <p className="mt-3 line-clamp-3 flex-1 text-sm text-slate-600">{dataset.description}</p>
+                  <dl className="mt-4 grid grid-cols-3 gap-2 border-t border-slate-100 pt-3 text-center">
+                    <div>
+                      <dt className="text-xs text-slate-500">Episodes</dt>
+                      <dd className="text-sm font-semibold tabular-nums">
+                        {formatNumber(dataset.versions[0]!.episode_count)}
+                      </dd>
+                    </div>
+                    <div>
+                      <dt className="text-xs text-slate-500">Versions</dt>
+                      <dd className="text-sm font-semibold tabular-nums">{dataset.versions.length}</dd>
+                    </div>
+                    <div>
+                      <dt className="text-xs text-slate-500">Updated</dt>
+                      <dd className="text-sm font-semibold tabular-nums">{formatDate(dataset.updated_at)}</dd>
+                    </div>
+                  </dl>
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
     </>
   );
 }

@@ -2,13 +2,26 @@ import { bigint, check, integer, jsonb, pgTable, primaryKey, text, unique } from
 import { sql } from "drizzle-orm";
 import { byteOrderText, createdAt, timestamptz } from "../columns";
 
-export const datasets = pgTable("datasets", {
-  id: byteOrderText("id").primaryKey(),
-  title: text().notNull(),
-  description: text().notNull(),
-  createdAt: createdAt(),
-  updatedAt: timestamptz("updated_at").notNull().defaultNow(),
-});
+/**
+ * Whether the portal shows a dataset beyond its licensees: `unlisted` (the default) shows it only to
+ * organisations holding a licence; `listed` shows its catalog facts (never its episodes or files) to
+ * every signed-in member of an organisation, who may request a licence. The API ignores it.
+ */
+export const DATASET_LISTINGS = ["unlisted", "listed"] as const;
+export type DatasetListing = (typeof DATASET_LISTINGS)[number];
+
+export const datasets = pgTable(
+  "datasets",
+  {
+    id: byteOrderText("id").primaryKey(),
+    title: text().notNull(),
+    description: text().notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamptz("updated_at").notNull().defaultNow(),
+    listing: text().$type<DatasetListing>().notNull().default("unlisted"),
+  },
+  (t) => [check("datasets_listing_check", sql`${t.listing} in ('unlisted', 'listed')`)],
+);
 
 /**
  * Episode counts per filter, computed once at import: a released version never changes, so the

@@ -8,3 +8,4 @@ export * from "./admin-audit";
 export * from "./disclosures";
 export * from "./disclosure-integrity";
 export * from "./notice-delivery";
+export * from "./access-requests";

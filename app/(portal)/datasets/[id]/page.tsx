@@ -9,16 +9,15 @@ import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { formatBytes, formatDate, formatNumber, formatSeconds } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { Stat } from "@/components/ui/stat";
-import { getDataset } from "@/lib/catalog/list-datasets";
-import { listVersions } from "@/lib/catalog/list-versions";
-import { versionStatistics } from "@/lib/catalog/version-statistics";
+import { portalDataset, portalVersionStatistics } from "@/lib/catalog/listing";
 import { versionReadme } from "@/lib/catalog/version-documents";
 import { DatasetCard } from "@/components/datasets/dataset-card";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 
 type Props = { params: Promise<{ id: string }>; searchParams: Promise<SearchParams> };
 
-// A version that is not licensed (or not there) shows the newest licensed one instead.
+// A version that cannot be shown (or is not there) shows the newest licensed one instead, or, for a
+// listed dataset the caller holds nothing of, the newest version.
 const Search = z.object({ version: z.string().optional() });
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
@@ -44,14 +43,18 @@ export default async function DatasetPage({ params, searchParams }: Props) {
   const { id } = await params;
   const ctx = await pageContext("catalog", `/datasets/${id}`);
   const { version: requested } = await pageSearch(searchParams, Search);
-  const [dataset, { versions }] = await pageData(
-    Promise.all([getDataset(ctx, id), listVersions(ctx, { datasetId: id, limit: 500 })]),
-  );
-  const shown = versions.find((v) => v.licensed && v.version === requested) ?? versions.find((v) => v.licensed)!;
+  const dataset = await pageData(portalDataset(ctx, id));
+  const { versions } = dataset;
+  // A listed dataset's charts are its catalog facts, for any version; otherwise only licensed ones.
+  const showable = (v: (typeof versions)[number]) => v.licensed || dataset.listed;
+  const shown =
+    versions.find((v) => showable(v) && v.version === requested) ?? versions.find((v) => v.licensed) ?? versions[0]!;
+  const requestable = dataset.listed && versions.some((v) => !v.licensed);
   const [stats, readme] = await Promise.all([
-    versionStatistics(ctx, { datasetId: id, version: shown.version }),
-    // The card is the shown version's README; a store that cannot be reached leaves the page without it.
-    versionReadme(ctx, { datasetId: id, version: shown.version }).catch(() => null),
+    portalVersionStatistics(ctx, { datasetId: id, version: shown.version }),
+    // The card is the shown version's README, a file of the version: only under a licence. A store
+    // that cannot be reached leaves the page without it.
+    shown.licensed ? versionReadme(ctx, { datasetId: id, version: shown.version }).catch(() => null) : null,
   ]);
   return (
     <>
@@ -59,7 +62,21 @@ export default async function DatasetPage({ params, searchParams }: Props) {
         crumbs={[{ label: "Datasets", href: "/datasets" }, { label: dataset.title }]}
         title={dataset.title}
         description={dataset.description}
-        actions={<LinkButton href={`/datasets/${id}/${shown.version}`}>Explore episodes of {shown.version}</LinkButton>}
+        actions={
+          <div className="flex flex-wrap gap-2">
+            {shown.licensed ? (
+              <LinkButton href={`/datasets/${id}/${shown.version}`}>Explore episodes of {shown.version}</LinkButton>
+            ) : null}
+            {requestable ? (
+              <LinkButton
+                variant={shown.licensed ? "secondary" : "primary"}
+                href={`/datasets/${id}/request${shown.licensed ? "" : `?version=${shown.version}`}`}
+              >
+                Request access
+              </LinkButton>
+            ) : null}
+          </div>
+        }
       />
       <section aria-labelledby="stats-heading" className="mb-6">
         <h2 id="stats-heading" className="mb-3 text-sm font-medium text-slate-700">
@@ -149,7 +166,11 @@ export default async function DatasetPage({ params, searchParams }: Props) {
       <Card>
         <CardHeader
           title="Versions"
-          description="Newest first. Charts above are for the highlighted version; licensed versions can be explored and downloaded."
+          description={
+            dataset.listed
+              ? "Newest first. Charts above are for the highlighted version; licensed versions can be explored and downloaded, the others requested."
+              : "Newest first. Charts above are for the highlighted version; licensed versions can be explored and downloaded."
+          }
         />
         <ol className="divide-y divide-slate-100">
           {versions.map((v) => (
@@ -160,7 +181,7 @@ export default async function DatasetPage({ params, searchParams }: Props) {
                 <span className="text-sm text-slate-500">
                   released {formatDate(v.released_at)} · {formatNumber(v.episode_count)} episodes
                 </span>
-                {v.licensed ? (
+                {showable(v) ? (
                   <span className="ml-auto flex gap-3 text-sm">
                     {v.version !== shown.version ? (
                       <Link
@@ -170,9 +191,21 @@ export default async function DatasetPage({ params, searchParams }: Props) {
                         Charts
                       </Link>
                     ) : null}
-                    <Link className="font-medium text-brand-700 hover:underline" href={`/datasets/${id}/${v.version}`}>
-                      Episodes
-                    </Link>
+                    {v.licensed ? (
+                      <Link
+                        className="font-medium text-brand-700 hover:underline"
+                        href={`/datasets/${id}/${v.version}`}
+                      >
+                        Episodes
+                      </Link>
+                    ) : (
+                      <Link
+                        className="font-medium text-brand-700 hover:underline"
+                        href={`/datasets/${id}/request?version=${v.version}`}
+                      >
+                        Request access
+                      </Link>
+                    )}
                   </span>
                 ) : null}
               </div>

@@ -1,0 +1,5 @@
+import { AdminSkeleton } from "@/components/admin/admin-skeleton";
+
+export default function Loading() {
+  return <AdminSkeleton label="datasets" />;
+}
