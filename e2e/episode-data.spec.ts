@@ -151,6 +151,8 @@ test("the robot's data of a LeRobot v3.0 episode is plotted in step with the vid
     // A click on a plot seeks the video: three quarters along is 3 s of the 4 s episode, the file's 7 s.
     await page.getByRole("button", { name: "Pause" }).click();
     const over = page.locator('[data-feature="action"] .u-over');
+    // A mouse click lands only inside the viewport: the plot may be below the fold.
+    await over.scrollIntoViewIfNeeded();
     const box = (await over.boundingBox())!;
     await page.mouse.click(box.x + box.width * 0.75, box.y + box.height / 2);
     await expect.poll(() => currentTime(page)).toBeCloseTo(7, 0);

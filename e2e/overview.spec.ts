@@ -47,7 +47,8 @@ test("a reviewer lands on the overview, follows a bar and an organisation into t
   await acmeRow.getByRole("link", { name: "Acme Robotics", exact: true }).click();
   await expect(page).toHaveURL(/\/review\/disclosures\?org=acme-robotics&from=\d{4}-\d{2}-\d{2}&to=\d{4}-\d{2}-\d{2}$/);
   await expect(page.getByLabel("Organisation")).toHaveValue("acme-robotics");
-  const entries = page.locator('a[href^="/review/disclosures/dl_"]');
+  // Downloads and previews alike: the row counts every entry (other journeys preview as Acme's users).
+  const entries = page.locator('a[href^="/review/disclosures/dl_"], a[href^="/review/disclosures/pv_"]');
   await expect(entries.first()).toBeVisible();
   if (acmeEntries <= 50) await expect(entries).toHaveCount(acmeEntries);
   await expect(page.getByRole("table").getByText("Globex AI")).toHaveCount(0);
@@ -55,7 +56,7 @@ test("a reviewer lands on the overview, follows a bar and an organisation into t
   // An entry, then back to the filtered log and back to the overview.
   const filtered = page.url();
   await entries.first().click();
-  await expect(page).toHaveURL(/\/review\/disclosures\/dl_/);
+  await expect(page).toHaveURL(/\/review\/disclosures\/(dl|pv)_/);
   await expect(page.getByRole("heading", { level: 1 })).toContainText("@");
   await page.goBack();
   await expect(page).toHaveURL(filtered);

@@ -45,6 +45,8 @@ function npmStart(dataDir: string, port: number): Service {
     cwd: PROJECT_ROOT,
     env: newcomerEnv(dataDir, { PORT: String(port) }),
     stdio: ["ignore", "pipe", "pipe"],
+    // A process group of its own, as a terminal's foreground job: stop() interrupts all of it.
+    detached: true,
   });
   const lines: string[] = [];
   const ready = new Promise<{ line: string; loginStatus: number }>((resolve, reject) => {
@@ -68,11 +70,15 @@ function npmStart(dataDir: string, port: number): Service {
   return { child, lines, ready };
 }
 
+/**
+ * Ctrl-C in the newcomer's terminal: SIGINT to the whole process group (npm, its shell, the service
+ * and the servers it started), as a terminal sends it. SIGINT to npm alone reaches none of them.
+ */
 function stop(service: Service): Promise<void> {
   if (service.child.exitCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     service.child.once("exit", () => resolve());
-    service.child.kill("SIGINT");
+    process.kill(-service.child.pid!, "SIGINT");
   });
 }
 
