@@ -396,6 +396,56 @@ describe("access requests over HTTP", () => {
   const getPage = async (path: string, cookie: string) =>
     fetch(`${server.url}${path}`, { redirect: "manual", headers: { cookie } });
 
+  it("grants a licence for a term under terms from the portal, and ends it early: the API refuses from then", async () => {
+    const d = await listedDataset();
+    const org = await createTestOrg();
+    const { secret } = await createTestKey(org.id);
+    const admin = session.admin!.cookie;
+    const target = { organizationId: org.id, datasetId: d.datasetId, version: "1.0.0" };
+    const download = () =>
+      fetch(`${server.url}/api/v1/downloads`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ dataset_id: d.datasetId, version: "1.0.0" }),
+      });
+    expect(
+      await callAction(
+        "grantLicenceAction",
+        { ...target, startsAt: null, endsAt: "31/12/2099", termsSha256: null },
+        admin,
+      ),
+    ).toMatchObject({ ok: false, error: { code: "invalid_body" } });
+    const granted = await callAction(
+      "grantLicenceAction",
+      { ...target, startsAt: "2026-01-01", endsAt: "2099-12-31", termsSha256: d.terms },
+      admin,
+    );
+    expect(granted).toMatchObject({ ok: true, data: { created: true } });
+    const id = (granted as { data: { id: string } }).data.id;
+    const licence = async () =>
+      (await getDb().$client`select starts_at, ends_at, terms_sha256 from licences where id = ${id}`)[0];
+    // Dates are UTC days, the last one included: the licence ends at the next midnight.
+    expect(await licence()).toEqual({
+      starts_at: new Date("2026-01-01T00:00:00Z"),
+      ends_at: new Date("2100-01-01T00:00:00Z"),
+      terms_sha256: d.terms,
+    });
+    expect((await download()).status).toBe(201);
+
+    // A last day before its first is refused with the reason, and nothing changes.
+    expect(await callAction("endLicenceAction", { ...target, endsAt: "2025-12-30" }, admin)).toMatchObject({
+      ok: false,
+      error: { code: "invalid_parameter" },
+    });
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect(await callAction("endLicenceAction", { ...target, endsAt: yesterday }, admin)).toMatchObject({
+      ok: true,
+      data: { id, previousEndsAt: "2100-01-01T00:00:00.000Z" },
+    });
+    expect((await licence())!.ends_at).toEqual(new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`));
+    // Its only version no longer usable, the dataset is as unknown to the key as before the grant.
+    expect((await download()).status).toBe(404);
+  });
   it("request, accept, approve: the organisation's key downloads the version through the API", async () => {
     const d = await listedDataset();
     const licensee = session.licensee!.cookie;

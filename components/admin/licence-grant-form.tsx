@@ -5,15 +5,25 @@ import type { LicenceTarget } from "@/lib/admin/licences";
 import type { VersionChoice } from "@/lib/admin/list-licences";
 import { Alert } from "../ui/alert";
 import { Button } from "../ui/button";
-import { Field, Select } from "../ui/form";
+import { Field, Input, Select } from "../ui/form";
 import { formatDate, formatNumber } from "../ui/format";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { OrganizationOptions, type OrganizationChoice } from "./user-form";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
 
-const ORDER = ["licence-organization", "licence-version"];
+const ORDER = ["licence-organization", "licence-version", "licence-starts", "licence-ends", "licence-terms"];
 export const versionKey = (datasetId: string, version: string) => `${datasetId}@${version}`;
+
+/** What the form sends: dates are UTC days (the last one included), as `das-admin licence grant` reads them. */
+export type LicenceGrantInput = LicenceTarget & {
+  startsAt: string | null;
+  endsAt: string | null;
+  termsSha256: string | null;
+};
+
+/** A terms document a licence can be granted under. */
+export type TermsChoice = { sha256: string; title: string; dataset_id: string | null };
 
 /** Grants one organisation one dataset version; versions it already holds are shown but cannot be chosen. */
 export function LicenceGrantForm({
@@ -21,6 +31,7 @@ export function LicenceGrantForm({
   versions,
   held,
   defaultOrganizationId = "",
+  terms,
   grantLicence,
 }: {
   organizations: OrganizationChoice[];
@@ -28,10 +39,14 @@ export function LicenceGrantForm({
   /** `organizationId dataset@version` of every active licence. */
   held: string[];
   defaultOrganizationId?: string;
-  grantLicence: AdminAction<LicenceTarget, LicenceTarget & { id: string; created: boolean }>;
+  terms: TermsChoice[];
+  grantLicence: AdminAction<LicenceGrantInput, LicenceTarget & { id: string; created: boolean }>;
 }) {
   const [organizationId, setOrganizationId] = useState(defaultOrganizationId);
   const [target, setTarget] = useState("");
+  const [startsOn, setStartsOn] = useState("");
+  const [lastDay, setLastDay] = useState("");
+  const [termsSha256, setTermsSha256] = useState("");
   const [errors, setErrors] = useState<FieldErrors>({});
   const heldSet = useMemo(() => new Set(held), [held]);
   const datasets = useMemo(() => {
@@ -39,7 +54,15 @@ export function LicenceGrantForm({
     for (const v of versions) byDataset.set(v.dataset_id, [...(byDataset.get(v.dataset_id) ?? []), v]);
     return [...byDataset.values()];
   }, [versions]);
-  const grant = useAdminAction(grantLicence, () => setTarget(""));
+  const grant = useAdminAction(grantLicence, () => {
+    setTarget("");
+    setLastDay("");
+    setStartsOn("");
+    setTermsSha256("");
+  });
+  // A dataset's own terms, and the global ones, are offered for its versions.
+  const chosenDataset = target ? target.split("@")[0] : null;
+  const termsChoices = terms.filter((t) => t.dataset_id === null || t.dataset_id === chosenDataset);
   const isHeld = (key: string) => Boolean(organizationId) && heldSet.has(`${organizationId} ${key}`);
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -47,10 +70,20 @@ export function LicenceGrantForm({
     if (!organizationId) found["licence-organization"] = "Choose the organisation to license.";
     if (!target) found["licence-version"] = "Choose a dataset version.";
     else if (isHeld(target)) found["licence-version"] = "The organisation already holds this version.";
+    if (startsOn && lastDay && lastDay < startsOn) found["licence-ends"] = "The last day comes on or after the first.";
+    if (termsSha256 && !termsChoices.some((t) => t.sha256 === termsSha256))
+      found["licence-terms"] = "These terms are for another dataset: choose again.";
     setErrors(found);
     if (Object.keys(found).length) return focusFirstError(ORDER, found);
     const [datasetId, version] = target.split("@") as [string, string];
-    grant.mutate({ organizationId, datasetId, version });
+    grant.mutate({
+      organizationId,
+      datasetId,
+      version,
+      startsAt: startsOn || null,
+      endsAt: lastDay || null,
+      termsSha256: termsSha256 || null,
+    });
   };
   const granted = grant.result && !grant.isPending ? grant.result : undefined;
   const grantedOrg = granted && organizations.find((o) => o.id === granted.organizationId);
@@ -96,6 +129,54 @@ export function LicenceGrantForm({
           </Select>
         </Field>
       </div>
+      <div className="grid gap-4 sm:grid-cols-3">
+        <Field
+          label="Usable from"
+          htmlFor="licence-starts"
+          error={errors["licence-starts"]}
+          hint="A UTC day; empty: from now."
+        >
+          <Input
+            {...invalidProps("licence-starts", errors)}
+            type="date"
+            value={startsOn}
+            onChange={(e) => setStartsOn(e.target.value)}
+          />
+        </Field>
+        <Field
+          label="Last day"
+          htmlFor="licence-ends"
+          error={errors["licence-ends"]}
+          hint="Included, UTC; empty: no end. It ends on its own."
+        >
+          <Input
+            {...invalidProps("licence-ends", errors)}
+            type="date"
+            value={lastDay}
+            min={startsOn || undefined}
+            onChange={(e) => setLastDay(e.target.value)}
+          />
+        </Field>
+        <Field
+          label="Terms"
+          htmlFor="licence-terms"
+          error={errors["licence-terms"]}
+          hint="The data-use agreement it is granted under; every file delivered names it."
+        >
+          <Select
+            {...invalidProps("licence-terms", errors)}
+            value={termsSha256}
+            onChange={(e) => setTermsSha256(e.target.value)}
+          >
+            <option value="">No terms document</option>
+            {termsChoices.map((t) => (
+              <option key={t.sha256} value={t.sha256}>
+                {t.title} · {t.dataset_id ?? "all datasets"} · {t.sha256.slice(0, 12)}
+              </option>
+            ))}
+          </Select>
+        </Field>
+      </div>
       <Button
         type="submit"
         disabled={grant.isPending || versions.length === 0}
@@ -115,7 +196,7 @@ export function LicenceGrantForm({
             {granted.created ? "Granted" : "Already held:"}{" "}
             <span className="font-mono">{versionKey(granted.datasetId, granted.version)}</span> to{" "}
             <span className="font-semibold">{grantedOrg?.name ?? granted.organizationId}</span>. Its members and keys
-            can use it now.
+            can use it within its term.
           </Alert>
         ) : null}
       </div>

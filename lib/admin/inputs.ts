@@ -86,6 +86,18 @@ export const ApproveRequestInput = z.object({
   endsAt: termBound("end").nullish(),
 });
 
+/** A licence granted from the portal: its term (dates are UTC days, the end one included) and terms. */
+export const GrantLicenceInput = z.object({
+  organizationId: id,
+  ...versionTarget,
+  startsAt: termBound("start").nullish(),
+  endsAt: termBound("end").nullish(),
+  termsSha256: z.string().regex(TERMS_SHA256_PATTERN, "must be a terms document's SHA-256").nullish(),
+});
+
+/** A held licence's new end: earlier ends it early, later extends it. */
+export const EndLicenceInput = z.object({ organizationId: id, ...versionTarget, endsAt: termBound("end") });
+
 export const RejectRequestInput = z.object({
   id,
   reason: z.string().max(REJECTION_REASON_MAX, `is at most ${REJECTION_REASON_MAX} characters`),

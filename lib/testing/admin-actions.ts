@@ -3,7 +3,7 @@ import type { Area } from "@/lib/portal/access";
 import type { AuditAction } from "@/lib/admin/audit-actions";
 import { createOrganizationAction } from "@/app/(portal)/admin/organizations/actions";
 import { changeUserRoleAction, createUserAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
-import { grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
+import { endLicenceAction, grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
 import { issueKeyAction, revokeKeyAction } from "@/app/(portal)/admin/keys/actions";
 import { addTermsAction } from "@/app/(portal)/admin/terms/actions";
 import { setListingAction } from "@/app/(portal)/admin/datasets/actions";
@@ -83,7 +83,26 @@ export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
     area: "admin",
     action: grantLicenceAction,
     audit: "licence.grant",
-    exampleInput: (w) => ({ organizationId: w.organizationId, datasetId: w.datasetId, version: w.unlicensedVersion }),
+    exampleInput: (w) => ({
+      organizationId: w.organizationId,
+      datasetId: w.datasetId,
+      version: w.unlicensedVersion,
+      startsAt: null,
+      endsAt: "2099-12-31",
+      termsSha256: null,
+    }),
+  },
+  {
+    name: "endLicenceAction",
+    area: "admin",
+    action: endLicenceAction,
+    audit: "licence.end",
+    exampleInput: (w) => ({
+      organizationId: w.organizationId,
+      datasetId: w.datasetId,
+      version: w.licensedVersion,
+      endsAt: "2099-12-31",
+    }),
   },
   {
     name: "revokeLicenceAction",

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { z } from "zod";
+import { LicenceEndForm } from "@/components/admin/licence-end-form";
 import { LicenceGrantForm } from "@/components/admin/licence-grant-form";
 import { LicencesTables } from "@/components/admin/licences-tables";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -7,8 +8,9 @@ import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
 import { listLicences, listVersionChoices } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
+import { listTerms } from "@/lib/admin/terms";
 import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
-import { grantLicenceAction, revokeLicenceAction } from "./actions";
+import { endLicenceAction, grantLicenceAction, revokeLicenceAction } from "./actions";
 
 export const metadata: Metadata = { title: "Licences" };
 
@@ -17,10 +19,11 @@ const Search = z.object({ organization: z.string().optional() });
 export default async function LicencesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/licences");
   const { organization: wanted } = await pageSearch(searchParams, Search);
-  const [organizations, versions, all] = await Promise.all([
+  const [organizations, versions, all, terms] = await Promise.all([
     listOrganizations(ctx),
     listVersionChoices(ctx),
     listLicences(ctx),
+    listTerms(ctx),
   ]);
   const organizationId = organizations.find((o) => o.id === wanted)?.id;
   const shown = organizationId ? all.filter((l) => l.organization_id === organizationId) : all;
@@ -29,13 +32,13 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
     <>
       <PageHeader
         title="Licences"
-        description="A licence gives one organisation one dataset version. Grant and revoke take effect on the next request, in the portal and the API alike."
+        description="A licence gives one organisation one dataset version for a term, under the terms it was granted with. Grant, end and revoke take effect on the next request, in the portal and the API alike."
       />
       <div className="space-y-6">
         <Card>
           <CardHeader
             title="Grant a licence"
-            description="The organisation's members and API keys can list, read and download the version as soon as it is granted."
+            description="The organisation's members and API keys can list, read and download the version from its first day to its last."
           />
           <CardBody>
             <LicenceGrantForm
@@ -43,8 +46,18 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
               versions={versions}
               held={held}
               defaultOrganizationId={organizationId}
+              terms={terms.map(({ sha256, title, dataset_id }) => ({ sha256, title, dataset_id }))}
               grantLicence={grantLicenceAction}
             />
+          </CardBody>
+        </Card>
+        <Card>
+          <CardHeader
+            title="End early or extend"
+            description="A licence stops being usable after its last day, in the portal and the API at the same moment, with nothing to run. Every change is audited with the end it replaced."
+          />
+          <CardBody>
+            <LicenceEndForm licences={all.filter((l) => !l.revoked_at)} endLicence={endLicenceAction} />
           </CardBody>
         </Card>
         <LicencesTables
