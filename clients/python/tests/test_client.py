@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 import das_client
 from das_client import Client
+
+from conftest import REPO
 
 
 def client_for(service, key="main", **options) -> Client:
@@ -105,6 +108,25 @@ def test_openapi(service):
     document = Client("das_unused", service["url"]).openapi()
     assert document["openapi"].startswith("3.1")
     assert "/api/v1/downloads" in document["paths"]
+
+
+def test_every_error_code_of_the_service_has_its_exception():
+    # The service's one error table (lib/errors.ts): a code added there needs its class here.
+    table = (REPO / "lib" / "errors.ts").read_text()
+    start = table.index("export const ERROR_STATUS")
+    codes = set(re.findall(r"^  ([a-z_]+): \d{3},", table[start : table.index("}", start)], re.M))
+    assert codes and codes == set(das_client.errors.ERROR_CLASSES)
+
+
+def test_licences_and_notices(service):
+    client = client_for(service, "errors")
+    licensed = {(l["dataset_id"], l["version"]) for l in client.licences()}
+    assert (service["plain"]["dataset_id"], "1.0.0") in licensed
+    assert (service["plain"]["dataset_id"], service["plain"]["unlicensed_version"]) not in licensed
+    # No withdrawal reached this organisation: no notice, and another's notice id is a 404.
+    assert client.notices() == []
+    with pytest.raises(das_client.NotFound):
+        client.acknowledge("nt_" + "0" * 32, "deleted everything", ["a/b.mp4"])
 
 
 @pytest.mark.parametrize(

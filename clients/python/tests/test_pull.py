@@ -19,6 +19,9 @@ from das_client.transfer import PARTIAL_SUFFIX, destination
 
 from helpers import files_under, sha256
 
+# Every complete pull says which download delivered which file of which episodes (for `das sync`).
+PROVENANCE = "das-provenance.json"
+
 
 def test_pull_writes_every_file_verified_and_skips_them_next_time(service, tmp_path):
     client = Client(service["keys"]["pull"], service["url"])
@@ -28,7 +31,7 @@ def test_pull_writes_every_file_verified_and_skips_them_next_time(service, tmp_p
     assert summary.ok and summary.failed == []
     assert summary.downloaded == summary.files == len(manifest["files"])
     assert len(summary.downloads) == 1
-    assert files_under(tmp_path) == sorted(f["path"] for f in manifest["files"])
+    assert files_under(tmp_path) == sorted([PROVENANCE, *(f["path"] for f in manifest["files"])])
     for f in manifest["files"]:
         assert sha256(tmp_path / f["path"]) == f["sha256"]
     again = client.pull(plain["dataset_id"], "1.0.0", tmp_path, progress=False)
@@ -46,7 +49,7 @@ def test_pull_of_episodes_and_streams(service, tmp_path):
     chosen = [e["episode_id"] for e in client.episodes(plain["dataset_id"], "1.0.0")][:3]
     summary = client.pull(plain["dataset_id"], "1.0.0", tmp_path, episodes=chosen, streams=["joints"], progress=False)
     assert summary.ok
-    assert files_under(tmp_path) == sorted(f"episodes/{e}/joints.bin" for e in chosen)
+    assert files_under(tmp_path) == sorted([PROVENANCE, *(f"episodes/{e}/joints.bin" for e in chosen)])
 
 
 def test_pull_refuses_unknown_streams_and_episodes_before_downloading(service, tmp_path):
@@ -100,7 +103,7 @@ def test_an_interrupted_pull_resumes_where_it_stopped(service, tmp_path):
     assert summary.already_verified == len(before)
     assert summary.resumed >= 1
     assert summary.bytes_received < sum(f["size_bytes"] for f in manifest["files"] if f["path"] not in before)
-    assert files_under(tmp_path) == sorted(f["path"] for f in manifest["files"])
+    assert files_under(tmp_path) == sorted([PROVENANCE, *(f["path"] for f in manifest["files"])])
     for f in manifest["files"]:
         assert sha256(tmp_path / f["path"]) == f["sha256"]
 
@@ -121,7 +124,7 @@ def test_urls_that_expire_mid_pull_are_renewed_for_the_files_still_open(service,
     )
     assert summary.ok
     assert summary.url_renewals >= 1 and len(summary.downloads) == 1 + summary.url_renewals
-    assert files_under(tmp_path) == sorted(f"episodes/{e}/cam.bin" for e in chosen)
+    assert files_under(tmp_path) == sorted([PROVENANCE, *(f"episodes/{e}/cam.bin" for e in chosen)])
 
 
 def test_a_hostile_manifest_cannot_name_a_place_outside_the_directory(tmp_path):

@@ -14,6 +14,7 @@ from .errors import (  # noqa: E402
     BadRequest,
     ConfigError,
     DasError,
+    EpisodeWithdrawn,
     Forbidden,
     HttpsRequired,
     IdempotencyConflict,
@@ -31,6 +32,7 @@ from .errors import (  # noqa: E402
     Unauthorized,
     Unavailable,
     VersionNotLicensed,
+    WithdrawnContent,
 )
 from .pull import PullSummary  # noqa: E402
 
@@ -42,6 +44,7 @@ __all__ = [
     "BadRequest",
     "ConfigError",
     "DasError",
+    "EpisodeWithdrawn",
     "Forbidden",
     "HttpsRequired",
     "IdempotencyConflict",
@@ -59,4 +62,5 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
     "VersionNotLicensed",
+    "WithdrawnContent",
 ]

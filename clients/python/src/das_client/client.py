@@ -194,6 +194,19 @@ class Client:
             body["streams"] = list(streams)
         return self._send("POST", "/previews", body=body)
 
+    def licences(self) -> list[dict[str, Any]]:
+        """The key's licences usable now (every page): dataset, version, term and terms document."""
+        return self._collect("/licences", "licences")
+
+    def notices(self) -> list[dict[str, Any]]:
+        """The notices of the key's organisation (every page), e.g. a withdrawal naming its episodes."""
+        return self._collect("/notices", "notices")
+
+    def acknowledge(self, notice_id: str, statement: str, deleted_paths: Sequence[str] = ()) -> dict[str, Any]:
+        """Acknowledges a notice with a statement of what was deleted; acknowledgements are append-only."""
+        body = {"statement": statement, "deleted_paths": list(deleted_paths)}
+        return self._send("POST", f"/notices/{_seg(notice_id)}/acknowledgements", body=body)
+
     def openapi(self) -> dict[str, Any]:
         """The API's OpenAPI 3.1 document."""
         return self._get("/openapi.json")

@@ -76,6 +76,18 @@ class NotFound(ApiError):
     code = "not_found"
 
 
+class EpisodeWithdrawn(ApiError):
+    """410: the episode was withdrawn (consent withdrawn): it is gone from every list, file and preview."""
+
+    code = "episode_withdrawn"
+
+
+class WithdrawnContent(ApiError):
+    """422: a file of the request also holds a withdrawn episode; the message names files and episodes."""
+
+    code = "withdrawn_content"
+
+
 class MethodNotAllowed(ApiError):
     code = "method_not_allowed"
 
@@ -119,10 +131,12 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
         HttpsRequired,
         Forbidden,
         NotFound,
+        EpisodeWithdrawn,
         MethodNotAllowed,
         NotAcceptable,
         IdempotencyConflict,
         ScopeTooLarge,
+        WithdrawnContent,
         RateLimited,
         InternalError,
         Unavailable,

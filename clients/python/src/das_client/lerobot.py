@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .transfer import sha256_file
+from .transfer import destination as safe_destination, sha256_file
 
 ORIGINALS_DIR = ".das/original"
 PROVENANCE_FILE = "das-provenance.json"
@@ -915,6 +915,7 @@ def finish(
                 "path": f["path"],
                 "sha256": f["sha256"],
                 "size_bytes": f["size_bytes"],
+                "episode_ids": f["episode_ids"],
                 "download_id": delivered_by.get(f["path"]) or before.get(f"{f['path']}\0{f['sha256']}"),
                 "stored_at": None if f["path"] in cut_down else layout.place_of(f),
             }
@@ -971,3 +972,42 @@ def finish(
         "open_with": open_with,
         "provenance": str(provenance_file),
     }
+
+
+def write_files_provenance(
+    root: Path,
+    manifest: dict[str, Any],
+    in_scope: list[dict[str, Any]],
+    delivered_by: dict[str, str],
+    downloads: list[dict[str, Any]],
+) -> None:
+    """The provenance of a pull of a version in the service's own format, as `das pull` writes it:
+    every download behind the directory and every file with its episodes and the download it came
+    from, so that `das sync` can find the files a withdrawal notice concerns."""
+    file = safe_destination(root, PROVENANCE_FILE)
+    earlier = _earlier_provenance(file, manifest)
+    # A resumed or repeated pull keeps what earlier runs recorded for the files it did not fetch again.
+    before = {f"{f['path']}\0{f['sha256']}": f.get("download_id") for f in (earlier or {}).get("files", [])}
+    all_downloads = list((earlier or {}).get("downloads", []))
+    for d in downloads:
+        if not any(e["download_id"] == d["download_id"] for e in all_downloads):
+            all_downloads.append(d)
+    document = {
+        "dataset_id": manifest["dataset_id"],
+        "version": manifest["version"],
+        "source_format": "files",
+        "written_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "downloads": all_downloads,
+        "files": [
+            {
+                "path": f["path"],
+                "sha256": f["sha256"],
+                "size_bytes": f["size_bytes"],
+                "episode_ids": f["episode_ids"],
+                "download_id": delivered_by.get(f["path"]) or before.get(f"{f['path']}\0{f['sha256']}"),
+                "stored_at": f["path"],
+            }
+            for f in in_scope
+        ],
+    }
+    write_atomically(file, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())

@@ -204,6 +204,11 @@ def pull(
     # meta/ describes what is on disk, so it is written only once every file of the scope is.
     if fmt and layout and not summary.interrupted and not summary.failed:
         summary.lerobot = lr.finish(root, fmt, manifest, in_scope, layout, chosen, run.delivered_by, run.records)
+    # Any other format: the directory still says which download delivered which file of which episodes.
+    if not fmt and not summary.interrupted and not summary.failed:
+        from .lerobot import write_files_provenance
+
+        write_files_provenance(root, manifest, in_scope, run.delivered_by, run.records)
     summary.seconds = time.monotonic() - started
     return summary
 
