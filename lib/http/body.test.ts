@@ -41,5 +41,8 @@ describe("readJsonBody when the client leaves half way through its body", () => 
     const dbReset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     expect(toAppError(dbReset, "req_test").code).toBe("unavailable");
     expect(String(stderr.mock.calls[0]?.[0])).toContain("dependency unavailable");
+    // A write to a connection the database has just closed, as a killed backend leaves it.
+    const brokenPipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE" });
+    expect(toAppError(brokenPipe, "req_test").code).toBe("unavailable");
   });
 });

@@ -5,6 +5,8 @@ import { errorFields, log } from "../log";
 const UNAVAILABLE_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
+  // A write to a socket the server has just closed (a killed backend), before the read sees it.
+  "EPIPE",
   "ETIMEDOUT",
   "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
