@@ -13,6 +13,7 @@ import {
 import type { ManifestDocument, ManifestFile } from "./api";
 import { pathInside } from "../safe-path";
 import { sha256File } from "./transfer";
+import { PROVENANCE_FILE, pulledFiles, type ProvenanceFile } from "./provenance";
 
 /**
  * What `das pull` adds for a version imported from a LeRobot dataset, so that LeRobot opens the
@@ -36,7 +37,7 @@ import { sha256File } from "./transfer";
  */
 
 export const ORIGINALS_DIR = ".das/original";
-export const PROVENANCE_FILE = "das-provenance.json";
+export { PROVENANCE_FILE };
 
 export type LeRobotFormat = NonNullable<ManifestDocument["format"]>;
 
@@ -379,21 +380,8 @@ export type Provenance = {
   episodes: { requested: string[]; co_delivered: string[]; left_out: string[]; episode_indices: number[] };
   /** Every download (disclosure-log entry) of this directory, over all runs, oldest first. */
   downloads: DownloadRecord[];
-  /**
-   * Every file of the pull as the manifest (and so the disclosure log) describes it, where it is
-   * kept byte for byte as delivered, and the download it came from (null when an earlier run
-   * fetched it and left no record).
-   */
-  files: {
-    path: string;
-    sha256: string;
-    size_bytes: number;
-    /** The episodes the file holds (none: a file of the whole version), so that `das sync` can tell which files a withdrawal concerns. */
-    episode_ids: string[];
-    download_id: string | null;
-    /** null: not kept as delivered (a file of the version's meta/ cut down to the delivered episodes, see meta_originals_trimmed). */
-    stored_at: string | null;
-  }[];
+  /** Every file of the pull (stored_at null: a meta/ file cut down, see meta_originals_trimmed). */
+  files: ProvenanceFile[];
   /** A v3.0 subset renumbered 0..k-1, or null: each episode's index and frame range (`index`) in the version and here. */
   renumbering: {
     changed_columns: string[];
@@ -448,10 +436,6 @@ async function writeProvenance(
     trimmed: TrimmedOriginals | null;
   },
 ): Promise<void> {
-  // A resumed pull keeps what earlier runs recorded for the files it did not fetch again.
-  const before = new Map((earlier?.files ?? []).map((f) => [`${f.path}\0${f.sha256}`, f.download_id]));
-  const downloads = [...(earlier?.downloads ?? [])];
-  for (const d of input.downloads) if (!downloads.some((e) => e.download_id === d.download_id)) downloads.push(d);
   const byPath = new Map(input.inScope.map((f) => [f.path, f]));
   const cutDown = new Set(result.trimmed?.files.filter((f) => f.kept_sha256 !== f.sha256).map((f) => f.path));
   const rewrite = result.subset?.rewrite ?? null;
@@ -470,15 +454,7 @@ async function writeProvenance(
       left_out: result.leftOut,
       episode_indices: result.indices,
     },
-    downloads,
-    files: input.inScope.map((f) => ({
-      path: f.path,
-      sha256: f.sha256,
-      size_bytes: f.size_bytes,
-      episode_ids: f.episode_ids,
-      download_id: input.deliveredBy.get(f.path) ?? before.get(`${f.path}\0${f.sha256}`) ?? null,
-      stored_at: cutDown.has(f.path) ? null : input.layout.placeOf(f),
-    })),
+    ...pulledFiles({ ...input, earlier, storedAt: (f) => (cutDown.has(f.path) ? null : input.layout.placeOf(f)) }),
     renumbering: renumbering && {
       changed_columns: [...RENUMBERED_COLUMNS],
       episodes: renumbering.episodes.map((e) => ({
