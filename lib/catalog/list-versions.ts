@@ -41,26 +41,10 @@ export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<
   const page = access.slice(start, start + input.limit);
   const held = access.filter((v) => v.licenceId !== null).map((v) => v.versionId);
   return new CacheableRead(["versions", input.datasetId, held, start, input.limit], "revalidate", async () => {
-    const sql = sqlOf(ctx.db);
-    const changelog = page.length
-      ? await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
-          select version_id as "versionId", type, description from changelog_entries
-          where version_id in ${sql(page.map((v) => v.versionId))}
-          order by version_id, position`
-      : [];
     const last = page.at(-1);
     return {
       dataset_id: input.datasetId,
-      versions: page.map((v) => ({
-        version: v.version,
-        licensed: v.licenceId !== null,
-        released_at: v.releasedAt.toISOString(),
-        episode_count: v.episodeCount,
-        changelog: changelog
-          .filter((c) => c.versionId === v.versionId)
-          .map((c) => ({ type: c.type, description: c.description })),
-        ...(v.format ? { format: v.format } : {}),
-      })),
+      versions: await versionRecords(ctx, page),
       next_cursor: start + input.limit < access.length && last ? encodeCursor(binding, [last.version]) : null,
     };
   });
@@ -68,4 +52,27 @@ export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<
 
 export async function listVersions(ctx: Ctx, input: ListVersionsInput): Promise<VersionList> {
   return (await versionsPage(ctx, input)).read();
+}
+
+/** Versions as the API and the portal show them: each with whether the caller holds it, and its changelog. */
+export async function versionRecords(
+  ctx: Ctx,
+  versions: Awaited<ReturnType<typeof requireVisibleDataset>>,
+): Promise<VersionRecord[]> {
+  if (!versions.length) return [];
+  const sql = sqlOf(ctx.db);
+  const changelog = await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
+    select version_id as "versionId", type, description from changelog_entries
+    where version_id in ${sql(versions.map((v) => v.versionId))}
+    order by version_id, position`;
+  return versions.map((v) => ({
+    version: v.version,
+    licensed: v.licenceId !== null,
+    released_at: v.releasedAt.toISOString(),
+    episode_count: v.episodeCount,
+    changelog: changelog
+      .filter((c) => c.versionId === v.versionId)
+      .map((c) => ({ type: c.type, description: c.description })),
+    ...(v.format ? { format: v.format } : {}),
+  }));
 }

@@ -6,6 +6,7 @@ import { AppError, NOT_VISIBLE } from "../errors";
 import { datasetVersionAccess, releasedVersions, type ReleasedVersion } from "./access";
 import { DATASET_ID_PATTERN } from "./identifiers";
 import type { VersionFormat } from "./version-format";
+import { versionRecords } from "./list-versions";
 import { statisticsOf, versionStatistics, type VersionStatistics } from "./version-statistics";
 
 /**
@@ -92,26 +93,12 @@ export async function portalDataset(ctx: Ctx, datasetId: string): Promise<Portal
   const listed = row?.listing === "listed";
   if (!row || !access.length || (!listed && !access.some((v) => v.licenceId)))
     throw new AppError("not_found", NOT_VISIBLE.dataset);
-  const sql = sqlOf(ctx.db);
-  const changelog = await sql<{ versionId: number; type: ChangelogType; description: string }[]>`
-    select version_id as "versionId", type, description from changelog_entries
-    where version_id in ${sql(access.map((v) => v.versionId))}
-    order by version_id, position`;
   return {
     dataset_id: datasetId,
     title: row.title,
     description: row.description,
     listed,
-    versions: access.map((v) => ({
-      version: v.version,
-      licensed: v.licenceId !== null,
-      released_at: v.releasedAt.toISOString(),
-      episode_count: v.episodeCount,
-      changelog: changelog
-        .filter((c) => c.versionId === v.versionId)
-        .map((c) => ({ type: c.type, description: c.description })),
-      ...(v.format ? { format: v.format } : {}),
-    })),
+    versions: await versionRecords(ctx, access),
   };
 }
 
