@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { Alert } from "@/components/ui/alert";
@@ -60,33 +61,16 @@ export default async function DatasetsPage() {
             const latest = all.find((v) => v.version === dataset.latest_licensed_version)!;
             return (
               <li key={dataset.dataset_id}>
-                <Link
-                  href={`/datasets/${dataset.dataset_id}`}
-                  className="flex h-full flex-col rounded-lg bg-white p-5 shadow-sm ring-1 ring-slate-200 transition hover:shadow-md hover:ring-brand-300"
-                >
-                  <div className="flex items-start justify-between gap-3">
-                    <h2 className="font-semibold text-slate-900">{dataset.title}</h2>
-                    <Badge tone="brand">v{dataset.latest_licensed_version}</Badge>
-                  </div>
-                  <p className="mt-1 font-mono text-xs text-slate-500">{dataset.dataset_id}</p>
-                  <p className="mt-3 line-clamp-3 flex-1 text-sm text-slate-600">{dataset.description}</p>
-                  <dl className="mt-4 grid grid-cols-3 gap-2 border-t border-slate-100 pt-3 text-center">
-                    <div>
-                      <dt className="text-xs text-slate-500">Episodes</dt>
-                      <dd className="text-sm font-semibold tabular-nums">{formatNumber(latest.episode_count)}</dd>
-                    </div>
-                    <div>
-                      <dt className="text-xs text-slate-500">Licensed</dt>
-                      <dd className="text-sm font-semibold tabular-nums">
-                        {dataset.licensed_versions.length} of {all.length}
-                      </dd>
-                    </div>
-                    <div>
-                      <dt className="text-xs text-slate-500">Updated</dt>
-                      <dd className="text-sm font-semibold tabular-nums">{formatDate(dataset.updated_at)}</dd>
-                    </div>
-                  </dl>
-                </Link>
+                <DatasetCard
+                  dataset={dataset}
+                  Heading="h2"
+                  badge={<Badge tone="brand">v{dataset.latest_licensed_version}</Badge>}
+                  facts={[
+                    ["Episodes", formatNumber(latest.episode_count)],
+                    ["Licensed", `${dataset.licensed_versions.length} of ${all.length}`],
+                    ["Updated", formatDate(dataset.updated_at)],
+                  ]}
+                />
               </li>
             );
           })}
@@ -105,39 +89,57 @@ export default async function DatasetsPage() {
           <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
             {requestable.map((dataset) => (
               <li key={dataset.dataset_id}>
-                <Link
-                  href={`/datasets/${dataset.dataset_id}`}
-                  className="flex h-full flex-col rounded-lg bg-white p-5 shadow-sm ring-1 ring-slate-200 transition hover:shadow-md hover:ring-brand-300"
-                >
-                  <div className="flex items-start justify-between gap-3">
-                    <h3 className="font-semibold text-slate-900">{dataset.title}</h3>
-                    <Badge tone="neutral">not licensed</Badge>
-                  </div>
-                  <p className="mt-1 font-mono text-xs text-slate-500">{dataset.dataset_id}</p>
-                  <p className="mt-3 line-clamp-3 flex-1 text-sm text-slate-600">{dataset.description}</p>
-                  <dl className="mt-4 grid grid-cols-3 gap-2 border-t border-slate-100 pt-3 text-center">
-                    <div>
-                      <dt className="text-xs text-slate-500">Episodes</dt>
-                      <dd className="text-sm font-semibold tabular-nums">
-                        {formatNumber(dataset.versions[0]!.episode_count)}
-                      </dd>
-                    </div>
-                    <div>
-                      <dt className="text-xs text-slate-500">Versions</dt>
-                      <dd className="text-sm font-semibold tabular-nums">{dataset.versions.length}</dd>
-                    </div>
-                    <div>
-                      <dt className="text-xs text-slate-500">Updated</dt>
-                      <dd className="text-sm font-semibold tabular-nums">{formatDate(dataset.updated_at)}</dd>
-                    </div>
-                  </dl>
-                </Link>
+                <DatasetCard
+                  dataset={dataset}
+                  Heading="h3"
+                  badge={<Badge tone="neutral">not licensed</Badge>}
+                  facts={[
+                    ["Episodes", formatNumber(dataset.versions[0]!.episode_count)],
+                    ["Versions", String(dataset.versions.length)],
+                    ["Updated", formatDate(dataset.updated_at)],
+                  ]}
+                />
               </li>
             ))}
           </ul>
         </section>
       ) : null}
     </>
+  );
+}
+
+/** A dataset's card: its title and badge, id, description and three facts, linking to its page. */
+function DatasetCard({
+  dataset,
+  Heading,
+  badge,
+  facts,
+}: {
+  dataset: { dataset_id: string; title: string; description: string };
+  Heading: "h2" | "h3";
+  badge: ReactNode;
+  facts: [label: string, value: string][];
+}) {
+  return (
+    <Link
+      href={`/datasets/${dataset.dataset_id}`}
+      className="flex h-full flex-col rounded-lg bg-white p-5 shadow-sm ring-1 ring-slate-200 transition hover:shadow-md hover:ring-brand-300"
+    >
+      <div className="flex items-start justify-between gap-3">
+        <Heading className="font-semibold text-slate-900">{dataset.title}</Heading>
+        {badge}
+      </div>
+      <p className="mt-1 font-mono text-xs text-slate-500">{dataset.dataset_id}</p>
+      <p className="mt-3 line-clamp-3 flex-1 text-sm text-slate-600">{dataset.description}</p>
+      <dl className="mt-4 grid grid-cols-3 gap-2 border-t border-slate-100 pt-3 text-center">
+        {facts.map(([label, value]) => (
+          <div key={label}>
+            <dt className="text-xs text-slate-500">{label}</dt>
+            <dd className="text-sm font-semibold tabular-nums">{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </Link>
   );
 }
 
