@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
-import { isSupportedVersion } from "../lerobot/format";
 import {
   listedEpisodes,
   needsRenumbering,
