@@ -459,7 +459,6 @@ async function appendEntries(sql: Sql, count: number) {
     const id = `dl_bench${Date.now().toString(36)}${i}`;
     await withTx(ctx, async (transaction) => {
       const tx = sqlOf(transaction.db);
-      await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) select ${id}, ${r.version_id}, unnest(${ids}::text[])`;
       const entry: Omit<ChainedEntry, "seq" | "occurredAt" | "expiresAt" | "prevHash"> = {
         id,
         organizationId: r.organization_id,
@@ -477,9 +476,8 @@ async function appendEntries(sql: Sql, count: number) {
         episodesSha256: episodesDigest(ids),
         requestId: `bench-review-${i}`,
       };
-      await appendDisclosure(
-        tx,
-        {
+      await appendDisclosure(tx, {
+        entry: {
           ...entry,
           // The benchmark's licences are granted without terms.
           termsSha256: null,
@@ -488,8 +486,9 @@ async function appendEntries(sql: Sql, count: number) {
           idempotencyKey: null,
           requestSha256: sha256Hex(id),
         },
-        3600,
-      );
+        episodeIds: ids,
+        ttlSeconds: 3600,
+      });
     });
   }
 }

@@ -1,5 +1,6 @@
 import type { PendingQuery, Row } from "postgres";
-import type { Sql } from "../db/client";
+import { sqlOf, type Db, type Sql } from "../db/client";
+import { isTransaction } from "../db/tx";
 import { canonicalTemplate, entryHash, GENESIS_HASH, type ChainedEntry, type ChainPosition } from "./chain";
 
 // Any constant; it only has to be the same for every process that appends to this database.
@@ -19,106 +20,340 @@ export type NewEntry = Omit<ChainedEntry, keyof ChainPosition | "termsSha256"> &
 };
 
 /**
- * Appends one entry at the end of the chain, inside the caller's transaction. The advisory lock
- * serialises appends across connections and app instances, so `seq` is gapless and each entry
- * links to the one before; it is held only from here to the caller's commit. The time comes from
- * the database clock, read under the lock, so `occurred_at` never runs backwards along `seq`;
- * it is whole seconds because it is also the signing time of the download's URLs.
+ * An entry for the log with the episodes it discloses, as a download or a preview hands it over.
+ * `reuseMarginSeconds`: the entry is a preview that is not appended while an equal one (the same
+ * `requestSha256`) stays valid for at least that many seconds more; decided under the chain's
+ * lock, so that two requests at once cannot both append.
+ */
+export type LogAppend = {
+  entry: NewEntry;
+  /** Every episode the entry discloses (its `disclosure_episodes` rows), each once. */
+  episodeIds: readonly string[];
+  ttlSeconds: number;
+  reuseMarginSeconds?: number;
+};
+
+/**
+ * One of the entry's episodes was withdrawn after its request resolved its scope: nothing was
+ * appended and nothing leaves. The request is made again, and then sees the withdrawal.
+ */
+export class WithdrawnMeanwhile extends Error {
+  constructor(readonly entryId: string) {
+    super(`An episode of entry ${entryId} was withdrawn while it was being recorded; nothing was appended.`);
+  }
+}
+
+/**
+ * Appends entries to the log through this process's group commit: the entries of concurrent
+ * requests wait while the batch before them is written, then go together in one transaction under
+ * one hold of the chain's lock (`appendBatch`). The hold of the chain's lock bounds the log's
+ * rate, so one hold, one statement and one commit for many entries is what lets the log keep up
+ * with its clients; an entry that arrives alone is written at once, alone. A batch that fails
+ * before its commit (a duplicate Idempotency-Key, an episode withdrawn meanwhile) is written again
+ * entry by entry, so that each request gets its own answer; one that fails at the commit fails for
+ * all of its entries, which then may or may not be in the log, and none of their URLs leave.
+ *
+ * Resolves to the chained entry, or to undefined when it is a preview an equal one made redundant.
+ */
+export async function appendToLog(ctx: { db: Db }, append: LogAppend): Promise<ChainedEntry | undefined> {
+  // Inside a caller's transaction (a test's that rolls back, a verb composed into another), the
+  // entry is the caller's to commit: appended there, alone.
+  if (isTransaction(ctx.db)) return (await appendBatch(sqlOf(ctx.db), [append]))[0];
+  const root = sqlOf(ctx.db);
+  let committer = committers.get(root);
+  if (!committer) committers.set(root, (committer = new GroupCommitter(root)));
+  return committer.append(append);
+}
+
+/** A bound on a batch's statement and on what one failed entry makes the others wait for. */
+const MAX_BATCH = 64;
+/**
+ * Two batches in flight: the next writes its episodes and counts its contributors while the one
+ * before it holds the chain's lock.
+ */
+const WRITERS = 2;
+
+const committers = new WeakMap<Sql, GroupCommitter>();
+
+type Waiting = {
+  append: LogAppend;
+  resolve: (entry: ChainedEntry | undefined) => void;
+  reject: (error: unknown) => void;
+};
+
+class GroupCommitter {
+  private waiting: Waiting[] = [];
+  private writers = 0;
+
+  constructor(private readonly root: Sql) {}
+
+  append(append: LogAppend): Promise<ChainedEntry | undefined> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ append, resolve, reject });
+      if (this.writers < WRITERS) void this.writeAll();
+    });
+  }
+
+  private async writeAll(): Promise<void> {
+    this.writers++;
+    try {
+      while (this.waiting.length) await this.write(this.nextBatch());
+    } finally {
+      this.writers--;
+    }
+  }
+
+  /**
+   * The waiting entries in order, up to MAX_BATCH, but never two equal previews: the second is
+   * decided by whether the first was appended, so it waits for the next batch.
+   */
+  private nextBatch(): Waiting[] {
+    const batch: Waiting[] = [];
+    const previews = new Set<string>();
+    const left: Waiting[] = [];
+    for (const w of this.waiting) {
+      const reuse = w.append.reuseMarginSeconds !== undefined ? w.append.entry.requestSha256 : null;
+      if (batch.length === MAX_BATCH || (reuse !== null && previews.has(reuse))) left.push(w);
+      else {
+        batch.push(w);
+        if (reuse !== null) previews.add(reuse);
+      }
+    }
+    this.waiting = left;
+    return batch;
+  }
+
+  private async write(batch: Waiting[]): Promise<void> {
+    let committing = false;
+    try {
+      const entries = await this.root.begin(async (tx) => {
+        const written = await appendBatch(
+          tx as unknown as Sql,
+          batch.map((w) => w.append),
+        );
+        committing = true;
+        return written;
+      });
+      batch.forEach((w, i) => w.resolve(entries[i]));
+    } catch (error) {
+      if (committing || batch.length === 1) {
+        for (const w of batch) w.reject(error);
+        return;
+      }
+      for (const w of batch) await this.write([w]);
+    }
+  }
+}
+
+/**
+ * Appends `appends` in order at the end of the chain, inside the caller's transaction, with their
+ * episodes, and returns each one's chained entry (undefined for a preview an equal one made
+ * redundant). An entry with an episode withdrawn since its request resolved it throws
+ * `WithdrawnMeanwhile`, so that the transaction rolls back.
+ *
+ * The advisory lock serialises appends across connections and app instances, so `seq` is gapless
+ * and each entry links to the one before; it is held from here to the caller's commit. Everything
+ * that does not need an entry's place in the chain is done before the lock, in one statement for
+ * the whole batch: the episodes of every entry but a preview are written, and every entry's
+ * contributors counted. Under the lock there is one statement for the whole batch, sent in the same
+ * write as the lock itself (`chainStatement`).
+ */
+export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promise<(ChainedEntry | undefined)[]> {
+  if (!appends.length) return [];
+  const templates = appends.map(({ entry }) => {
+    // Every entry under a licence names its terms since migration 0017; one that did not would hash
+    // as an older entry does (version 1) and say nothing about them.
+    if (entry.reviewerRole === null && entry.termsSha256 === undefined)
+      throw new Error(`Entry ${entry.id} is made under a licence and names no terms; nothing was appended.`);
+    const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
+    return canonicalTemplate(asserted);
+  });
+  appends.forEach(({ entry, episodeIds }) => {
+    if (entry.episodeCount !== episodeIds.length)
+      throw new Error(
+        `Entry ${entry.id} records ${entry.episodeCount} episodes and names ${episodeIds.length}; nothing was appended.`,
+      );
+  });
+  // The entry's fields are text pieces between its position's slots, and the slots come in the
+  // same order in every entry (the canonical text's key order): one statement fills them all.
+  const slots = templates[0]!.slots;
+  if (templates.some((t) => t.slots.join() !== slots.join() || t.text.length !== slots.length + 1))
+    throw new Error("Entries of one batch place their positions differently; nothing was appended.");
+
+  const episodes = {
+    ord: appends.flatMap((a, i) => a.episodeIds.map(() => i + 1)),
+    versionId: appends.flatMap((a) => a.episodeIds.map(() => a.entry.versionId)),
+    episodeId: appends.flatMap((a) => a.episodeIds as string[]),
+    writtenNow: appends.flatMap((a) => a.episodeIds.map(() => (a.reuseMarginSeconds === undefined ? "now" : "later"))),
+  };
+  const contributions = await tx<{ ord: number; contributor: string; episode_count: number }[]>`
+    with wanted as (
+      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
+        as w(ord, version_id, episode_id, written)),
+    written as (
+      insert into disclosure_episodes (disclosure_id, version_id, episode_id)
+      select (${appends.map((a) => a.entry.id)}::text[])[ord], version_id, episode_id from wanted where written = 'now')
+    select w.ord, e.contributor, count(*)::int as episode_count
+    from wanted w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
+    group by w.ord, e.contributor`;
+  const [, rows] = await Promise.all([
+    lockChain(tx),
+    chainStatement(tx, appends, templates, slots, episodes, contributions),
+  ]);
+  return appends.map(({ entry }, i) => checked(entry, (rows as ChainedRow[])[i]!));
+}
+
+/**
+ * Appends one entry: what a bulk loader or a test does inside a transaction of its own. Requests
+ * append through `appendToLog`.
+ */
+export async function appendDisclosure(tx: Sql, append: LogAppend): Promise<ChainedEntry> {
+  const [entry] = await appendBatch(tx, [append]);
+  return entry!;
+}
+
+/**
+ * Takes the chain's lock until the end of the transaction: appends take it, and so does a
+ * withdrawal before it computes its notices, so that every entry is either seen by the withdrawal
+ * or sees it.
+ */
+export function lockChain(tx: Sql) {
+  return tx`select pg_advisory_xact_lock(${CHAIN_LOCK})`;
+}
+
+type ChainedRow = {
+  ord: number;
+  refused: "repeated" | "withdrawn" | null;
+  seq: string | null;
+  occurred_at: Date | null;
+  expires_at: Date | null;
+  prev_hash: string | null;
+  hash: string | null;
+};
+
+/**
+ * The one statement under the chain's lock, for a whole batch. It decides which entries may be
+ * appended (a preview while no equal one is valid; no entry with an episode withdrawn since its
+ * request resolved it: a withdrawal computes its notices under this lock, so an entry it did not
+ * see must not leave); reads the previous entry and the clock once; chains the entries in order,
+ * each entry's place (seq, times, the previous hash) filled into its canonical text and hashed
+ * (a recursive step per entry); and inserts them with their summaries (the contributor and
+ * episode rows, keyed by seq; the daily ones by the log's trigger, once for the batch), so that a
+ * reviewer never sees an entry without them. A preview's episodes are written here, when it is
+ * appended. Every entry of the batch has the same time, read under the lock, so `occurred_at`
+ * never runs backwards along `seq`; it is whole seconds because it is also the signing time of the
+ * URLs.
  *
  * Tests move that clock ahead with the session setting `das.clock_offset` (an interval) on their
  * own connection instead of sleeping through seconds; nothing in the service sets it, so here the
  * time is the database clock's. (Whoever can set it on a connection of ours could as well write
  * to the database directly: it gives no one anything new.)
  */
-export async function appendDisclosure(tx: Sql, entry: NewEntry, ttlSeconds: number): Promise<ChainedEntry> {
-  return (await appendDisclosureUnless(tx, entry, ttlSeconds, null))!;
-}
-
-/**
- * `appendDisclosure`, unless `condition` (SQL, evaluated under the chain's lock) holds, in which
- * case nothing is appended and the result is undefined: a verb that must decide from the log
- * whether to append at all (a repeated preview) decides there, so that two requests at once
- * cannot both append.
- *
- * Every append waits for the one before it to commit, so the time between taking the lock and
- * committing bounds the log's rate. Everything that does not need the entry's place in the chain
- * is done before the lock: the entry's episodes (written by the caller), its contributors
- * (counted here), its canonical text (`canonicalTemplate`). Under the lock there is one
- * statement, sent in the same round trip as the lock itself: it reads the previous entry and the
- * clock, fills the entry's place into its canonical text and hashes it, and inserts the entry with
- * its summaries (the contributor and episode rows, keyed by seq; the daily ones by the log's
- * trigger), so that a reviewer never sees an entry without them. The hash is checked here
- * against `entryHash` before the caller commits: the chain is exactly what lib/disclosures/chain.ts
- * says it is, whoever computed it.
- */
-export async function appendDisclosureUnless(
+function chainStatement(
   tx: Sql,
-  entry: NewEntry,
-  ttlSeconds: number,
-  condition: PendingQuery<Row[]> | null,
-): Promise<ChainedEntry | undefined> {
-  // Every entry under a licence names its terms since migration 0017; one that did not would hash
-  // as an older entry does (version 1) and say nothing about them.
-  if (entry.reviewerRole === null && entry.termsSha256 === undefined)
-    throw new Error(`Entry ${entry.id} is made under a licence and names no terms; nothing was appended.`);
-  const contributions = await contributionsOf(tx, entry.id);
-  const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
-  const template = canonicalTemplate(asserted);
-  const canonical = template.slots.reduce(
-    (text, slot, i) => tx`${text} || ${positionJson[slot](tx)} || ${template.text[i + 1]!}::text`,
-    tx`${template.text[0]!}::text`,
+  appends: readonly LogAppend[],
+  templates: { text: string[] }[],
+  slots: (keyof ChainPosition)[],
+  episodes: { ord: number[]; versionId: number[]; episodeId: string[]; writtenNow: string[] },
+  contributions: { ord: number; contributor: string; episode_count: number }[],
+) {
+  const column = <T>(pick: (a: LogAppend) => T) => appends.map(pick);
+  const entry = (pick: (e: NewEntry) => string | number | null) => appends.map((a) => pick(a.entry));
+  // p.t1 || <slot 1> || p.t2 || ... : the canonical text with the position filled in.
+  const canonical = slots.reduce(
+    (text, slot, i) => tx`${text} || ${positionJson[slot](tx)} || p.t[${i + 2}]`,
+    tx`p.t[1]`,
   );
-  const locked = tx`select pg_advisory_xact_lock(${CHAIN_LOCK})`;
-  // Sent without waiting for the lock (postgres.js pipelines a transaction's statements): it runs
-  // once the lock is held, in a snapshot of its own that sees the previous append committed.
-  const appended = tx<
-    { seq: string; occurred_at: Date; expires_at: Date; prev_hash: string; hash: string; episodes: number }[]
-  >`
-    with last as (select seq, hash from disclosures order by seq desc limit 1),
+  return tx<ChainedRow[]>`
+    with recursive
+    input as (
+      select * from unnest(
+        ${entry((e) => e.id)}::text[], ${entry((e) => e.organizationId)}::text[], ${entry((e) => e.apiKeyId)}::text[],
+        ${entry((e) => e.userId)}::text[], ${entry((e) => e.reviewerRole)}::text[], ${entry((e) => e.channel)}::text[],
+        ${entry((e) => e.datasetId)}::text[], ${entry((e) => e.version)}::text[], ${entry((e) => e.versionId)}::int[],
+        ${entry((e) => e.licenceId)}::text[], ${entry((e) => (e.termsSha256 !== undefined ? "t" : "f"))}::text[],
+        ${entry((e) => e.termsSha256 ?? null)}::text[], ${entry((e) => JSON.stringify(e.requestedScope))}::text[],
+        ${entry((e) => e.episodeCount)}::int[], ${entry((e) => e.fileCount)}::int[], ${entry((e) => String(e.totalBytes))}::text[],
+        ${entry((e) => e.episodesSha256)}::text[], ${entry((e) => e.requestId)}::text[], ${entry((e) => e.idempotencyScope)}::text[],
+        ${entry((e) => e.idempotencyKey)}::text[], ${entry((e) => e.requestSha256)}::text[],
+        ${column((a) => a.ttlSeconds)}::int[], ${column((a) => a.reuseMarginSeconds ?? null)}::int[],
+        ${templates.map((t) => JSON.stringify(t.text))}::text[])
+        with ordinality as i(id, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
+          licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256,
+          request_id, idempotency_scope, idempotency_key, request_sha256, ttl, reuse_margin, pieces, ord)),
+    disclosed as (
+      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
+        as d(ord, version_id, episode_id, written)),
+    clock as (select ${logClock(tx)} as at),
+    verdict as (
+      select i.ord, case
+        when i.reuse_margin is not null and exists (
+          select 1 from disclosures v, clock
+          where v.channel = 'preview' and v.request_sha256 = i.request_sha256 and v.expires_at > clock.at + make_interval(secs => i.reuse_margin))
+          then 'repeated'
+        when exists (
+          select 1 from disclosed d join withdrawn_episodes w on w.version_id = d.version_id and w.episode_id = d.episode_id
+          where d.ord = i.ord)
+          then 'withdrawn'
+        end as refused
+      from input i),
     placed as (
-      select coalesce((select seq from last), 0) + 1 as seq, coalesce((select hash from last), ${GENESIS_HASH}) as prev_hash,
-        ${logClock(tx)} as occurred_at
-      where ${condition === null ? tx`true` : tx`not (${condition})`}),
-    positioned as (select *, occurred_at + make_interval(secs => ${ttlSeconds}) as expires_at from placed),
-    hashed as (select *, encode(sha256(convert_to(${canonical}, 'UTF8')), 'hex') as hash from positioned),
-    entry as (
+      select i.*, array(select json_array_elements_text(i.pieces::json)) as t, row_number() over (order by i.ord) as rn
+      from input i join verdict v on v.ord = i.ord where v.refused is null),
+    last as (select seq, hash from disclosures order by seq desc limit 1),
+    chain (rn, seq, occurred_at, expires_at, prev_hash, hash) as (
+      select 0::bigint, coalesce((select seq from last), 0), null::timestamptz, null::timestamptz, null::text,
+        coalesce((select hash from last), ${GENESIS_HASH})
+      union all
+      select p.rn, c.seq + 1, clock.at, clock.at + make_interval(secs => p.ttl), c.hash,
+        encode(sha256(convert_to(${canonical}, 'UTF8')), 'hex')
+      from chain c join placed p on p.rn = c.rn + 1 cross join clock),
+    entries as (
       insert into disclosures (id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version,
         version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at,
         request_id, idempotency_scope, idempotency_key, request_sha256, prev_hash, hash)
-      select ${asserted.id}, seq, occurred_at, ${asserted.organizationId}, ${asserted.apiKeyId}, ${asserted.userId},
-        ${asserted.reviewerRole}, ${asserted.channel}, ${asserted.datasetId}, ${asserted.version}, ${versionId}, ${asserted.licenceId},
-        ${asserted.termsSha256 !== undefined}, ${asserted.termsSha256 ?? null},
-        ${JSON.stringify(asserted.requestedScope)}::jsonb, ${asserted.episodeCount}, ${asserted.fileCount}, ${asserted.totalBytes},
-        ${asserted.episodesSha256}, expires_at, ${asserted.requestId}, ${idempotencyScope}, ${idempotencyKey},
-        ${requestSha256}, prev_hash, hash
-      from hashed
-      returning seq, occurred_at, expires_at, prev_hash, hash),
+      select p.id, c.seq, c.occurred_at, p.organization_id, p.api_key_id, p.user_id, p.reviewer_role, p.channel, p.dataset_id, p.version,
+        p.version_id, p.licence_id, p.names_terms = 't', p.terms_sha256, p.requested_scope::jsonb, p.episode_count, p.file_count,
+        p.total_bytes::bigint, p.episodes_sha256, c.expires_at, p.request_id, p.idempotency_scope, p.idempotency_key, p.request_sha256,
+        c.prev_hash, c.hash
+      from chain c join placed p on p.rn = c.rn
+      order by c.seq
+      returning id, seq, occurred_at, expires_at, prev_hash, hash),
+    previewed as (
+      insert into disclosure_episodes (disclosure_id, version_id, episode_id)
+      select p.id, d.version_id, d.episode_id from disclosed d join placed p on p.ord = d.ord where d.written = 'later'),
     contributors as (
       insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count, organization_id, channel)
-      select ${asserted.id}, entry.seq, c.contributor, c.episode_count, ${asserted.organizationId}, ${asserted.channel}
-      from entry, unnest(${contributions.map((c) => c.contributor)}::text[], ${contributions.map((c) => c.episode_count)}::int[]) as c(contributor, episode_count)),
+      select p.id, e.seq, k.contributor, k.episode_count, p.organization_id, p.channel
+      from unnest(${contributions.map((c) => c.ord)}::int[], ${contributions.map((c) => c.contributor)}::text[],
+        ${contributions.map((c) => c.episode_count)}::int[]) as k(ord, contributor, episode_count)
+      join placed p on p.ord = k.ord join entries e on e.id = p.id),
     -- "Who received episode E" in the log's order (migration 0014): a row per episode.
-    episodes as (
+    episode_entries as (
       insert into disclosure_episode_entries (episode_id, seq, organization_id, channel)
-      select de.episode_id, entry.seq, ${asserted.organizationId}, ${asserted.channel}
-      from entry, disclosure_episodes de where de.disclosure_id = ${asserted.id}
-      returning 1)
-    select seq, occurred_at, expires_at, prev_hash, hash, (select count(*)::int from episodes) as episodes from entry`;
-  const [, [row]] = await Promise.all([locked, appended]);
-  if (!row) return undefined;
+      select d.episode_id, e.seq, p.organization_id, p.channel
+      from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id)
+    select v.ord::int, v.refused, e.seq, e.occurred_at, e.expires_at, e.prev_hash, e.hash
+    from verdict v join input i on i.ord = v.ord left join entries e on e.id = i.id
+    order by v.ord`;
+}
+
+/**
+ * The entry as appended, after the check nothing else makes before the commit: the database hashed
+ * it exactly as lib/disclosures/chain.ts says, whoever computed it. Undefined for a repeated
+ * preview; an episode withdrawn meanwhile throws, so that the transaction rolls back.
+ */
+function checked(entry: NewEntry, row: ChainedRow): ChainedEntry | undefined {
+  if (row.refused === "repeated") return undefined;
+  if (row.refused === "withdrawn") throw new WithdrawnMeanwhile(entry.id);
+  const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
   const chained: ChainedEntry = {
     ...asserted,
     seq: Number(row.seq),
-    occurredAt: row.occurred_at,
-    expiresAt: row.expires_at,
-    prevHash: row.prev_hash,
+    occurredAt: row.occurred_at!,
+    expiresAt: row.expires_at!,
+    prevHash: row.prev_hash!,
   };
-  // The entry's episodes, written by the caller in this transaction, must all be there: nothing
-  // else checks that before commit (migration 0015).
-  if (row.episodes !== chained.episodeCount)
-    throw new Error(
-      `Entry ${chained.id} records ${chained.episodeCount} episodes and ${row.episodes} were written; nothing was appended.`,
-    );
   if (entryHash(chained) !== row.hash)
     throw new Error(
       `The database hashed entry ${chained.id} differently from lib/disclosures/chain.ts; nothing was appended.`,
@@ -126,30 +361,18 @@ export async function appendDisclosureUnless(
   return chained;
 }
 
-/** How the database writes each field of an entry's place in its canonical text: as JSON.stringify would. */
-const positionJson: Record<keyof ChainPosition, (sql: Sql) => PendingQuery<Row[]>> = {
-  seq: (sql) => sql`seq::text`,
-  prevHash: (sql) => sql`'"' || prev_hash || '"'`,
-  // toISOString's form: milliseconds and Z.
-  occurredAt: (sql) => sql`'"' || to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
-  expiresAt: (sql) => sql`'"' || to_char(expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
-};
-
 /**
- * Whose episodes an entry holds, and how many of each contributor's, for `disclosure_contributors`
- * (migrations 0009 and 0011): the reviewer's "who received contributor C's episodes" reads that instead of
- * joining every disclosed episode with the catalog. Counted from the entry's `disclosure_episodes`,
- * which its caller has written already, before the chain's lock is taken, so that the serialised
- * statement only inserts as many rows as the entry has contributors.
+ * How the database writes each field of an entry's place in its canonical text, as JSON.stringify
+ * would, in the chain's recursive step: `c` is the entry before, `p` the entry placed.
  */
-async function contributionsOf(tx: Sql, disclosureId: string) {
-  return tx<{ contributor: string; episode_count: number }[]>`
-    select e.contributor, count(*)::int as episode_count
-    from disclosure_episodes de
-    join episodes e on e.version_id = de.version_id and e.episode_id = de.episode_id
-    where de.disclosure_id = ${disclosureId}
-    group by e.contributor`;
-}
+const positionJson: Record<keyof ChainPosition, (sql: Sql) => PendingQuery<Row[]>> = {
+  seq: (sql) => sql`(c.seq + 1)::text`,
+  prevHash: (sql) => sql`'"' || c.hash || '"'`,
+  // toISOString's form: milliseconds and Z.
+  occurredAt: (sql) => sql`'"' || to_char(clock.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
+  expiresAt: (sql) =>
+    sql`'"' || to_char((clock.at + make_interval(secs => p.ttl)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
+};
 
 /** The log's clock, to whole seconds: the database's, moved by `das.clock_offset` in tests (see above). */
 export function logClock(sql: Sql) {

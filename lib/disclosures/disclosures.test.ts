@@ -472,9 +472,8 @@ describe("the hash chain (database of its own)", () => {
       { version_id: number }[]
     >`select version_id from disclosures where id = ${m.download.download_id}`;
     const appended = await rolledBack(w.iso.db, async (tx, operator) => {
-      const chained = await appendDisclosure(
-        tx,
-        {
+      const chained = await appendDisclosure(tx, {
+        entry: {
           ...entry,
           id: uniqueId("dl_x").replace(/-/g, ""),
           episodeCount: 0,
@@ -485,8 +484,9 @@ describe("the hash chain (database of its own)", () => {
           idempotencyKey: null,
           requestSha256: "0".repeat(64),
         },
-        60,
-      );
+        episodeIds: [],
+        ttlSeconds: 60,
+      });
       const [stored] = await tx<DisclosureRow[]>`select * from disclosures where id = ${chained.id}`;
       return { chained, stored: stored!, report: await verifyChain(operator) };
     });
@@ -500,7 +500,7 @@ describe("the hash chain (database of its own)", () => {
     expect(appended.report).toEqual({ intact: true, count: 7, headHash: appended.stored.hash });
   });
 
-  it("appendDisclosure refuses an entry whose episodes were not all written before it, and appends nothing", async () => {
+  it("appendDisclosure refuses an entry that records more episodes than it names, and appends nothing", async () => {
     const m = made[0]!;
     const entry = expectedEntry(m, catalogOf(w)(m), licenceOf(w)(m), 0, "");
     const [row] = await w.iso.sql<
@@ -508,11 +508,9 @@ describe("the hash chain (database of its own)", () => {
     >`select d.version_id, de.episode_id from disclosures d join disclosure_episodes de on de.disclosure_id = d.id
       where d.id = ${m.download.download_id} limit 1`;
     const id = uniqueId("dl_x").replace(/-/g, "");
-    const attempt = await rolledBack(w.iso.db, async (tx) => {
-      await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${id}, ${row!.version_id}, ${row!.episode_id})`;
-      return appendDisclosure(
-        tx,
-        {
+    const attempt = await rolledBack(w.iso.db, async (tx) =>
+      appendDisclosure(tx, {
+        entry: {
           ...entry,
           id,
           episodeCount: 2,
@@ -522,13 +520,14 @@ describe("the hash chain (database of its own)", () => {
           idempotencyKey: null,
           requestSha256: "0".repeat(64),
         },
-        60,
-      ).then(
+        episodeIds: [row!.episode_id],
+        ttlSeconds: 60,
+      }).then(
         () => null,
         (error: Error) => error.message,
-      );
-    });
-    expect(attempt).toMatch(/records 2 episodes and 1 were written; nothing was appended/);
+      ),
+    );
+    expect(attempt).toMatch(/records 2 episodes and names 1; nothing was appended/);
     expect(await verifyChain(w.iso.operator)).toMatchObject({ intact: true, count: 6 });
   });
 
@@ -1247,10 +1246,10 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
         const { licenceId, versionId } = setup.get(`${org.id}/${datasets[d]}`)!;
         const episodeId = episodes[d]![0]!.episode_id;
         await iso.sql.begin(async (tx) => {
-          await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${ids[n]!}, ${versionId}, ${episodeId})`;
-          await appendDisclosure(
-            tx as unknown as Sql,
-            {
+          await appendDisclosure(tx as unknown as Sql, {
+            episodeIds: [episodeId],
+            ttlSeconds: 900,
+            entry: {
               id: ids[n]!,
               organizationId: org.id,
               apiKeyId: keys[n % 2]!.keyId,
@@ -1272,8 +1271,7 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
               idempotencyKey: null,
               requestSha256: "0".repeat(64),
             },
-            900,
-          );
+          });
         });
       }
     };

@@ -1,12 +1,11 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
-import { withTx } from "../db/tx";
 import type { DisclosureChannel, RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
-import { appendDisclosure } from "../disclosures/append";
+import { appendToLog, WithdrawnMeanwhile } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { URL_TTL_SECONDS } from "../storage/config";
 import { recordedDownload, signDownload, type Download } from "./download";
@@ -16,8 +15,8 @@ import type { DownloadRequest } from "./scope";
 export type CreateDownloadInput = { body: DownloadRequest; idempotencyKey?: string };
 
 /**
- * A download: resolves the scope and appends its disclosure in one transaction, and signs URLs
- * only once that transaction has committed. If the commit fails the client gets 503 and no URL:
+ * A download: resolves the scope, appends its disclosure with its episodes to the log, and signs
+ * URLs only once that entry has committed. If the append fails the client gets 503 and no URL:
  * a disclosure that never reached its recipient is acceptable, a URL without one never is.
  * With an Idempotency-Key, a retry of the same body returns the same download (same id, same
  * URLs) without a second entry; another body under the same key is 409.
@@ -37,43 +36,81 @@ export async function createDownload(
     if (earlier) return { download: earlier, replayed: true };
   }
 
-  let committing = false;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const download = await recordAndSign(ctx, input.body, recipient, requestedScope, requestSha256, idempotency);
+      return { download, replayed: false };
+    } catch (error) {
+      // The same Idempotency-Key sent twice at once: the second append meets the first's unique key.
+      if (idempotency && (error as { code?: string }).code === "23505") {
+        const earlier = await replay(ctx, idempotency, requestSha256);
+        if (earlier) return { download: earlier, replayed: true };
+      }
+      // An episode was withdrawn between the scope's resolution and the append: resolved again,
+      // the scope leaves it out or the request is refused for it.
+      if (error instanceof WithdrawnMeanwhile && attempt === 1) continue;
+      if (error instanceof WithdrawnMeanwhile || (error as { code?: string }).code === "23505")
+        throw notRecorded(error);
+      throw error;
+    }
+  }
+}
+
+/**
+ * The download could not be recorded (or its entry's commit was not confirmed): the client gets
+ * 503 and no URL. A disclosure that never reached its recipient is acceptable, a URL without one
+ * never is.
+ */
+function notRecorded(cause: unknown): AppError {
+  return new AppError("unavailable", "The download could not be recorded, so no URL was issued. Retry shortly.", {
+    headers: { "Retry-After": "2" },
+    cause,
+  });
+}
+
+/**
+ * Resolves the scope, appends its entry to the log (`appendToLog`, which writes its episodes with
+ * it), and signs URLs only once that entry has committed.
+ */
+async function recordAndSign(
+  ctx: Ctx,
+  body: DownloadRequest,
+  recipient: ReturnType<typeof recipientOf>,
+  requestedScope: RequestedScope,
+  requestSha256: string,
+  idempotency: { scope: string; key: string } | null,
+): Promise<Download> {
+  const licensed = await requireLicensedVersion(ctx, body.dataset_id, body.version);
+  const resolved = await resolveScope(sqlOf(ctx.db), { ...licensed, datasetId: body.dataset_id }, requestedScope);
+  const appended = appendToLog(ctx, {
+    entry: {
+      id: newLogId("dl"),
+      ...recipient,
+      datasetId: body.dataset_id,
+      version: body.version,
+      versionId: licensed.versionId,
+      licenceId: licensed.licenceId,
+      termsSha256: licensed.termsSha256,
+      requestedScope,
+      episodeCount: resolved.episodeIds.length,
+      fileCount: resolved.files.length,
+      totalBytes: resolved.totalBytes,
+      episodesSha256: episodesDigest(resolved.episodeIds),
+      requestId: ctx.requestId,
+      idempotencyScope: idempotency?.scope ?? null,
+      idempotencyKey: idempotency?.key ?? null,
+      requestSha256,
+    },
+    episodeIds: resolved.episodeIds,
+    ttlSeconds: URL_TTL_SECONDS,
+  });
+  const chained = (await appended.catch((error) => {
+    throw error instanceof WithdrawnMeanwhile || (error as { code?: string }).code === "23505"
+      ? error
+      : notRecorded(error);
+  }))!;
   try {
-    const entry = await withTx(ctx, async (tx) => {
-      const sql = sqlOf(tx.db);
-      const licensed = await requireLicensedVersion(tx, input.body.dataset_id, input.body.version);
-      const resolved = await resolveScope(sql, { ...licensed, datasetId: input.body.dataset_id }, requestedScope);
-      const id = newLogId("dl");
-      // Written before the entry, outside the chain's lock; the append checks that they are all there.
-      await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
-        select ${id}, ${licensed.versionId}, unnest(${resolved.episodeIds}::text[])`;
-      const chained = await appendDisclosure(
-        sql,
-        {
-          id,
-          ...recipient,
-          datasetId: input.body.dataset_id,
-          version: input.body.version,
-          versionId: licensed.versionId,
-          licenceId: licensed.licenceId,
-          termsSha256: licensed.termsSha256,
-          requestedScope,
-          episodeCount: resolved.episodeIds.length,
-          fileCount: resolved.files.length,
-          totalBytes: resolved.totalBytes,
-          episodesSha256: episodesDigest(resolved.episodeIds),
-          requestId: ctx.requestId,
-          idempotencyScope: idempotency?.scope ?? null,
-          idempotencyKey: idempotency?.key ?? null,
-          requestSha256,
-        },
-        URL_TTL_SECONDS,
-      );
-      committing = true;
-      return { chained, files: resolved.files, coDelivered: resolved.coDelivered };
-    });
-    const { chained } = entry;
-    const download = await signDownload(
+    return await signDownload(
       {
         id: chained.id,
         datasetId: chained.datasetId,
@@ -81,23 +118,11 @@ export async function createDownload(
         issuedAt: chained.occurredAt,
         expiresAt: chained.expiresAt,
       },
-      entry.files,
-      entry.coDelivered,
+      resolved.files,
+      resolved.coDelivered,
     );
-    return { download, replayed: false };
   } catch (error) {
-    // The same Idempotency-Key sent twice at once: the second insert meets the first's unique key.
-    if (idempotency && (error as { code?: string }).code === "23505") {
-      const earlier = await replay(ctx, idempotency, requestSha256);
-      if (earlier) return { download: earlier, replayed: true };
-    }
-    if (committing && !(error instanceof AppError)) {
-      throw new AppError("unavailable", "The download could not be recorded, so no URL was issued. Retry shortly.", {
-        headers: { "Retry-After": "2" },
-        cause: error,
-      });
-    }
-    throw error;
+    throw notRecorded(error);
   }
 }
 

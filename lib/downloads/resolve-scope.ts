@@ -30,20 +30,17 @@ const named = (values: string[]) =>
  */
 export async function resolveScope(
   sql: Sql,
-  version: { versionId: number; datasetId: string; version: string; withdrawnEpisodes: number },
+  version: { versionId: number; datasetId: string; version: string; withdrawnEpisodes: number; streams: string[] },
   scope: RequestedScope,
 ): Promise<ResolvedScope> {
   const withdrawals = version.withdrawnEpisodes > 0;
   const where = `${version.datasetId}@${version.version}`;
   if (scope.streams) {
-    const [row] = await sql<
-      { streams: string[] }[]
-    >`select streams from dataset_versions where id = ${version.versionId}`;
-    const unknown = scope.streams.filter((s) => !row!.streams.includes(s));
+    const unknown = scope.streams.filter((s) => !version.streams.includes(s));
     if (unknown.length) {
       throw new AppError(
         "invalid_body",
-        `Unknown streams for ${where}: ${named(unknown)}. Its streams are: ${row!.streams.join(", ")}.`,
+        `Unknown streams for ${where}: ${named(unknown)}. Its streams are: ${version.streams.join(", ")}.`,
       );
     }
   }

@@ -237,12 +237,10 @@ describe("the log's rules for entries without a licence", () => {
     requestSha256: "c".repeat(64),
     termsSha256: undefined as string | null | undefined,
   });
-  const attempt = (entry: Parameters<typeof appendDisclosure>[1]) =>
-    iso.db.transaction(async (tx) => {
-      const sql = sqlOf(tx as unknown as Db);
-      await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${entry.id}, 1, ${first})`;
-      return appendDisclosure(sql, entry, 900);
-    });
+  const attempt = (entry: Parameters<typeof appendDisclosure>[1]["entry"]) =>
+    iso.db.transaction(async (tx) =>
+      appendDisclosure(sqlOf(tx as unknown as Db), { entry, episodeIds: [first], ttlSeconds: 900 }),
+    );
 
   it("refuse a download without a licence, and a reviewer's entry on any channel but preview, or with an organisation", async () => {
     const cases = [

@@ -1,11 +1,10 @@
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
-import { withTx } from "../db/tx";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { appendDisclosureUnless, logClock } from "../disclosures/append";
+import { appendToLog, logClock, WithdrawnMeanwhile } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
@@ -56,79 +55,20 @@ export async function createPreview(
   try {
     return await previewOnce(ctx, request);
   } catch (error) {
-    // Another request made the same preview between our look and the append, and this one's
-    // transaction was rolled back: its preview is committed now, so a second try returns it.
-    if (error instanceof RepeatedMeanwhile) return previewOnce(ctx, request);
+    // Another request made the same preview between our look and the append, or an episode of the
+    // preview was withdrawn meanwhile; nothing was appended. Asked again, the preview is the other
+    // request's, or the withdrawal is seen.
+    if (error instanceof RepeatedMeanwhile || error instanceof WithdrawnMeanwhile) return previewOnce(ctx, request);
     throw error;
   }
 }
 
-/** Thrown inside the transaction to roll back its episodes when the append found an equal preview under the lock. */
+/** The append found an equal preview under the chain's lock and appended nothing. */
 class RepeatedMeanwhile extends Error {}
 
 async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview: Preview; replayed: boolean }> {
-  const basis = previewBasis(ctx);
-  let committing = false;
+  const made = await recordPreview(ctx, request);
   try {
-    const made = await withTx(ctx, async (tx) => {
-      const sql = sqlOf(tx.db);
-      const version = await previewVersion(tx, basis, request.episode_id, request.version);
-      const files = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
-      // A video shared with a withdrawn episode would play it too (a reviewer's version says nothing of withdrawals: asked).
-      if (!("withdrawnEpisodes" in version) || (version as { withdrawnEpisodes: number }).withdrawnEpisodes > 0)
-        await refuseWithdrawnContent(sql, version.versionId, files);
-      const requestedScope: RequestedScope = { episode_ids: [request.episode_id], streams: files.map((f) => f.stream) };
-      const requestSha256 = sameRequest(basis, version, requestedScope);
-      // Looked for before the chain's lock: a committed preview is the answer whoever made it. Whether
-      // one was committed since is decided again under the lock, by the append itself.
-      const earlier = await validPreview(sql, requestSha256);
-      if (earlier)
-        return {
-          id: earlier.id,
-          occurredAt: earlier.occurred_at,
-          expiresAt: earlier.expires_at,
-          version,
-          files,
-          replayed: true,
-        };
-      const id = newLogId("pv");
-      // A file that holds several episodes (LeRobot v3.0) shows all of them to whoever has its URL:
-      // every episode of every file signed is disclosed, as for a download.
-      const delivered = [...new Set([request.episode_id, ...files.flatMap((f) => f.episode_ids)])].sort(byteOrder);
-      await sql`insert into disclosure_episodes (disclosure_id, version_id, episode_id)
-        select ${id}, ${version.versionId}, unnest(${delivered}::text[])`;
-      const chained = await appendDisclosureUnless(
-        sql,
-        {
-          id,
-          organizationId: basis.kind === "licence" ? basis.organizationId : null,
-          apiKeyId: basis.kind === "licence" ? basis.apiKeyId : null,
-          userId: basis.userId,
-          reviewerRole: basis.kind === "review" ? basis.role : null,
-          channel: "preview",
-          datasetId: version.datasetId,
-          version: version.version,
-          versionId: version.versionId,
-          licenceId: version.licenceId,
-          // A reviewer's preview has no licence, so it names no terms.
-          termsSha256: basis.kind === "licence" ? version.termsSha256 : undefined,
-          requestedScope,
-          episodeCount: delivered.length,
-          fileCount: files.length,
-          totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
-          episodesSha256: episodesDigest(delivered),
-          requestId: ctx.requestId,
-          idempotencyScope: null,
-          idempotencyKey: null,
-          requestSha256,
-        },
-        URL_TTL_SECONDS,
-        sql`exists (${validPreviews(sql, requestSha256)})`,
-      );
-      if (!chained) throw new RepeatedMeanwhile();
-      committing = true;
-      return { id, occurredAt: chained.occurredAt, expiresAt: chained.expiresAt, version, files, replayed: false };
-    });
     const urls = await presigner().presignKeys(
       made.files.map((f) => objectKey(made.version.datasetId, made.version.version, f.path)),
       { signingDate: made.occurredAt, expiresIn: URL_TTL_SECONDS },
@@ -151,14 +91,84 @@ async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview
       },
     };
   } catch (error) {
-    if (committing && !(error instanceof AppError)) {
-      throw new AppError("unavailable", "The preview could not be recorded, so no URL was issued. Retry shortly.", {
-        headers: { "Retry-After": "2" },
-        cause: error,
-      });
-    }
-    throw error;
+    throw notRecorded(error);
   }
+}
+
+/** The preview's files and its entry in the log: an earlier valid preview of the same request, or a new one. */
+async function recordPreview(ctx: Ctx, request: PreviewRequest) {
+  const basis = previewBasis(ctx);
+  const sql = sqlOf(ctx.db);
+  const version = await previewVersion(ctx, basis, request.episode_id, request.version);
+  const files = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
+  // A video shared with a withdrawn episode would play it too (a reviewer's version says nothing of withdrawals: asked).
+  if (!("withdrawnEpisodes" in version) || (version as { withdrawnEpisodes: number }).withdrawnEpisodes > 0)
+    await refuseWithdrawnContent(sql, version.versionId, files);
+  const requestedScope: RequestedScope = { episode_ids: [request.episode_id], streams: files.map((f) => f.stream) };
+  const requestSha256 = sameRequest(basis, version, requestedScope);
+  // Looked for before the chain's lock: a committed preview is the answer whoever made it. Whether
+  // one was committed since is decided again under the lock, by the append itself.
+  const earlier = await validPreview(sql, requestSha256);
+  if (earlier)
+    return {
+      id: earlier.id,
+      occurredAt: earlier.occurred_at,
+      expiresAt: earlier.expires_at,
+      version,
+      files,
+      replayed: true,
+    };
+  // A file that holds several episodes (LeRobot v3.0) shows all of them to whoever has its URL:
+  // every episode of every file signed is disclosed, as for a download.
+  const delivered = [...new Set([request.episode_id, ...files.flatMap((f) => f.episode_ids)])].sort(byteOrder);
+  const chained = await appendToLog(ctx, {
+    entry: {
+      id: newLogId("pv"),
+      organizationId: basis.kind === "licence" ? basis.organizationId : null,
+      apiKeyId: basis.kind === "licence" ? basis.apiKeyId : null,
+      userId: basis.userId,
+      reviewerRole: basis.kind === "review" ? basis.role : null,
+      channel: "preview",
+      datasetId: version.datasetId,
+      version: version.version,
+      versionId: version.versionId,
+      licenceId: version.licenceId,
+      // A reviewer's preview has no licence, so it names no terms.
+      termsSha256: basis.kind === "licence" ? version.termsSha256 : undefined,
+      requestedScope,
+      episodeCount: delivered.length,
+      fileCount: files.length,
+      totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
+      episodesSha256: episodesDigest(delivered),
+      requestId: ctx.requestId,
+      idempotencyScope: null,
+      idempotencyKey: null,
+      requestSha256,
+    },
+    episodeIds: delivered,
+    ttlSeconds: URL_TTL_SECONDS,
+    reuseMarginSeconds: PREVIEW_REUSE_MARGIN_SECONDS,
+  }).catch((error) => {
+    throw error instanceof WithdrawnMeanwhile ? error : notRecorded(error);
+  });
+  if (!chained) throw new RepeatedMeanwhile();
+  return {
+    id: chained.id,
+    occurredAt: chained.occurredAt,
+    expiresAt: chained.expiresAt,
+    version,
+    files,
+    replayed: false,
+  };
+}
+
+/** As for downloads: if the entry could not be recorded, the caller gets 503 and no URL. */
+function notRecorded(cause: unknown): unknown {
+  if (cause instanceof AppError) return cause;
+  return new AppError("unavailable", "The preview could not be recorded, so no URL was issued. Retry shortly.", {
+    headers: { "Retry-After": "2" },
+    cause,
+  });
 }
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));

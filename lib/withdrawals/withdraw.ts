@@ -1,3 +1,4 @@
+import { lockChain } from "../disclosures/append";
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import { withTx } from "../db/tx";
@@ -109,6 +110,9 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
       episodes: record.episode_ids.length,
       versions: record.versions.map((v) => `${v.dataset_id}@${v.version}`),
     });
+    // Every entry appended before this takes the chain's lock is in the log the notices are computed
+    // from; every entry after it sees the withdrawal under that lock and is refused (appendBatch).
+    await lockChain(sql);
     const notices = await computeWithdrawalNotices(sql, id);
     await enqueueWithdrawalNotices(tx, id);
     return { ...record, withdrawn_at: made.withdrawn_at.toISOString(), notices };
