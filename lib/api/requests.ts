@@ -69,7 +69,7 @@ const recoveryParam = z
   .optional()
   .meta({
     description: "`true`: only episodes with a recovery; `false`: only episodes without one.",
-    example: "true",
+    example: true,
     override: ({ jsonSchema }) => {
       Object.assign(jsonSchema, { type: "boolean" });
       delete jsonSchema.enum;

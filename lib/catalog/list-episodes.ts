@@ -91,3 +91,71 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
 export async function listEpisodes(ctx: Ctx, input: ListEpisodesInput): Promise<EpisodePage> {
   return (await episodePage(ctx, input)).read();
 }
+
+export type FilterChoice = { value: string; count: number };
+
+/** The values a licensed version's episodes have for the explorer's filters, each with its count, most frequent first. */
+export type EpisodeFilterChoices = {
+  tasks: FilterChoice[];
+  contributors: FilterChoice[];
+  /** Episodes with a recovery, and without one. */
+  recoveries: { with: number; without: number };
+  /** The shortest and longest duration, in seconds (0 for a version without episodes). */
+  duration: { min: number; max: number };
+};
+
+/**
+ * What the explorer offers to filter on beyond outcome and environment (which the version's
+ * statistics already count), for a licensee only: contributors are people, never shown beside a
+ * listed dataset's public facts. Read from `episode_facets` (a few hundred rows) less the withdrawn
+ * episodes; the duration bounds from episodes_duration_idx's two ends.
+ */
+export async function episodeFilterChoices(
+  ctx: Ctx,
+  input: { datasetId: string; version: string },
+): Promise<EpisodeFilterChoices> {
+  const { versionId, withdrawnEpisodes } = await requireLicensedVersion(ctx, input.datasetId, input.version);
+  const sql = sqlOf(ctx.db);
+  const [facets, withdrawn, [bounds]] = await Promise.all([
+    sql<{ task: string; contributor: string; has_recovery: boolean; n: number }[]>`
+      select task, contributor, has_recovery, sum(episodes)::int as n
+      from episode_facets where version_id = ${versionId} group by 1, 2, 3`,
+    withdrawnEpisodes
+      ? sql<{ task: string; contributor: string; has_recovery: boolean; n: number }[]>`
+          select e.task, e.contributor, e.has_recovery, count(*)::int as n
+          from withdrawn_episodes w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
+          where w.version_id = ${versionId} group by 1, 2, 3`
+      : Promise.resolve([]),
+    sql<{ min: number | null; max: number | null }[]>`
+      select (select duration_s from episodes e where version_id = ${versionId}
+                ${withdrawnEpisodes ? sql`and ${episodeNotWithdrawn(sql, versionId)}` : sql``} order by duration_s limit 1) as min,
+             (select duration_s from episodes e where version_id = ${versionId}
+                ${withdrawnEpisodes ? sql`and ${episodeNotWithdrawn(sql, versionId)}` : sql``} order by duration_s desc limit 1) as max`,
+  ]);
+  const tasks = new Map<string, number>();
+  const contributors = new Map<string, number>();
+  const recoveries = { with: 0, without: 0 };
+  const add = (
+    rows: readonly { task: string; contributor: string; has_recovery: boolean; n: number }[],
+    sign: 1 | -1,
+  ) => {
+    for (const { task, contributor, has_recovery, n } of rows) {
+      tasks.set(task, (tasks.get(task) ?? 0) + sign * n);
+      contributors.set(contributor, (contributors.get(contributor) ?? 0) + sign * n);
+      recoveries[has_recovery ? "with" : "without"] += sign * n;
+    }
+  };
+  add(facets, 1);
+  add(withdrawn, -1);
+  const byCount = (counts: Map<string, number>) =>
+    [...counts]
+      .filter(([, count]) => count > 0)
+      .map(([value, count]) => ({ value, count }))
+      .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1));
+  return {
+    tasks: byCount(tasks),
+    contributors: byCount(contributors),
+    recoveries,
+    duration: { min: bounds?.min ?? 0, max: bounds?.max ?? 0 },
+  };
+}
