@@ -18,7 +18,9 @@ import { writeBulkVersion } from "@/lib/dev/demo/generate";
 import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
-import { encodeCursor, queryBinding } from "@/lib/cursor";
+import { encodeCursor } from "@/lib/cursor";
+import { episodeConditions, type EpisodeFilter } from "@/lib/catalog/episode-filter";
+import { episodeCursorBinding } from "@/lib/catalog/list-episodes";
 import type { NextServer } from "@/lib/dev/next-server";
 import {
   httpGet,
@@ -99,12 +101,29 @@ const environment = Object.entries(row!.facets.pairs)
   .sort((a, b) => b[1] - a[1])[0]![0][1];
 const [deep] = await db.$client<{ episode_id: string }[]>`
   select episode_id from episodes where version_id = ${versionId} order by episode_id offset ${Math.floor(episodes * 0.9)} limit 1`;
+// The filters beyond outcome and environment: the most common task and contributor (from the counts
+// the import made), and the middle of the duration range.
+const [common] = await db.$client<{ task: string; contributor: string }[]>`
+  select (select task from episode_facets where version_id = ${versionId} group by task order by sum(episodes) desc limit 1) as task,
+         (select contributor from episode_facets where version_id = ${versionId} group by contributor order by sum(episodes) desc limit 1) as contributor`;
+const { task, contributor } = common!;
 
-const shapes = [
-  { name: "unfiltered", query: {} as Record<string, string>, after: undefined as string | undefined },
-  { name: "outcome", query: { outcome }, after: undefined },
-  { name: "outcome+environment", query: { outcome, environment }, after: undefined },
-  { name: "deep cursor (90%)", query: {}, after: deep!.episode_id },
+const shapes: { name: string; filter: EpisodeFilter; after?: string }[] = [
+  { name: "unfiltered", filter: {} },
+  { name: "outcome", filter: { outcome } },
+  { name: "outcome+environment", filter: { outcome, environment } },
+  { name: "deep cursor (90%)", filter: {}, after: deep!.episode_id },
+  // Served by episodes_task_idx (version_id, task, episode_id): one index range.
+  { name: "task", filter: { task } },
+  // episodes_version_contributor_idx, has_recovery checked along it (about one row in three kept).
+  { name: "contributor+has_recovery", filter: { contributor, has_recovery: true } },
+  // The primary key's walk with the range checked along it, or episodes_duration_idx for a narrow range.
+  { name: "duration 20-40 s", filter: { min_duration_s: 20, max_duration_s: 40 } },
+  {
+    name: "task+duration, deep cursor",
+    filter: { task, min_duration_s: 20, max_duration_s: 40 },
+    after: deep!.episode_id,
+  },
 ];
 
 // Every revocation round ends in 401s from this one address: the failed-authentication budget must not turn them into 429s.
@@ -126,15 +145,11 @@ const results: {
 try {
   await untilListening(server, headers);
   for (const shape of shapes) {
-    const search = new URLSearchParams({ ...shape.query, limit: String(PAGE) });
+    const query = Object.fromEntries(Object.entries(shape.filter).map(([k, v]) => [k, String(v)]));
+    const search = new URLSearchParams({ ...query, limit: String(PAGE) });
     if (shape.after) {
       // The same cursor a client would hold after walking 90% of the version.
-      search.set(
-        "cursor",
-        encodeCursor(queryBinding(["episodes", datasetId, version, shape.query.outcome, shape.query.environment]), [
-          shape.after,
-        ]),
-      );
+      search.set("cursor", encodeCursor(episodeCursorBinding(datasetId, version, shape.filter), [shape.after]));
     }
     const url = `${server.url}/api/v1/datasets/${datasetId}/versions/${version}/episodes?${search}`;
     const check = await httpGet(url, headers);
@@ -144,8 +159,7 @@ try {
     }
     progress(`${shape.name}: total ${body.total}`);
     const sql = db.$client;
-    const { outcome: o = null, environment: e = null } = shape.query;
-    const after = shape.after ?? null;
+    const after = shape.after;
     // The page over HTTP; the framework's floor, a JSON 404 through Next (the API's catch-all route,
     // which touches no database for a path no operation has); and the page's query as a raw
     // postgres.js loop: measured in alternating slices.
@@ -163,12 +177,13 @@ try {
         floor: async () => {
           await httpGet(`${server.url}/api/no-such-endpoint`, headers);
         },
+        // The product's own statement for the shape (lib/catalog/list-episodes.ts), so that each
+        // shape is planned as the server plans it.
         sql: async () => {
           await sql`
-            select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams from episodes
-            where version_id = ${versionId}
-              and (${o}::text is null or outcome = ${o}) and (${e}::text is null or environment = ${e})
-              and (${after}::text is null or episode_id > ${after})
+            select episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams from episodes e
+            where version_id = ${versionId} ${episodeConditions(sql, shape.filter)}
+              ${after === undefined ? sql`` : sql`and episode_id > ${after}`}
             order by episode_id limit ${PAGE + 1}`;
         },
       },
@@ -288,6 +303,10 @@ console.log(
     filtered_page_p50_ms: round(results[1]!.http.p50),
     both_filters_page_p50_ms: round(results[2]!.http.p50),
     deep_page_p50_ms: round(results[3]!.http.p50),
+    task_page_p50_ms: round(results[4]!.http.p50),
+    contributor_recovery_page_p50_ms: round(results[5]!.http.p50),
+    duration_page_p50_ms: round(results[6]!.http.p50),
+    task_duration_deep_page_p50_ms: round(results[7]!.http.p50),
     max_p50_ms: round(Math.max(...results.map((r) => r.http.p50))),
     http_rps: Math.round(httpRps),
     sql_rps: Math.round(sqlRps),

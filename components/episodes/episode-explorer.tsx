@@ -5,6 +5,7 @@ import type { ColumnDef, RowSelectionState } from "@tanstack/react-table";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useMemo, useState } from "react";
+import type { EpisodeFilter } from "@/lib/catalog/episode-filter";
 import type { EpisodeRecord } from "@/lib/catalog/list-episodes";
 import type { ActionResult } from "@/lib/http/portal";
 import { Alert } from "../ui/alert";
@@ -13,7 +14,7 @@ import { Button } from "../ui/button";
 import { DataTable } from "../ui/data-table";
 import { formatNumber } from "../ui/format";
 
-type Filter = { outcome?: string; environment?: string };
+type Filter = EpisodeFilter;
 
 /** The body of a download request, as POST /v1/downloads takes it. */
 export type DownloadRequest = {
@@ -129,7 +130,7 @@ export function EpisodeExplorer({ datasetId, version, episodes, total, filter, s
       ...scope,
       ...(chosenStreams.length === streams.length ? {} : { streams: chosenStreams }),
     });
-  const hasFilter = Boolean(filter.outcome || filter.environment);
+  const hasFilter = Object.values(filter).some((v) => v !== undefined);
   return (
     <div className="mt-3 space-y-3">
       <DataTable

@@ -9,13 +9,20 @@ import { Field, Input, Select } from "./form";
 type Common = { name: string; label: string; value: string; hint?: string; narrow?: boolean };
 export type FilterField =
   | (Common & { kind: "select"; any?: string; options: { value: string; label: string }[] })
-  | (Common & { kind: "input"; type?: "text" | "email" | "date"; placeholder?: string });
+  | (Common & {
+      kind: "input";
+      type?: "text" | "email" | "date" | "number";
+      placeholder?: string;
+      /** For a number: the smallest value and the step (`any` for decimals). */
+      min?: number;
+      step?: number | "any";
+    });
 
 /**
  * The filters of a list as a GET form: the choice lives in the URL (shareable, and the page reads
- * it like any link). Without a submit label every field is a choice and a change navigates at
- * once (without JavaScript an Apply button does the same); with one, fields that are typed into
- * wait for the button. `framed` sets the bar in a panel of its own, for a page's main list; a
+ * it like any link). Without a submit label a choice navigates at once (without JavaScript an
+ * Apply button does the same), and fields that are typed into apply with Enter or an Apply button
+ * beside them; with one, every field waits for the button. `framed` sets the bar in a panel of its own, for a page's main list; a
  * section's list carries it unframed beside its heading.
  */
 export function FilterBar({
@@ -39,6 +46,8 @@ export function FilterBar({
 }) {
   const form = useRef<HTMLFormElement>(null);
   const onChange = submitLabel ? undefined : () => form.current?.requestSubmit();
+  // Typed values cannot apply at each keystroke: a bar of choices that also has them shows its Apply button.
+  const typed = !submitLabel && fields.some((f) => f.kind === "input");
   return (
     <Form
       ref={form}
@@ -69,24 +78,37 @@ export function FilterBar({
                 ))}
               </Select>
             ) : (
-              <Input id={id} name={f.name} type={f.type ?? "text"} placeholder={f.placeholder} defaultValue={f.value} />
+              <Input
+                id={id}
+                name={f.name}
+                type={f.type ?? "text"}
+                placeholder={f.placeholder}
+                defaultValue={f.value}
+                min={f.min}
+                step={f.step}
+                inputMode={f.type === "number" ? "decimal" : undefined}
+              />
             )}
           </Field>
         );
       })}
-      {submitLabel ? null : (
+      {submitLabel || typed ? null : (
         <noscript>
           <button type="submit" className={buttonClass("secondary", "md", "sm:mt-6")}>
             Apply
           </button>
         </noscript>
       )}
-      {submitLabel || active || children ? (
+      {submitLabel || typed || active || children ? (
         // Level with the controls, below their labels, whatever hints the fields carry.
         <div className="flex min-h-9 flex-wrap items-center gap-x-4 gap-y-2 sm:mt-6">
           {submitLabel ? (
             <button type="submit" className={buttonClass("primary")}>
               {submitLabel}
+            </button>
+          ) : typed ? (
+            <button type="submit" className={buttonClass("secondary")}>
+              Apply
             </button>
           ) : null}
           {active ? (

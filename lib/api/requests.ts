@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MAX_FILES_PER_DOWNLOAD, type DownloadRequest } from "../downloads/scope";
 import type { PreviewRequest } from "../previews/create-preview";
+import { durationRangeProblem, EPISODE_FILTER_FIELDS, isFiltered, type EpisodeFilter } from "../catalog/episode-filter";
 import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_CONTROL_CHARACTERS, WITHOUT_UNSAFE_CHARACTERS } from "../characters";
 
 /** A non-empty filter value, compared exactly. */
@@ -45,15 +46,57 @@ const cursor = cursorParam.meta({
 const filter = (what: string, example: string) =>
   filterValue.optional().meta({ description: `Only episodes whose ${what} is exactly this value.`, example });
 
+/** A duration bound in seconds: a non-negative decimal number (`12`, `12.5`), as a query value. */
+const DURATION = /^[0-9]{1,9}(\.[0-9]{1,9})?$/;
+const durationParam = (description: string, example: number) =>
+  z
+    .string()
+    .regex(DURATION, "must be a non-negative number of seconds, such as 12 or 12.5")
+    .transform(Number)
+    .optional()
+    .meta({
+      description,
+      example,
+      // On the wire a query value is a string; to clients it is a number.
+      override: ({ jsonSchema }) => {
+        delete jsonSchema.pattern;
+        Object.assign(jsonSchema, { type: "number", minimum: 0 });
+      },
+    });
+const recoveryParam = z
+  .enum(["true", "false"], "must be true or false")
+  .transform((value) => value === "true")
+  .optional()
+  .meta({
+    description: "`true`: only episodes with a recovery; `false`: only episodes without one.",
+    example: true,
+    override: ({ jsonSchema }) => {
+      Object.assign(jsonSchema, { type: "boolean" });
+      delete jsonSchema.enum;
+    },
+  });
+
+/** The episode filter as query parameters: the same on the API's episode list and the portal's explorer. */
+export const EpisodeFilterQuery = {
+  outcome: filter("outcome", "failure"),
+  environment: filter("environment", "kitchen-a"),
+  task: filter("task", "pick_cup"),
+  contributor: filter("contributor", "contrib-ams-01"),
+  has_recovery: recoveryParam,
+  min_duration_s: durationParam("Only episodes at least this many seconds long (the bound included).", 10),
+  max_duration_s: durationParam(
+    "Only episodes at most this many seconds long (the bound included). Not below `min_duration_s`.",
+    30.5,
+  ),
+};
+
+const rangeInOrder = (f: EpisodeFilter) => durationRangeProblem(f) === null;
+const RANGE_IN_ORDER = { message: "must not exceed max_duration_s", path: ["min_duration_s"] };
+
 /** Query parameters of each endpoint: the routes validate with these, and the OpenAPI document is built from them. */
 export const PageQuery = z.object({ limit, cursor });
 
-export const EpisodesQuery = z.object({
-  outcome: filter("outcome", "failure"),
-  environment: filter("environment", "kitchen-a"),
-  limit,
-  cursor,
-});
+export const EpisodesQuery = z.object({ ...EpisodeFilterQuery, limit, cursor }).refine(rangeInOrder, RANGE_IN_ORDER);
 
 export const AnnotationsQuery = z.object({
   version: z.string().min(1, "must not be empty").max(40, "is too long").optional().meta({
@@ -70,6 +113,10 @@ const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const identifier = (what: string) =>
   z.string(`must be ${what}`).regex(WITHOUT_CONTROL_CHARACTERS, `must not contain control characters`);
 const unique = (values: string[]) => new Set(values).size === values.length;
+const durationBound = z
+  .number("must be a number of seconds")
+  .min(0, "must not be negative")
+  .max(1e9, "must be at most 1e9 seconds");
 
 /** POST /v1/downloads: exactly one of episode_ids / filter, or neither for the whole version. */
 export const DownloadBody = z
@@ -98,18 +145,24 @@ export const DownloadBody = z
       }),
     filter: z
       .strictObject(
-        { outcome: filterValue.optional(), environment: filterValue.optional() },
-        "must be an object with outcome and/or environment",
+        {
+          outcome: filterValue.optional(),
+          environment: filterValue.optional(),
+          task: filterValue.optional(),
+          contributor: filterValue.optional(),
+          has_recovery: z.boolean("must be true or false").optional(),
+          min_duration_s: durationBound.optional(),
+          max_duration_s: durationBound.optional(),
+        },
+        `must be an object with any of ${EPISODE_FILTER_FIELDS.join(", ")}`,
       )
-      .refine(
-        (f) => f.outcome !== undefined || f.environment !== undefined,
-        "needs outcome or environment (leave filter out for the whole version)",
-      )
+      .refine(isFiltered, "needs at least one field (leave filter out for the whole version)")
+      .refine(rangeInOrder, RANGE_IN_ORDER)
       .optional()
       .meta({
         description:
-          "Download the files of the episodes matching this filter (as on the episodes endpoint). Not together with `episode_ids`.",
-        example: { outcome: "failure" },
+          "Download the files of the episodes matching this filter: the episodes endpoint's filters, with `has_recovery` a boolean and the durations numbers. Not together with `episode_ids`.",
+        example: { outcome: "failure", has_recovery: true },
       }),
     streams: z
       .array(z.string("must be strings").regex(STREAM_NAME, "must be stream names"), "must be an array of stream names")

@@ -4,6 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError } from "../errors";
 import { MAX_FILES_PER_DOWNLOAD } from "./scope";
+import { episodeConditions } from "../catalog/episode-filter";
 import { episodeNotWithdrawn, refuseWithdrawnContent, withdrawnAmong } from "../catalog/withdrawn";
 
 export type ResolvedScope = {
@@ -108,8 +109,7 @@ export async function coDeliveredEpisodes(
 
 /** The filter as a condition on `episodes e` (its columns are never null). */
 function episodeFilter(sql: Sql, filter: NonNullable<RequestedScope["filter"]>): PendingQuery<Row[]> {
-  const { outcome, environment } = filter;
-  return sql`true ${outcome === undefined ? sql`` : sql`and e.outcome = ${outcome}`} ${environment === undefined ? sql`` : sql`and e.environment = ${environment}`}`;
+  return sql`true ${episodeConditions(sql, filter)}`;
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { EpisodeFilter } from "../catalog/episode-filter";
+
 /**
  * The most files one download may hold: the disclosure entry, the signing and the answer stay
  * bounded. Larger scopes are split by the client (by episode ids, filter or streams).
@@ -13,7 +15,7 @@ export type DownloadRequest = {
   dataset_id: string;
   version: string;
   episode_ids?: string[];
-  filter?: { outcome?: string; environment?: string };
+  filter?: EpisodeFilter;
   streams?: string[];
   /** Also every file of the whole version (files of no episode, such as a LeRobot dataset's meta/), whatever `streams` says. */
   include_version_files?: boolean;

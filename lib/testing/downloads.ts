@@ -64,13 +64,18 @@ export function expectedScope(
   let episodeSet: Set<string> | null = null;
   if (scope.episode_ids) episodeSet = new Set(scope.episode_ids);
   if (scope.filter) {
-    const { outcome, environment } = scope.filter;
+    const f = scope.filter;
     episodeSet = new Set(
       episodes
         .filter(
           (e) =>
-            (outcome === undefined || e.outcome === outcome) &&
-            (environment === undefined || e.environment === environment),
+            (f.outcome === undefined || e.outcome === f.outcome) &&
+            (f.environment === undefined || e.environment === f.environment) &&
+            (f.task === undefined || e.task === f.task) &&
+            (f.contributor === undefined || e.contributor === f.contributor) &&
+            (f.has_recovery === undefined || e.has_recovery === f.has_recovery) &&
+            (f.min_duration_s === undefined || e.duration_s >= f.min_duration_s) &&
+            (f.max_duration_s === undefined || e.duration_s <= f.max_duration_s),
         )
         .map((e) => e.episode_id),
     );

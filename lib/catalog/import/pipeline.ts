@@ -478,6 +478,10 @@ async function writeVersion(
   await tx`insert into episodes (version_id, episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams)
     select ${versionId}, episode_id, task, environment, duration_s, outcome, has_recovery, contributor, streams
     from stage_episodes order by episode_id`;
+  // Every combination of the categorical filters with its count: the totals of filtered pages (migration 0021).
+  await tx`insert into episode_facets (version_id, outcome, environment, task, contributor, has_recovery, episodes)
+    select ${versionId}, outcome, environment, task, contributor, has_recovery, count(*)::int
+    from stage_episodes group by outcome, environment, task, contributor, has_recovery`;
   await tx`insert into annotations (version_id, episode_id, label, start_s, end_s, attributes)
     select ${versionId}, episode_id, label, start_s, end_s, attributes from stage_annotations order by src, line`;
   // files.episode_id: the episode when the file holds exactly one, for the API's `episode_id`.

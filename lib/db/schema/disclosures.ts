@@ -38,7 +38,16 @@ export type ReviewerRole = "reviewer" | "admin";
 /** The scope as the client asked for it (the body of POST /v1/downloads, normalised). */
 export type RequestedScope = {
   episode_ids?: string[];
-  filter?: { outcome?: string; environment?: string };
+  /** lib/catalog/episode-filter.ts's EpisodeFilter (the store cannot import the catalog). */
+  filter?: {
+    outcome?: string;
+    environment?: string;
+    task?: string;
+    contributor?: string;
+    has_recovery?: boolean;
+    min_duration_s?: number;
+    max_duration_s?: number;
+  };
   streams?: string[];
   /** Every file of the whole version along with the scope (recorded only when true). */
   include_version_files?: true;

@@ -200,6 +200,24 @@ describe("POST /api/v1/downloads: scopes", () => {
       () => ({ filter: { outcome: e(2).outcome, environment: e(2).environment } }),
     ],
     ["a filter narrowed to a stream", () => ({ filter: { outcome: e(3).outcome }, streams: ["cam"] })],
+    ["a filter on contributor", () => ({ filter: { contributor: e(4).contributor } })],
+    ["a filter on has_recovery", () => ({ filter: { has_recovery: e(5).has_recovery } })],
+    [
+      "a filter on a duration range, its bounds included",
+      () => ({ filter: { min_duration_s: e(6).duration_s, max_duration_s: e(6).duration_s + 20 } }),
+    ],
+    [
+      "a filter on task, contributor, has_recovery and a duration range",
+      () => ({
+        filter: {
+          task: e(7).task,
+          contributor: e(7).contributor,
+          has_recovery: e(7).has_recovery,
+          min_duration_s: 0,
+          max_duration_s: e(7).duration_s,
+        },
+      }),
+    ],
   ];
 
   it.each(cases)("%s: the oracle's files, one disclosure entry with the resolved episodes", async (_, scope) => {
@@ -401,14 +419,27 @@ describe("POST /api/v1/downloads: errors", () => {
     ["a repeated stream", () => body({ streams: ["cam", "cam"] }), /streams.*repeat/],
     ["empty episode_ids", () => body({ episode_ids: [] }), /episode_ids.*at least one/],
     ["empty streams", () => body({ streams: [] }), /streams.*at least one/],
-    ["an empty filter", () => body({ filter: {} }), /filter.*outcome or environment/],
+    ["an empty filter", () => body({ filter: {} }), /'filter': needs at least one field/],
     ["an unknown field", () => ({ ...body(), episodes: [ids[0]] }), /episodes/],
     // zod's message for the filter object covers its unknown keys: it names the fields it takes.
     [
       "an unknown filter field",
-      () => body({ filter: { outcome: "success", contributor: "c1" } as never }),
-      /'filter': must be an object with outcome and\/or environment/,
+      () => body({ filter: { outcome: "success", contributors: "c1" } as never }),
+      /'filter': must be an object with any of outcome, environment, task, contributor, has_recovery, min_duration_s, max_duration_s/,
     ],
+    ["has_recovery as a string", () => body({ filter: { has_recovery: "true" } as never }), /has_recovery/],
+    [
+      "a negative duration",
+      () => body({ filter: { min_duration_s: -1 } }),
+      /'filter.min_duration_s': must not be negative/,
+    ],
+    ["a duration as a string", () => body({ filter: { max_duration_s: "30" } as never }), /max_duration_s/],
+    [
+      "a duration range whose minimum exceeds its maximum",
+      () => body({ filter: { min_duration_s: 30, max_duration_s: 10 } }),
+      /'filter.min_duration_s': must not exceed max_duration_s/,
+    ],
+    ["an empty task", () => body({ filter: { task: "" } }), /task/],
     ["an unknown field beside a valid scope", () => ({ ...body({ streams: ["cam"] }), stream: "cam" }), /stream/],
     ["no dataset_id", () => ({ version: "1.0.0" }), /dataset_id/],
     ["no version", () => ({ dataset_id: datasetId }), /version/],

@@ -7,9 +7,10 @@ import { LinkButton } from "@/components/ui/button";
 import { formatNumber } from "@/components/ui/format";
 import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
-import { filterValue, MAX_LIMIT } from "@/lib/api/requests";
+import { EpisodeFilterQuery, MAX_LIMIT } from "@/lib/api/requests";
 import { getDataset } from "@/lib/catalog/list-datasets";
-import { listEpisodes, type EpisodePage } from "@/lib/catalog/list-episodes";
+import { episodeFilterOf, isFiltered } from "@/lib/catalog/episode-filter";
+import { episodeFilterChoices, listEpisodes, type EpisodePage, type FilterChoice } from "@/lib/catalog/list-episodes";
 import { versionStatistics, type Count } from "@/lib/catalog/version-statistics";
 import { AppError } from "@/lib/errors";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
@@ -24,15 +25,22 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 const PAGE_SIZES = [25, 50, 100, 250];
 
-// The filter form sends an empty value for "any"; a page size it does not offer falls back to 50.
-const anyOr = z
-  .literal("")
-  .transform(() => undefined)
-  .or(filterValue)
-  .optional();
+// The filter form sends an empty value for "any" (and for a duration left blank); otherwise the
+// API's own rules for each filter. A page size the form does not offer falls back to 50.
+const anyOr = <T extends z.ZodType>(schema: T) =>
+  z
+    .literal("")
+    .transform(() => undefined)
+    .or(schema)
+    .optional();
 const Search = z.object({
-  outcome: anyOr,
-  environment: anyOr,
+  outcome: anyOr(EpisodeFilterQuery.outcome),
+  environment: anyOr(EpisodeFilterQuery.environment),
+  task: anyOr(EpisodeFilterQuery.task),
+  contributor: anyOr(EpisodeFilterQuery.contributor),
+  has_recovery: anyOr(EpisodeFilterQuery.has_recovery),
+  min_duration_s: anyOr(EpisodeFilterQuery.min_duration_s),
+  max_duration_s: anyOr(EpisodeFilterQuery.max_duration_s),
   cursor: z
     .literal("")
     .transform(() => undefined)
@@ -45,19 +53,25 @@ const Search = z.object({
     .catch(undefined),
 });
 
-const counted = (counts: Count[]) => counts.map((c) => ({ value: c.value, label: `${c.value} (${c.count})` }));
+const counted = (counts: (Count | FilterChoice)[]) =>
+  counts.map((c) => ({ value: c.value, label: `${c.value} (${formatNumber(c.count)})` }));
 
 export default async function EpisodeExplorerPage({ params, searchParams }: Props) {
   const { id, version } = await params;
   const ctx = await pageContext("catalog", `/datasets/${id}/${version}`);
   const search = await pageSearch(searchParams, Search);
-  const [dataset, stats] = await pageData(
-    Promise.all([getDataset(ctx, id), versionStatistics(ctx, { datasetId: id, version })]),
+  const [dataset, stats, choices] = await pageData(
+    Promise.all([
+      getDataset(ctx, id),
+      versionStatistics(ctx, { datasetId: id, version }),
+      episodeFilterChoices(ctx, { datasetId: id, version }),
+    ]),
   );
-  const filter = { outcome: search.outcome, environment: search.environment };
+  const filter = episodeFilterOf(search);
   const limit = search.limit ?? 50;
   let page: EpisodePage | undefined;
   let cursorProblem: string | undefined;
+  let filterProblem: string | undefined;
   try {
     page = await listEpisodes(ctx, {
       datasetId: id,
@@ -67,12 +81,16 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
       cursor: search.cursor,
     });
   } catch (error) {
-    if (!(error instanceof AppError && error.code === "invalid_cursor")) throw error;
-    cursorProblem = error.message;
+    if (error instanceof AppError && error.code === "invalid_cursor") cursorProblem = error.message;
+    // The one rule the form can break that each field's own check cannot see: a range upside down.
+    else if (error instanceof AppError && error.code === "invalid_parameter")
+      filterProblem = `The minimum duration (${filter.min_duration_s} s) is above the maximum (${filter.max_duration_s} s)`;
+    else throw error;
   }
   const query = (extra: Record<string, string | undefined>) => {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...filter, limit: limit === 50 ? undefined : String(limit), ...extra }))
+    const current = Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)]));
+    for (const [k, v] of Object.entries({ ...current, limit: limit === 50 ? undefined : String(limit), ...extra }))
       if (v) q.set(k, v);
     const text = q.toString();
     return `/datasets/${id}/${version}${text ? `?${text}` : ""}`;
@@ -91,7 +109,7 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
       <FilterBar
         label="Filter episodes"
         framed
-        active={Boolean(filter.outcome || filter.environment)}
+        active={isFiltered(filter)}
         fields={[
           {
             kind: "select",
@@ -111,6 +129,55 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
           },
           {
             kind: "select",
+            name: "task",
+            label: "Task",
+            any: "Any task",
+            value: filter.task ?? "",
+            options: counted(choices.tasks),
+          },
+          {
+            kind: "select",
+            name: "contributor",
+            label: "Contributor",
+            any: "Any contributor",
+            value: filter.contributor ?? "",
+            options: counted(choices.contributors),
+          },
+          {
+            kind: "select",
+            name: "has_recovery",
+            label: "Recovery",
+            any: "With or without",
+            value: filter.has_recovery === undefined ? "" : String(filter.has_recovery),
+            options: [
+              { value: "true", label: `With a recovery (${formatNumber(choices.recoveries.with)})` },
+              { value: "false", label: `Without (${formatNumber(choices.recoveries.without)})` },
+            ],
+          },
+          {
+            kind: "input",
+            type: "number",
+            name: "min_duration_s",
+            label: "Min. seconds",
+            value: filter.min_duration_s === undefined ? "" : String(filter.min_duration_s),
+            placeholder: String(Math.floor(choices.duration.min)),
+            min: 0,
+            step: "any",
+            narrow: true,
+          },
+          {
+            kind: "input",
+            type: "number",
+            name: "max_duration_s",
+            label: "Max. seconds",
+            value: filter.max_duration_s === undefined ? "" : String(filter.max_duration_s),
+            placeholder: String(Math.ceil(choices.duration.max)),
+            min: 0,
+            step: "any",
+            narrow: true,
+          },
+          {
+            kind: "select",
             name: "limit",
             label: "Per page",
             value: String(limit),
@@ -119,7 +186,15 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
           },
         ]}
       />
-      {cursorProblem || !page ? (
+      {filterProblem ? (
+        <Alert kind="warning" title="These filters cannot match any episode" className="mt-4">
+          {filterProblem}.{" "}
+          <Link className="font-medium underline" href={`/datasets/${id}/${version}`}>
+            Clear the filters
+          </Link>
+          .
+        </Alert>
+      ) : cursorProblem || !page ? (
         <Alert kind="warning" title="This page link is out of date" className="mt-4">
           {cursorProblem}{" "}
           <Link className="font-medium underline" href={query({})}>
@@ -135,7 +210,7 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
             {search.cursor ? " · showing a later page" : ""}.
           </p>
           <EpisodeExplorer
-            key={`${filter.outcome}|${filter.environment}|${search.cursor ?? ""}`}
+            key={`${JSON.stringify(filter)}|${search.cursor ?? ""}`}
             datasetId={id}
             version={version}
             episodes={page.episodes}

@@ -9,17 +9,31 @@ import {
   grant,
   importTestDataset,
   OUTCOMES,
+  operatorCtx,
   randomEpisodes,
+  uniqueId,
 } from "@/lib/testing/fixtures";
+import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { call } from "@/lib/testing/http";
 import type { EpisodeLine } from "@/lib/catalog/import/records";
 
-type Filter = { outcome?: string; environment?: string };
+type Filter = {
+  outcome?: string;
+  environment?: string;
+  task?: string;
+  contributor?: string;
+  has_recovery?: boolean;
+  min_duration_s?: number;
+  max_duration_s?: number;
+};
 
 let datasetId: string;
 let otherDatasetId: string;
 let key: string;
-const episodes = randomEpisodes(420, 7);
+const TASKS = ["pick", "place", "wipe table"] as const;
+// The fixture's episodes all have one task; three here, so that a task filter has something to leave out.
+const episodes = randomEpisodes(420, 7).map((e, i) => ({ ...e, task: TASKS[i % TASKS.length]! }));
+const CONTRIBUTORS = [...new Set(episodes.map((e) => e.contributor))].sort();
 
 function url(dataset: string, version: string, query: Record<string, string | number | undefined>) {
   const search = new URLSearchParams(
@@ -33,22 +47,33 @@ function url(dataset: string, version: string, query: Record<string, string | nu
 const list = (query: Record<string, string | number | undefined>, version = "1.0.0", dataset = datasetId) =>
   call(GET, url(dataset, version, query), { key, params: { id: dataset, version } });
 
-const oracle = (filter: Filter) =>
-  episodes
-    .filter(
-      (e) =>
-        (filter.outcome === undefined || e.outcome === filter.outcome) &&
-        (filter.environment === undefined || e.environment === filter.environment),
-    )
-    .sort((a, b) => byteOrder(a.episode_id, b.episode_id));
+const matches = (e: EpisodeLine, filter: Filter) =>
+  (filter.outcome === undefined || e.outcome === filter.outcome) &&
+  (filter.environment === undefined || e.environment === filter.environment) &&
+  (filter.task === undefined || e.task === filter.task) &&
+  (filter.contributor === undefined || e.contributor === filter.contributor) &&
+  (filter.has_recovery === undefined || e.has_recovery === filter.has_recovery) &&
+  (filter.min_duration_s === undefined || e.duration_s >= filter.min_duration_s) &&
+  (filter.max_duration_s === undefined || e.duration_s <= filter.max_duration_s);
 
-async function walk(filter: Filter, limit: number): Promise<{ seen: EpisodeLine[]; totals: number[]; pages: number }> {
+const oracle = (filter: Filter, among: readonly EpisodeLine[] = episodes) =>
+  among.filter((e) => matches(e, filter)).sort((a, b) => byteOrder(a.episode_id, b.episode_id));
+
+/** A filter as query parameters: has_recovery and the durations as their text. */
+const asQuery = (filter: Filter): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, v === undefined ? undefined : String(v)]));
+
+async function walk(
+  filter: Filter,
+  limit: number,
+  lister = list,
+): Promise<{ seen: EpisodeLine[]; totals: number[]; pages: number }> {
   const seen: EpisodeLine[] = [];
   const totals: number[] = [];
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const res = await list({ ...filter, limit, cursor });
+    const res = await lister({ ...asQuery(filter), limit, cursor });
     expect(res.status, res.text).toBe(200);
     expect(res.json.episodes.length).toBeLessThanOrEqual(limit);
     seen.push(...res.json.episodes);
@@ -135,6 +160,185 @@ describe("GET /api/v1/datasets/{id}/versions/{version}/episodes", () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  describe("filters beyond outcome and environment", () => {
+    // An episode's duration from the data, so that a bound falls exactly on one (the range is closed).
+    const someDuration = [...episodes].sort((a, b) => a.duration_s - b.duration_s)[140]!.duration_s;
+
+    it.each([
+      [{ task: "place" }, 11],
+      [{ task: "wipe table" }, 500],
+      [{ contributor: "c3" }, 9],
+      [{ has_recovery: true }, 17],
+      [{ has_recovery: false }, 100],
+      [{ min_duration_s: 20 }, 31],
+      [{ max_duration_s: 12.5 }, 8],
+      [{ min_duration_s: 10, max_duration_s: 30.25 }, 16],
+      [{ min_duration_s: someDuration, max_duration_s: someDuration }, 3],
+      [{ contributor: "c1", has_recovery: true }, 3],
+      [{ task: "pick", outcome: "failure" }, 6],
+      [{ task: "place", environment: "lab", has_recovery: false }, 4],
+      [{ contributor: "c2", min_duration_s: 15, max_duration_s: 45 }, 5],
+      [{ task: "pick", contributor: "c0", has_recovery: true, min_duration_s: 5 }, 2],
+      [{ outcome: "success", environment: "kitchen", task: "wipe table", contributor: "c4", has_recovery: false }, 2],
+      [{ task: "no such task" }, 10],
+      [{ contributor: "c1", min_duration_s: 1000 }, 10],
+    ] as [Filter, number][])(
+      "walks %j at limit %i: every match exactly once, in byte order, with the filtered total",
+      async (filter, limit) => {
+        const expected = oracle(filter);
+        const { seen, totals, pages } = await walk(filter, limit);
+        expect(seen).toEqual(expected);
+        expect(new Set(totals)).toEqual(new Set([expected.length]));
+        expect(pages).toBe(Math.max(1, Math.ceil(expected.length / limit)));
+      },
+    );
+
+    it("the range includes both bounds", async () => {
+      const exact = await list({ min_duration_s: someDuration, max_duration_s: someDuration });
+      expect(exact.json.total).toBeGreaterThan(0);
+      expect(exact.json.episodes.every((e: EpisodeLine) => e.duration_s === someDuration)).toBe(true);
+    });
+
+    it("matches the brute-force oracle for any combination of every filter and any page size", async () => {
+      const value = <T>(pool: readonly T[]) => fc.option(fc.constantFrom(...pool), { nil: undefined });
+      const bound = fc.option(
+        fc.integer({ min: 0, max: 6200 }).map((n) => n / 100),
+        { nil: undefined },
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.record({
+            outcome: value(OUTCOMES),
+            environment: value(ENVIRONMENTS),
+            task: value([...TASKS, "absent"]),
+            contributor: value([...CONTRIBUTORS, "absent"]),
+            has_recovery: value([true, false]),
+            min_duration_s: bound,
+            max_duration_s: bound,
+          }),
+          fc.integer({ min: 1, max: 500 }),
+          async (drawn, limit) => {
+            const filter: Filter = { ...drawn };
+            if (
+              filter.min_duration_s !== undefined &&
+              filter.max_duration_s !== undefined &&
+              filter.min_duration_s > filter.max_duration_s
+            )
+              [filter.min_duration_s, filter.max_duration_s] = [filter.max_duration_s, filter.min_duration_s];
+            const res = await list({ ...asQuery(filter), limit });
+            const expected = oracle(filter);
+            expect(res.status, res.text).toBe(200);
+            expect(res.json.total).toBe(expected.length);
+            expect(res.json.episodes).toEqual(expected.slice(0, limit));
+            expect(res.json.next_cursor === null).toBe(expected.length <= limit);
+          },
+        ),
+        { numRuns: 80 },
+      );
+    });
+
+    it("bind their cursors: a walk continues only with the same values", async () => {
+      const started = { task: "pick", contributor: "c2", has_recovery: false, min_duration_s: 5, max_duration_s: 55 };
+      const first = await list({ ...asQuery(started), limit: 3 });
+      const cursor = first.json.next_cursor as string;
+      expect(cursor).toEqual(expect.any(String));
+      const next = await list({ ...asQuery(started), limit: 4, cursor });
+      expect(next.status).toBe(200);
+      expect(next.json.episodes).toEqual(oracle(started).slice(3, 7));
+      for (const changed of [
+        { task: "place" },
+        { task: undefined },
+        { contributor: "c3" },
+        { has_recovery: true },
+        { has_recovery: undefined },
+        { min_duration_s: 5.5 },
+        { max_duration_s: undefined },
+        { outcome: "failure" },
+      ]) {
+        const res = await list({ ...asQuery({ ...started, ...changed }), cursor });
+        expect(res.status, JSON.stringify(changed)).toBe(400);
+        expect(res.json.error.code).toBe("invalid_cursor");
+      }
+      // Nor does a cursor of the outcome filter alone continue with a new filter added.
+      const outcomeCursor = (await list({ outcome: "failure", limit: 2 })).json.next_cursor;
+      const widened = await list({ outcome: "failure", task: "pick", cursor: outcomeCursor });
+      expect(widened.json.error.code).toBe("invalid_cursor");
+    });
+
+    it.each([
+      [{ has_recovery: "yes" }, "'has_recovery': must be true or false"],
+      [{ has_recovery: "TRUE" }, "'has_recovery'"],
+      [{ has_recovery: "1" }, "'has_recovery'"],
+      [{ has_recovery: "" }, "'has_recovery'"],
+      [{ min_duration_s: "-1" }, "'min_duration_s': must be a non-negative number of seconds"],
+      [{ min_duration_s: "ten" }, "'min_duration_s'"],
+      [{ max_duration_s: "1e3" }, "'max_duration_s'"],
+      [{ max_duration_s: "Infinity" }, "'max_duration_s'"],
+      [{ max_duration_s: "NaN" }, "'max_duration_s'"],
+      [{ max_duration_s: "" }, "'max_duration_s'"],
+      [{ min_duration_s: "12." }, "'min_duration_s'"],
+      [{ min_duration_s: "30", max_duration_s: "10" }, "'min_duration_s': must not exceed max_duration_s"],
+      [{ task: "" }, "'task': must not be empty"],
+      [{ contributor: "c1\u0000" }, "'contributor': must not contain control characters"],
+      [{ tasks: "pick" }, "Unknown query parameter 'tasks'"],
+      [{ recovery: "true" }, "Unknown query parameter 'recovery'"],
+      [{ min_duration: "3" }, "Unknown query parameter 'min_duration'"],
+    ] as [Record<string, string>, string][])("refuses %j with invalid_parameter", async (query, mention) => {
+      const res = await list(query);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.error.code).toBe("invalid_parameter");
+      expect(res.json.error.message).toContain(mention);
+    });
+
+    it("refuses a repeated task rather than picking one", async () => {
+      const res = await call(GET, `${url(datasetId, "1.0.0", {})}&task=pick&task=place`, {
+        key,
+        params: { id: datasetId, version: "1.0.0" },
+      });
+      expect(res.status).toBe(400);
+      expect(res.json.error.message).toContain("'task' was given more than once");
+    });
+
+    it("leave withdrawn episodes out of every page and total", async () => {
+      // Contributors of their own: a withdrawal by contributor reaches every dataset that names them.
+      const who = uniqueId("w");
+      const own = randomEpisodes(90, 11).map((e, i) => ({
+        ...e,
+        task: TASKS[i % TASKS.length]!,
+        contributor: `${who}-${e.contributor}`,
+      }));
+      const ownDataset = await importTestDataset([{ version: "1.0.0", episodes: own }]);
+      const org = await createTestOrg();
+      await grant(org.id, ownDataset, "1.0.0");
+      const ownKey = (await createTestKey(org.id)).secret;
+      const listOwn = (query: Record<string, string | number | undefined>) =>
+        call(GET, url(ownDataset, "1.0.0", query), { key: ownKey, params: { id: ownDataset, version: "1.0.0" } });
+      // Withdrawn: a recovery episode of task "place" and every episode of one contributor.
+      const recovering = own.find((e) => e.task === "place" && e.has_recovery)!;
+      await withdrawEpisodes(operatorCtx(), {
+        episodeIds: [recovering.episode_id],
+        reason: "a bystander is recognisable",
+      });
+      await withdrawEpisodes(operatorCtx(), { contributor: `${who}-c3`, reason: "consent withdrawn" });
+      const left = own.filter((e) => e.episode_id !== recovering.episode_id && e.contributor !== `${who}-c3`);
+      for (const filter of [
+        { task: "place" },
+        { task: "place", has_recovery: true },
+        { has_recovery: true },
+        { contributor: `${who}-c3` },
+        { contributor: `${who}-c1`, has_recovery: false },
+        { min_duration_s: 0 },
+        { task: "place", max_duration_s: 40 },
+        { outcome: "failure", task: "pick" },
+      ] as Filter[]) {
+        const expected = oracle(filter, left);
+        const { seen, totals } = await walk(filter, 7, listOwn);
+        expect(seen, JSON.stringify(filter)).toEqual(expected);
+        expect(new Set(totals), JSON.stringify(filter)).toEqual(new Set([expected.length]));
+      }
+    });
   });
 
   describe("cursors", () => {
