@@ -776,7 +776,7 @@ program
   .command("worker")
   .summary("deliver queued notices (webhooks, email) until stopped")
   .description(
-    "Work the notice delivery queue in this process until interrupted (SIGINT or SIGTERM), finishing the attempts in flight. Every server started with npm start already runs a worker unless NOTICE_WORKER=off: run this where the servers do not.",
+    "Work the notice delivery queue in this process until interrupted (SIGINT or SIGTERM), finishing the attempts in flight; it also keeps the hourly schedule of licence-end warnings and reminders of withdrawal notices not acknowledged. Every server started with npm start already runs a worker unless NOTICE_WORKER=off: run this where the servers do not.",
   )
   .examples("NOTICE_WORKER=off npm start   # and elsewhere: das-admin worker")
   .action(
