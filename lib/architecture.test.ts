@@ -30,6 +30,7 @@ const LAYERS = [
       "lib/admin",
       "lib/lerobot",
       "lib/notice-delivery",
+      "lib/notices",
       "lib/withdrawals",
     ),
   },

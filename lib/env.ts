@@ -96,6 +96,11 @@ const EnvSchema = z.object({
    */
   NOTICE_RETRY_DELAY_S: positiveInt(30),
   NOTICE_RETRY_LIMIT: z.coerce.number().int().min(0).max(16).default(12),
+  /**
+   * Days a withdrawal notice may stay unacknowledged before its organisation is reminded, and
+   * between reminders after that; 0: no reminders.
+   */
+  NOTICE_REMINDER_DAYS: z.coerce.number().int().min(0).max(365).default(7),
   /** off: this server runs no delivery worker (then `das-admin worker` must run somewhere). */
   NOTICE_WORKER: z.enum(["on", "off"]).default("on"),
   AUTH_OIDC_ISSUER: optionalString,

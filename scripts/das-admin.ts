@@ -14,7 +14,7 @@ import { ImportError } from "@/lib/catalog/import/problems";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
 import { Progress } from "@/lib/client/progress";
-import { describeLeRobotImport } from "./cli/lerobot-import-summary";
+import { describeLeRobotImport, newVersionNotices } from "./cli/lerobot-import-summary";
 import { EpisodeLine } from "@/lib/catalog/import/records";
 import { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";
 import { VERSION_PATTERN } from "@/lib/catalog/semver";
@@ -207,6 +207,7 @@ program
             ? `Imported ${what}.`
             : `Unchanged: ${what} is already released with identical content.`,
         );
+        if (result.versionNotices) say(newVersionNotices(result.versionNotices));
         return;
       }
       if (!options.dataset || !options.version)
@@ -775,7 +776,7 @@ program
   .command("worker")
   .summary("deliver queued notices (webhooks, email) until stopped")
   .description(
-    "Work the notice delivery queue in this process until interrupted (SIGINT or SIGTERM), finishing the attempts in flight. Every server started with npm start already runs a worker unless NOTICE_WORKER=off: run this where the servers do not.",
+    "Work the notice delivery queue in this process until interrupted (SIGINT or SIGTERM), finishing the attempts in flight; it also keeps the hourly schedule of licence-end warnings and reminders of withdrawal notices not acknowledged. Every server started with npm start already runs a worker unless NOTICE_WORKER=off: run this where the servers do not.",
   )
   .examples("NOTICE_WORKER=off npm start   # and elsewhere: das-admin worker")
   .action(

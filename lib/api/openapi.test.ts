@@ -45,6 +45,20 @@ describe("the OpenAPI document", () => {
     expect(validator.version).toBe("3.1");
   });
 
+  it("describes each kind of notice, told apart by `kind`", () => {
+    const schemas = doc.components!.schemas as Record<string, any>;
+    const notice = schemas.Notice;
+    expect((notice.oneOf ?? notice.anyOf).map((s: { $ref: string }) => s.$ref)).toEqual([
+      "#/components/schemas/WithdrawalNotice",
+      "#/components/schemas/NewVersionNotice",
+      "#/components/schemas/LicenceEndingNotice",
+    ]);
+    expect(notice.discriminator?.propertyName).toBe("kind");
+    expect(
+      ["WithdrawalNotice", "NewVersionNotice", "LicenceEndingNotice"].map((n) => schemas[n].properties.kind.const),
+    ).toEqual(["withdrawal", "new_version", "licence_ending"]);
+  });
+
   it("is refused by the validator when broken (the check can fail)", async () => {
     const broken = structuredClone(doc) as any;
     broken.paths["/api/v1/datasets"].get.responses["200"].headers["X-Request-Id"] = { $ref: 42 };
@@ -292,6 +306,16 @@ describe("a sweep of every endpoint and status", () => {
       values (${withdrawalId}, 'operator', 'sweep', 'sweep (das-admin)', 'sweep', 1)`;
     await sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
       values (${noticeId}, ${org.id}, 'withdrawal', ${withdrawalId}, '{e-sweep}'::text[], '[]'::jsonb)`;
+    // And one of each other kind, as lib/notices writes them, so the list's contract covers every kind.
+    const [licence] = await sql<{ id: string; version_id: number; ends_at: Date }[]>`
+      select l.id, l.version_id, now() + interval '5 days' as ends_at from licences l
+      where l.organization_id = ${org.id} and l.revoked_at is null limit 1`;
+    await sql`insert into notices (id, organization_id, kind, version_id, details)
+      values (${`nt_${randomBytes(16).toString("hex")}`}, ${org.id}, 'new_version', ${licence!.version_id},
+        ${JSON.stringify({ dataset_id: datasetId, version: "2.0.0", released_at: "2026-07-01T00:00:00.000Z", licensed_versions: ["1.0.0"] })}::jsonb)`;
+    await sql`insert into notices (id, organization_id, kind, licence_id, version_id, threshold_days, ends_at, details)
+      values (${`nt_${randomBytes(16).toString("hex")}`}, ${org.id}, 'licence_ending', ${licence!.id}, ${licence!.version_id}, 7,
+        ${licence!.ends_at}, ${JSON.stringify({ dataset_id: datasetId, version: "1.0.0", ends_at: licence!.ends_at.toISOString(), days_before: 7 })}::jsonb)`;
   }, 120_000);
   afterAll(() => stopObserving?.());
 

@@ -320,11 +320,19 @@ export const NoticeDelivery = z
   })
   .meta({ id: "NoticeDelivery" });
 
-export const NoticeRecord = z
+const noticeCommon = {
+  notice_id: z.string(),
+  created_at: Timestamp,
+  acknowledged_at: Timestamp.nullable().meta({
+    description: "When it was first acknowledged; `null` while none was made.",
+  }),
+};
+
+export const WithdrawalNotice = z
   .object({
-    notice_id: z.string(),
-    kind: z.enum(["withdrawal"]),
-    created_at: Timestamp,
+    notice_id: noticeCommon.notice_id,
+    kind: z.literal("withdrawal"),
+    created_at: noticeCommon.created_at,
     withdrawal_id: z.string(),
     episode_ids: z.array(z.string()).meta({
       description: "Your organisation's withdrawn episodes: delete every copy of their files.",
@@ -335,7 +343,56 @@ export const NoticeRecord = z
     acknowledged_at: Timestamp.nullable().meta({
       description: "When it was first acknowledged; `null` while outstanding.",
     }),
+    reminders: z.number().int().meta({
+      description: "Reminders sent while it was not acknowledged (every NOTICE_REMINDER_DAYS days, 7 by default).",
+    }),
+    last_reminded_at: Timestamp.nullable().meta({ description: "When the latest reminder went out; `null` if none." }),
   })
+  .meta({
+    id: "WithdrawalNotice",
+    description:
+      "Episodes your organisation received were withdrawn (their contributor withdrew consent): delete them, then acknowledge.",
+  });
+
+export const NewVersionNotice = z
+  .object({
+    notice_id: noticeCommon.notice_id,
+    kind: z.literal("new_version"),
+    created_at: noticeCommon.created_at,
+    dataset_id: DatasetId,
+    version: VersionNumber,
+    released_at: Timestamp,
+    licensed_versions: z.array(VersionNumber).meta({
+      description: "The earlier versions your organisation held a current licence for when it was released.",
+    }),
+    acknowledged_at: noticeCommon.acknowledged_at,
+  })
+  .meta({
+    id: "NewVersionNotice",
+    description:
+      "A new version of a dataset your organisation holds a licence for an earlier version of; it asks for no acknowledgement.",
+  });
+
+export const LicenceEndingNotice = z
+  .object({
+    notice_id: noticeCommon.notice_id,
+    kind: z.literal("licence_ending"),
+    created_at: noticeCommon.created_at,
+    dataset_id: DatasetId,
+    version: VersionNumber,
+    ends_at: Timestamp.meta({ description: "When the licence stops being usable." }),
+    days_before: z.union([z.literal(30), z.literal(7)]).meta({
+      description: "Which warning: 30 or 7 days before the end (a licence whose end moves is warned of its new end).",
+    }),
+    acknowledged_at: noticeCommon.acknowledged_at,
+  })
+  .meta({
+    id: "LicenceEndingNotice",
+    description: "Your organisation's licence ends within 30 (or 7) days; it asks for no acknowledgement.",
+  });
+
+export const NoticeRecord = z
+  .discriminatedUnion("kind", [WithdrawalNotice, NewVersionNotice, LicenceEndingNotice])
   .meta({ id: "Notice" });
 
 export const NoticeList = z

@@ -10,6 +10,8 @@ import {
 } from "../lerobot/subset";
 import { pathInside } from "../safe-path";
 import type { ApiClient, NoticeDocument } from "./api";
+
+type WithdrawalNoticeDocument = Extract<NoticeDocument, { kind: "withdrawal" }>;
 import { ORIGINALS_DIR, PROVENANCE_FILE, type Provenance } from "./lerobot-pull";
 import type { FilesProvenance } from "./provenance";
 import { sha256File } from "./transfer";
@@ -78,7 +80,10 @@ export async function sync(options: {
     ...(provenance.downloads ?? []).map((d) => d.download_id),
     ...provenance.files.map((f) => f.download_id).filter((id): id is string => id !== null),
   ]);
-  const notices = (await api.listNotices()).filter((n) => n.deliveries.some((d) => ours.has(d.download_id)));
+  // Only a withdrawal asks for deletion; the other kinds (a new version, a licence ending) just tell.
+  const notices = (await api.listNotices()).filter(
+    (n): n is WithdrawalNoticeDocument => n.kind === "withdrawal" && n.deliveries.some((d) => ours.has(d.download_id)),
+  );
   const withdrawn = new Set(notices.flatMap((n) => n.episode_ids));
   const doomed = provenance.files.filter((f) => f.episode_ids.some((id) => withdrawn.has(id)));
   const removedEpisodes = new Set(doomed.flatMap((f) => f.episode_ids));
@@ -235,7 +240,7 @@ export async function sync(options: {
 }
 
 /** A notice's episodes that this directory held. */
-const ownEpisodes = (notice: NoticeDocument, inDirectory: Set<string>) =>
+const ownEpisodes = (notice: WithdrawalNoticeDocument, inDirectory: Set<string>) =>
   notice.episode_ids.filter((id) => inDirectory.has(id));
 
 /** The cameras the directory's meta/info.json declares (das pull may have left some out with --streams). */

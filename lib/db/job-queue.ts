@@ -1,6 +1,6 @@
 import PgBoss from "pg-boss";
 import { log, errorFields } from "../log";
-import { sqlOf, type Db } from "./client";
+import type { Sql } from "./client";
 
 // The service's job queue: pg-boss, its jobs in PostgreSQL beside everything else
 // (docs/decisions/0091-notice-deliveries-through-pg-boss.md). A job is a row, so one enqueued in
@@ -10,8 +10,15 @@ import { sqlOf, type Db } from "./client";
 /** pg-boss's own schema, created and migrated by pg-boss itself (at `migrateDatabase`). */
 export const JOB_QUEUE_SCHEMA = "pgboss";
 
-/** The queues the service uses; each is created when the database is migrated. */
-export const JOB_QUEUES = { noticeWebhook: "notice-webhook", noticeEmail: "notice-email" } as const;
+/**
+ * The queues the service uses; each is created when the database is migrated. `notice-schedule`
+ * takes the scheduled job (pg-boss's cron) that writes licence-end warnings and reminders.
+ */
+export const JOB_QUEUES = {
+  noticeWebhook: "notice-webhook",
+  noticeEmail: "notice-email",
+  noticeSchedule: "notice-schedule",
+} as const;
 export type JobQueueName = (typeof JOB_QUEUES)[keyof typeof JOB_QUEUES];
 
 /**
@@ -30,7 +37,9 @@ export async function setUpJobQueue(url: string): Promise<void> {
   await boss.start();
   try {
     for (const name of Object.values(JOB_QUEUES)) {
-      if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, policy: "standard" });
+      // The schedule's queue holds one job waiting at most: a tick while one waits adds nothing.
+      const policy = name === JOB_QUEUES.noticeSchedule ? "stately" : "standard";
+      if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, policy });
     }
   } finally {
     await boss.stop({ graceful: false, wait: true });
@@ -39,16 +48,17 @@ export async function setUpJobQueue(url: string): Promise<void> {
 
 /**
  * A pg-boss of its own pool on `url`, started, for a process that works jobs (or maintains the
- * queue: expiring jobs whose worker vanished, archiving finished ones).
+ * queue: expiring jobs whose worker vanished, archiving finished ones). With `schedule`, it also
+ * keeps the cron schedules: every such process checks them, and pg-boss lets one of them a minute
+ * send each due job.
  */
-export async function startJobQueue(url: string, options: { max?: number } = {}): Promise<PgBoss> {
+export async function startJobQueue(url: string, options: { max?: number; schedule?: boolean } = {}): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
     schema: JOB_QUEUE_SCHEMA,
     max: options.max ?? 4,
     application_name: "dataset-access-service-jobs",
-    // No cron schedules: nothing of ours uses them, and their clock monitor would poll for nothing.
-    schedule: false,
+    schedule: options.schedule ?? false,
   });
   boss.on("error", (error: Error) => log.warn("job queue error", errorFields(error)));
   await boss.start();
@@ -66,12 +76,11 @@ export type NewJob = {
 };
 
 /**
- * Inserts jobs through `db`, inside its transaction when it is one: they become visible to workers
- * when (and only if) that transaction commits.
+ * Inserts jobs through `sql`, inside its transaction when it is one: they become visible to
+ * workers when (and only if) that transaction commits.
  */
-export async function insertJobs(db: Db, jobs: NewJob[]): Promise<void> {
+export async function insertJobs(sql: Sql, jobs: NewJob[]): Promise<void> {
   if (!jobs.length) return;
-  const sql = sqlOf(db);
   // pg-boss writes its SQL for node-postgres; postgres.js takes the same text and positional values.
   const producer = new PgBoss({
     schema: JOB_QUEUE_SCHEMA,

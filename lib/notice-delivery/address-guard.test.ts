@@ -36,6 +36,38 @@ describe("the address guard", () => {
       expect(isNonPublicAddress(address), address).toBe(false);
   });
 
+  it("judges an IPv6 address that embeds an IPv4 address by that address too", () => {
+    for (const address of [
+      "::127.0.0.1", // IPv4-compatible
+      "::a9fe:a9fe", // IPv4-compatible, 169.254.169.254 in hex
+      "::ffff:192.168.0.1", // IPv4-mapped
+      "::ffff:0:10.0.0.1", // IPv4-translated
+      "64:ff9b::127.0.0.1", // NAT64, well-known prefix
+      "64:ff9b::7f00:1",
+      "64:ff9b::a9fe:a9fe",
+      "64:ff9b::c0a8:101",
+      "64:ff9b:1::8.8.8.8", // local-use NAT64: refused whatever it embeds
+      "2002:7f00:1::", // 6to4 of 127.0.0.1
+      "2002:a00:1::1", // 6to4 of 10.0.0.1
+      "2002:a9fe:a9fe:1::1", // 6to4 of 169.254.169.254
+      "2002:c0a8:0101::", // 6to4 of 192.168.1.1
+      "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1 (inverted)
+      "2001:0:a00:1::1", // Teredo, server 10.0.0.1
+      "64:FF9B::7F00:1%eth0", // upper case, with a zone
+    ])
+      expect(isNonPublicAddress(address), address).toBe(true);
+    for (const address of [
+      "64:ff9b::8.8.8.8",
+      "64:ff9b::101:101",
+      "2002:808:808::1", // 6to4 of 8.8.8.8
+      "::ffff:1.1.1.1",
+      "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo, client 8.8.8.8, server 65.54.227.120
+      "2001:db8:7f00:1::", // documentation prefix, no embedded address
+      "2a00:1450:4001:81b::200e",
+    ])
+      expect(isNonPublicAddress(address), address).toBe(false);
+  });
+
   it("refuses a URL whose host is or resolves to such an address, unless local addresses are allowed", async () => {
     for (const url of [
       "http://127.0.0.1:8080/hook",
@@ -44,6 +76,8 @@ describe("the address guard", () => {
       "http://169.254.169.254/latest/meta-data/",
       "https://10.0.0.5/hook",
       "http://[::ffff:127.0.0.1]/",
+      "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
+      "http://[2002:a00:1::1]/hook",
       "http://2130706433/", // 127.0.0.1 written as one number: URL parsing normalises it
     ]) {
       await expect(checkWebhookAddresses(parseWebhookUrl(url), false), url).rejects.toMatchObject({

@@ -37,11 +37,61 @@ for (const [network, prefix] of [
   NOT_PUBLIC.addSubnet(network, prefix, "ipv6");
 }
 
-/** Whether an IP address (v4 or v6, IPv4-mapped v6 included) is one a webhook may not reach. */
+/**
+ * Whether an IP address (v4 or v6) is one a webhook may not reach. An IPv6 address that carries an
+ * IPv4 address inside it (mapped, compatible, NAT64, 6to4, Teredo) is judged by that IPv4 address
+ * too: a gateway on the way translates it to that address, so 64:ff9b::7f00:1 is 127.0.0.1 to
+ * whoever routes it.
+ */
 export function isNonPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  return NOT_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 4) return NOT_PUBLIC.check(address, "ipv4");
+  if (NOT_PUBLIC.check(address, "ipv6")) return true;
+  return embeddedIpv4(address).some((v4) => NOT_PUBLIC.check(v4, "ipv4"));
+}
+
+/** The 16 bytes of a valid IPv6 address (isIP has said so), a trailing dotted quad included. */
+function ipv6Bytes(address: string): Uint8Array {
+  let text = address.replace(/%.*$/, "");
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split("::") as [string, string | undefined];
+  const groups = (part: string | undefined) => (part ? part.split(":").map((g) => Number.parseInt(g, 16)) : []);
+  const front = groups(head);
+  const back = groups(tail);
+  const words = tail === undefined ? front : [...front, ...Array(8 - front.length - back.length).fill(0), ...back];
+  const bytes = new Uint8Array(16);
+  words.forEach((w, i) => {
+    bytes[2 * i] = w >> 8;
+    bytes[2 * i + 1] = w & 0xff;
+  });
+  return bytes;
+}
+
+const dotted = (b: Uint8Array, at: number) => `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+const zeros = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+
+/** The IPv4 addresses an IPv6 address stands for, by the prefixes that embed one. */
+function embeddedIpv4(address: string): string[] {
+  const b = ipv6Bytes(address);
+  const word = (i: number) => (b[2 * i]! << 8) | b[2 * i + 1]!;
+  // ::a.b.c.d (compatible, deprecated), ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated, RFC 2765)
+  if (zeros(b, 0, 10) && ((b[10] === 0 && b[11] === 0) || (b[10] === 0xff && b[11] === 0xff))) return [dotted(b, 12)];
+  if (zeros(b, 0, 8) && word(4) === 0xffff && word(5) === 0) return [dotted(b, 12)];
+  // 64:ff9b::a.b.c.d, the well-known NAT64 prefix (RFC 6052); 64:ff9b:1::/48 is refused whole above.
+  if (word(0) === 0x64 && word(1) === 0xff9b && zeros(b, 4, 12)) return [dotted(b, 12)];
+  // 2002:aabb:ccdd::, 6to4 (RFC 3056): the relay sends it to aa.bb.cc.dd.
+  if (word(0) === 0x2002) return [dotted(b, 2)];
+  // 2001:0:ssss:ssss:...:cccc:cccc, Teredo (RFC 4380): the server's address, and the client's inverted.
+  if (word(0) === 0x2001 && word(1) === 0) {
+    const client = b.slice(12, 16).map((x) => x ^ 0xff);
+    return [dotted(b, 4), dotted(client, 0)];
+  }
+  return [];
 }
 
 export const WEBHOOK_URL_MAX = 2048;

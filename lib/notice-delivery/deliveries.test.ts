@@ -87,6 +87,8 @@ const startWorker = async () => {
     url: process.env.DATABASE_URL!,
     db: getDb(),
     pollingIntervalSeconds: 0.5,
+    // The schedule's notices are tested on a database of their own (lib/notices/schedule.test.ts).
+    schedule: false,
   });
   workers.push(worker);
   return worker;

@@ -1,6 +1,5 @@
-import { and, inArray, isNull } from "drizzle-orm";
-import { webhookEndpoints } from "../db/schema";
 import type { Ctx } from "../context";
+import { sqlOf, type Sql } from "../db/client";
 import { AppError } from "../errors";
 import { env } from "../env";
 import { requireAdmin } from "../auth/authorize";
@@ -12,6 +11,11 @@ export type NoticeDeliveryInput = {
   noticeId: string;
   /** What happened, e.g. `notice.withdrawal`: the body's `type`, and part of the message id. */
   eventType: string;
+  /**
+   * Which telling of the notice this is, when one notice is told more than once by the same event
+   * (the n-th reminder): part of the message id, so receivers that deduplicate keep each one.
+   */
+  occurrence?: string;
   /** What the recipient receives as the body's `data` (JSON). */
   payload: unknown;
   /** The email's subject and plain text; by default the event type and the payload as JSON. */
@@ -49,6 +53,14 @@ export async function enqueueNoticeDeliveries(
   inputs: NoticeDeliveryInput[],
 ): Promise<EnqueuedNoticeDelivery[]> {
   requireAdmin(ctx);
+  return enqueueNoticeJobs(sqlOf(ctx.db), inputs);
+}
+
+/**
+ * The same through a bare connection or transaction, for a step of an operator's own work that
+ * has no Ctx (an import writes its version's notices in the import's transaction).
+ */
+export async function enqueueNoticeJobs(sql: Sql, inputs: NoticeDeliveryInput[]): Promise<EnqueuedNoticeDelivery[]> {
   for (const input of inputs) {
     if (!EVENT_TYPE.test(input.eventType) || input.eventType.length > 100)
       throw new AppError(
@@ -60,11 +72,10 @@ export async function enqueueNoticeDeliveries(
   }
   if (!inputs.length) return [];
   const organisations = [...new Set(inputs.map((i) => i.organisationId))];
-  const endpoints = await ctx.db
-    .select({ id: webhookEndpoints.id, organizationId: webhookEndpoints.organizationId })
-    .from(webhookEndpoints)
-    .where(and(inArray(webhookEndpoints.organizationId, organisations), isNull(webhookEndpoints.removedAt)))
-    .orderBy(webhookEndpoints.createdAt, webhookEndpoints.id);
+  const endpoints = await sql<{ id: string; organizationId: string }[]>`
+    select id, organization_id as "organizationId" from webhook_endpoints
+    where organization_id = any(${organisations}::text[]) and removed_at is null
+    order by created_at, id`;
   const endpointsOf = new Map<string, { id: string }[]>();
   for (const e of endpoints) endpointsOf.set(e.organizationId, [...(endpointsOf.get(e.organizationId) ?? []), e]);
   const policy = retryPolicy();
@@ -72,7 +83,7 @@ export async function enqueueNoticeDeliveries(
   const createdAt = new Date().toISOString();
   const jobs: NewJob[] = [];
   const results = inputs.map((input): EnqueuedNoticeDelivery => {
-    const messageId = messageIdOf(input.noticeId, input.eventType);
+    const messageId = messageIdOf(input.noticeId, input.eventType, input.occurrence);
     const body = JSON.stringify({ type: input.eventType, timestamp: createdAt, data: input.payload ?? null });
     const common = {
       organizationId: input.organisationId,
@@ -101,6 +112,6 @@ export async function enqueueNoticeDeliveries(
       });
     return { messageId, webhookEndpointIds: own.map((e) => e.id), email };
   });
-  await insertJobs(ctx.db, jobs);
+  await insertJobs(sql, jobs);
   return results;
 }

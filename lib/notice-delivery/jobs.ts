@@ -23,12 +23,13 @@ export type EmailJobData = {
 };
 
 /**
- * The message's id (webhook-id, and the email's Message-ID): derived from the notice and the event,
- * so an attempt, a retry and even a second enqueue of the same notice carry the same id, and a
- * receiver that deduplicates by it acts once.
+ * The message's id (webhook-id, and the email's Message-ID): derived from the notice and the event
+ * (and, for a reminder, which one), so an attempt, a retry and even a second enqueue of the same
+ * notice carry the same id, and a receiver that deduplicates by it acts once.
  */
-export function messageIdOf(noticeId: string, eventType: string): string {
-  return `msg_${base62(createHash("sha256").update(`${noticeId}\n${eventType}`).digest().subarray(0, 16))}`;
+export function messageIdOf(noticeId: string, eventType: string, occurrence?: string): string {
+  const named = occurrence === undefined ? `${noticeId}\n${eventType}` : `${noticeId}\n${eventType}\n${occurrence}`;
+  return `msg_${base62(createHash("sha256").update(named).digest().subarray(0, 16))}`;
 }
 
 /** How the queue retries: pg-boss's exponential backoff with jitter, from the environment. */

@@ -8,6 +8,7 @@ import { JOB_QUEUES, startJobQueue, type JobQueueName } from "../db/job-queue";
 import { openSecret } from "./secret-box";
 import { postWebhook, type AttemptOutcome } from "./post-webhook";
 import { sendNoticeEmail } from "./email";
+import { NOTICE_SCHEDULE_CRON, runNoticeSchedule } from "../notices/schedule";
 import type { EmailJobData, WebhookJobData } from "./jobs";
 
 export type NoticeDeliveryWorker = {
@@ -29,6 +30,11 @@ export type WorkerOptions = {
   allowPrivate?: boolean;
   /** Default: WEBHOOK_TIMEOUT_MS. */
   timeoutMs?: number;
+  /**
+   * Whether this worker also keeps the schedule (licence-end warnings, reminders): registers it,
+   * sends its job when due and works it. Default true; every server's worker does.
+   */
+  schedule?: boolean;
 };
 
 /**
@@ -36,7 +42,8 @@ export type WorkerOptions = {
  * records every attempt, and hands failures back to pg-boss, which retries them with backoff.
  */
 export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise<NoticeDeliveryWorker> {
-  const boss = await startJobQueue(options.url);
+  const scheduled = options.schedule ?? true;
+  const boss = await startJobQueue(options.url, { schedule: scheduled });
   const batchSize = options.batchSize ?? 50;
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   const env_ = env();
@@ -75,6 +82,20 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
     async () => (data: EmailJobData) => sendNoticeEmail(options.db, data, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
     () => ({ channel: "email", endpointId: null }),
   );
+  if (scheduled) {
+    // Registering is idempotent (one row per queue), so every worker does it at start; pg-boss
+    // lets one of them a minute send the job, and the queue holds at most one waiting.
+    await boss.schedule(JOB_QUEUES.noticeSchedule, NOTICE_SCHEDULE_CRON, {}, { tz: "UTC", retryLimit: 2 });
+    const ctx = {
+      db: options.db,
+      requestId: "notice-schedule",
+      principal: { kind: "operator" as const, name: "notice schedule", organizationId: null },
+    };
+    await boss.work(JOB_QUEUES.noticeSchedule, { pollingIntervalSeconds }, async () => {
+      const run = await runNoticeSchedule(ctx);
+      if (run.licence_endings || run.reminders) log.info("notices due with time written", run);
+    });
+  }
   return {
     stop: async () => {
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });

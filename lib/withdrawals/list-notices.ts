@@ -1,39 +1,14 @@
 import type { Ctx } from "../context";
-import { sqlOf, type Sql } from "../db/client";
+import { sqlOf } from "../db/client";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
+import { noticeColumns, noticeRecord, type NoticeRecord, type NoticeRow } from "../notices/records";
 
-/** One log entry that carried withdrawn episodes to the organisation. */
-export type NoticeDelivery = {
-  download_id: string;
-  seq: number;
-  occurred_at: string;
-  channel: "api" | "portal" | "preview";
-  dataset_id: string;
-  version: string;
-  /** The withdrawn episodes this entry carried. */
-  episode_ids: string[];
-};
-
-export type NoticeRecord = {
-  notice_id: string;
-  kind: "withdrawal";
-  created_at: string;
-  withdrawal_id: string;
-  /** The organisation's own withdrawn episodes, in byte order. */
-  episode_ids: string[];
-  deliveries: NoticeDelivery[];
-  /** The first acknowledgement's time, or null while none was made. */
-  acknowledged_at: string | null;
-};
+export type { NoticeDelivery, NoticeRecord } from "../notices/records";
 
 export type NoticeList = { notices: NoticeRecord[]; next_cursor: string | null };
 
-type NoticeRow = Omit<NoticeRecord, "created_at" | "acknowledged_at"> & {
-  created_at: Date;
-  acknowledged_at: Date | null;
-  seq_order: string;
-};
+type PagedRow = NoticeRow & { seq_order: string };
 
 /** The organisation notices are addressed to: the key's, or the signed-in member's. */
 export function noticeRecipient(ctx: Ctx): string {
@@ -42,14 +17,7 @@ export function noticeRecipient(ctx: Ctx): string {
   throw new AppError("forbidden", "Notices are addressed to organisations: their members and API keys read them.");
 }
 
-const columns = (sql: Sql) => sql`n.id as notice_id, n.kind, n.created_at, n.withdrawal_id, n.episode_ids, n.deliveries,
-  (select min(a.acknowledged_at) from notice_acknowledgements a where a.notice_id = n.id) as acknowledged_at`;
-
-const toRecord = ({ seq_order: _, ...r }: NoticeRow): NoticeRecord => ({
-  ...r,
-  created_at: r.created_at.toISOString(),
-  acknowledged_at: r.acknowledged_at?.toISOString() ?? null,
-});
+const toRecord = ({ seq_order: _, ...row }: PagedRow): NoticeRecord => noticeRecord(row);
 
 /**
  * The caller's organisation's notices, newest first, by keyset on (created_at, id). Never
@@ -60,8 +28,8 @@ export async function listNotices(ctx: Ctx, input: { limit: number; cursor?: str
   const binding = queryBinding(["notices"]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string", "string"]) : null;
   const sql = sqlOf(ctx.db);
-  const rows = await sql<NoticeRow[]>`
-    select ${columns(sql)}, to_char(n.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as seq_order
+  const rows = await sql<PagedRow[]>`
+    select ${noticeColumns(sql)}, to_char(n.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') as seq_order
     from notices n
     where n.organization_id = ${organizationId}
       ${after ? sql`and (to_char(n.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), n.id) < (${after[0]}::text, ${after[1]}::text)` : sql``}
@@ -80,20 +48,23 @@ export async function requireNotice(ctx: Ctx, noticeId: string): Promise<NoticeR
   const organizationId = noticeRecipient(ctx);
   const sql = sqlOf(ctx.db);
   const [row] = /^nt_[0-9a-f]{32}$/.test(noticeId)
-    ? await sql<NoticeRow[]>`
-        select ${columns(sql)}, '' as seq_order from notices n
+    ? await sql<PagedRow[]>`
+        select ${noticeColumns(sql)}, '' as seq_order from notices n
         where n.id = ${noticeId} and n.organization_id = ${organizationId}`
     : [];
   if (!row) throw new AppError("not_found", NOT_VISIBLE.notice);
   return toRecord(row);
 }
 
-/** How many of the organisation's notices have no acknowledgement yet (the portal's badge). */
+/**
+ * How many of the organisation's withdrawal notices have no acknowledgement yet (the portal's
+ * badge): the other kinds tell, they ask for nothing.
+ */
 export async function outstandingNotices(ctx: Ctx): Promise<number> {
   const organizationId = noticeRecipient(ctx);
   const [row] = await sqlOf(ctx.db)<{ n: number }[]>`
     select count(*)::int as n from notices n
-    where n.organization_id = ${organizationId}
+    where n.organization_id = ${organizationId} and n.kind = 'withdrawal'
       and not exists (select 1 from notice_acknowledgements a where a.notice_id = n.id)`;
   return row!.n;
 }

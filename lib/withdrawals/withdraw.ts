@@ -9,7 +9,7 @@ import { FREE_TEXT } from "../characters";
 import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { recordAdminAction } from "../admin/audit";
 import { computeWithdrawalNotices } from "./notices";
-import { enqueueNoticeDeliveries } from "../notice-delivery/enqueue";
+import { enqueueNoticeDeliveries, type NoticeDeliveryInput } from "../notice-delivery/enqueue";
 
 export const REASON_MAX_CHARS = 2_000;
 /** Episodes named one by one in one withdrawal; a contributor's are found by the database. */
@@ -124,14 +124,18 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
  * delivery queue, enqueued in the same transaction: the jobs exist exactly when the notices do.
  */
 async function enqueueWithdrawalNotices(ctx: Ctx, withdrawalId: string): Promise<void> {
-  const notices = await sqlOf(ctx.db)<
+  await enqueueNoticeDeliveries(ctx, await withdrawalNoticeDeliveries(sqlOf(ctx.db), withdrawalId));
+}
+
+/** What each notice of a withdrawal sends: its webhook body (as the API shows it) and its email. */
+export async function withdrawalNoticeDeliveries(sql: Sql, withdrawalId: string): Promise<NoticeDeliveryInput[]> {
+  const notices = await sql<
     { notice_id: string; organization_id: string; created_at: Date; episode_ids: string[]; deliveries: unknown[] }[]
   >`
     select id as notice_id, organization_id, created_at, episode_ids, deliveries
     from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
-  await enqueueNoticeDeliveries(
-    ctx,
-    notices.map((n) => ({
+  return notices.map(
+    (n): NoticeDeliveryInput => ({
       organisationId: n.organization_id,
       noticeId: n.notice_id,
       eventType: "notice.withdrawal",
@@ -148,7 +152,7 @@ async function enqueueWithdrawalNotices(ctx: Ctx, withdrawalId: string): Promise
         subject: `Dataset Access Service: ${n.episode_ids.length} episode(s) you received were withdrawn`,
         text: `Consent for ${n.episode_ids.length} episode(s) your organisation received was withdrawn. Delete every copy of their files, then acknowledge notice ${n.notice_id} in the portal (Notices), through the API or with das sync.\n\nEpisodes: ${n.episode_ids.join(", ")}\n`,
       },
-    })),
+    }),
   );
 }
 

@@ -12,12 +12,18 @@ const SOURCES = {
   fallback: (field: string) => `set to ${field === "has_recovery" ? "false" : "'unknown'"}`,
 };
 
+/** What an import says of the notices of its new version (lib/notices/new-version.ts). */
+export function newVersionNotices(organisations: number): string {
+  return `Told ${organisations} organisation${organisations === 1 ? "" : "s"} holding a licence for an earlier version (a notice each).`;
+}
+
 /** The lines `das-admin import` prints for a LeRobot import (stderr). */
 export function describeLeRobotImport(r: LeRobotImportResult, options: { uploaded: boolean }): string[] {
   const what = `${r.datasetId}@${r.version} (LeRobot ${r.codebaseVersion}): ${r.episodes} episodes, ${r.annotations} annotations, ${r.files} files`;
   const lines = [
     r.status === "imported" ? `Imported ${what}.` : `Unchanged: ${what} is already released with identical content.`,
   ];
+  if (r.versionNotices) lines.push(`  ${newVersionNotices(r.versionNotices)}`);
   // The sources are counted as the episodes are read, before the incomplete ones are left out.
   if (r.skippedCount && Object.values(r.defaults).some((t) => t.metadata + t.record + t.option + t.fallback)) {
     const read = r.episodes + r.skippedCount;

@@ -152,6 +152,8 @@ describe("importVersion: a good directory", () => {
       episodes: 3,
       annotations: 3,
       files: 4,
+      // A first version: nobody holds an earlier one to be told of it.
+      versionNotices: 0,
     });
 
     const [dataset] = await sql()`select title, description from datasets where id = ${s.ds}`;
@@ -549,6 +551,7 @@ describe("importVersion: released versions are immutable", () => {
       episodes: 3,
       annotations: 3,
       files: 4,
+      versionNotices: 0,
     });
     // Key order, whitespace, number spelling and blank lines are not content.
     const reordered = (record: object) =>

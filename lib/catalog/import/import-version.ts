@@ -12,7 +12,7 @@ import { DatasetFile, VersionFile } from "./records";
 /** What an import directory's import reports: the pipeline's result without the LeRobot-only skipped episodes. */
 export type ImportResult = Pick<
   PipelineResult,
-  "status" | "datasetId" | "version" | "episodes" | "annotations" | "files"
+  "status" | "datasetId" | "version" | "episodes" | "annotations" | "files" | "versionNotices"
 >;
 
 /**
@@ -27,11 +27,11 @@ export async function importVersion(
   dir: string,
   options: { allowWithdrawnEpisodes?: boolean } = {},
 ): Promise<ImportResult> {
-  const { status, datasetId, version, episodes, annotations, files } = await runImport(sql, {
+  const { status, datasetId, version, episodes, annotations, files, versionNotices } = await runImport(sql, {
     ...importDirectory(dir),
     allowWithdrawnEpisodes: options.allowWithdrawnEpisodes,
   });
-  return { status, datasetId, version, episodes, annotations, files };
+  return { status, datasetId, version, episodes, annotations, files, versionNotices };
 }
 
 /** An import directory as a source of records: dataset.json, version.json and three JSONL files. */

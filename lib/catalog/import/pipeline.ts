@@ -7,6 +7,8 @@ import { canonicalJson } from "../../canonical-json";
 import { parseVersion } from "../semver";
 import { arrayLiteral, copyRow } from "./copy-text";
 import { crossCheck } from "./cross-check";
+import { announceNewVersion } from "../../notices/new-version";
+import type { Sql } from "../../db/client";
 import { checkRecord, parseJsonLine } from "../../json-document";
 import { ImportError, ProblemList, type Problem } from "./problems";
 import {
@@ -90,6 +92,11 @@ export type PipelineResult = {
   /** Files the metadata names that the directory lacks (first 200), and how many in all. */
   missingFiles: string[];
   missingCount: number;
+  /**
+   * Organisations told of the new version (a current licence for an earlier one): a notice each,
+   * written and queued for delivery in the version's transaction. 0 when unchanged.
+   */
+  versionNotices: number;
 };
 
 type Tx = postgres.TransactionSql;
@@ -233,7 +240,7 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
     const [existing] = await tx<{ content_sha256: string }[]>`
       select content_sha256 from dataset_versions where dataset_id = ${dataset.id} and version = ${release.version}`;
     if (existing) {
-      if (existing.content_sha256 === digest) return { status: "unchanged" as const, ...summary };
+      if (existing.content_sha256 === digest) return { status: "unchanged" as const, ...summary, versionNotices: 0 };
       throw new ImportError(
         [
           {
@@ -246,8 +253,11 @@ export async function runImport(sql: postgres.Sql, source: ImportSource): Promis
       );
     }
     if (!source.allowWithdrawnEpisodes) await refuseWithdrawnEpisodes(tx, problems, names);
-    await writeVersion(tx, dataset, release, digest, source.format);
-    return { status: "imported" as const, ...summary };
+    const versionId = await writeVersion(tx, dataset, release, digest, source.format);
+    // The version becomes available when this transaction commits: its notices with it.
+    // A transaction takes every query a connection does (its type lacks only the pool's methods).
+    const versionNotices = await announceNewVersion(tx as unknown as Sql, versionId);
+    return { status: "imported" as const, ...summary, versionNotices };
   });
   // Fresh statistics right away: until autovacuum gets round to it, the planner would plan
   // filtered pages over a million new rows blind.
@@ -350,7 +360,9 @@ async function missingFiles(
   tx: Tx,
   problems: ProblemList,
   skip: boolean,
-): Promise<Omit<PipelineResult, "status" | "datasetId" | "version" | "episodes" | "annotations" | "files">> {
+): Promise<
+  Omit<PipelineResult, "status" | "datasetId" | "version" | "episodes" | "annotations" | "files" | "versionNotices">
+> {
   const [missing] = await tx<{ n: number; listed: string[] }[]>`
     select count(*)::int as n, coalesce((select array_agg(path order by path) from (select path from stage_files where size_bytes is null order by path limit ${LISTED}) m), '{}') as listed
     from stage_files where size_bytes is null`;
@@ -452,7 +464,7 @@ async function writeVersion(
   release: VersionFile,
   digest: string,
   format: ImportSource["format"],
-): Promise<void> {
+): Promise<number> {
   const semver = parseVersion(release.version)!;
   await tx`
     insert into datasets (id, title, description) values (${dataset.id}, ${dataset.title}, ${dataset.description})
@@ -470,7 +482,7 @@ async function writeVersion(
       ${totals!.episodes}, ${totals!.files}, ${totals!.bytes}, ${totals!.streams}, ${counts}::jsonb, ${digest},
       ${format.source}, ${format.info === null ? null : JSON.stringify(format.info)}::jsonb)
     returning id`;
-  const versionId = version!.id;
+  const versionId = Number(version!.id);
   for (const [position, entry] of release.changelog.entries()) {
     await tx`insert into changelog_entries (version_id, position, type, description)
       values (${versionId}, ${position}, ${entry.type}, ${entry.description})`;
@@ -498,6 +510,7 @@ async function writeVersion(
     from (select *, count(*) over (partition by path) as holds from stage_file_episodes) fe
     join stage_episodes e on e.episode_id = fe.episode_id
     order by fe.path, fe.episode_id`;
+  return versionId;
 }
 
 /** Episode counts per outcome, per environment and per pair: the `total` of every filtered page. */

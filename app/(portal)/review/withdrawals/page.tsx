@@ -19,7 +19,7 @@ export default async function WithdrawalsPage() {
     <>
       <PageHeader
         title="Withdrawals"
-        description="Episodes withdrawn (das-admin withdraw), newest first, and every organisation that received any of them: when it was notified, and whether it acknowledged what it deleted or is still outstanding."
+        description="Episodes withdrawn (das-admin withdraw), newest first, and every organisation that received any of them: when it was notified, whether it acknowledged what it deleted or is still outstanding, and the reminders sent while it was (every NOTICE_REMINDER_DAYS days)."
       />
       {withdrawals.length === 0 ? (
         <EmptyState title="No withdrawals">No episode has been withdrawn.</EmptyState>
@@ -47,6 +47,7 @@ export default async function WithdrawalsPage() {
                       { header: "Episodes" },
                       { header: "Deliveries" },
                       { header: "Acknowledged" },
+                      { header: "Reminders" },
                       { header: "Statement" },
                     ]}
                     rows={w.recipients.map((r) => ({
@@ -65,6 +66,9 @@ export default async function WithdrawalsPage() {
                             Outstanding
                           </Badge>
                         ),
+                        r.reminders && r.last_reminded_at
+                          ? `${r.reminders}, last ${formatDateTime(r.last_reminded_at)}`
+                          : "none",
                         r.statement ? `${r.statement} (${r.deleted_paths ?? 0} paths deleted)` : "",
                       ],
                     }))}

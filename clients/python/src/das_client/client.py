@@ -199,7 +199,10 @@ class Client:
         return self._collect("/licences", "licences")
 
     def notices(self) -> list[dict[str, Any]]:
-        """The notices of the key's organisation (every page), e.g. a withdrawal naming its episodes."""
+        """The notices of the key's organisation (every page), newest first, each a dict told apart by
+        its ``kind``: ``withdrawal`` (episodes to delete, then acknowledge), ``new_version`` (a new
+        version of a dataset it holds an earlier version of) or ``licence_ending`` (30 or 7 days
+        before a licence ends)."""
         return self._collect("/notices", "notices")
 
     def acknowledge(self, notice_id: str, statement: str, deleted_paths: Sequence[str] = ()) -> dict[str, Any]:
