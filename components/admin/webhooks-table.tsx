@@ -36,7 +36,7 @@ export function WebhooksTable({
       <SimpleTable
         columns={[
           { header: "Organisation" },
-          { header: "URL", className: "break-all font-mono text-xs" },
+          { header: "URL", className: "min-w-48 break-all font-mono text-xs" },
           { header: "Description" },
           { header: "Added", className: "whitespace-nowrap" },
           { header: "Id", className: "font-mono text-xs" },

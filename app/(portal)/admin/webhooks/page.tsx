@@ -98,7 +98,7 @@ export default async function WebhooksPage({ searchParams }: { searchParams: Pro
                   { header: "Time", className: "whitespace-nowrap" },
                   { header: "Channel" },
                   { header: "Organisation" },
-                  { header: "To", className: "break-all font-mono text-xs" },
+                  { header: "To", className: "min-w-48 break-all font-mono text-xs" },
                   { header: "Notice", className: "font-mono text-xs" },
                   { header: "Try" },
                   { header: "Result" },
