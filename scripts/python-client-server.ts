@@ -3,13 +3,16 @@
 // configures), seeded with a plain version, an unlicensed one, one too large for a single download,
 // and LeRobot v2.1 and v3.0 versions with their files in the store, served by `next start` on the
 // current production build. It prints one JSON line (the URL, keys, dataset ids) and stays up until
-// its standard input closes, then stops everything and removes its data.
+// its standard input closes, then stops everything and removes its data. While up, a line
+// `{"withdraw": ["episode-id", ...]}` on its standard input withdraws those episodes as das-admin
+// withdraw does (so that a test gets a real notice for what it pulled); it answers with one JSON line.
 //
 //   npx tsx scripts/python-client-server.ts
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
 
 const RATE_LIMIT_PER_MINUTE = 240;
 
@@ -31,8 +34,10 @@ if (!productionBuildIsCurrent()) {
 const runtime = await startEmbeddedDefault({ log });
 Object.assign(process.env, runtime.env);
 let server: Awaited<ReturnType<typeof startNextServer>> | undefined;
+let closeDb: (() => Promise<void>) | undefined;
 const stop = async () => {
   await server?.stop();
+  await closeDb?.();
   await runtime.stop();
   rmSync(dataDir, { recursive: true, force: true });
 };
@@ -132,13 +137,60 @@ try {
     await fixtures.grant(org.id, datasetId, "1.0.0");
     lerobot[version] = datasetId;
   }
+  // For sync: versions of their own (a withdrawal takes episodes out of every version holding them),
+  // pulled by a key of an organisation of their own (its notices are no other test's), then
+  // withdrawn through standard input.
+  const syncOrg = await fixtures.createTestOrg();
+  const syncPlainId = fixtures.uniqueId("syncplain");
+  const syncEpisodes = fixtures.randomEpisodes(4, 31);
+  const syncFiles = syncEpisodes.flatMap((e, i) =>
+    ["cam", "joints"].map((stream) => {
+      const body = randomBytes(1_000 + i * 10);
+      const p = `episodes/${e.episode_id}/${stream}.bin`;
+      content.set(p, body);
+      return {
+        path: p,
+        episode_id: e.episode_id,
+        stream,
+        size_bytes: body.length,
+        sha256: createHash("sha256").update(body).digest("hex"),
+      };
+    }),
+  );
+  await fixtures.importTestDataset([{ version: "1.0.0", episodes: syncEpisodes, files: syncFiles }], syncPlainId);
+  await Promise.all(
+    syncFiles.map((f) =>
+      putObject(client, location.bucket, objectKey(syncPlainId, "1.0.0", f.path), content.get(f.path)!),
+    ),
+  );
+  await fixtures.grant(syncOrg.id, syncPlainId, "1.0.0");
+  const syncLeRobotId = fixtures.uniqueId("synclr");
+  {
+    const root = mkdtempSync(path.join(dataDir, "lerobot-sync-"));
+    await buildLeRobotFixture(root, {
+      version: "v3.0",
+      episodes: 6,
+      cameras: ["observation.images.front"],
+      episodesPerFile: 2,
+      chunksSize: 4,
+    });
+    await importLeRobotVersion(getDb().$client, {
+      dir: root,
+      datasetId: syncLeRobotId,
+      version: "1.0.0",
+      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(syncLeRobotId, "1.0.0", p) },
+    });
+    await fixtures.grant(syncOrg.id, syncLeRobotId, "1.0.0");
+  }
   client.destroy();
 
   // A key per test that needs a rate-limit budget or a disclosure log of its own.
   const keys: Record<string, string> = {};
   for (const name of ["main", "rate", "errors", "pull", "resume", "expiry", "vectors", "node", "loader"])
     keys[name] = (await fixtures.createTestKey(org.id, { name: `python ${name}` })).secret;
-  await getDb().$client.end({ timeout: 5 });
+  keys.sync = (await fixtures.createTestKey(syncOrg.id, { name: "python sync" })).secret;
+  // Kept open for the withdrawals a test asks for; closed when everything stops.
+  closeDb = () => getDb().$client.end({ timeout: 5 });
 
   server = await startNextServer({
     ...process.env,
@@ -155,6 +207,10 @@ try {
       plain: { dataset_id: plainId, version: "1.0.0", unlicensed_version: "2.0.0", episodes: episodes.length },
       big: { dataset_id: bigId, version: "1.0.0" },
       lerobot,
+      sync: {
+        plain: { dataset_id: syncPlainId, version: "1.0.0", episodes: syncEpisodes.map((e) => e.episode_id) },
+        lerobot: { dataset_id: syncLeRobotId, version: "1.0.0", codebase_version: "v3.0", episodes: 6 },
+      },
     })}\n`,
   );
 } catch (error) {
@@ -163,8 +219,9 @@ try {
   process.exit(1);
 }
 
-// Up until the test session closes our standard input (or ends).
-process.stdin.resume();
+// Up until the test session closes our standard input (or ends); each line on it is a command.
+const { withdrawEpisodes } = await import("../lib/withdrawals/withdraw");
+const { operatorCtx } = await import("../lib/testing/fixtures");
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
@@ -172,6 +229,24 @@ const shutdown = async () => {
   await stop();
   process.exit(0);
 };
-process.stdin.on("end", shutdown);
-process.stdin.on("close", shutdown);
+let pending = Promise.resolve();
+const commands = createInterface({ input: process.stdin });
+commands.on("line", (line) => {
+  pending = pending.then(async () => {
+    let answer: unknown;
+    try {
+      const command = JSON.parse(line) as { withdraw?: unknown };
+      if (!Array.isArray(command.withdraw)) throw new Error('expected {"withdraw": ["episode-id", ...]}');
+      const done = await withdrawEpisodes(operatorCtx(), {
+        episodeIds: command.withdraw.map(String),
+        reason: "withdrawn by the Python client's tests",
+      });
+      answer = { withdrawal_id: done.withdrawal_id, episode_ids: done.episode_ids, notices: done.notices };
+    } catch (error) {
+      answer = { error: (error as Error).message };
+    }
+    process.stdout.write(`${JSON.stringify(answer)}\n`);
+  });
+});
+commands.on("close", () => void pending.then(shutdown));
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, shutdown);

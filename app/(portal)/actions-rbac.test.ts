@@ -23,6 +23,8 @@ import * as keyActions from "./admin/keys/actions";
 import * as termsActions from "./admin/terms/actions";
 import * as datasetActions from "./admin/datasets/actions";
 import * as requestActions from "./admin/requests/actions";
+import * as withdrawalActions from "./admin/withdrawals/actions";
+import * as webhookActions from "./admin/webhooks/actions";
 import { addTerms } from "@/lib/admin/terms";
 import { setDatasetListing } from "@/lib/admin/listing";
 
@@ -94,6 +96,8 @@ describe("the admin action registry", () => {
       termsActions,
       datasetActions,
       requestActions,
+      withdrawalActions,
+      webhookActions,
     ].flatMap((m) => Object.keys(m));
     expect(ADMIN_ACTIONS.map((a) => a.name).sort()).toEqual(exported.sort());
     for (const entry of ADMIN_ACTIONS) expect(entry.area).toBe("admin");
@@ -101,14 +105,14 @@ describe("the admin action registry", () => {
 });
 
 describe.each(ADMIN_ACTIONS.map((a) => [a.name, a] as const))("server action %s over HTTP", (name, entry) => {
-  it("runs for an admin and writes one audit row naming them", async () => {
+  it(`runs for an admin and ${entry.audit ? "writes one audit row naming them" : "writes nothing: it only reads"}`, async () => {
     const before = (await auditRowsBy(session.admin!.userId)).length;
     expect(await callAction(name, entry.exampleInput(await world()), session.admin!.cookie)).toMatchObject({
       ok: true,
     });
     const rows = await auditRowsBy(session.admin!.userId);
-    expect(rows.length).toBe(before + 1 + (entry.alsoAudits?.length ?? 0));
-    expect(rows.map((r) => r.action)).toContain(entry.audit);
+    expect(rows.length).toBe(before + (entry.audit ? 1 : 0) + (entry.alsoAudits?.length ?? 0));
+    if (entry.audit) expect(rows.map((r) => r.action)).toContain(entry.audit);
     for (const also of entry.alsoAudits ?? []) expect(rows.map((r) => r.action)).toContain(also);
   });
 
@@ -203,6 +207,91 @@ describe("admin actions over HTTP return errors as data", () => {
         >`select count(*)::int as n from api_keys where id = ${id} and created_by_user_id = ${session.admin!.userId}`
       )[0]!.n,
     ).toBe(1);
+  });
+});
+
+describe("withdrawal and webhook actions over HTTP", () => {
+  it("preview then withdraw: the preview writes nothing, a stale confirmation is refused, bad input names its problem", async () => {
+    const admin = session.admin!.cookie;
+    const w = await world();
+    const input = { by: "episodes", datasetId: w.datasetId, episodeIds: w.episodeIds, reason: "consent withdrawn" };
+    const withdrawn = async () =>
+      (
+        await getDb().$client<
+          { n: number }[]
+        >`select count(*)::int as n from withdrawn_episodes where episode_id = any(${w.episodeIds}::text[])`
+      )[0]!.n;
+    expect(await callAction("previewWithdrawalAction", input, admin)).toMatchObject({
+      ok: true,
+      data: {
+        episodes: 3,
+        episode_ids: [...w.episodeIds].sort(),
+        versions: [{ version: "1.0.0", episodes: 3 }],
+        notices: 0,
+      },
+    });
+    expect(await withdrawn()).toBe(0);
+    expect(await callAction("withdrawAction", { ...input, expectedEpisodes: 2 }, admin)).toMatchObject({
+      ok: false,
+      error: { code: "invalid_parameter", message: expect.stringContaining("Preview it again") },
+    });
+    expect(await withdrawn()).toBe(0);
+    expect(await callAction("withdrawAction", { ...input, reason: "   " }, admin)).toMatchObject({
+      ok: false,
+      error: { code: "invalid_parameter", message: expect.stringContaining("needs a reason") },
+    });
+    expect(await callAction("previewWithdrawalAction", { ...input, episodeIds: ["not an id!"] }, admin)).toMatchObject({
+      ok: false,
+      error: { code: "invalid_parameter", message: "'not an id!' is not an episode id." },
+    });
+    expect(
+      await callAction("previewWithdrawalAction", { ...input, datasetId: "no-such-dataset" }, admin),
+    ).toMatchObject({ ok: false, error: { code: "not_found", message: "There is no dataset 'no-such-dataset'." } });
+    expect(await callAction("previewWithdrawalAction", { ...input, by: "everything" }, admin)).toMatchObject({
+      ok: false,
+      error: { code: "invalid_body" },
+    });
+    expect(await callAction("withdrawAction", { ...input, expectedEpisodes: 3 }, admin)).toMatchObject({
+      ok: true,
+      data: { withdrawal_id: expect.stringMatching(/^wd_/), episodes: 3 },
+    });
+    expect(await withdrawn()).toBe(3);
+    expect(await callAction("previewWithdrawalAction", input, admin)).toMatchObject({
+      ok: false,
+      error: { code: "not_found", message: "Every named episode is withdrawn already." },
+    });
+  });
+
+  it("addWebhookAction returns the secret once and lists the endpoint without it; a private address is refused", async () => {
+    const admin = session.admin!.cookie;
+    const w = await world();
+    const added = await callAction(
+      "addWebhookAction",
+      { organizationId: w.organizationId, url: `https://203.0.113.10/${w.unique}` },
+      admin,
+    );
+    expect(added).toMatchObject({
+      ok: true,
+      data: { id: expect.stringMatching(/^whk_/), secret: expect.stringMatching(/^whsec_/) },
+    });
+    const page = await fetch(`${server.url}/admin/webhooks?organization=${w.organizationId}`, {
+      headers: { cookie: admin },
+    });
+    const html = await page.text();
+    expect(html).toContain(`https://203.0.113.10/${w.unique}`);
+    expect(html).not.toContain((added as { data: { secret: string } }).data.secret);
+    expect(
+      await callAction("addWebhookAction", { organizationId: w.organizationId, url: "http://127.0.0.1:9/hook" }, admin),
+    ).toMatchObject({ ok: false, error: { code: "invalid_parameter" } });
+    expect(
+      await callAction("removeWebhookAction", { id: (added as { data: { id: string } }).data.id }, admin),
+    ).toMatchObject({ ok: true });
+    expect(
+      await callAction("removeWebhookAction", { id: (added as { data: { id: string } }).data.id }, admin),
+    ).toMatchObject({
+      ok: false,
+      error: { code: "invalid_parameter", message: "That webhook endpoint is already removed." },
+    });
   });
 });
 

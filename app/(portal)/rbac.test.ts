@@ -92,6 +92,8 @@ beforeAll(async () => {
     { path: "/admin/licence-use", area: "admin" },
     { path: "/admin/keys", area: "admin" },
     { path: "/admin/webhooks", area: "admin" },
+    { path: "/admin/webhooks?organization=org_unknown", area: "admin" },
+    { path: "/admin/withdrawals", area: "admin" },
     { path: "/admin/audit", area: "admin" },
     { path: "/admin/datasets", area: "admin" },
     { path: "/admin/requests", area: "admin" },

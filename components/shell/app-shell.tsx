@@ -26,6 +26,7 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
     { href: "/admin/requests", label: "Requests" },
     { href: "/admin/terms", label: "Terms" },
     { href: "/admin/keys", label: "API keys" },
+    { href: "/admin/withdrawals", label: "Withdraw" },
     { href: "/admin/webhooks", label: "Webhooks" },
     { href: "/admin/audit", label: "Admin audit" },
   ],

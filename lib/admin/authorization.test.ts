@@ -38,7 +38,7 @@ import {
 } from "@/lib/testing/admin";
 import { createTestOrg, uniqueId } from "@/lib/testing/fixtures";
 import { getDb } from "@/lib/db/client";
-import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
+import { previewWithdrawal, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 
 type World = Awaited<ReturnType<typeof adminWorld>>;
 
@@ -162,6 +162,15 @@ const VERBS: {
       const done = await withdrawEpisodes(ctx, { episodeIds: [first!.episode_id], reason: "authorization test" });
       return { targetId: done.withdrawal_id };
     },
+  },
+  {
+    name: "previewWithdrawal",
+    audit: null,
+    // The shared world's episodes: a preview writes nothing, so they stay for every caller.
+    call: async (ctx, w) => (
+      await previewWithdrawal(ctx, { episodeIds: w.episodeIds, datasetId: w.datasetId, reason: "authorization test" }),
+      {}
+    ),
   },
   { name: "termsDocument", audit: null, call: async (ctx) => (await termsDocument(ctx, "0".repeat(64)), {}) },
   {

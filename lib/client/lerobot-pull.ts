@@ -532,9 +532,9 @@ export async function earlierTrimmedOriginals(
  * which is all a later run needs to write meta/ again for these episodes or fewer. A file none of
  * whose episodes was delivered is not kept.
  */
-async function trimOriginalMeta(
+export async function trimOriginalMeta(
   dir: string,
-  inScope: ManifestFile[],
+  inScope: Pick<ManifestFile, "path" | "sha256" | "episode_ids">[],
   delivered: number[],
   trimmedBefore: boolean,
 ): Promise<TrimmedOriginals | null> {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +12,8 @@ import { buildLeRobotFixture, simulateLeRobotLoad } from "../testing/lerobot-fix
 import { das, filesUnder, storedVersion, type StoredVersion } from "../testing/pull-fixtures";
 import { withdrawEpisodes } from "../withdrawals/withdraw";
 import { reviewWithdrawals } from "../withdrawals/review";
+import { openParquet, parquetBatches } from "../lerobot/parquet";
+import { listedEpisodes } from "../lerobot/subset";
 import { ApiClient } from "./api";
 import { PROVENANCE_FILE } from "./lerobot-pull";
 import { pull } from "./pull";
@@ -85,7 +87,9 @@ describe("das sync of a pulled directory", () => {
     expect((await acks()).map((a) => a.deleted_paths)).toEqual([goneFiles.sort()]);
     const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
     expect(provenance.files.map((f: { path: string }) => f.path).sort()).toEqual(expected.sort());
-    expect(provenance.withdrawals[0]).toMatchObject({ episode_ids: [gone], deleted: goneFiles.sort() });
+    // The provenance keeps counts: the ids and paths (which name the episode here) went to the server only.
+    expect(provenance.withdrawals[0]).toMatchObject({ episodes: 1, deleted_files: 2 });
+    expect(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8")).not.toContain(gone);
     expect(
       kept.every((id) => provenance.files.some((f: { episode_ids: string[] }) => f.episode_ids.includes(id))),
     ).toBe(true);
@@ -162,5 +166,43 @@ describe.each(["v2.1", "v3.0"] as const)("das sync of a LeRobot %s subset", (cod
       expect(provenance.renumbering.episodes.map((e: { episode_index: number }) => e.episode_index)).toEqual([
         0, 1, 2, 3,
       ]);
+
+    // Nowhere in the directory is the withdrawn episode left: no file's bytes name its id (the
+    // provenance included), and no row of any parquet or JSON Lines file, meta/ or data, as used
+    // or as kept under .das/original/, is of its episode index.
+    const everything = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile());
+    expect(everything.some((d) => d.name === "episodes.jsonl" || d.name.endsWith(".parquet"))).toBe(true);
+    // In a renumbered v3.0 directory the files LeRobot reads carry the new indices; those under .das/ the version's.
+    const originalOf = new Map<number, number>(
+      (provenance.renumbering?.episodes ?? []).map((e: { episode_index: number; original_episode_index: number }) => [
+        e.episode_index,
+        e.original_episode_index,
+      ]),
+    );
+    const seen = new Set<number>();
+    for (const d of everything) {
+      const file = path.join(d.parentPath, d.name);
+      const relative = path.relative(dir, file);
+      expect(readFileSync(file).includes(id(2)), relative).toBe(false);
+      const asKept = relative.startsWith(".das");
+      const indices: number[] = [];
+      if (d.name.endsWith(".parquet")) {
+        const parquet = await openParquet(file);
+        for await (const batch of parquetBatches(parquet, ["episode_index"]))
+          for (const row of batch.rows) if (row.episode_index !== undefined) indices.push(Number(row.episode_index));
+        const keyValues = JSON.stringify(parquet.metadata.key_value_metadata ?? []);
+        expect(keyValues.includes(id(2)), relative).toBe(false);
+      } else if (d.name.endsWith(".jsonl"))
+        for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
+          const row = JSON.parse(line) as { episode_index?: number };
+          if (row.episode_index !== undefined) indices.push(row.episode_index);
+        }
+      const versionIndices = indices.map((i) => (asKept ? i : (originalOf.get(i) ?? i)));
+      for (const i of versionIndices) seen.add(i);
+      expect(versionIndices.includes(2), `${relative} holds rows of episode 2`).toBe(false);
+    }
+    expect([...seen].sort((a, b) => a - b)).toEqual(left);
+    // The version's meta/ as kept lists the episodes left, no more.
+    expect((await listedEpisodes(path.join(dir, ".das/original"))).episodes).toEqual(left);
   });
 });

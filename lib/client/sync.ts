@@ -10,11 +10,17 @@ import {
 } from "../lerobot/subset";
 import { pathInside } from "../safe-path";
 import type { ApiClient, NoticeDocument } from "./api";
-
-type WithdrawalNoticeDocument = Extract<NoticeDocument, { kind: "withdrawal" }>;
-import { ORIGINALS_DIR, PROVENANCE_FILE, type Provenance } from "./lerobot-pull";
+import {
+  ORIGINALS_DIR,
+  PROVENANCE_FILE,
+  trimOriginalMeta,
+  type Provenance,
+  type TrimmedOriginals,
+} from "./lerobot-pull";
 import type { FilesProvenance } from "./provenance";
 import { sha256File } from "./transfer";
+
+type WithdrawalNoticeDocument = Extract<NoticeDocument, { kind: "withdrawal" }>;
 
 /** What `das sync` did (or, with --dry-run, would do) to a pulled directory. */
 export type SyncResult = {
@@ -39,9 +45,14 @@ export class SyncError extends Error {
   override name = "SyncError";
 }
 
-type AnyProvenance = (Provenance | FilesProvenance) & {
-  withdrawals?: { notice_id: string; episode_ids: string[]; deleted: string[]; synced_at: string }[];
-};
+/**
+ * What the directory keeps of each sync: the notice and counts only. The episodes' ids (and the
+ * paths of their files, which may hold them) stay with the acknowledgement on the server, so that
+ * nothing under the directory names a withdrawn episode any more.
+ */
+export type SyncRecord = { notice_id: string; episodes: number; deleted_files: number; synced_at: string };
+
+type AnyProvenance = (Provenance | FilesProvenance) & { withdrawals?: SyncRecord[] };
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -129,6 +140,7 @@ export async function sync(options: {
   const keptFiles = provenance.files.filter((f) => !doomed.includes(f));
   const written = new Map<string, { sha256: string; from: { path: string; sha256: string } | null }>();
   let renumbered: DataRewrite | null = null;
+  let trimmed: TrimmedOriginals | null = null;
   if (lerobot && doomed.length) {
     // meta/ is das pull's, written from the version's own under .das/original/: written again for what is left.
     const meta = await pathInside(dir, "meta");
@@ -174,18 +186,31 @@ export async function sync(options: {
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
+    // The version's meta/ kept under .das/original/ still lists the withdrawn episodes (their
+    // lengths, statistics, tasks): cut down to the episodes left, as das pull cuts it to those delivered.
+    trimmed = await trimOriginalMeta(
+      dir,
+      keptFiles.filter((f) => f.episode_ids.length === 0 && f.path.startsWith("meta/")),
+      remaining,
+      true,
+    );
   }
 
   const syncedAt = new Date().toISOString();
+  const cutDown = new Set(trimmed?.files.filter((f) => f.kept_sha256 !== f.sha256).map((f) => f.path));
   const next: AnyProvenance = {
     ...provenance,
-    files: keptFiles,
+    downloads: (provenance.downloads ?? []).map((d) => ({
+      ...d,
+      co_delivered_episode_ids: d.co_delivered_episode_ids.filter((id) => !removedEpisodes.has(id)),
+    })),
+    files: keptFiles.map((f) => (cutDown.has(f.path) ? { ...f, stored_at: null } : f)),
     withdrawals: [
-      ...(provenance.withdrawals ?? []),
+      ...(provenance.withdrawals ?? []).map(withoutEpisodeIds),
       ...notices.map((n) => ({
         notice_id: n.notice_id,
-        episode_ids: ownEpisodes(n, inDirectory),
-        deleted,
+        episodes: ownEpisodes(n, inDirectory).length,
+        deleted_files: deleted.length,
         synced_at: syncedAt,
       })),
     ],
@@ -204,6 +229,7 @@ export async function sync(options: {
       })),
     ].sort((a, b) => byteOrder(a.path, b.path));
     const gone = (id: string) => removedEpisodes.has(id);
+    if (trimmed) (next as Provenance).meta_originals_trimmed = trimmed;
     (next as Provenance).episodes = {
       requested: lerobot.episodes.requested.filter((id) => !gone(id)),
       co_delivered: lerobot.episodes.co_delivered.filter((id) => !gone(id)),
@@ -237,6 +263,19 @@ export async function sync(options: {
     entry.acknowledgement_id = made.acknowledgement_id;
   }
   return result;
+}
+
+/** A record an earlier das sync wrote with the episodes' ids and paths, reduced to what is kept now. */
+function withoutEpisodeIds(
+  record: SyncRecord | { notice_id: string; episode_ids: string[]; deleted: string[]; synced_at: string },
+): SyncRecord {
+  if (!("episode_ids" in record)) return record;
+  return {
+    notice_id: record.notice_id,
+    episodes: record.episode_ids.length,
+    deleted_files: record.deleted.length,
+    synced_at: record.synced_at,
+  };
 }
 
 /** A notice's episodes that this directory held. */

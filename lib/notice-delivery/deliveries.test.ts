@@ -7,7 +7,11 @@ import { getDb } from "@/lib/db/client";
 import { withTx } from "@/lib/db/tx";
 import { env } from "@/lib/env";
 import { createUser } from "@/lib/admin/users";
-import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
+import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
+import { filesOf, userPrincipal } from "@/lib/testing/disclosure-fixtures";
+import { createDownload } from "@/lib/downloads/create-download";
+import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
+import { reviewWithdrawals } from "@/lib/withdrawals/review";
 import { Rollback } from "@/lib/testing/isolated-db";
 import { enqueueNoticeDelivery } from "./enqueue";
 import { addWebhookEndpoint, removeWebhookEndpoint } from "./webhook-endpoints";
@@ -239,5 +243,57 @@ describe("a notice delivered by webhook and email", () => {
         { organisationId: org.id, noticeId: "n", eventType: "notice.withdrawal", payload: {} },
       ),
     ).rejects.toMatchObject({ code: "forbidden" });
+  });
+});
+
+describe("a withdrawal's deliveries as a reviewer follows them", () => {
+  it("shows per recipient and channel: delivered, failing with its attempts, none registered; email sent", async () => {
+    const operator = operatorCtx();
+    const episodes = randomEpisodes(2, 2727);
+    const datasetId = await importTestDataset([{ version: "1.0.0", episodes, files: filesOf(episodes) }]);
+    const [reached, down, bare] = [await createTestOrg(), await createTestOrg(), await createTestOrg()];
+    for (const org of [reached, down, bare]) {
+      await grant(org.id, datasetId, "1.0.0");
+      const member = await userPrincipal(operator, org.id, "licensee", `${uniqueId("m")}@acme.test`);
+      await createDownload(
+        { db: getDb(), principal: member, requestId: uniqueId("req") },
+        { body: { dataset_id: datasetId, version: "1.0.0", episode_ids: episodes.map((e) => e.episode_id) } },
+      );
+    }
+    const [good, failing] = [await startReceiver(0), await startReceiver(1_000)];
+    try {
+      const goodEndpoint = await addWebhookEndpoint(operator, { organizationId: reached.id, url: good.url });
+      good.verifyWith(goodEndpoint.secret);
+      await addWebhookEndpoint(operator, { organizationId: down.id, url: failing.url });
+      const done = await withdrawEpisodes(operator, {
+        episodeIds: episodes.map((e) => e.episode_id),
+        reason: "consent withdrawn",
+      });
+      expect(done.notices).toBe(3);
+      if (!workers.length) await startWorker();
+      const channels = await waitFor("the deliveries tried", async () => {
+        const [w] = (await reviewWithdrawals(operator, { limit: 50 })).filter(
+          (x) => x.withdrawal_id === done.withdrawal_id,
+        );
+        const of = Object.fromEntries(w!.recipients.map((r) => [r.organization_id, r.channels]));
+        const settled =
+          of[reached.id]!.webhooks[0]!.state === "delivered" &&
+          of[down.id]!.webhooks[0]!.attempts >= 2 &&
+          [reached, down, bare].every((o) => of[o.id]!.email.state === "delivered");
+        return settled ? of : null;
+      });
+      expect(channels[reached.id]).toMatchObject({
+        inbox: { state: "delivered" },
+        webhooks: [{ url: good.url, state: "delivered", attempts: 1, status_code: 200, error: null, removed: false }],
+        email: { state: "delivered", attempts: 1, status_code: 250 },
+      });
+      expect(channels[down.id]!.webhooks).toMatchObject([
+        { url: failing.url, state: "failing", status_code: 500, error: "answered 500: down for maintenance" },
+      ]);
+      expect(channels[bare.id]!.webhooks).toEqual([]);
+    } finally {
+      await good.close();
+      await failing.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { ActionResult } from "@/lib/http/portal";
 import type { Area } from "@/lib/portal/access";
 import type { AuditAction } from "@/lib/admin/audit-actions";
+import { PUBLIC_WEBHOOK_URL } from "./admin";
 import { createOrganizationAction } from "@/app/(portal)/admin/organizations/actions";
 import { changeUserRoleAction, createUserAction, disableUserAction } from "@/app/(portal)/admin/users/actions";
 import { endLicenceAction, grantLicenceAction, revokeLicenceAction } from "@/app/(portal)/admin/licences/actions";
@@ -8,6 +9,8 @@ import { issueKeyAction, revokeKeyAction } from "@/app/(portal)/admin/keys/actio
 import { addTermsAction } from "@/app/(portal)/admin/terms/actions";
 import { setListingAction } from "@/app/(portal)/admin/datasets/actions";
 import { approveRequestAction, rejectRequestAction } from "@/app/(portal)/admin/requests/actions";
+import { previewWithdrawalAction, withdrawAction } from "@/app/(portal)/admin/withdrawals/actions";
+import { addWebhookAction, removeWebhookAction } from "@/app/(portal)/admin/webhooks/actions";
 
 /** What an action's example input may refer to: things a test has just made. */
 export type AdminActionWorld = {
@@ -25,14 +28,18 @@ export type AdminActionWorld = {
   unique: string;
   /** A pending access request of the organisation's licensee for the unlicensed version (the dataset is listed). */
   pendingRequestId: string;
+  /** Episodes of the licensed version, withdrawn by nobody yet. */
+  episodeIds: string[];
+  /** An active webhook endpoint of the organisation, for removing. */
+  webhookId: string;
 };
 
 export type AdminActionEntry = {
   name: string;
   area: Area;
   action: (input: unknown) => Promise<ActionResult<unknown>>;
-  /** The admin_audit `action` one successful call writes. */
-  audit: AuditAction;
+  /** The admin_audit `action` one successful call writes; null for an action that only reads (a preview). */
+  audit: AuditAction | null;
   /** The other rows the same call writes (an approval also grants a licence). */
   alsoAudits?: AuditAction[];
   /** An input the action accepts for an allowed caller, so a refusal can only be the role's doing. */
@@ -144,6 +151,44 @@ export const ADMIN_ACTIONS: readonly AdminActionEntry[] = [
     action: rejectRequestAction,
     audit: "request.reject",
     exampleInput: (w) => ({ id: w.pendingRequestId, reason: `Not for ${w.unique}` }),
+  },
+  {
+    name: "previewWithdrawalAction",
+    area: "admin",
+    action: previewWithdrawalAction,
+    audit: null,
+    exampleInput: (w) => ({ by: "episodes", datasetId: w.datasetId, episodeIds: w.episodeIds, reason: "rbac preview" }),
+  },
+  {
+    name: "withdrawAction",
+    area: "admin",
+    action: withdrawAction,
+    audit: "episodes.withdraw",
+    exampleInput: (w) => ({
+      by: "episodes",
+      datasetId: w.datasetId,
+      episodeIds: w.episodeIds,
+      reason: `consent withdrawn ${w.unique}`,
+      expectedEpisodes: w.episodeIds.length,
+    }),
+  },
+  {
+    name: "addWebhookAction",
+    area: "admin",
+    action: addWebhookAction,
+    audit: "webhook.add",
+    exampleInput: (w) => ({
+      organizationId: w.organizationId,
+      url: `${PUBLIC_WEBHOOK_URL}/${w.unique}`,
+      description: `hook ${w.unique}`,
+    }),
+  },
+  {
+    name: "removeWebhookAction",
+    area: "admin",
+    action: removeWebhookAction,
+    audit: "webhook.remove",
+    exampleInput: (w) => ({ id: w.webhookId }),
   },
   {
     name: "issueKeyAction",

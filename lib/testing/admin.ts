@@ -54,10 +54,12 @@ export async function adminWorld(): Promise<{
   keyId: string;
   userId: string;
   webhookId: string;
+  episodeIds: string[];
 }> {
   const org = await createTestOrg();
+  const licensedEpisodes = randomEpisodes(3, 1);
   const datasetId = await importTestDataset([
-    { version: "1.0.0", episodes: randomEpisodes(3, 1) },
+    { version: "1.0.0", episodes: licensedEpisodes },
     { version: "1.1.0", episodes: randomEpisodes(3, 2) },
   ]);
   await grant(org.id, datasetId, "1.0.0");
@@ -74,6 +76,7 @@ export async function adminWorld(): Promise<{
     keyId: key.id,
     userId: user.userId,
     webhookId: webhook.id,
+    episodeIds: licensedEpisodes.map((e) => e.episode_id),
   };
 }
 

@@ -15,7 +15,18 @@ export const REASON_MAX_CHARS = 2_000;
 /** Episodes named one by one in one withdrawal; a contributor's are found by the database. */
 export const MAX_NAMED_EPISODES = 10_000;
 
-export type WithdrawInput = { contributor?: string; episodeIds?: string[]; reason: string };
+export type WithdrawInput = {
+  contributor?: string;
+  episodeIds?: string[];
+  /** Named episodes must all be of this dataset (they are still withdrawn from every version holding them). */
+  datasetId?: string;
+  reason: string;
+  /**
+   * How many episodes the caller confirmed after a preview: the withdrawal is refused, writing
+   * nothing, when it would now take a different number (another withdrawal or an import came between).
+   */
+  expectedEpisodes?: number;
+};
 
 export type WithdrawalRecord = {
   withdrawal_id: string;
@@ -57,6 +68,11 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
     const bad = named.find((id) => !EPISODE_ID_PATTERN.test(id));
     if (bad !== undefined) throw new AppError("invalid_parameter", `'${bad}' is not an episode id.`);
   }
+  if (input.datasetId !== undefined && !named)
+    throw new AppError(
+      "invalid_parameter",
+      "A dataset narrows named episodes only; a contributor's are taken from every dataset.",
+    );
   const contributor = input.contributor?.trim() ?? null;
   if (contributor !== null && !contributor)
     throw new AppError("invalid_parameter", "Name the contributor whose episodes to withdraw.");
@@ -74,6 +90,21 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
         throw new AppError(
           "not_found",
           `No version holds these episodes: ${missing.slice(0, 20).join(", ")}${missing.length > 20 ? ` (and ${missing.length - 20} more)` : ""}.`,
+        );
+      }
+    }
+    if (named && input.datasetId !== undefined) {
+      const [dataset] = await sql`select 1 from datasets where id = ${input.datasetId}`;
+      if (!dataset) throw new AppError("not_found", `There is no dataset '${input.datasetId}'.`);
+      const inDataset = await sql<{ episode_id: string }[]>`
+        select distinct e.episode_id from episodes e join dataset_versions v on v.id = e.version_id
+        where v.dataset_id = ${input.datasetId} and e.episode_id = any(${named}::text[])`;
+      if (inDataset.length !== named.length) {
+        const present = new Set(inDataset.map((r) => r.episode_id));
+        const elsewhere = named.filter((id) => !present.has(id));
+        throw new AppError(
+          "invalid_parameter",
+          `Not episodes of ${input.datasetId}: ${elsewhere.slice(0, 20).join(", ")}${elsewhere.length > 20 ? ` (and ${elsewhere.length - 20} more)` : ""}.`,
         );
       }
     }
@@ -104,6 +135,11 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
         and not exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id)
       order by e.version_id, e.episode_id`;
     const record = await withdrawalSummary(sql, id);
+    if (input.expectedEpisodes !== undefined && input.expectedEpisodes !== record.episode_ids.length)
+      throw new AppError(
+        "invalid_parameter",
+        `This withdrawal would now take ${record.episode_ids.length} episode(s), not the ${input.expectedEpisodes} confirmed: something changed since the preview. Preview it again.`,
+      );
     await recordAdminAction(tx, "episodes.withdraw", id, {
       reason,
       contributor,
@@ -117,6 +153,35 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
     await enqueueWithdrawalNotices(tx, id);
     return { ...record, withdrawn_at: made.withdrawn_at.toISOString(), notices };
   });
+}
+
+export type WithdrawalPreview = Omit<WithdrawalRecord, "withdrawal_id" | "withdrawn_at">;
+
+/** Carries a preview's record out of the transaction it rolls back. */
+class PreviewRolledBack extends Error {
+  constructor(readonly record: WithdrawalRecord) {
+    super("a withdrawal preview is rolled back");
+  }
+}
+
+/**
+ * What withdrawEpisodes would do with this input now, and nothing else: the verb itself runs in a
+ * transaction (a savepoint inside the caller's) that is rolled back, so the preview counts the
+ * episodes, versions and notified organisations exactly as the withdrawal would, with every refusal
+ * it would make, and leaves no withdrawal, audit row, notice or delivery job behind.
+ */
+export async function previewWithdrawal(ctx: Ctx, input: WithdrawInput): Promise<WithdrawalPreview> {
+  requireAdmin(ctx);
+  try {
+    await ctx.db.transaction(async (tx) => {
+      throw new PreviewRolledBack(await withdrawEpisodes({ ...ctx, db: tx as unknown as Ctx["db"] }, input));
+    });
+  } catch (error) {
+    if (!(error instanceof PreviewRolledBack)) throw error;
+    const { withdrawal_id: _, withdrawn_at: __, ...preview } = error.record;
+    return preview;
+  }
+  throw new Error("unreachable: a withdrawal preview always rolls back");
 }
 
 /**

@@ -21,7 +21,7 @@ import { filesOf, keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-f
 import { createOrganization } from "@/lib/admin/organizations";
 import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
 import { createIsolatedDb } from "@/lib/testing/isolated-db";
-import { withdrawEpisodes } from "./withdraw";
+import { previewWithdrawal, withdrawEpisodes } from "./withdraw";
 import { computeWithdrawalNotices } from "./notices";
 import { acknowledgeNotice, verifyAcknowledgements } from "./acknowledge";
 import { listNotices } from "./list-notices";
@@ -187,6 +187,48 @@ describe("withdrawing a contributor", () => {
         episode_ids: [w.ids.A1, w.ids.A2].sort(),
       },
     ]);
+  });
+
+  it("previews exactly what the withdrawal then does, leaving nothing behind; a changed count is refused", async () => {
+    const w = await world();
+    await receive(w);
+    await addWebhookEndpoint(operatorCtx(), { organizationId: w.orgs.api.id, url: "http://127.0.0.1:9/das-notices" });
+    const traces = async () =>
+      (
+        await sql()<{ n: number }[]>`
+          select (select count(*) from withdrawals where contributor = ${w.alice})
+               + (select count(*) from withdrawn_episodes x join episodes e on e.episode_id = x.episode_id where e.contributor = ${w.alice})
+               + (select count(*) from admin_audit where details->>'contributor' = ${w.alice})
+               + (select count(*) from pgboss.job where data->>'organizationId' = ${w.orgs.api.id})
+               as n`
+      )[0]!.n;
+    const seen = await previewWithdrawal(operatorCtx(), { contributor: w.alice, reason: "consent withdrawn" });
+    expect(Number(await traces())).toBe(0);
+    expect(seen.episode_ids).toEqual([w.ids.A1, w.ids.A2, w.ids.A3].sort());
+    expect(seen.notices).toBe(3);
+    // Named episodes narrowed to a dataset: one of another dataset is refused, naming it.
+    await expect(
+      previewWithdrawal(operatorCtx(), {
+        episodeIds: [w.ids.A1],
+        datasetId: (await world()).datasetId,
+        reason: "consent withdrawn",
+      }),
+    ).rejects.toMatchObject({ code: "invalid_parameter", message: expect.stringContaining(w.ids.A1) });
+    // A count other than the one confirmed is refused, writing nothing.
+    await expect(
+      withdrawEpisodes(operatorCtx(), { contributor: w.alice, reason: "consent withdrawn", expectedEpisodes: 2 }),
+    ).rejects.toMatchObject({ code: "invalid_parameter", message: expect.stringContaining("Preview it again") });
+    expect(Number(await traces())).toBe(0);
+    const done = await withdrawEpisodes(operatorCtx(), {
+      contributor: w.alice,
+      reason: "consent withdrawn",
+      expectedEpisodes: seen.episode_ids.length,
+    });
+    expect({ ...done, withdrawal_id: undefined, withdrawn_at: undefined }).toEqual({
+      ...seen,
+      withdrawal_id: undefined,
+      withdrawn_at: undefined,
+    });
   });
 
   it("takes withdrawn episodes out of every list, total, manifest, download and preview, with 410, 404 and 422", async () => {

@@ -31,7 +31,20 @@ def service() -> Iterator[dict[str, Any]]:
     if not line:
         process.wait(timeout=60)
         pytest.fail(f"scripts/python-client-server.ts exited with {process.returncode} before serving (DAS_TEST_VERBOSE=1 shows why)")
-    yield json.loads(line)
+    info = json.loads(line)
+
+    def withdraw(episode_ids: list[str]) -> dict[str, Any]:
+        """Withdraws episodes on the server as das-admin withdraw does: a real withdrawal, real notices."""
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps({"withdraw": episode_ids}) + "\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        if "error" in answer:
+            raise AssertionError(f"the withdrawal failed: {answer['error']}")
+        return answer
+
+    info["withdraw"] = withdraw
+    yield info
     assert process.stdin is not None
     process.stdin.close()
     try:

@@ -1,58 +1,94 @@
 import type { Metadata } from "next";
+import { z } from "zod";
+import { WebhookAddForm } from "@/components/admin/webhook-add-form";
+import { WebhooksTable } from "@/components/admin/webhooks-table";
 import { Badge } from "@/components/ui/badge";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDate, formatDateTime } from "@/components/ui/format";
+import { FilterBar } from "@/components/ui/filter-bar";
+import { formatDateTime } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { SimpleTable } from "@/components/ui/simple-table";
+import { listOrganizations } from "@/lib/admin/list-organizations";
 import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
 import { listWebhookEndpoints } from "@/lib/notice-delivery/webhook-endpoints";
-import { pageContext, pageData } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { addWebhookAction, removeWebhookAction } from "./actions";
 
 export const metadata: Metadata = { title: "Webhooks" };
 
 const ATTEMPTS_SHOWN = 100;
+const Search = z.object({ organization: z.string().optional() });
 
-export default async function WebhooksPage() {
+/** Per organisation: its endpoints (added and removed here or with das-admin webhook) and every delivery attempt. */
+export default async function WebhooksPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("admin", "/admin/webhooks");
+  const search = await pageSearch(searchParams, Search);
+  const organizations = await pageData(listOrganizations(ctx));
+  const organization = organizations.find((o) => o.id === search.organization);
+  const organizationId = organization?.id;
   const [endpoints, attempts] = await Promise.all([
-    pageData(listWebhookEndpoints(ctx)),
-    pageData(listDeliveryAttempts(ctx, { limit: ATTEMPTS_SHOWN })),
+    pageData(listWebhookEndpoints(ctx, { organizationId })),
+    pageData(listDeliveryAttempts(ctx, { organizationId, limit: ATTEMPTS_SHOWN })),
   ]);
+  const of = organization ? ` of ${organization.name}` : "";
   return (
     <>
       <PageHeader
         title="Webhooks"
-        description="Where organisations' notices are delivered beyond the portal and the API, and every delivery attempt by webhook or email. Endpoints are registered with das-admin webhook add, which shows the signing secret once."
+        description="Where organisations' notices are delivered beyond the portal and the API, and every delivery attempt by webhook or email. The same endpoints as das-admin webhook add, list and remove."
       />
       <div className="space-y-6">
+        <FilterBar
+          label="Choose an organisation"
+          fields={[
+            {
+              kind: "select",
+              name: "organization",
+              label: "Organisation",
+              any: "Every organisation",
+              value: organizationId ?? "",
+              options: organizations.map((o) => ({ value: o.id, label: o.name })),
+            },
+          ]}
+        />
         <Card>
-          <CardHeader title="Endpoints" description="Active endpoints; signing secrets are never shown again." />
+          <CardHeader
+            title="Add an endpoint"
+            description="The signing secret is shown once, right after adding. Only a sealed copy is stored."
+          />
+          <CardBody>
+            <WebhookAddForm
+              organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
+              defaultOrganizationId={organizationId}
+              add={addWebhookAction}
+            />
+          </CardBody>
+        </Card>
+        <Card>
+          <CardHeader title={`Endpoints${of}`} description="Active endpoints; signing secrets are never shown again." />
           <CardBody>
             {endpoints.length ? (
-              <SimpleTable
-                columns={[
-                  { header: "Organisation" },
-                  { header: "URL", className: "break-all font-mono text-xs" },
-                  { header: "Description" },
-                  { header: "Added", className: "whitespace-nowrap" },
-                  { header: "Id", className: "font-mono text-xs" },
-                ]}
-                rows={endpoints.map((e) => ({
-                  key: e.id,
-                  cells: [e.organization_slug, e.url, e.description ?? "—", formatDate(e.created_at), e.id],
+              <WebhooksTable
+                endpoints={endpoints.map((e) => ({
+                  id: e.id,
+                  organization_slug: e.organization_slug,
+                  url: e.url,
+                  description: e.description,
+                  created_at: e.created_at.toISOString(),
                 }))}
+                remove={removeWebhookAction}
               />
             ) : (
-              <EmptyState title="No webhook endpoints">
-                das-admin webhook add --org SLUG URL registers one and prints its signing secret.
+              <EmptyState title={`No webhook endpoints${of}`}>
+                Add one above, or with das-admin webhook add --org SLUG URL.
               </EmptyState>
             )}
           </CardBody>
         </Card>
         <Card>
           <CardHeader
-            title="Delivery attempts"
+            title={`Delivery attempts${of}`}
             description={`The latest ${ATTEMPTS_SHOWN}, newest first. A failed attempt is tried again with growing delays for up to about three days.`}
           />
           <CardBody>
@@ -62,7 +98,7 @@ export default async function WebhooksPage() {
                   { header: "Time", className: "whitespace-nowrap" },
                   { header: "Channel" },
                   { header: "Organisation" },
-                  { header: "To", className: "break-all font-mono text-xs" },
+                  { header: "To", className: "min-w-48 break-all font-mono text-xs" },
                   { header: "Notice", className: "font-mono text-xs" },
                   { header: "Try" },
                   { header: "Result" },
@@ -91,7 +127,7 @@ export default async function WebhooksPage() {
                 }))}
               />
             ) : (
-              <EmptyState title="No delivery attempts yet" />
+              <EmptyState title={`No delivery attempts${of} yet`} />
             )}
           </CardBody>
         </Card>

@@ -35,11 +35,14 @@ from .errors import (  # noqa: E402
     WithdrawnContent,
 )
 from .pull import PullSummary  # noqa: E402
+from .sync import SyncError, SyncResult  # noqa: E402
 
 __all__ = [
     "Client",
     "Episodes",
     "PullSummary",
+    "SyncError",
+    "SyncResult",
     "ApiError",
     "BadRequest",
     "ConfigError",

@@ -210,6 +210,17 @@ class Client:
         body = {"statement": statement, "deleted_paths": list(deleted_paths)}
         return self._send("POST", f"/notices/{_seg(notice_id)}/acknowledgements", body=body)
 
+    def sync(self, directory: Union[str, Path], dry_run: bool = False, statement: Optional[str] = None) -> "SyncResult":
+        """Brings a pulled directory in line with the withdrawal notices, as `das sync` does.
+
+        Reads the directory's das-provenance.json, deletes every file of a withdrawn episode (and
+        what the pull wrote from it), writes a LeRobot directory's meta/ again for the episodes left,
+        and acknowledges each notice with the paths deleted. With dry_run it only says what it would
+        do. See `das_client.sync.sync`."""
+        from .sync import sync
+
+        return sync(self, directory, dry_run=dry_run, statement=statement)
+
     def openapi(self) -> dict[str, Any]:
         """The API's OpenAPI 3.1 document."""
         return self._get("/openapi.json")
@@ -308,3 +319,4 @@ def _seg(value: str) -> str:
 
 
 from .pull import PullSummary  # noqa: E402  (for the annotation above)
+from .sync import SyncResult  # noqa: E402  (for the annotation above)
