@@ -26,11 +26,16 @@ export function authEndpoints(handlers: { GET: AuthHandler; POST: AuthHandler })
   const wrap =
     (handler: AuthHandler): RouteHandler =>
     async (request) => {
-      const action = new URL(request.url).pathname.split("/")[3] ?? "";
+      const url = new URL(request.url);
+      const action = url.pathname.split("/")[3] ?? "";
       if (!AUTH_ACTIONS.has(action)) {
         return withAuthEndpointHeaders(
           await errorOnlyResponse(request, new AppError("not_found", "No such sign-in endpoint.")),
         );
+      }
+      const refused = callbackUrlProblem(request as NextRequest, url);
+      if (refused) {
+        return withAuthEndpointHeaders(await errorOnlyResponse(request, new AppError("invalid_parameter", refused)));
       }
       // Next hands route handlers its NextRequest, which is what Auth.js reads.
       const response = await handler(request as NextRequest);
@@ -41,4 +46,32 @@ export function authEndpoints(handlers: { GET: AuthHandler; POST: AuthHandler })
       );
     };
   return route({ GET: wrap(handlers.GET), POST: wrap(handlers.POST) });
+}
+
+/** The names Auth.js gives its callback-address cookie, over http and over https. */
+const CALLBACK_COOKIES = ["authjs.callback-url", "__Secure-authjs.callback-url"];
+
+/**
+ * Auth.js takes a callback address that is neither an http(s) address nor a path (`?callbackUrl=%`,
+ * or its cookie) for a fault of its configuration and answers 500: refused here, before it, as the
+ * client's fault it is. The rule is Auth.js's own (lib/utils/assert.js of @auth/core).
+ */
+function callbackUrlProblem(request: NextRequest, url: URL): string | null {
+  const offered = [
+    ["callbackUrl", url.searchParams.get("callbackUrl")],
+    ...CALLBACK_COOKIES.map((name) => [`the ${name} cookie`, request.cookies.get(name)?.value ?? null]),
+  ];
+  for (const [where, value] of offered) {
+    if (value && !isHttpAddressOrPath(value, url.origin))
+      return `${where} must be an http(s) address or a path starting with /.`;
+  }
+  return null;
+}
+
+function isHttpAddressOrPath(value: string, origin: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value, value.startsWith("/") ? origin : undefined).protocol);
+  } catch {
+    return false;
+  }
 }

@@ -348,6 +348,8 @@ describe("every API response over HTTP", () => {
     ["DELETE", "/api/auth/signout", 405],
     ["GET", "/api/auth/verify-request", 404],
     ["POST", "/api/auth/session", 400],
+    ["GET", "/api/auth/session?callbackUrl=%", 400],
+    ["GET", "/api/auth/signin?callbackUrl=javascript:alert(1)", 400],
   ])("answers %s %s in the envelope (%i)", async (method, path, status) => {
     const res = await rawRequest(server.url, { method, path });
     expectContract(res, method);
