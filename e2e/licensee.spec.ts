@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { expect } from "@playwright/test";
-import { shot, signIn, test } from "./support";
+import { demo, shot, signIn, test } from "./support";
 
 test("a licensee filters to failures in one environment, opens a timeline, requests a download and fetches a file", async ({
   page,
@@ -74,4 +74,103 @@ test("a licensee filters to failures in one environment, opens a timeline, reque
       .update(await response.body())
       .digest("hex"),
   ).toBe(expected);
+});
+
+test("a licensee narrows the explorer by task, contributor, recovery and a duration range; the URL and the count follow", async ({
+  page,
+  request,
+}) => {
+  await signIn(page, "alice@acme.example");
+  await page.goto("/datasets/kitchen-pick-place/1.1.0");
+  const rows = page.locator("table tbody tr");
+  const matching = page.getByText(/^[\d,]+ of [\d,]+ episodes match/);
+  const matchCount = async () => Number((await matching.textContent())!.match(/^([\d,]+) of/)![1]!.replace(/,/g, ""));
+  /** Each shown row's cells, by the explorer's columns. */
+  const shown = () =>
+    rows.evaluateAll((trs) =>
+      trs.map((tr) => {
+        const cells = [...tr.querySelectorAll("td")].map((td) => (td.textContent ?? "").trim());
+        return {
+          id: cells[1]!,
+          task: cells[2]!,
+          duration: Number.parseFloat(cells[4]!),
+          recovery: cells[6]!,
+          contributor: cells[7]!,
+        };
+      }),
+    );
+
+  const unfiltered = await matchCount();
+  // Task: the option's count is the number that match, and every row is of that task.
+  const taskOption = (await page
+    .getByLabel("Task")
+    .locator("option", { hasText: /^open_drawer \(/ })
+    .textContent())!;
+  await page.getByLabel("Task").selectOption("open_drawer");
+  await expect(page).toHaveURL(/[?&]task=open_drawer(&|$)/);
+  // (Each choice navigates: the count changes once the new page has rendered.)
+  await expect.poll(matchCount).not.toBe(unfiltered);
+  const byTask = await matchCount();
+  expect(taskOption).toBe(`open_drawer (${byTask})`);
+  expect(byTask).toBeGreaterThan(0);
+  for (const row of await shown()) expect(row.task).toBe("open_drawer");
+
+  // Contributor, on top of the task.
+  await page.getByLabel("Contributor").selectOption("contrib-ams-01");
+  await expect(page).toHaveURL(/[?&]contributor=contrib-ams-01(&|$)/);
+  await expect(page).toHaveURL(/[?&]task=open_drawer(&|$)/);
+  await expect.poll(matchCount).not.toBe(byTask);
+  const byContributor = await matchCount();
+  expect(byContributor).toBeLessThan(byTask);
+  for (const row of await shown()) expect([row.task, row.contributor]).toEqual(["open_drawer", "contrib-ams-01"]);
+
+  // Only episodes with a recovery.
+  await page.getByLabel("Recovery").selectOption("true");
+  await expect(page).toHaveURL(/[?&]has_recovery=true(&|$)/);
+  await expect.poll(matchCount).not.toBe(byContributor);
+  const withRecovery = await matchCount();
+  expect(withRecovery).toBeGreaterThan(0);
+  expect(withRecovery).toBeLessThan(byContributor);
+  const before = await shown();
+  expect(before).toHaveLength(withRecovery);
+  for (const row of before) expect(row.recovery).toBe("recovery");
+
+  // A duration range, typed and applied: only the episodes inside it (both bounds included) stay.
+  await page.getByLabel("Min. seconds").fill("50");
+  await page.getByLabel("Max. seconds").fill("65");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/[?&]min_duration_s=50(&|$)/);
+  await expect(page).toHaveURL(/[?&]max_duration_s=65(&|$)/);
+  const inRange = before.filter((row) => row.duration >= 50 && row.duration <= 65);
+  // The demo's data has episodes on both sides of the range, so the range really narrows.
+  expect(inRange.length).toBeGreaterThan(0);
+  expect(inRange.length).toBeLessThan(before.length);
+  await expect(matching).toHaveText(new RegExp(`^${inRange.length} of `));
+  const after = await shown();
+  expect(after.map((row) => row.id).sort()).toEqual(inRange.map((row) => row.id).sort());
+  for (const row of after) {
+    expect(row.duration).toBeGreaterThanOrEqual(50);
+    expect(row.duration).toBeLessThanOrEqual(65);
+    expect([row.task, row.contributor, row.recovery]).toEqual(["open_drawer", "contrib-ams-01", "recovery"]);
+  }
+  await shot(page, "episode-explorer-filters");
+
+  // The address is the filter: opened afresh it shows the same episodes, and the API's list with
+  // the same query parameters answers with exactly them.
+  const address = page.url();
+  await page.goto(address);
+  await expect(matching).toHaveText(new RegExp(`^${inRange.length} of `));
+  // (The form sends its blank fields and the page size too: the API takes only the filters given.)
+  const query = new URLSearchParams(
+    [...new URL(address).searchParams].filter(([name, value]) => value !== "" && name !== "limit"),
+  );
+  const api = await request.get(`/api/v1/datasets/kitchen-pick-place/versions/1.1.0/episodes?${query}`, {
+    headers: { authorization: `Bearer ${demo.key("acme-robotics")}`, accept: "application/json" },
+  });
+  expect(api.status()).toBe(200);
+  const body = await api.json();
+  expect(body.total).toBe(inRange.length);
+  expect(body.episodes.map((e: { episode_id: string }) => e.episode_id).sort()).toEqual(
+    inRange.map((row) => row.id).sort(),
+  );
 });

@@ -43,3 +43,10 @@ export async function shot(page: Page, name: string) {
   await page.waitForLoadState("networkidle");
   await page.screenshot({ path: path.join(root, "test-results/screenshots", `${name}.png`), fullPage: true });
 }
+
+/** The admin's pages sit behind the main navigation's "Admin" disclosure: opens it and follows one. */
+export async function openAdminPage(page: Page, name: string) {
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await nav.locator("summary", { hasText: "Admin" }).click();
+  await nav.getByRole("link", { name, exact: true }).click();
+}

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, type Page } from "@playwright/test";
-import { demo, signIn, test } from "./support";
+import { demo, openAdminPage, signIn, test } from "./support";
 
 // Last of the journeys (files run in name order): the episodes it withdraws are gone for good.
 
@@ -22,7 +22,7 @@ async function shots(page: Page, name: string) {
 
 test("an admin adds a webhook endpoint, sees its secret once, and removes it", async ({ page }) => {
   await signIn(page, "admin@das.example");
-  await page.getByRole("link", { name: "Webhooks", exact: true }).click();
+  await openAdminPage(page, "Webhooks");
   await expect(page.getByRole("heading", { name: "Webhooks", level: 1 })).toBeVisible();
   await page.locator("#webhook-organization").selectOption({ label: "Globex AI (globex-ai)" });
   // Refused before anything is stored: not a public address.
@@ -84,7 +84,7 @@ test("a withdrawal from the admin portal reaches the organisation's inbox, is ac
 
   // The admin withdraws them: bad input first, then a review, then the confirmation.
   await signIn(page, "admin@das.example");
-  await page.getByRole("link", { name: "Withdraw", exact: true }).click();
+  await openAdminPage(page, "Withdraw");
   await expect(page.getByRole("heading", { name: "Withdraw episodes", level: 1 })).toBeVisible();
   await page.getByText("Episodes of a dataset").click();
   await page.getByRole("button", { name: "Review withdrawal" }).click();
@@ -114,6 +114,10 @@ test("a withdrawal from the admin portal reaches the organisation's inbox, is ac
   await alice.reload();
   await expect(noticesLink).toHaveText(/Notices\s*1 not acknowledged/);
   await shots(alice, "notices-badge");
+  // On a phone the badge is in sight too, its link whole within the screen.
+  await alice.setViewportSize({ width: 390, height: 844 });
+  await expect(noticesLink).toBeInViewport({ ratio: 1 });
+  await alice.setViewportSize({ width: 1280, height: 900 });
   await noticesLink.click();
   await expect(alice.getByRole("heading", { name: "Notices", level: 1 })).toBeVisible();
   const notice = alice.locator("li", { hasText: "2 episodes withdrawn" });

@@ -99,6 +99,45 @@ describe("das pull", () => {
     expect(entry!.file_count).toBe(expected.length);
   });
 
+  it("fetches exactly the episodes the contributor, recovery and duration filters match, as one filter download", async () => {
+    const dir = newDir();
+    const { contributor, has_recovery: recovery } = small.episodes[0]!;
+    const min = Math.min(...small.episodes.filter((e) => e.contributor === contributor).map((e) => e.duration_s));
+    const matching = new Set(
+      small.episodes
+        .filter((e) => e.contributor === contributor && e.has_recovery === recovery && e.duration_s >= min)
+        .map((e) => e.episode_id),
+    );
+    expect(matching.size).toBeGreaterThan(0);
+    const expected = small.files.filter((f) => f.episode_id && matching.has(f.episode_id));
+    const before = (await disclosuresOf(small.keyId)).length;
+    const run = await das(
+      [
+        "pull",
+        `${small.datasetId}@1.0.0`,
+        "--dir",
+        dir,
+        "--contributor",
+        contributor,
+        "--has-recovery",
+        String(recovery),
+        "--min-duration-s",
+        String(min),
+        "--json",
+      ],
+      envOf(small),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(summaryOf(run.stdout).downloaded).toBe(expected.length);
+    expectExactly(dir, small, expected);
+    const entries = (await disclosuresOf(small.keyId)).slice(before);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.requested_scope).toEqual({
+      filter: { contributor, has_recovery: recovery, min_duration_s: min },
+    });
+    expect(entries[0]!.file_count).toBe(expected.length);
+  });
+
   it("fetches chosen episodes only", async () => {
     const dir = newDir();
     const chosen = [small.episodes[1]!.episode_id, small.episodes[4]!.episode_id];
@@ -269,6 +308,90 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
         .split("\n")
         .map((line) => JSON.parse(line)),
     ).toEqual(await apiEpisodes(small, {}));
+  });
+
+  it("--task, --contributor, --has-recovery and a duration range list exactly the matching episodes", async () => {
+    const durations = small.episodes.map((e) => e.duration_s).sort((a, b) => a - b);
+    const [min, max] = [durations[1]!, durations[4]!];
+    const { contributor, has_recovery: recovery } = small.episodes[1]!;
+    const cases: {
+      args: string[];
+      query: Record<string, string>;
+      matches: (e: (typeof small.episodes)[number]) => boolean;
+    }[] = [
+      { args: ["--task", "pick"], query: { task: "pick" }, matches: (e) => e.task === "pick" },
+      { args: ["--contributor", contributor], query: { contributor }, matches: (e) => e.contributor === contributor },
+      {
+        args: ["--has-recovery", String(recovery)],
+        query: { has_recovery: String(recovery) },
+        matches: (e) => e.has_recovery === recovery,
+      },
+      {
+        args: ["--min-duration-s", String(min), "--max-duration-s", String(max)],
+        query: { min_duration_s: String(min), max_duration_s: String(max) },
+        matches: (e) => e.duration_s >= min && e.duration_s <= max,
+      },
+    ];
+    for (const { args, query, matches } of cases) {
+      const run = await das(["episodes", `${small.datasetId}@1.0.0`, ...args, "--format", "jsonl"], envOf(small));
+      expect(run.code, run.stderr).toBe(0);
+      const lines = run.stdout
+        .trimEnd()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { episode_id: string });
+      expect(lines, args.join(" ")).toEqual(await apiEpisodes(small, query));
+      expect(lines.map((e) => e.episode_id).sort(), args.join(" ")).toEqual(
+        small.episodes
+          .filter(matches)
+          .map((e) => e.episode_id)
+          .sort(),
+      );
+      expect(lines.length, args.join(" ")).toBeGreaterThan(0);
+    }
+    // The range's own episodes: both bounds included, the episodes outside it left out.
+    const ranged = await das(
+      ["episodes", `${small.datasetId}@1.0.0`, "--min-duration-s", String(min), "--max-duration-s", String(max)],
+      envOf(small),
+    );
+    expect(ranged.stderr).toContain(`${durations.filter((d) => d >= min && d <= max).length} episode(s).`);
+  });
+
+  it("refuses a malformed filter with a usage error naming the option, and explains a filter that matched nothing", async () => {
+    const refused: [string[], string][] = [
+      [["--has-recovery", "yes"], "--has-recovery takes true or false, not 'yes'."],
+      [
+        ["--min-duration-s", "-1"],
+        "--min-duration-s takes a non-negative number of seconds, such as 12 or 12.5, not '-1'.",
+      ],
+      [
+        ["--max-duration-s", "soon"],
+        "--max-duration-s takes a non-negative number of seconds, such as 12 or 12.5, not 'soon'.",
+      ],
+      [["--task", ""], "--task takes a value, not an empty string."],
+      [
+        ["--min-duration-s", "10", "--max-duration-s", "5"],
+        "--min-duration-s (10) must not exceed --max-duration-s (5).",
+      ],
+    ];
+    for (const [args, message] of refused)
+      for (const command of [["episodes"], ["pull", "--dir", newDir()]]) {
+        const [name, ...rest] = command;
+        const run = await das([name!, `${small.datasetId}@1.0.0`, ...rest, ...args], envOf(small));
+        expect(run.code, `${name} ${args.join(" ")}`).toBe(2);
+        expect(run.stderr, `${name} ${args.join(" ")}`).toContain(message);
+      }
+    const none = await das(["episodes", `${small.datasetId}@1.0.0`, "--task", "place"], envOf(small));
+    expect(none.code).toBe(0);
+    expect(none.stderr).toContain("0 episode(s).");
+    expect(none.stderr).toContain(
+      `${small.datasetId}@1.0.0's tasks: pick (--task place matches none of them exactly).`,
+    );
+    const tooLong = await das(["episodes", `${small.datasetId}@1.0.0`, "--min-duration-s", "100000"], envOf(small));
+    const durations = small.episodes.map((e) => e.duration_s);
+    expect(tooLong.stderr).toContain(
+      `${small.datasetId}@1.0.0's episodes last from ${Math.min(...durations)} s to ${Math.max(...durations)} s.`,
+    );
   });
 
   it("--format csv and table list the same episodes", async () => {

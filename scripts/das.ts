@@ -8,6 +8,7 @@ import { describeSync, sync, SyncError } from "@/lib/client/sync";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, say, UsageError } from "./cli/terminal";
 import { apiKey, byteRate, commaList, serviceUrl, target, wholeNumberFrom, type Target } from "./cli/values";
+import { episodeFilterFrom, episodeFilterOptions, type EpisodeFilterOptions } from "./cli/episode-filter";
 import { filterValuesHint } from "./cli/episode-values";
 
 const program = cliProgram({
@@ -139,13 +140,13 @@ program
     }),
   );
 
-program
-  .command("episodes")
-  .summary("every matching episode of a version (all pages)")
-  .description("List every episode of a version that matches the filters, reading all pages of the API.")
-  .argument(TARGET, "the version, e.g. kitchen-pick-place@1.1.0", target)
-  .option("--outcome <outcome>", "only episodes with this outcome, e.g. failure")
-  .option("--environment <environment>", "only episodes recorded in this environment")
+episodeFilterOptions(
+  program
+    .command("episodes")
+    .summary("every matching episode of a version (all pages)")
+    .description("List every episode of a version that matches the filters, reading all pages of the API.")
+    .argument(TARGET, "the version, e.g. kitchen-pick-place@1.1.0", target),
+)
   .addOption(
     new Option("--format <format>", "table for people, csv or jsonl for scripts (on stdout)")
       .choices(["table", "csv", "jsonl"])
@@ -153,6 +154,7 @@ program
   )
   .examples(
     "das episodes kitchen-pick-place@1.1.0 --outcome failure",
+    "das episodes kitchen-pick-place@1.1.0 --task pick_cup --has-recovery true --min-duration-s 20 --max-duration-s 45",
     "das episodes kitchen-pick-place@1.1.0 --format jsonl > episodes.jsonl",
   )
   .action(
@@ -160,10 +162,10 @@ program
       async (
         api,
         { datasetId, version }: Target,
-        options: { outcome?: string; environment?: string; format: "table" | "csv" | "jsonl" },
+        options: EpisodeFilterOptions & { format: "table" | "csv" | "jsonl" },
       ) => {
         const { format } = options;
-        const filter = { outcome: options.outcome, environment: options.environment };
+        const filter = episodeFilterFrom(options) ?? {};
         const columns = [
           "episode_id",
           "task",
@@ -241,10 +243,8 @@ program
     }),
   );
 
-type PullOptions = {
+type PullOptions = EpisodeFilterOptions & {
   dir: string;
-  outcome?: string;
-  environment?: string;
   episodes?: string[];
   streams?: string[];
   concurrency: number;
@@ -253,16 +253,16 @@ type PullOptions = {
   json?: boolean;
 };
 
-program
-  .command("pull")
-  .summary("download files, verified against the manifest; run it again to resume")
-  .description(
-    "Download the files of a version (or of the episodes and streams chosen), each verified against the manifest's size and SHA-256 before it is renamed into place. Run the same command again after an interruption: verified files are kept, partial files are continued.",
-  )
-  .argument(TARGET, "the version, e.g. kitchen-pick-place@1.1.0", target)
-  .needs("--dir <dir>", "where the files go")
-  .option("--outcome <outcome>", "only episodes with this outcome, e.g. failure")
-  .option("--environment <environment>", "only episodes recorded in this environment")
+episodeFilterOptions(
+  program
+    .command("pull")
+    .summary("download files, verified against the manifest; run it again to resume")
+    .description(
+      "Download the files of a version (or of the episodes and streams chosen), each verified against the manifest's size and SHA-256 before it is renamed into place. Run the same command again after an interruption: verified files are kept, partial files are continued.",
+    )
+    .argument(TARGET, "the version, e.g. kitchen-pick-place@1.1.0", target)
+    .needs("--dir <dir>", "where the files go"),
+)
   .option("--episodes <ids>", "only these episodes (comma-separated ids)", commaList)
   .option(
     "--streams <streams>",
@@ -282,10 +282,7 @@ program
   )
   .action(
     withApi(async (api, { datasetId, version }: Target, options: PullOptions) => {
-      const filter =
-        options.outcome !== undefined || options.environment !== undefined
-          ? { outcome: options.outcome, environment: options.environment }
-          : undefined;
+      const filter = episodeFilterFrom(options);
       const controller = new AbortController();
       const interrupt = () => {
         if (controller.signal.aborted) process.exit(130);

@@ -4,9 +4,10 @@ import type { UserPrincipal } from "@/lib/auth/principal";
 import { areasOf, type Area } from "@/lib/portal/access";
 import { Badge } from "../ui/badge";
 import { buttonClass, LinkButton } from "../ui/button";
+import { AdminMenu, type AdminMenuGroup } from "./admin-menu";
 import { NavLink } from "./nav-link";
 
-const LINKS: Record<Area, { href: string; label: string }[]> = {
+const LINKS: Record<Exclude<Area, "admin">, { href: string; label: string }[]> = {
   catalog: [
     { href: "/datasets", label: "Datasets" },
     { href: "/requests", label: "Requests" },
@@ -17,20 +18,42 @@ const LINKS: Record<Area, { href: string; label: string }[]> = {
     { href: "/review/disclosures", label: "Disclosure log" },
     { href: "/review/withdrawals", label: "Withdrawals" },
   ],
-  admin: [
-    { href: "/admin/organizations", label: "Organisations" },
-    { href: "/admin/users", label: "Users" },
-    { href: "/admin/datasets", label: "Datasets" },
-    { href: "/admin/licences", label: "Licences" },
-    { href: "/admin/licence-use", label: "Licence use" },
-    { href: "/admin/requests", label: "Requests" },
-    { href: "/admin/terms", label: "Terms" },
-    { href: "/admin/keys", label: "API keys" },
-    { href: "/admin/withdrawals", label: "Withdraw" },
-    { href: "/admin/webhooks", label: "Webhooks" },
-    { href: "/admin/audit", label: "Admin audit" },
-  ],
 };
+
+/** The admin's eleven pages, grouped under one "Admin" item: side by side they pushed the header past 1440 px. */
+const ADMIN_GROUPS: AdminMenuGroup[] = [
+  {
+    label: "Accounts",
+    links: [
+      { href: "/admin/organizations", label: "Organisations" },
+      { href: "/admin/users", label: "Users" },
+      { href: "/admin/keys", label: "API keys" },
+    ],
+  },
+  {
+    label: "Licensing",
+    links: [
+      { href: "/admin/licences", label: "Licences" },
+      { href: "/admin/licence-use", label: "Licence use" },
+      { href: "/admin/requests", label: "Requests" },
+      { href: "/admin/terms", label: "Terms" },
+    ],
+  },
+  {
+    label: "Data",
+    links: [
+      { href: "/admin/datasets", label: "Datasets" },
+      { href: "/admin/withdrawals", label: "Withdraw" },
+    ],
+  },
+  {
+    label: "Service",
+    links: [
+      { href: "/admin/webhooks", label: "Webhooks" },
+      { href: "/admin/audit", label: "Admin audit" },
+    ],
+  },
+];
 
 /**
  * The portal's frame: product name, the navigation the user's role allows, who is signed in, and
@@ -47,10 +70,8 @@ export function AppShell({
   outstandingNotices?: number;
   children: ReactNode;
 }) {
-  const links = [
-    ...(user ? areasOf(user).flatMap((area) => LINKS[area]) : []),
-    { href: "/docs/api", label: "API docs" },
-  ];
+  const areas = user ? areasOf(user) : [];
+  const links = areas.flatMap((area) => (area === "admin" ? [] : LINKS[area]));
   return (
     <div className="flex min-h-screen flex-col">
       <a
@@ -60,8 +81,12 @@ export function AppShell({
         Skip to content
       </a>
       <header className="border-b border-slate-200 bg-white">
-        {/* One line from md up: the nav takes the room left and scrolls rather than wrap (an admin's links are many). */}
-        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3 sm:px-6 md:flex-nowrap lg:px-8">
+        {/*
+          One line from lg up, every item whole (an admin's pages are one "Admin" item); below lg the
+          nav has a line of its own and wraps rather than scroll, so nothing is hidden off its edge.
+          `relative`: below lg the Admin panel spans this row.
+        */}
+        <div className="relative mx-auto flex max-w-7xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3 sm:px-6 lg:flex-nowrap lg:px-8">
           <Link href="/" className="flex shrink-0 items-center gap-2 whitespace-nowrap font-semibold text-slate-900">
             <span
               aria-hidden="true"
@@ -73,7 +98,7 @@ export function AppShell({
           </Link>
           <nav
             aria-label="Main"
-            className="order-last -mx-1 flex w-full gap-1 overflow-x-auto pb-1 md:order-none md:w-auto md:min-w-0 md:flex-1 md:pb-0"
+            className="order-last -mx-1 flex w-full flex-wrap items-center gap-1 lg:order-none lg:mx-0 lg:w-auto lg:min-w-0 lg:flex-1"
           >
             {links.map((link) => (
               <NavLink key={link.href} href={link.href}>
@@ -88,6 +113,8 @@ export function AppShell({
                 ) : null}
               </NavLink>
             ))}
+            {areas.includes("admin") ? <AdminMenu groups={ADMIN_GROUPS} /> : null}
+            <NavLink href="/docs/api">API docs</NavLink>
           </nav>
           <div className="ml-auto flex shrink-0 items-center gap-3">
             {user ? (

@@ -51,7 +51,8 @@ export type ApiClientOptions = {
   sleep?: (ms: number) => Promise<void>;
 };
 
-export type EpisodeFilter = { outcome?: string; environment?: string };
+/** Which episodes a list or a pull covers: a download's `filter`, as the API's contract types it. */
+export type EpisodeFilter = NonNullable<DownloadBody["filter"]>;
 export type DatasetRecord = z.output<typeof DatasetList>["datasets"][number];
 export type VersionRecord = z.output<typeof VersionList>["versions"][number];
 export type LicenceRecord = z.output<typeof LicenceList>["licences"][number];
@@ -126,7 +127,7 @@ export class ApiClient {
     do {
       const page = await this.get(
         `/datasets/${enc(datasetId)}/versions/${enc(version)}/episodes`,
-        { ...filter, limit: String(PAGE), cursor },
+        { ...episodeQuery(filter), limit: String(PAGE), cursor },
         EpisodePage,
       );
       if (first) onTotal?.(page.total);
@@ -283,6 +284,13 @@ function parseJson(text: string): unknown {
 }
 
 const enc = encodeURIComponent;
+
+/** The filter as the episode list's query parameters: `has_recovery` as true or false, the durations as decimals. */
+export function episodeQuery(filter: EpisodeFilter): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(filter).map(([name, value]) => [name, value === undefined ? undefined : String(value)]),
+  );
+}
 
 export function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;

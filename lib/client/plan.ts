@@ -14,7 +14,7 @@ export type Scope = {
   version: string;
   /** Explicit episodes (--episodes). */
   episodeIds?: string[];
-  /** --outcome / --environment. */
+  /** The episode filters (--outcome, --task, --has-recovery, a duration range, ...). */
   filter?: EpisodeFilter;
   streams?: string[];
   /**

@@ -57,6 +57,52 @@ def test_episodes_follow_cursors_filter_and_become_a_dataframe(service):
     assert sorted(lerobot.episode_id) == [f"{service['lerobot']['v2.1']}-{i:06d}" for i in (1, 4)]
 
 
+def test_episodes_filter_by_task_contributor_recovery_and_a_duration_range(service):
+    client = client_for(service)
+    plain = service["plain"]
+    listed = client.episodes(plain["dataset_id"], "1.0.0").to_list()
+    first = listed[0]
+    durations = sorted(e["duration_s"] for e in listed)
+    low, high = durations[2], durations[8]
+    cases = [
+        ({"task": first["task"]}, lambda e: e["task"] == first["task"]),
+        ({"contributor": first["contributor"]}, lambda e: e["contributor"] == first["contributor"]),
+        ({"has_recovery": first["has_recovery"]}, lambda e: e["has_recovery"] == first["has_recovery"]),
+        ({"has_recovery": not first["has_recovery"]}, lambda e: e["has_recovery"] != first["has_recovery"]),
+        ({"min_duration_s": low, "max_duration_s": high}, lambda e: low <= e["duration_s"] <= high),
+        (
+            {"contributor": first["contributor"], "has_recovery": first["has_recovery"], "max_duration_s": first["duration_s"]},
+            lambda e: e["contributor"] == first["contributor"]
+            and e["has_recovery"] == first["has_recovery"]
+            and e["duration_s"] <= first["duration_s"],
+        ),
+    ]
+    for filters, matches in cases:
+        found = client.episodes(plain["dataset_id"], "1.0.0", **filters)
+        ids = [e["episode_id"] for e in found]
+        expected = [e["episode_id"] for e in listed if matches(e)]
+        assert ids == expected, filters
+        assert found.total == len(expected), filters
+    # The range really narrows, its bounds included.
+    ranged = client.episodes(plain["dataset_id"], "1.0.0", min_duration_s=low, max_duration_s=high).to_list()
+    assert 0 < len(ranged) < len(listed)
+    assert {low, high} <= {e["duration_s"] for e in ranged}
+    assert client.episodes(plain["dataset_id"], "1.0.0", task="no-such-task").to_list() == []
+
+
+def test_episode_filters_are_checked_before_anything_is_sent(service):
+    client = client_for(service)
+    plain = service["plain"]
+    with pytest.raises(TypeError, match="has_recovery must be True or False, not 'false'"):
+        client.episodes(plain["dataset_id"], "1.0.0", has_recovery="false")
+    with pytest.raises(ValueError, match=r"min_duration_s \(20\) must not exceed max_duration_s \(10\)"):
+        client.episodes(plain["dataset_id"], "1.0.0", min_duration_s=20, max_duration_s=10)
+    with pytest.raises(ValueError, match="max_duration_s must be a number of seconds"):
+        client.download(plain["dataset_id"], "1.0.0", max_duration_s=-1)
+    with pytest.raises(ValueError, match="task must be a non-empty string"):
+        client.download(plain["dataset_id"], "1.0.0", task="")
+
+
 def test_pages_smaller_than_the_list_are_followed(service, monkeypatch):
     monkeypatch.setattr(das_client.client, "PAGE", 5)
     client = client_for(service)
@@ -88,6 +134,15 @@ def test_download_is_recorded_and_an_idempotent_retry_returns_the_same(service):
     assert other["download_id"] != first["download_id"]
     filtered = client.download(plain["dataset_id"], "1.0.0", outcome="failure", streams=["joints"])
     assert all(f["stream"] == "joints" for f in filtered["files"])
+    listed = client.episodes(plain["dataset_id"], "1.0.0").to_list()
+    contributor, recovery = listed[0]["contributor"], listed[0]["has_recovery"]
+    matching = {
+        e["episode_id"] for e in listed if e["contributor"] == contributor and e["has_recovery"] == recovery and e["duration_s"] >= 1.5
+    }
+    narrowed = client.download(
+        plain["dataset_id"], "1.0.0", contributor=contributor, has_recovery=recovery, min_duration_s=1.5, streams=["cam"]
+    )
+    assert sorted(f["path"] for f in narrowed["files"]) == sorted(f"episodes/{e}/cam.bin" for e in matching)
     lerobot = client.download(
         service["lerobot"]["v3.0"], "1.0.0", episode_ids=[f"{service['lerobot']['v3.0']}-000001"], streams=["data"],
         include_version_files=True,

@@ -52,6 +52,24 @@ def test_pull_of_episodes_and_streams(service, tmp_path):
     assert files_under(tmp_path) == sorted([PROVENANCE, *(f"episodes/{e}/joints.bin" for e in chosen)])
 
 
+def test_pull_of_the_episodes_a_filter_matches(service, tmp_path):
+    client = Client(service["keys"]["pull"], service["url"])
+    plain = service["plain"]
+    listed = client.episodes(plain["dataset_id"], "1.0.0").to_list()
+    median = sorted(e["duration_s"] for e in listed)[len(listed) // 2]
+    task, recovery = listed[0]["task"], listed[0]["has_recovery"]
+    matching = [
+        e["episode_id"] for e in listed if e["task"] == task and e["has_recovery"] == recovery and e["duration_s"] <= median
+    ]
+    assert 0 < len(matching) < len(listed)
+    summary = client.pull(
+        plain["dataset_id"], "1.0.0", tmp_path, task=task, has_recovery=recovery, max_duration_s=median, streams=["joints"],
+        progress=False,
+    )
+    assert summary.ok and summary.downloaded == len(matching) and len(summary.downloads) == 1
+    assert files_under(tmp_path) == sorted([PROVENANCE, *(f"episodes/{e}/joints.bin" for e in matching)])
+
+
 def test_pull_refuses_unknown_streams_and_episodes_before_downloading(service, tmp_path):
     client = Client(service["keys"]["pull"], service["url"])
     plain = service["plain"]

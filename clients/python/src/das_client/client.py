@@ -22,6 +22,53 @@ PAGE = 500
 MAX_WAIT = 3600.0
 
 
+def episode_filter(
+    *,
+    outcome: Optional[str] = None,
+    environment: Optional[str] = None,
+    task: Optional[str] = None,
+    contributor: Optional[str] = None,
+    has_recovery: Optional[bool] = None,
+    min_duration_s: Optional[float] = None,
+    max_duration_s: Optional[float] = None,
+) -> dict[str, Any]:
+    """The episode filter as the API takes it in a download's `filter`, the fields left as None left out.
+
+    Checked before anything is sent, with the API's own rules: `has_recovery` is a bool (the string
+    "false" would be taken as true), the durations are non-negative seconds and the minimum is not
+    above the maximum (a range upside down matches nothing, and is far more likely a slip).
+    """
+    for name, value in (("outcome", outcome), ("environment", environment), ("task", task), ("contributor", contributor)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ValueError(f"{name} must be a non-empty string, not {value!r}")
+    if has_recovery is not None and not isinstance(has_recovery, bool):
+        raise TypeError(f"has_recovery must be True or False, not {has_recovery!r}")
+    for name, value in (("min_duration_s", min_duration_s), ("max_duration_s", max_duration_s)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1e9):
+            raise ValueError(f"{name} must be a number of seconds from 0 to 1e9, not {value!r}")
+    if min_duration_s is not None and max_duration_s is not None and min_duration_s > max_duration_s:
+        raise ValueError(f"min_duration_s ({min_duration_s}) must not exceed max_duration_s ({max_duration_s})")
+    fields = {
+        "outcome": outcome,
+        "environment": environment,
+        "task": task,
+        "contributor": contributor,
+        "has_recovery": has_recovery,
+        "min_duration_s": min_duration_s,
+        "max_duration_s": max_duration_s,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _query_value(value: Any) -> str:
+    """A filter value as the episode list's query takes it: true/false, and seconds as plain decimals (never 1e-05)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:.9f}".rstrip("0").rstrip(".")
+    return value
+
+
 def api_base(url: str) -> str:
     """The API's base, always ending in /api/v1: `https://das.example.com` and `.../api/v1` both work."""
     parts = urlsplit(url)
@@ -143,10 +190,33 @@ class Client:
         return self._get(f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/manifest")
 
     def episodes(
-        self, dataset_id: str, version: str, *, outcome: Optional[str] = None, environment: Optional[str] = None
+        self,
+        dataset_id: str,
+        version: str,
+        *,
+        outcome: Optional[str] = None,
+        environment: Optional[str] = None,
+        task: Optional[str] = None,
+        contributor: Optional[str] = None,
+        has_recovery: Optional[bool] = None,
+        min_duration_s: Optional[float] = None,
+        max_duration_s: Optional[float] = None,
     ) -> Episodes:
-        """The episodes of a version matching the filters, iterated page by page (`.to_pandas()`, `.total`)."""
-        query = {"outcome": outcome, "environment": environment}
+        """The episodes of a version matching the filters, iterated page by page (`.to_pandas()`, `.total`).
+
+        Every filter given must hold: exact `outcome`, `environment`, `task`, `contributor`;
+        `has_recovery` True or False; a closed duration range `min_duration_s` to `max_duration_s`.
+        """
+        flt = episode_filter(
+            outcome=outcome,
+            environment=environment,
+            task=task,
+            contributor=contributor,
+            has_recovery=has_recovery,
+            min_duration_s=min_duration_s,
+            max_duration_s=max_duration_s,
+        )
+        query = {k: _query_value(v) for k, v in flt.items()}
         return Episodes(self, f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/episodes", query)
 
     def annotations(self, episode_id: str, version: Optional[str] = None) -> list[dict[str, Any]]:
@@ -161,6 +231,11 @@ class Client:
         episode_ids: Optional[Sequence[str]] = None,
         outcome: Optional[str] = None,
         environment: Optional[str] = None,
+        task: Optional[str] = None,
+        contributor: Optional[str] = None,
+        has_recovery: Optional[bool] = None,
+        min_duration_s: Optional[float] = None,
+        max_duration_s: Optional[float] = None,
         streams: Optional[Sequence[str]] = None,
         include_version_files: bool = False,
         idempotency_key: Optional[str] = None,
@@ -174,7 +249,15 @@ class Client:
         body: dict[str, Any] = {"dataset_id": dataset_id, "version": version}
         if episode_ids is not None:
             body["episode_ids"] = list(episode_ids)
-        flt = {k: v for k, v in (("outcome", outcome), ("environment", environment)) if v is not None}
+        flt = episode_filter(
+            outcome=outcome,
+            environment=environment,
+            task=task,
+            contributor=contributor,
+            has_recovery=has_recovery,
+            min_duration_s=min_duration_s,
+            max_duration_s=max_duration_s,
+        )
         if flt:
             body["filter"] = flt
         if streams is not None:

@@ -21,7 +21,7 @@ class Scope:
     dataset_id: str
     version: str
     episode_ids: Optional[list[str]] = None
-    filter: Optional[dict[str, str]] = None
+    filter: Optional[dict[str, Any]] = None
     streams: Optional[list[str]] = None
     include_version_files: bool = False
 

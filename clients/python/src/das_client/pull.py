@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import httpx
 
+from .client import episode_filter
 from .errors import PullError
 from .plan import PlannedRequest, Scope, files_in_scope, narrowed, plan_requests
 from .transfer import Interrupted, Throttle, destination, fetch_file, local_state, partial_path, sha256_file, shown
@@ -101,6 +102,11 @@ def pull(
     streams: Optional[Sequence[str]] = None,
     outcome: Optional[str] = None,
     environment: Optional[str] = None,
+    task: Optional[str] = None,
+    contributor: Optional[str] = None,
+    has_recovery: Optional[bool] = None,
+    min_duration_s: Optional[float] = None,
+    max_duration_s: Optional[float] = None,
     concurrency: int = 4,
     limit_rate: Optional[float] = None,
     keep_original_indices: bool = False,
@@ -110,8 +116,9 @@ def pull(
     now: Callable[[], float] = time.time,
     max_files_per_request: Optional[int] = None,
 ) -> PullSummary:
-    """Pulls `episodes` (ids; or the episodes matching `outcome` / `environment`; or the whole version)
-    of `streams` (or every stream) into `dest`.
+    """Pulls `episodes` (ids; or the episodes matching the filters `outcome`, `environment`, `task`,
+    `contributor`, `has_recovery`, `min_duration_s` / `max_duration_s`, as `Client.episodes` takes
+    them; or the whole version) of `streams` (or every stream) into `dest`.
 
     Files already verified on disk are skipped, partial ones continued; every download request is an
     entry in the disclosure log, and so is each renewal of URLs that expire on the way (`now` is the
@@ -122,7 +129,18 @@ def pull(
     root = Path(dest)
     manifest = client.manifest(dataset_id, version)
     fmt = manifest.get("format")
-    flt = {k: v for k, v in (("outcome", outcome), ("environment", environment)) if v is not None} or None
+    flt = (
+        episode_filter(
+            outcome=outcome,
+            environment=environment,
+            task=task,
+            contributor=contributor,
+            has_recovery=has_recovery,
+            min_duration_s=min_duration_s,
+            max_duration_s=max_duration_s,
+        )
+        or None
+    )
     scope = Scope(
         dataset_id,
         version,
