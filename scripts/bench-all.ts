@@ -35,6 +35,8 @@ const SIZES: Record<string, string[]> = {
   "bench:import": ["--episodes", "10000", "--upload-episodes", "40"],
   "bench:review": ["--entries", "100000", "--samples", "15", "--export-rows", "50000"],
   "bench:episode": ["--runs", "2"],
+  "bench:webhooks": ["--deliveries", "1500"],
+  "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */

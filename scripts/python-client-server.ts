@@ -126,7 +126,9 @@ try {
       episodesPerFile: 2,
       chunksSize: 4,
       extra: (e) => ({ outcome: [1, 4].includes(e) ? "failure" : "success", contributor: `op-${e}` }),
-      subtasks: { source: "language_persistent" },
+      // Subtasks as `subtask_index`: the language columns are newer than the released LeRobot the
+      // loader check opens these pulls with (0.4.4 refuses their `language` dtype).
+      subtasks: { source: "subtask_index" },
     });
     await importLeRobotVersion(getDb().$client, {
       dir: root,
