@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FileLine } from "../catalog/import/records";
 import { createTestKey, createTestOrg, grant, importTestDataset, randomEpisodes } from "../testing/fixtures";
@@ -9,6 +12,7 @@ import { GET as manifestGET } from "@/app/api/[[...path]]/route";
 import { putObject, s3Client } from "../storage/client";
 import { objectKey, presigner, storeLocation, URL_TTL_SECONDS } from "../storage/config";
 import { BatchPresigner } from "../storage/presigner";
+import { randomStoreCredentials, startLocalStore } from "./local-store";
 
 // End to end against this run's local S3-compatible store (@20minutes/s3rver), which checks
 // SigV4 signatures and expiry as S3 does: real bytes in, a download, the bytes out.
@@ -178,5 +182,36 @@ describe("the local store's key pair", () => {
     const served = await fetch(file.url);
     expect(served.status).toBe(200);
     expect((await bytesOf(served)).equals(CONTENT["README.md"]!)).toBe(true);
+  });
+});
+
+describe("local stores started on one directory at once", () => {
+  it("all start, and a running one answers every CORS preflight meanwhile", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "das-store-"));
+    const credentials = randomStoreCredentials();
+    const first = await startLocalStore(dir, credentials);
+    const preflight = () =>
+      fetch(`${first.location.endpoint}/${first.location.bucket}/x`, {
+        method: "OPTIONS",
+        headers: { Origin: "http://portal.example", "Access-Control-Request-Method": "GET" },
+      });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const [others, answers] = await Promise.all([
+          Promise.allSettled(Array.from({ length: 8 }, () => startLocalStore(dir, credentials))),
+          Promise.all(Array.from({ length: 24 }, preflight)),
+        ]);
+        for (const other of others) if (other.status === "fulfilled") await other.value.stop();
+        expect(others.filter((o) => o.status === "rejected")).toEqual([]);
+        for (const answer of answers) {
+          expect(answer.status).toBe(200);
+          expect(answer.headers.get("access-control-allow-origin")).toBe("*");
+        }
+      }
+      expect(readdirSync(dir)).toEqual([first.location.bucket]);
+    } finally {
+      await first.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

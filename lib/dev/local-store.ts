@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import net from "node:net";
+import path from "node:path";
+import type { FilesystemStore } from "@20minutes/s3rver";
 import type { StoreLocation } from "../storage/presigner";
 
 export const LOCAL_BUCKET = "das";
@@ -55,10 +57,8 @@ export async function startLocalStore(
     directory: dir,
     silent: true,
     vhostBuckets: false,
-    // The portal's player reads an episode's data table by fetch (range requests) from another
-    // origin, which a browser allows only with CORS; video elements need none.
-    configureBuckets: [{ name: LOCAL_BUCKET, configs: [Buffer.from(READ_FROM_ANY_ORIGIN)] }],
   });
+  await configureBucket(server.store, dir);
   // s3rver has no bucket policies: it serves any object to a request that carries no signature at
   // all. An S3 bucket is private, so the local store refuses unsigned requests before s3rver's
   // routes see them; otherwise anyone reaching the port could fetch files without a download.
@@ -84,6 +84,29 @@ export async function startLocalStore(
     },
     stop: () => server.close(),
   };
+}
+
+/**
+ * The bucket and its CORS rule: the portal's player reads an episode's data table by fetch (range
+ * requests) from another origin, which a browser allows only with CORS; video elements need none.
+ * Not s3rver's `configureBuckets`: that truncates and rewrites the rule's file on every start, and
+ * the service (or another das-admin on the same data directory) reading it in that moment fails
+ * to parse it. The rule is written only when it differs, whole, by a rename.
+ */
+async function configureBucket(store: FilesystemStore, dir: string): Promise<void> {
+  await store.putBucket(LOCAL_BUCKET);
+  const file = store.getResourcePath(LOCAL_BUCKET, undefined, "cors.xml");
+  let current: string | undefined;
+  try {
+    current = readFileSync(file, "utf8");
+  } catch {
+    current = undefined;
+  }
+  if (current === READ_FROM_ANY_ORIGIN) return;
+  // Beside the bucket, not in it: a file in the store's root is no bucket and no object.
+  const draft = path.join(dir, `.cors-${process.pid}-${randomBytes(4).toString("hex")}.xml`);
+  writeFileSync(draft, READ_FROM_ANY_ORIGIN);
+  renameSync(draft, file);
 }
 
 type KoaContext = {

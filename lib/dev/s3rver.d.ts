@@ -2,6 +2,12 @@
 declare module "@20minutes/s3rver" {
   import type { AddressInfo } from "node:net";
 
+  /** Its files: a bucket is a directory; a bucket's configuration, a file it names. */
+  export type FilesystemStore = {
+    putBucket(bucket: string): Promise<unknown>;
+    getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  };
+
   export default class S3rver {
     constructor(options: {
       address?: string;
@@ -9,8 +15,8 @@ declare module "@20minutes/s3rver" {
       directory?: string;
       silent?: boolean;
       vhostBuckets?: boolean;
-      configureBuckets?: { name: string; configs: Buffer[] }[];
     });
+    store: FilesystemStore;
     /** Koa's middleware list, composed when the server starts. */
     middleware: ((ctx: any, next: () => Promise<void>) => Promise<void>)[];
     run(): Promise<AddressInfo>;
