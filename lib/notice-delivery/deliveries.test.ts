@@ -17,6 +17,8 @@ import { enqueueNoticeDelivery } from "./enqueue";
 import { addWebhookEndpoint, removeWebhookEndpoint } from "./webhook-endpoints";
 import { startNoticeDeliveryWorker, type NoticeDeliveryWorker } from "./worker";
 import { listDeliveryAttempts } from "./attempts";
+import { listNotices } from "@/lib/withdrawals/list-notices";
+import type { WithdrawalNotice } from "@/lib/notices/records";
 
 // Notice deliveries with real parts: the run's PostgreSQL (pg-boss's jobs in it), a real HTTP
 // receiver that verifies every signature with the standardwebhooks package, and a real SMTP server.
@@ -252,9 +254,11 @@ describe("a withdrawal's deliveries as a reviewer follows them", () => {
     const episodes = randomEpisodes(2, 2727);
     const datasetId = await importTestDataset([{ version: "1.0.0", episodes, files: filesOf(episodes) }]);
     const [reached, down, bare] = [await createTestOrg(), await createTestOrg(), await createTestOrg()];
+    const memberOf = new Map<string, string>();
     for (const org of [reached, down, bare]) {
       await grant(org.id, datasetId, "1.0.0");
-      const member = await userPrincipal(operator, org.id, "licensee", `${uniqueId("m")}@acme.test`);
+      memberOf.set(org.id, `${uniqueId("m")}@acme.test`);
+      const member = await userPrincipal(operator, org.id, "licensee", memberOf.get(org.id)!);
       await createDownload(
         { db: getDb(), principal: member, requestId: uniqueId("req") },
         { body: { dataset_id: datasetId, version: "1.0.0", episode_ids: episodes.map((e) => e.episode_id) } },
@@ -291,6 +295,43 @@ describe("a withdrawal's deliveries as a reviewer follows them", () => {
         { url: failing.url, state: "failing", status_code: 500, error: "answered 500: down for maintenance" },
       ]);
       expect(channels[bare.id]!.webhooks).toEqual([]);
+
+      // The body is the notice as its organisation reads it from the API, as first written; the
+      // worker writes it from the notice at each attempt, the same bytes every time.
+      const noticeOf = async (organizationId: string) => {
+        const notice = (
+          await listNotices(
+            {
+              ...operator,
+              principal: { kind: "api_key", keyId: "k", keyPrefix: "das_k", organizationId, narrowed: false },
+            },
+            { limit: 1 },
+          )
+        ).notices[0] as WithdrawalNotice;
+        const { acknowledged_at, reminders, last_reminded_at, ...written } = notice;
+        expect({ acknowledged_at, reminders, last_reminded_at }).toEqual({
+          acknowledged_at: null,
+          reminders: 0,
+          last_reminded_at: null,
+        });
+        return written;
+      };
+      const reachedNotice = await noticeOf(reached.id);
+      expect(reachedNotice.episode_ids).toEqual(episodes.map((e) => e.episode_id).sort());
+      expect(reachedNotice.deliveries).toHaveLength(1);
+      expect(good.received.map((r) => [r.verified, JSON.parse(r.body)])).toEqual([
+        [true, { type: "notice.withdrawal", timestamp: expect.any(String), data: reachedNotice }],
+      ]);
+      expect(failing.received.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(failing.received.map((r) => r.body)).size).toBe(1);
+      expect(JSON.parse(failing.received[0]!.body).data).toEqual(await noticeOf(down.id));
+      // The email names the organisation's episodes and the notice to acknowledge.
+      const mail = mails.find((m) => m.to.includes(memberOf.get(reached.id)!))!;
+      const text = mail.text // quoted-printable: soft line breaks and escaped bytes
+        .replace(/=\r?\n/g, "")
+        .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+      expect(text).toContain(`acknowledge notice ${reachedNotice.notice_id}`);
+      expect(text).toContain(`Episodes: ${reachedNotice.episode_ids.join(", ")}`);
     } finally {
       await good.close();
       await failing.close();

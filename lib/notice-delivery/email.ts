@@ -2,7 +2,7 @@ import nodemailer, { type Transporter } from "nodemailer";
 import { and, eq, isNull } from "drizzle-orm";
 import { users } from "../db/schema";
 import type { Db } from "../db/client";
-import type { EmailJobData } from "./jobs";
+import type { JobCommon } from "./jobs";
 import type { AttemptOutcome } from "./post-webhook";
 
 const transports = new Map<string, Transporter>();
@@ -29,7 +29,7 @@ export async function noticeRecipients(db: Db, organizationId: string): Promise<
 /** One attempt: a plain-text message to the organisation's users through SMTP_URL. */
 export async function sendNoticeEmail(
   db: Db,
-  job: EmailJobData,
+  job: JobCommon & { subject: string; text: string },
   settings: { smtpUrl: string | undefined; from: string },
 ): Promise<AttemptOutcome & { permanent?: boolean }> {
   const started = performance.now();

@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import { env } from "../env";
 import { requireAdmin } from "../auth/authorize";
 import { insertJobs, JOB_QUEUES, type NewJob } from "../db/job-queue";
+import type { WithdrawalTelling } from "../notices/withdrawal-message";
 import { messageIdOf, retryPolicy, type EmailJobData, type WebhookJobData } from "./jobs";
 
 export type NoticeDeliveryInput = {
@@ -16,11 +17,21 @@ export type NoticeDeliveryInput = {
    * (the n-th reminder): part of the message id, so receivers that deduplicate keep each one.
    */
   occurrence?: string;
-  /** What the recipient receives as the body's `data` (JSON). */
-  payload: unknown;
-  /** The email's subject and plain text; by default the event type and the payload as JSON. */
-  email?: { subject: string; text: string };
-};
+} & (
+  | {
+      /** What the recipient receives as the body's `data` (JSON). */
+      payload: unknown;
+      /** The email's subject and plain text; by default the event type and the payload as JSON. */
+      email?: { subject: string; text: string };
+    }
+  | {
+      /**
+       * A withdrawal notice (noticeId names it), told as lib/notices/withdrawal-message.ts writes it:
+       * the worker writes the body and the email from the notice at each attempt.
+       */
+      withdrawal: WithdrawalTelling;
+    }
+);
 
 export type EnqueuedNoticeDelivery = {
   /** The webhook-id every endpoint receives for this notice and event, on every attempt. */
@@ -84,30 +95,37 @@ export async function enqueueNoticeJobs(sql: Sql, inputs: NoticeDeliveryInput[])
   const jobs: NewJob[] = [];
   const results = inputs.map((input): EnqueuedNoticeDelivery => {
     const messageId = messageIdOf(input.noticeId, input.eventType, input.occurrence);
-    const body = JSON.stringify({ type: input.eventType, timestamp: createdAt, data: input.payload ?? null });
     const common = {
       organizationId: input.organisationId,
       noticeId: input.noticeId,
       eventType: input.eventType,
       messageId,
     };
+    const told =
+      "withdrawal" in input
+        ? { webhook: { withdrawal: input.withdrawal, timestamp: createdAt }, email: { withdrawal: input.withdrawal } }
+        : {
+            webhook: {
+              body: JSON.stringify({ type: input.eventType, timestamp: createdAt, data: input.payload ?? null }),
+            },
+            email: {
+              subject: input.email?.subject ?? `Dataset Access Service: ${input.eventType}`,
+              text:
+                input.email?.text ??
+                `A notice for your organisation (${input.eventType}, ${input.noticeId}).\n\n${JSON.stringify(input.payload ?? null, null, 2)}\n`,
+            },
+          };
     const own = endpointsOf.get(input.organisationId) ?? [];
     for (const { id } of own)
       jobs.push({
         name: JOB_QUEUES.noticeWebhook,
-        data: { ...common, endpointId: id, body } satisfies WebhookJobData,
+        data: { ...common, endpointId: id, ...told.webhook } satisfies WebhookJobData,
         ...policy,
       });
     if (email)
       jobs.push({
         name: JOB_QUEUES.noticeEmail,
-        data: {
-          ...common,
-          subject: input.email?.subject ?? `Dataset Access Service: ${input.eventType}`,
-          text:
-            input.email?.text ??
-            `A notice for your organisation (${input.eventType}, ${input.noticeId}).\n\n${JSON.stringify(input.payload ?? null, null, 2)}\n`,
-        } satisfies EmailJobData,
+        data: { ...common, ...told.email } satisfies EmailJobData,
         ...policy,
       });
     return { messageId, webhookEndpointIds: own.map((e) => e.id), email };

@@ -1,26 +1,29 @@
 import { createHash } from "node:crypto";
 import { env } from "../env";
 import { base62 } from "../ids";
+import type { WithdrawalTelling } from "../notices/withdrawal-message";
 
-/** What a webhook job carries: everything needed to send it again, byte for byte. */
-export type WebhookJobData = {
+/** What every delivery job names: whose notice, which event, which message. */
+export type JobCommon = {
   organizationId: string;
   noticeId: string;
   eventType: string;
   messageId: string;
-  endpointId: string;
-  /** The JSON body, fixed at enqueue so that every attempt sends the same bytes. */
-  body: string;
 };
 
-export type EmailJobData = {
-  organizationId: string;
-  noticeId: string;
-  eventType: string;
-  messageId: string;
-  subject: string;
-  text: string;
-};
+/**
+ * What a webhook job carries: everything needed to send it again, byte for byte. Either the body,
+ * fixed at enqueue, or (a withdrawal notice, whose body can be tens of kilobytes) which telling of
+ * the notice it is and the body's timestamp: the worker writes the body from the notice, which is
+ * append-only, so every attempt sends the same bytes.
+ */
+export type WebhookJobData = JobCommon & { endpointId: string } & (
+    | { body: string }
+    | { withdrawal: WithdrawalTelling; timestamp: string }
+  );
+
+/** What an email job carries: the message, or which telling of a withdrawal notice it is. */
+export type EmailJobData = JobCommon & ({ subject: string; text: string } | { withdrawal: WithdrawalTelling });
 
 /**
  * The message's id (webhook-id, and the email's Message-ID): derived from the notice and the event

@@ -1,7 +1,7 @@
 import type PgBoss from "pg-boss";
 import { inArray } from "drizzle-orm";
 import { noticeDeliveryAttempts, webhookEndpoints, type DeliveryChannel } from "../db/schema";
-import { getDb, type Db } from "../db/client";
+import { getDb, sqlOf, type Db } from "../db/client";
 import { env, requireEnv } from "../env";
 import { errorFields, log } from "../log";
 import { JOB_QUEUES, startJobQueue, type JobQueueName } from "../db/job-queue";
@@ -9,7 +9,8 @@ import { openSecret } from "./secret-box";
 import { postWebhook, type AttemptOutcome } from "./post-webhook";
 import { sendNoticeEmail } from "./email";
 import { NOTICE_SCHEDULE_CRON, runNoticeSchedule } from "../notices/schedule";
-import type { EmailJobData, WebhookJobData } from "./jobs";
+import { withdrawalMessage, withdrawalNoticesById, type WithdrawalNoticeRow } from "../notices/withdrawal-message";
+import type { EmailJobData, JobCommon, WebhookJobData } from "./jobs";
 
 export type NoticeDeliveryWorker = {
   /** Finishes the attempts in flight, then stops fetching; jobs not yet fetched wait in the database. */
@@ -79,7 +80,7 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
     );
   await work(
     JOB_QUEUES.noticeEmail,
-    async () => (data: EmailJobData) => sendNoticeEmail(options.db, data, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
+    (jobs: EmailJobData[]) => emailAttempter(options.db, jobs, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
     () => ({ channel: "email", endpointId: null }),
   );
   if (scheduled) {
@@ -105,23 +106,52 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
 
 type Outcome = AttemptOutcome & { permanent?: boolean };
 type Attempter<T> = (data: T) => Promise<Outcome>;
-type JobCommon = { organizationId: string; noticeId: string; eventType: string; messageId: string };
 
-/** One query for the endpoints of a whole batch, each secret opened once. */
+/** A job whose notice is gone: nothing to tell, and no retry brings it back. */
+const NOTICE_GONE: Outcome = {
+  delivered: false,
+  statusCode: null,
+  error: "the notice is gone: not sent",
+  durationMs: 0,
+  permanent: true,
+};
+
+/** The withdrawal notices a batch's jobs are told from, read once for the batch. */
+function withdrawalNoticesOf(
+  db: Db,
+  jobs: (WebhookJobData | EmailJobData)[],
+): Promise<Map<string, WithdrawalNoticeRow>> {
+  return withdrawalNoticesById(
+    sqlOf(db),
+    jobs.flatMap((j) => ("withdrawal" in j ? [j.noticeId] : [])),
+  );
+}
+
+/** One query for the endpoints of a whole batch, each secret opened once; one for its withdrawal notices. */
 async function webhookAttempter(
   db: Db,
   jobs: WebhookJobData[],
   e: { WEBHOOK_TIMEOUT_MS: number; WEBHOOKS_ALLOW_PRIVATE: boolean },
 ): Promise<Attempter<WebhookJobData>> {
-  const rows = await db
-    .select()
-    .from(webhookEndpoints)
-    .where(inArray(webhookEndpoints.id, [...new Set(jobs.map((j) => j.endpointId))]));
+  const [rows, notices] = await Promise.all([
+    db
+      .select()
+      .from(webhookEndpoints)
+      .where(inArray(webhookEndpoints.id, [...new Set(jobs.map((j) => j.endpointId))])),
+    withdrawalNoticesOf(db, jobs),
+  ]);
   const endpoints = new Map(
     rows
       .filter((r) => !r.removedAt)
       .map((r) => [r.id, { url: r.url, secret: openSecret(r.secretSealed, r.id) }] as const),
   );
+  const bodyOf = (data: WebhookJobData): string | null => {
+    if ("body" in data) return data.body;
+    const notice = notices.get(data.noticeId);
+    if (!notice) return null;
+    const { payload } = withdrawalMessage(notice, data.withdrawal);
+    return JSON.stringify({ type: data.eventType, timestamp: data.timestamp, data: payload });
+  };
   return async (data) => {
     const endpoint = endpoints.get(data.endpointId);
     if (!endpoint)
@@ -132,10 +162,27 @@ async function webhookAttempter(
         durationMs: 0,
         permanent: true,
       };
+    const body = bodyOf(data);
+    if (body === null) return NOTICE_GONE;
     return postWebhook(
-      { url: endpoint.url, secret: endpoint.secret, messageId: data.messageId, body: data.body },
+      { url: endpoint.url, secret: endpoint.secret, messageId: data.messageId, body },
       { timeoutMs: e.WEBHOOK_TIMEOUT_MS, allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE },
     );
+  };
+}
+
+/** Emails of a batch, withdrawal notices' written from the notices read once for the batch. */
+async function emailAttempter(
+  db: Db,
+  jobs: EmailJobData[],
+  settings: { smtpUrl: string | undefined; from: string },
+): Promise<Attempter<EmailJobData>> {
+  const notices = await withdrawalNoticesOf(db, jobs);
+  return async (data) => {
+    if (!("withdrawal" in data)) return sendNoticeEmail(db, data, settings);
+    const notice = notices.get(data.noticeId);
+    if (!notice) return NOTICE_GONE;
+    return sendNoticeEmail(db, { ...data, ...withdrawalMessage(notice, data.withdrawal).email }, settings);
   };
 }
 

@@ -1,17 +1,8 @@
 import type { Sql } from "../db/client";
 import { enqueueNoticeJobs } from "../notice-delivery/enqueue";
-import { type NoticeDelivery, WITHDRAWAL_REMINDER_EVENT } from "./records";
+import { WITHDRAWAL_REMINDER_EVENT } from "./records";
 
-type DueReminder = {
-  notice_id: string;
-  organization_id: string;
-  created_at: Date;
-  withdrawal_id: string;
-  episode_ids: string[];
-  deliveries: NoticeDelivery[];
-  number: number;
-  reminded_at: Date;
-};
+type DueReminder = { notice_id: string; organization_id: string; number: number; reminded_at: Date };
 
 /**
  * Reminds each organisation of its withdrawal notices still not acknowledged `days` days after
@@ -25,8 +16,7 @@ export async function remindOutstandingNotices(sql: Sql, now: Date, days: number
   if (days <= 0) return 0;
   const due = await sql<DueReminder[]>`
     with due as (
-      select n.id, n.organization_id, n.created_at, n.withdrawal_id, n.episode_ids, n.deliveries,
-             coalesce(max(r.number), 0) + 1 as number
+      select n.id, n.organization_id, coalesce(max(r.number), 0) + 1 as number
       from notices n left join notice_reminders r on r.notice_id = n.id
       where n.kind = 'withdrawal' and n.created_at <= ${now}::timestamptz - make_interval(days => ${days}::int)
         and not exists (select 1 from notice_acknowledgements a where a.notice_id = n.id)
@@ -38,37 +28,19 @@ export async function remindOutstandingNotices(sql: Sql, now: Date, days: number
       on conflict do nothing
       returning notice_id, number, reminded_at
     )
-    select d.id as notice_id, d.organization_id, d.created_at, d.withdrawal_id, d.episode_ids, d.deliveries,
-           i.number, i.reminded_at
+    select d.id as notice_id, d.organization_id, i.number, i.reminded_at
     from inserted i join due d on d.id = i.notice_id
     order by d.id`;
   await enqueueNoticeJobs(
     sql,
-    due.map((n) => {
-      const episodes = `${n.episode_ids.length} withdrawn episode${n.episode_ids.length === 1 ? "" : "s"}`;
-      return {
-        organisationId: n.organization_id,
-        noticeId: n.notice_id,
-        eventType: WITHDRAWAL_REMINDER_EVENT,
-        occurrence: `reminder-${n.number}`,
-        // The notice as GET /api/v1/notices shows it, with this reminder counted.
-        payload: {
-          notice_id: n.notice_id,
-          kind: "withdrawal",
-          created_at: n.created_at.toISOString(),
-          withdrawal_id: n.withdrawal_id,
-          episode_ids: n.episode_ids,
-          deliveries: n.deliveries,
-          acknowledged_at: null,
-          reminders: n.number,
-          last_reminded_at: n.reminded_at.toISOString(),
-        },
-        email: {
-          subject: `Reminder: Dataset Access Service notice ${n.notice_id} (${episodes}) is not acknowledged`,
-          text: `On ${n.created_at.toISOString().slice(0, 10)} your organisation was told that consent for ${episodes} it received was withdrawn, and it has not acknowledged the notice yet (reminder ${n.number}). Delete every copy of their files, then acknowledge notice ${n.notice_id} in the portal (Notices), through the API or with das sync.\n\nEpisodes: ${n.episode_ids.join(", ")}\n`,
-        },
-      };
-    }),
+    due.map((n) => ({
+      organisationId: n.organization_id,
+      noticeId: n.notice_id,
+      eventType: WITHDRAWAL_REMINDER_EVENT,
+      occurrence: `reminder-${n.number}`,
+      // The notice as GET /api/v1/notices shows it with this reminder counted, written by the worker.
+      withdrawal: { reminder: { number: n.number, remindedAt: n.reminded_at.toISOString() } },
+    })),
   );
   return due.length;
 }

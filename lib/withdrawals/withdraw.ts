@@ -9,6 +9,7 @@ import { FREE_TEXT } from "../characters";
 import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { recordAdminAction } from "../admin/audit";
 import { computeWithdrawalNotices } from "./notices";
+import { NOTICE_EVENT_TYPES } from "../notices/records";
 import { enqueueNoticeDeliveries, type NoticeDeliveryInput } from "../notice-delivery/enqueue";
 
 export const REASON_MAX_CHARS = 2_000;
@@ -192,31 +193,19 @@ async function enqueueWithdrawalNotices(ctx: Ctx, withdrawalId: string): Promise
   await enqueueNoticeDeliveries(ctx, await withdrawalNoticeDeliveries(sqlOf(ctx.db), withdrawalId));
 }
 
-/** What each notice of a withdrawal sends: its webhook body (as the API shows it) and its email. */
+/**
+ * What each notice of a withdrawal sends: the notice itself, its webhook body and email written by
+ * the worker from the notice (lib/notices/withdrawal-message.ts).
+ */
 export async function withdrawalNoticeDeliveries(sql: Sql, withdrawalId: string): Promise<NoticeDeliveryInput[]> {
-  const notices = await sql<
-    { notice_id: string; organization_id: string; created_at: Date; episode_ids: string[]; deliveries: unknown[] }[]
-  >`
-    select id as notice_id, organization_id, created_at, episode_ids, deliveries
-    from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
+  const notices = await sql<{ notice_id: string; organization_id: string }[]>`
+    select id as notice_id, organization_id from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
   return notices.map(
     (n): NoticeDeliveryInput => ({
       organisationId: n.organization_id,
       noticeId: n.notice_id,
-      eventType: "notice.withdrawal",
-      // What GET /api/v1/notices shows of it.
-      payload: {
-        notice_id: n.notice_id,
-        kind: "withdrawal",
-        created_at: n.created_at.toISOString(),
-        withdrawal_id: withdrawalId,
-        episode_ids: n.episode_ids,
-        deliveries: n.deliveries,
-      },
-      email: {
-        subject: `Dataset Access Service: ${n.episode_ids.length} episode(s) you received were withdrawn`,
-        text: `Consent for ${n.episode_ids.length} episode(s) your organisation received was withdrawn. Delete every copy of their files, then acknowledge notice ${n.notice_id} in the portal (Notices), through the API or with das sync.\n\nEpisodes: ${n.episode_ids.join(", ")}\n`,
-      },
+      eventType: NOTICE_EVENT_TYPES.withdrawal,
+      withdrawal: {},
     }),
   );
 }

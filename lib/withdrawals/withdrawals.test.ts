@@ -173,10 +173,12 @@ describe("withdrawing a contributor", () => {
       url: "http://127.0.0.1:9/das-notices",
     });
     const done = await withdrawEpisodes(operatorCtx(), { contributor: w.alice, reason: "consent withdrawn" });
-    const jobs = await sql()<{ organization_id: string; endpoint_id: string; type: string; episode_ids: string[] }[]>`
+    // A job names its notice; the worker writes the body from it (lib/notices/withdrawal-message.ts).
+    const jobs = await sql()<
+      { organization_id: string; endpoint_id: string; type: string; telling: unknown; episode_ids: string[] }[]
+    >`
       select j.data->>'organizationId' as organization_id, j.data->>'endpointId' as endpoint_id,
-             (j.data->>'body')::jsonb->>'type' as type,
-             array(select jsonb_array_elements_text((j.data->>'body')::jsonb->'data'->'episode_ids')) as episode_ids
+             j.data->>'eventType' as type, j.data->'withdrawal' as telling, n.episode_ids
       from pgboss.job j join notices n on n.id = j.data->>'noticeId'
       where n.withdrawal_id = ${done.withdrawal_id}`;
     expect(jobs).toEqual([
@@ -184,6 +186,7 @@ describe("withdrawing a contributor", () => {
         organization_id: w.orgs.api.id,
         endpoint_id: endpoint.id,
         type: "notice.withdrawal",
+        telling: {},
         episode_ids: [w.ids.A1, w.ids.A2].sort(),
       },
     ]);
