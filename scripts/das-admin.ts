@@ -25,7 +25,7 @@ import { createOrganization, organizationBySlug } from "@/lib/admin/organization
 import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { addTerms, listTerms, requireTerms, TERMS_SHA256_PATTERN, type TermsRecord } from "@/lib/admin/terms";
 import { issueKey, revokeKey } from "@/lib/admin/keys";
-import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
+import { previewWithdrawal, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { createUser, listUsers, type UserRecord } from "@/lib/admin/users";
 import { listOrganizations, type OrganizationRecord } from "@/lib/admin/list-organizations";
 import { listLicences, listVersionChoices, type LicenceRecord } from "@/lib/admin/list-licences";
@@ -361,34 +361,60 @@ program
   )
   .option("--contributor <name>", "withdraw every episode of this contributor")
   .option("--episodes <ids>", "withdraw these episodes (comma-separated ids)")
+  .option(
+    "--dataset <id>",
+    "with --episodes: each must be an episode of this dataset (still withdrawn from every version holding it)",
+  )
   .requiredOption("--reason <text>", "why, for the record (recipients are not shown it)")
+  .option("--dry-run", "show what the withdrawal would take and whom it would notify, and write nothing")
   .option("--json", "print the withdrawal as JSON")
   .examples(
+    'das-admin withdraw --contributor operator-17 --reason "consent withdrawn by email of 2026-11-28" --dry-run',
     'das-admin withdraw --contributor operator-17 --reason "consent withdrawn by email of 2026-11-28"',
-    'das-admin withdraw --episodes kpp-000042,kpp-000043 --reason "a bystander is recognisable"',
+    'das-admin withdraw --episodes kpp-000042,kpp-000043 --dataset kitchen-pick-place --reason "a bystander is recognisable"',
   )
   .action(
     onDatabase(
-      async ({ ctx }, options: { contributor?: string; episodes?: string; reason: string; json?: boolean }) => {
+      async (
+        { ctx },
+        options: {
+          contributor?: string;
+          episodes?: string;
+          dataset?: string;
+          reason: string;
+          dryRun?: boolean;
+          json?: boolean;
+        },
+      ) => {
         if ((options.contributor === undefined) === (options.episodes === undefined))
           throw new UsageError("Give either --contributor NAME or --episodes ID,ID,... (one of them).");
-        const episodeIds = options.episodes
-          ?.split(",")
-          .map((id) => id.trim())
-          .filter(Boolean);
-        const done = await withdrawEpisodes(ctx, {
+        if (options.dataset !== undefined && options.episodes === undefined)
+          throw new UsageError("--dataset narrows --episodes; a contributor's episodes are taken from every dataset.");
+        const input = {
           contributor: options.contributor,
-          episodeIds,
+          episodeIds: options.episodes
+            ?.split(",")
+            .map((id) => id.trim())
+            .filter(Boolean),
+          datasetId: options.dataset,
           reason: options.reason,
-        });
-        if (options.json) {
-          say(JSON.stringify(done, null, 2));
+        };
+        const done = options.dryRun
+          ? { withdrawal_id: null, ...(await previewWithdrawal(ctx, input)) }
+          : await withdrawEpisodes(ctx, input);
+        if (options.json) return void process.stdout.write(`${JSON.stringify(done, null, 2)}\n`);
+        const count = `${done.episode_ids.length} episode${done.episode_ids.length === 1 ? "" : "s"}`;
+        const versions = done.versions.map((v) => `${v.dataset_id}@${v.version} (${v.episodes})`).join(", ");
+        if (done.withdrawal_id === null) {
+          say(`Would withdraw ${count} from ${versions}.`);
+          say(
+            done.notices
+              ? `Would notify ${done.notices} organisation${done.notices === 1 ? "" : "s"} that received them. Nothing was written: run it again without --dry-run.`
+              : "No organisation had received them: nobody to notify. Nothing was written: run it again without --dry-run.",
+          );
           return;
         }
-        say(
-          `Withdrew ${done.episode_ids.length} episode${done.episode_ids.length === 1 ? "" : "s"} (${done.withdrawal_id}) from ` +
-            `${done.versions.map((v) => `${v.dataset_id}@${v.version} (${v.episodes})`).join(", ")}.`,
-        );
+        say(`Withdrew ${count} (${done.withdrawal_id}) from ${versions}.`);
         say(
           done.notices
             ? `Notified ${done.notices} organisation${done.notices === 1 ? "" : "s"} that received them.`
