@@ -1,5 +1,6 @@
 "use client";
 
+import type { ReactNode } from "react";
 import { Alert } from "../ui/alert";
 import { formatDate } from "../ui/format";
 import { SimpleTable } from "../ui/simple-table";
@@ -14,13 +15,19 @@ export type WebhookEndpointRow = {
   created_at: string;
 };
 
-/** The active endpoints; each can be removed after a confirmation (its attempts stay on record). */
+/**
+ * The active endpoints; each can be removed after a confirmation (its attempts stay on record).
+ * With none, `empty` in the table's place: rendered here rather than instead of the table, so that
+ * removing the last endpoint keeps the message saying it was removed.
+ */
 export function WebhooksTable({
   endpoints,
   remove: removeAction,
+  empty,
 }: {
   endpoints: WebhookEndpointRow[];
   remove: AdminAction<{ id: string }, { id: string; url: string }>;
+  empty: ReactNode;
 }) {
   const remove = useConfirmedAction<WebhookEndpointRow, { id: string }, { id: string; url: string }>(removeAction);
   return (
@@ -33,33 +40,37 @@ export function WebhooksTable({
           </Alert>
         ) : null}
       </div>
-      <SimpleTable
-        columns={[
-          { header: "Organisation" },
-          { header: "URL", className: "min-w-48 break-all font-mono text-xs" },
-          { header: "Description" },
-          { header: "Added", className: "whitespace-nowrap" },
-          { header: "Id", className: "font-mono text-xs" },
-          { header: "Actions", className: "text-right" },
-        ]}
-        rows={endpoints.map((e) => ({
-          key: e.id,
-          cells: [
-            e.organization_slug,
-            e.url,
-            e.description ?? "—",
-            formatDate(e.created_at),
-            e.id,
-            <ConfirmTrigger
-              key="remove"
-              control={remove}
-              target={e}
-              label="Remove"
-              name={`Remove webhook ${e.url} of ${e.organization_slug}`}
-            />,
-          ],
-        }))}
-      />
+      {endpoints.length ? (
+        <SimpleTable
+          columns={[
+            { header: "Organisation" },
+            { header: "URL", className: "min-w-48 break-all font-mono text-xs" },
+            { header: "Description" },
+            { header: "Added", className: "whitespace-nowrap" },
+            { header: "Id", className: "font-mono text-xs" },
+            { header: "Actions", className: "text-right" },
+          ]}
+          rows={endpoints.map((e) => ({
+            key: e.id,
+            cells: [
+              e.organization_slug,
+              e.url,
+              e.description ?? "—",
+              formatDate(e.created_at),
+              e.id,
+              <ConfirmTrigger
+                key="remove"
+                control={remove}
+                target={e}
+                label="Remove"
+                name={`Remove webhook ${e.url} of ${e.organization_slug}`}
+              />,
+            ],
+          }))}
+        />
+      ) : (
+        empty
+      )}
       <ConfirmDialog
         control={remove}
         title="Remove this webhook endpoint?"

@@ -68,22 +68,21 @@ export default async function WebhooksPage({ searchParams }: { searchParams: Pro
         <Card>
           <CardHeader title={`Endpoints${of}`} description="Active endpoints; signing secrets are never shown again." />
           <CardBody>
-            {endpoints.length ? (
-              <WebhooksTable
-                endpoints={endpoints.map((e) => ({
-                  id: e.id,
-                  organization_slug: e.organization_slug,
-                  url: e.url,
-                  description: e.description,
-                  created_at: e.created_at.toISOString(),
-                }))}
-                remove={removeWebhookAction}
-              />
-            ) : (
-              <EmptyState title={`No webhook endpoints${of}`}>
-                Add one above, or with das-admin webhook add --org SLUG URL.
-              </EmptyState>
-            )}
+            <WebhooksTable
+              endpoints={endpoints.map((e) => ({
+                id: e.id,
+                organization_slug: e.organization_slug,
+                url: e.url,
+                description: e.description,
+                created_at: e.created_at.toISOString(),
+              }))}
+              remove={removeWebhookAction}
+              empty={
+                <EmptyState title={`No webhook endpoints${of}`}>
+                  Add one above, or with das-admin webhook add --org SLUG URL.
+                </EmptyState>
+              }
+            />
           </CardBody>
         </Card>
         <Card>
