@@ -2,12 +2,12 @@
 
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { Button } from "../ui/button";
-import { CopyButton } from "../ui/copy-button";
 import { Field, Input } from "../ui/form";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { OrganizationOptions, type OrganizationChoice } from "./user-form";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
+import { SecretShownOnce } from "./secret-shown-once";
 import { Select } from "../ui/form";
 
 export type AddedWebhookView = { id: string; url: string; description: string | null; secret: string };
@@ -43,7 +43,7 @@ export function WebhookAddForm({
   if (added) {
     const org = organizations.find((o) => o.id === organizationId);
     return (
-      <SecretShownOnce
+      <AddedWebhookSecret
         added={added}
         organization={org ? `${org.name} (${org.slug})` : organizationId}
         onDone={() => {
@@ -118,7 +118,7 @@ export function WebhookAddForm({
   );
 }
 
-function SecretShownOnce({
+function AddedWebhookSecret({
   added,
   organization,
   onDone,
@@ -127,41 +127,25 @@ function SecretShownOnce({
   organization: string;
   onDone: () => void;
 }) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
   return (
-    <section
-      aria-labelledby="webhook-added-heading"
-      className="rounded-lg bg-emerald-50 p-4 ring-1 ring-inset ring-emerald-300 sm:p-5"
+    <SecretShownOnce
+      headingId="webhook-added-heading"
+      title={<>Endpoint added for {organization}</>}
+      lead={<p className="mt-1 font-mono text-xs text-emerald-950 wrap-anywhere">{added.url}</p>}
+      warning={
+        <>
+          <strong className="font-semibold">Copy the signing secret now: you will not see it again.</strong> The
+          receiver verifies each delivery&apos;s webhook-signature with it. If it is lost, remove the endpoint and add
+          it again.
+        </>
+      }
+      secret={added.secret}
+      secretLabel="Webhook signing secret"
+      onDone={onDone}
     >
-      <h3
-        id="webhook-added-heading"
-        ref={heading}
-        tabIndex={-1}
-        className="text-base font-semibold text-emerald-950 focus:outline-none"
-      >
-        Endpoint added for {organization}
-      </h3>
-      <p className="mt-1 font-mono text-xs text-emerald-950 wrap-anywhere">{added.url}</p>
-      <p className="mt-2 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-inset ring-amber-300">
-        <strong className="font-semibold">Copy the signing secret now: you will not see it again.</strong> The receiver
-        verifies each delivery&apos;s webhook-signature with it. If it is lost, remove the endpoint and add it again.
-      </p>
-      <div className="mt-3 flex flex-col gap-2 sm:flex-row sm:items-center">
-        <code
-          aria-label="Webhook signing secret"
-          className="block min-w-0 flex-1 break-all rounded-md bg-white px-3 py-2.5 font-mono text-sm text-slate-900 ring-1 ring-inset ring-emerald-300 select-all"
-        >
-          {added.secret}
-        </code>
-        <CopyButton value={added.secret} label="Copy secret" />
-      </div>
       <p className="mt-2 text-xs text-emerald-900">
         Endpoint id <span className="font-mono">{added.id}</span>
       </p>
-      <div className="mt-4">
-        <Button onClick={onDone}>I have stored the secret</Button>
-      </div>
-    </section>
+    </SecretShownOnce>
   );
 }
