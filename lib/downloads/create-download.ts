@@ -42,19 +42,21 @@ export async function createDownload(
       return { download, replayed: false };
     } catch (error) {
       // The same Idempotency-Key sent twice at once: the second append meets the first's unique key.
-      if (idempotency && (error as { code?: string }).code === "23505") {
+      if (idempotency && isDuplicateKey(error)) {
         const earlier = await replay(ctx, idempotency, requestSha256);
         if (earlier) return { download: earlier, replayed: true };
       }
       // An episode was withdrawn between the scope's resolution and the append: resolved again,
       // the scope leaves it out or the request is refused for it.
       if (error instanceof WithdrawnMeanwhile && attempt === 1) continue;
-      if (error instanceof WithdrawnMeanwhile || (error as { code?: string }).code === "23505")
-        throw notRecorded(error);
+      if (error instanceof WithdrawnMeanwhile || isDuplicateKey(error)) throw notRecorded(error);
       throw error;
     }
   }
 }
+
+/** PostgreSQL's unique_violation: here, another entry with the same Idempotency-Key committed first. */
+const isDuplicateKey = (error: unknown) => (error as { code?: unknown } | null)?.code === "23505";
 
 /**
  * The download could not be recorded (or its entry's commit was not confirmed): the client gets
@@ -105,9 +107,7 @@ async function recordAndSign(
     ttlSeconds: URL_TTL_SECONDS,
   });
   const chained = (await appended.catch((error) => {
-    throw error instanceof WithdrawnMeanwhile || (error as { code?: string }).code === "23505"
-      ? error
-      : notRecorded(error);
+    throw error instanceof WithdrawnMeanwhile || isDuplicateKey(error) ? error : notRecorded(error);
   }))!;
   try {
     return await signDownload(
