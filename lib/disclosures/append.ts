@@ -287,8 +287,9 @@ function chainStatement(
     clock as (select ${logClock(tx)} as at),
     verdict as (
       select i.ord, case
-        when i.reuse_margin is not null
-          and exists (${reusablePreviews(tx, { requestSha256: tx`i.request_sha256`, at: tx`(select at from clock)`, marginSeconds: tx`i.reuse_margin` })})
+        when i.reuse_margin is not null and exists (
+          select 1 from disclosures v, clock
+          where ${reusablePreview(tx, { requestSha256: tx`i.request_sha256`, at: tx`clock.at`, marginSeconds: tx`i.reuse_margin` })})
           then 'repeated'
         when exists (
           select 1 from disclosed d join withdrawn_episodes w on w.version_id = d.version_id and w.episode_id = d.episode_id
@@ -376,18 +377,17 @@ const positionJson: Record<keyof ChainPosition, (sql: Sql) => PendingQuery<Row[]
 type Fragment = PendingQuery<Row[]>;
 
 /**
- * The previews of a request still valid `marginSeconds` past `at`: while there is one, an equal
- * preview is not appended again and reuses it. The one rule, for the preview's own lookup
- * (lib/previews/create-preview.ts) and for the append's verdict inside the chain's lock.
+ * Whether the log entry `v` is a preview of the request still valid `marginSeconds` past `at`:
+ * while there is one, an equal preview is not appended again and reuses it. The one rule, for the
+ * preview's own lookup (lib/previews/create-preview.ts) and for the append's verdict inside the
+ * chain's lock; a condition on `disclosures v`, so that each query keeps its own plan.
  */
-export function reusablePreviews(
+export function reusablePreview(
   sql: Sql,
   of: { requestSha256: string | Fragment; at: Fragment; marginSeconds: number | Fragment },
 ) {
-  return sql`
-    select v.id, v.occurred_at, v.expires_at from disclosures v
-    where v.channel = 'preview' and v.request_sha256 = ${of.requestSha256}
-      and v.expires_at > ${of.at} + make_interval(secs => ${of.marginSeconds})`;
+  return sql`v.channel = 'preview' and v.request_sha256 = ${of.requestSha256}
+    and v.expires_at > ${of.at} + make_interval(secs => ${of.marginSeconds})`;
 }
 
 /** The log's clock, to whole seconds: the database's, moved by `das.clock_offset` in tests (see above). */

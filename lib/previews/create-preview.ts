@@ -4,7 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { appendToLog, logClock, reusablePreviews, WithdrawnMeanwhile } from "../disclosures/append";
+import { appendToLog, logClock, reusablePreview, WithdrawnMeanwhile } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
@@ -202,7 +202,9 @@ function sameRequest(basis: PreviewBasis, version: PreviewVersion, scope: Reques
 
 /** The previews of the same request whose URLs are valid for at least the margin. */
 function validPreviews(sql: Sql, requestSha256: string) {
-  return reusablePreviews(sql, { requestSha256, at: logClock(sql), marginSeconds: PREVIEW_REUSE_MARGIN_SECONDS });
+  return sql`
+    select v.id, v.occurred_at, v.expires_at from disclosures v
+    where ${reusablePreview(sql, { requestSha256, at: logClock(sql), marginSeconds: PREVIEW_REUSE_MARGIN_SECONDS })}`;
 }
 
 /** The newest of them. */
