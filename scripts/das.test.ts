@@ -392,6 +392,10 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
     expect(tooLong.stderr).toContain(
       `${small.datasetId}@1.0.0's episodes last from ${Math.min(...durations)} s to ${Math.max(...durations)} s.`,
     );
+    // A bound of nine decimal places goes out as written, not as 5e-7 (which the API's pattern refuses).
+    const tiny = await das(["episodes", `${small.datasetId}@1.0.0`, "--max-duration-s", "0.0000005"], envOf(small));
+    expect(tiny.code, tiny.stderr).toBe(0);
+    expect(tiny.stderr).toMatch(/^0 episode\(s\)\./);
   });
 
   it("--format csv and table list the same episodes", async () => {

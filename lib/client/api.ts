@@ -285,12 +285,21 @@ function parseJson(text: string): unknown {
 
 const enc = encodeURIComponent;
 
-/** The filter as the episode list's query parameters: `has_recovery` as true or false, the durations as decimals. */
+/**
+ * The filter as the episode list's query parameters: `has_recovery` as true or false, the durations
+ * as plain decimals (String(5e-7) is "5e-7", which the API's pattern refuses; 9 places are as many
+ * as it takes).
+ */
 export function episodeQuery(filter: EpisodeFilter): Record<string, string | undefined> {
   return Object.fromEntries(
-    Object.entries(filter).map(([name, value]) => [name, value === undefined ? undefined : String(value)]),
+    Object.entries(filter).map(([name, value]) => [
+      name,
+      value === undefined ? undefined : typeof value === "number" ? plainDecimal(value) : String(value),
+    ]),
   );
 }
+
+const plainDecimal = (value: number) => value.toFixed(9).replace(/\.?0+$/, "");
 
 export function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
