@@ -89,6 +89,7 @@ export const STATUS_TEXT: Record<number, string> = {
   406: "Not acceptable",
   409: "Conflict",
   410: "Gone",
+  413: "Body too large",
   422: "Unprocessable",
   429: "Too many requests",
   500: "Internal error",
@@ -116,6 +117,8 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   method_not_allowed: "The path exists but not with this method; `Allow` lists the methods it has.",
   not_acceptable: "The `Accept` header rules out application/json, the only representation.",
   idempotency_conflict: "The Idempotency-Key was already used with a different body.",
+  body_too_large:
+    "The body is larger than 1,000,000 bytes (counted as it arrives, chunked or not); the server stops reading it and closes the connection. Split the request.",
   scope_too_large: `The scope covers more than ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files; split it by episode_ids, filter or streams.`,
   rate_limited: "Too many requests in the current minute; wait the seconds in `Retry-After`.",
   internal_error: "An unexpected failure on the server; the cause is logged, never returned. Quote the request id.",

@@ -20,7 +20,7 @@ export const acknowledgeNotice = defineOperation({
     requestBody: { required: true, examples: EXAMPLES.acknowledgementRequests },
     responses: {
       ...ok("The acknowledgement, recorded.", Acknowledgement, EXAMPLES.acknowledgement, "201"),
-      ...errorResponses([...KEYED, "invalid_body", "not_found"]),
+      ...errorResponses([...KEYED, "invalid_body", "body_too_large", "not_found"]),
     },
   },
   handler: async (ctx, { params, body }) => {

@@ -12,6 +12,7 @@ from .client import Client, Episodes  # noqa: E402
 from .errors import (  # noqa: E402
     ApiError,
     BadRequest,
+    BodyTooLarge,
     ConfigError,
     DasError,
     EpisodeWithdrawn,
@@ -45,6 +46,7 @@ __all__ = [
     "SyncResult",
     "ApiError",
     "BadRequest",
+    "BodyTooLarge",
     "ConfigError",
     "DasError",
     "EpisodeWithdrawn",

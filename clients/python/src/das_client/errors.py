@@ -100,6 +100,12 @@ class IdempotencyConflict(ApiError):
     code = "idempotency_conflict"
 
 
+class BodyTooLarge(ApiError):
+    """413: the request's body is over the service's limit (1,000,000 bytes): split the request."""
+
+    code = "body_too_large"
+
+
 class ScopeTooLarge(ApiError):
     code = "scope_too_large"
 
@@ -135,6 +141,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
         MethodNotAllowed,
         NotAcceptable,
         IdempotencyConflict,
+        BodyTooLarge,
         ScopeTooLarge,
         WithdrawnContent,
         RateLimited,
@@ -150,6 +157,14 @@ def error_for(
     """The exception for an error answer: by its stable code, else by its status (a proxy's answer)."""
     cls = ERROR_CLASSES.get(code)
     if cls is None:
-        by_status = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 429: RateLimited, 503: Unavailable}
+        by_status = {
+            400: BadRequest,
+            401: Unauthorized,
+            403: Forbidden,
+            404: NotFound,
+            413: BodyTooLarge,
+            429: RateLimited,
+            503: Unavailable,
+        }
         cls = by_status.get(status, InternalError if status >= 500 else ApiError)
     return cls(status, code, message, request_id, retry_after)
