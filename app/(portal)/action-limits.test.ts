@@ -8,10 +8,11 @@ import { residentBytes, sendLargeBody } from "@/lib/testing/raw-http";
 import { actionIds, callAction } from "@/lib/testing/server-actions";
 
 // What a server action answers a request it must refuse, on a real `next start`: one from another
-// origin, one with a body over its limit or without a length. Next itself would answer them with a
-// 500 carrying a digest.
+// origin, one with a body over its limit or without a length, one past the user's per-minute
+// budget. Next itself would answer the first three with a 500 carrying a digest.
 
 const PASSWORD = "correct horse battery";
+const PER_MINUTE = 4;
 
 let server: AppServer;
 let cookie: string;
@@ -31,7 +32,7 @@ beforeAll(async () => {
   datasetId = await importTestDataset([{ version: "1.0.0", episodes, files }]);
   episodeId = episodes[0]!.episode_id;
   await grant(org.id, datasetId, "1.0.0");
-  server = await startAppServer();
+  server = await startAppServer({ RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) });
   const sessions: string[] = [];
   for (const who of ["first", "second"]) {
     const email = `${uniqueId(who)}@limits.example`;
@@ -110,5 +111,20 @@ describe("a server action's transport", () => {
     expect(answer.status, answer.text.slice(0, 500)).toBe(411);
     expectNoDigest(answer.text);
     expect(answer.sentWhenAnswered).toBeLessThan(16 * 1024 * 1024);
+  });
+});
+
+describe("the per-minute limit of server actions", () => {
+  it("is the API's, per user: past it the portal is told when to try again", async () => {
+    // The suite's earlier actions spent some of the first user's budget: the second starts afresh.
+    for (let i = 0; i < PER_MINUTE; i++)
+      expect(await callAction(server.url, "requestDownload", download(), otherCookie, explorer())).toMatchObject({
+        ok: true,
+      });
+    const refused = await callAction(server.url, "requestDownload", download(), otherCookie, explorer());
+    expect(refused).toMatchObject({ ok: false, error: { code: "rate_limited" } });
+    expect((refused as { error: { message: string } }).error.message).toMatch(
+      new RegExp(`${PER_MINUTE} per minute.*Try again in [1-9][0-9]? s`),
+    );
   });
 });

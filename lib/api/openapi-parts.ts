@@ -117,6 +117,8 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   method_not_allowed: "The path exists but not with this method; `Allow` lists the methods it has.",
   not_acceptable: "The `Accept` header rules out application/json, the only representation.",
   idempotency_conflict: "The Idempotency-Key was already used with a different body.",
+  acknowledgement_limit:
+    "The notice has 10 acknowledgements already, the most one notice takes; each of them is kept and shown to the data owner.",
   body_too_large:
     "The body is larger than 1,000,000 bytes (counted as it arrives, chunked or not); the server stops reading it and closes the connection. Split the request.",
   scope_too_large: `The scope covers more than ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files; split it by episode_ids, filter or streams.`,

@@ -15,7 +15,12 @@ const AUTH_BODY_MAX_BYTES = 64 * 1024;
 
 const CODE_OF_STATUS = new Map<number, ErrorCode>(
   (Object.entries(ERROR_STATUS) as [ErrorCode, number][])
-    .filter(([code]) => !["invalid_cursor", "invalid_body", "version_not_licensed", "https_required"].includes(code))
+    .filter(
+      ([code]) =>
+        !["invalid_cursor", "invalid_body", "version_not_licensed", "https_required", "acknowledgement_limit"].includes(
+          code,
+        ),
+    )
     .map(([code, status]) => [status, code]),
 );
 

@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 from .client import Client, Episodes  # noqa: E402
 from .errors import (  # noqa: E402
+    AcknowledgementLimit,
     ApiError,
     BadRequest,
     BodyTooLarge,
@@ -44,6 +45,7 @@ __all__ = [
     "PullSummary",
     "SyncError",
     "SyncResult",
+    "AcknowledgementLimit",
     "ApiError",
     "BadRequest",
     "BodyTooLarge",

@@ -100,6 +100,12 @@ class IdempotencyConflict(ApiError):
     code = "idempotency_conflict"
 
 
+class AcknowledgementLimit(ApiError):
+    """409: the notice has 10 acknowledgements already, the most one takes; each is kept."""
+
+    code = "acknowledgement_limit"
+
+
 class BodyTooLarge(ApiError):
     """413: the request's body is over the service's limit (1,000,000 bytes): split the request."""
 
@@ -141,6 +147,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
         MethodNotAllowed,
         NotAcceptable,
         IdempotencyConflict,
+        AcknowledgementLimit,
         BodyTooLarge,
         ScopeTooLarge,
         WithdrawnContent,
