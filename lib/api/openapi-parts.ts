@@ -60,8 +60,8 @@ const ETag = z
 const CacheControl = z.string().meta({
   header: { id: "Cache-Control", required: true },
   description:
-    "`private, max-age=3600` for what the URL names once and for all (a page of a released version, its manifest, spans of a pinned version); `private, no-cache` for lists that change with licences and new versions (reuse them only after a 304). Errors are `no-store`.",
-  example: "private, max-age=3600",
+    "`private, no-cache`: keep the answer, but ask again before each use, with its ETag in `If-None-Match` (a 304 without a body while it is unchanged). Lists change with licences and new versions, and a released version's pages and manifest change when an episode is withdrawn. Errors are `no-store`.",
+  example: "private, no-cache",
 });
 const CACHE_HEADERS = { ETag, "Cache-Control": CacheControl };
 
