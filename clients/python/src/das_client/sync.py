@@ -111,16 +111,12 @@ def _read_provenance(root: Path) -> dict[str, Any]:
 
 
 def _notices_concerning(client: "Client", downloads: set[str]) -> Iterator[dict[str, Any]]:
-    """The organisation's notices that name one of these downloads, read a page at a time."""
-    cursor: Optional[str] = None
-    while True:
-        page = client._get("/notices", {"limit": NOTICE_PAGE, "cursor": cursor})
+    """The organisation's notices that name one of these downloads, read a page at a time (the
+    client's own paging, which stops a list that would never end)."""
+    for page in client._pages("/notices", page_size=NOTICE_PAGE):
         for notice in page.get("notices", []):
             if any(d.get("download_id") in downloads for d in notice.get("deliveries", [])):
                 yield notice
-        cursor = page.get("next_cursor")
-        if not cursor:
-            return
 
 
 def _video_keys_of(root: Path) -> Optional[list[str]]:
