@@ -98,6 +98,7 @@ describe("a server action's transport", () => {
     });
     expect(answer.status, answer.text.slice(0, 500)).toBe(413);
     expectNoDigest(answer.text);
+    expect(answer.closedByServer).toBe(true);
     expect(answer.sentWhenAnswered).toBeLessThan(16 * 1024 * 1024);
     expect(residentBytes(server.pid) - before).toBeLessThan(48 * 1024 * 1024);
   });
@@ -110,6 +111,7 @@ describe("a server action's transport", () => {
     });
     expect(answer.status, answer.text.slice(0, 500)).toBe(411);
     expectNoDigest(answer.text);
+    expect(answer.closedByServer).toBe(true);
     expect(answer.sentWhenAnswered).toBeLessThan(16 * 1024 * 1024);
   });
 });

@@ -120,7 +120,7 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   acknowledgement_limit:
     "The notice has 10 acknowledgements already, the most one notice takes; each of them is kept and shown to the data owner.",
   body_too_large:
-    "The body is larger than 1,000,000 bytes (counted as it arrives, chunked or not); the server stops reading it and closes the connection. Split the request.",
+    "The body is larger than 1,000,000 bytes (counted as it arrives, chunked or not); the server stops reading it and then closes the connection. Split the request.",
   scope_too_large: `The scope covers more than ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files; split it by episode_ids, filter or streams.`,
   rate_limited: "Too many requests in the current minute; wait the seconds in `Retry-After`.",
   internal_error: "An unexpected failure on the server; the cause is logged, never returned. Quote the request id.",

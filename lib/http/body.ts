@@ -31,13 +31,12 @@ export function parseBody<B extends z.ZodType>(schema: B, json: unknown): z.infe
 }
 
 /**
- * A body over `limit` bytes: 413. `Connection: close` has Node close the connection once the answer
- * is sent, rather than go on reading (and discarding) whatever the client still sends.
+ * A body over `limit` bytes: 413. The rest is never read into memory: once the answer is sent the
+ * guard on Node's server reads a little more of it to throw away and closes the connection
+ * (lib/http/request-guard.ts, `lingerThenClose`).
  */
 const bodyTooLarge = (limit: number) =>
-  new AppError("body_too_large", `The body is larger than ${limit} bytes; split the request.`, {
-    headers: { Connection: "close" },
-  });
+  new AppError("body_too_large", `The body is larger than ${limit} bytes; split the request.`);
 
 /**
  * The body as text, its bytes counted as they arrive: a declared Content-Length over `limit` is

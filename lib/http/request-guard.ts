@@ -68,21 +68,16 @@ export const ACTION_BODY_MAX_BYTES = 1024 * 1024;
  */
 export function actionRefusal(method: string, target: string, headers: http.IncomingHttpHeaders): Refusal | null {
   if (method !== "POST" || API_PATH.test(target.split("?")[0]!)) return null;
-  const plain = (status: number, text: string, close = false): Refusal => ({
-    api: false,
-    status,
-    text: `${text}\n`,
-    headers: close ? { Connection: "close" } : {},
-  });
+  const plain = (status: number, text: string): Refusal => ({ api: false, status, text: `${text}\n`, headers: {} });
   if (headers.origin !== undefined && !fromOwnOrigin(headers.origin, headers))
     return plain(403, "This form was sent from another site; the portal takes forms from its own pages only.");
   const length = headers["content-length"];
   if (length === undefined)
     return headers["transfer-encoding"] === undefined
       ? null
-      : plain(411, "A form's body must say its length (Content-Length).", true);
+      : plain(411, "A form's body must say its length (Content-Length).");
   if (Number(length) > ACTION_BODY_MAX_BYTES)
-    return plain(413, `A form's body is at most ${ACTION_BODY_MAX_BYTES} bytes; this one is ${length}.`, true);
+    return plain(413, `A form's body is at most ${ACTION_BODY_MAX_BYTES} bytes; this one is ${length}.`);
   return null;
 }
 
@@ -164,6 +159,39 @@ function trustForwardedHeaders(req: http.IncomingMessage, trusted: number): void
   req.headers["x-forwarded-proto"] = proto;
 }
 
+const hasBody = (req: http.IncomingMessage) =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+
+/** What is still read of a request's body after an answer that did not wait for it, and for how long. */
+const LINGER_BYTES = 4 * 1024 * 1024;
+const LINGER_MS = 2000;
+
+/**
+ * An answer sent before its request's body was read whole (a 413, a refusal of the guard, a 401
+ * before the body): what the client still sends is read and thrown away for a moment, then the
+ * connection is closed. Closing at once, with bytes unread, makes the kernel answer the client
+ * with a reset, which can destroy the answer before the client reads it (a "lingering close", as
+ * nginx does). A body that ends meanwhile leaves the connection open for the next request.
+ */
+function lingerThenClose(req: http.IncomingMessage): void {
+  let read = 0;
+  const close = () => {
+    clearTimeout(timer);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  const drain = () => {
+    for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) {
+      read += chunk.length;
+      if (read > LINGER_BYTES) return close();
+    }
+  };
+  req.once("end", () => clearTimeout(timer));
+  req.on("readable", drain);
+  drain();
+}
+
 /** Installs the guard on Node's HTTP server, once per process. */
 export function guardRequests(): void {
   const proto = http.Server.prototype as http.Server & { [GUARDED]?: true };
@@ -175,6 +203,7 @@ export function guardRequests(): void {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
       trustForwardedHeaders(req, trusted);
+      if (hasBody(req)) res.once("finish", () => req.complete || lingerThenClose(req));
       const refusal =
         refusalOf(req.method ?? "", req.url ?? "/") ?? actionRefusal(req.method ?? "", req.url ?? "/", req.headers);
       if (refusal) {

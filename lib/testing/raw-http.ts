@@ -42,6 +42,8 @@ export type StreamedBodyAnswer = {
   text: string;
   /** Bytes of the body the client had sent when the first byte of the answer arrived. */
   sentWhenAnswered: number;
+  /** Whether the server closed the connection (rather than the client, after waiting for it). */
+  closedByServer: boolean;
 };
 
 /**
@@ -67,11 +69,13 @@ export async function sendLargeBody(
     if (sentWhenAnswered < 0) sentWhenAnswered = sent;
     received.push(chunk);
     progress.emit("step");
+    progress.emit("received");
   });
   let closed = false;
   socket.on("close", () => {
     closed = true;
     progress.emit("step");
+    progress.emit("received");
   });
   socket.on("drain", () => progress.emit("step"));
   const head = [
@@ -93,17 +97,18 @@ export async function sendLargeBody(
     if (!more) await once(progress, "step");
   }
   if (sentWhenAnswered < 0 && !closed && !options.declared) socket.write("0\r\n\r\n");
-  // The whole answer: until the server closes the connection, or a second without a byte more
-  // once it began (30 s for it to begin).
+  // The whole answer: until the server closes the connection, or 3 s without a byte more once it
+  // began (30 s for it to begin).
   const deadline = Date.now() + 30_000;
   while (!closed && Date.now() < deadline) {
     const before = received.length;
-    await Promise.race([once(progress, "step"), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    await Promise.race([once(progress, "received"), new Promise((resolve) => setTimeout(resolve, 3000))]);
     if (received.length === before && sentWhenAnswered >= 0) break;
   }
+  const closedByServer = closed;
   socket.destroy();
   const text = Buffer.concat(received).toString("utf8");
-  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text, sentWhenAnswered };
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text, sentWhenAnswered, closedByServer };
 }
 
 /** The resident memory of a process on this machine, in bytes (Linux). */
