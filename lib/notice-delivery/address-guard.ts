@@ -19,11 +19,8 @@ for (const [network, prefix] of [
   ["169.254.0.0", 16], // link-local, cloud metadata services
   ["172.16.0.0", 12], // private
   ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.0.2.0", 24], // documentation (TEST-NET-1)
   ["192.168.0.0", 16], // private
   ["198.18.0.0", 15], // benchmarking
-  ["198.51.100.0", 24], // documentation (TEST-NET-2)
-  ["203.0.113.0", 24], // documentation (TEST-NET-3)
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, broadcast
 ] as const) {
@@ -33,8 +30,6 @@ for (const [network, prefix] of [
   ["::", 128], // unspecified
   ["::1", 128], // loopback
   ["100::", 64], // discard-only (RFC 6666)
-  ["2001:db8::", 32], // documentation
-  ["3fff::", 20], // documentation (RFC 9637)
   ["fe80::", 10], // link-local
   ["fec0::", 10], // site-local (deprecated by RFC 3879, still routed inside some networks)
   ["fc00::", 7], // unique-local
