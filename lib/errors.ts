@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   not_acceptable: 406,
   idempotency_conflict: 409,
+  acknowledgement_limit: 409,
+  body_too_large: 413,
   scope_too_large: 422,
   withdrawn_content: 422,
   rate_limited: 429,

@@ -75,7 +75,7 @@ describe("--help", () => {
     // Every command by its full words, not only the groups.
     for (const line of [
       "import [options] <dir>",
-      "store check <dataset@version>",
+      "store check [options] <dataset@version>",
       "org create [options] <slug>",
       "licence grant [options] <org> <dataset> <version>",
       "licence end [options] <org> <dataset> <version>",

@@ -70,7 +70,11 @@ describe("das-admin import of a LeRobot dataset", () => {
     expect(check.code, check.stderr).toBe(0);
     // (Node 20 makes the AWS SDK print a warning of its own on stderr first.)
     expect(check.stderr).toMatch(
-      new RegExp(`(^|\\n)All \\d+ files of ${datasetId}@1.0.0 are in the store at their sizes.\\n$`),
+      new RegExp(`(^|\\n)All \\d+ files of ${datasetId}@1.0.0 are in the store at their sizes.\\n`),
+    );
+    // The embedded store's rule lets any origin read: the plots work.
+    expect(check.stderr).toMatch(
+      /\nA browser on http:\/\/localhost:3000 may read the data tables from the store .*\n$/,
     );
 
     const location = storeLocation();

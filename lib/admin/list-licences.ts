@@ -1,6 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { requireAdmin } from "../auth/authorize";
+import { releasedVersions } from "../catalog/access";
 
 export type LicenceRecord = {
   id: string;
@@ -59,14 +60,20 @@ export type VersionChoice = {
   episode_count: number;
 };
 
-/** Every released dataset version, for the grant form: by dataset, newest version first. */
+/** Every released dataset version, for the grant form: by dataset, newest version first; counts as every reader has them. */
 export async function listVersionChoices(ctx: Ctx): Promise<VersionChoice[]> {
   requireAdmin(ctx);
-  const sql = sqlOf(ctx.db);
-  const rows = await sql<(Omit<VersionChoice, "released_at"> & { released_at: Date })[]>`
-    select v.dataset_id, d.title as dataset_title, v.version, v.released_at, v.episode_count
-    from dataset_versions v
-    join datasets d on d.id = v.dataset_id
-    order by v.dataset_id, v.major desc, v.minor desc, v.patch desc`;
-  return rows.map((r) => ({ ...r, released_at: r.released_at.toISOString() }));
+  const datasets = await sqlOf(ctx.db)<{ dataset_id: string; dataset_title: string }[]>`
+    select d.id as dataset_id, d.title as dataset_title from datasets d
+    where exists (select 1 from dataset_versions v where v.dataset_id = d.id)
+    order by d.id`;
+  const versions = await Promise.all(datasets.map((d) => releasedVersions(ctx, d.dataset_id)));
+  return datasets.flatMap((d, i) =>
+    versions[i]!.map((v) => ({
+      ...d,
+      version: v.version,
+      released_at: v.releasedAt.toISOString(),
+      episode_count: v.episodeCount,
+    })),
+  );
 }

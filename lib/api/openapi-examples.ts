@@ -292,6 +292,9 @@ const MESSAGES: Record<ErrorCode, string> = {
   method_not_allowed: "DELETE is not supported here. Allowed: GET.",
   not_acceptable: "This API responds with application/json only; send `Accept: application/json`.",
   idempotency_conflict: "This Idempotency-Key was used with a different request body. Use a new key for a new request.",
+  acknowledgement_limit:
+    "Notice nt_0f3a5c2e9b7d4a1c8e6f2b0d9c7a5e3f has 10 acknowledgements already, the most a notice takes; they are all kept.",
+  body_too_large: "The body is larger than 1000000 bytes; split the request.",
   scope_too_large:
     "This scope covers 12000 files; a download holds at most 10000. Split it into several requests by episode_ids, filter or streams.",
   rate_limited: "Too many requests for this key: the limit is 600 per minute. Retry after 17 s.",

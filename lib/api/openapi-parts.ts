@@ -60,8 +60,8 @@ const ETag = z
 const CacheControl = z.string().meta({
   header: { id: "Cache-Control", required: true },
   description:
-    "`private, max-age=3600` for what the URL names once and for all (a page of a released version, its manifest, spans of a pinned version); `private, no-cache` for lists that change with licences and new versions (reuse them only after a 304). Errors are `no-store`.",
-  example: "private, max-age=3600",
+    "`private, no-cache`: keep the answer, but ask again before each use, with its ETag in `If-None-Match` (a 304 without a body while it is unchanged). Lists change with licences and new versions, and a released version's pages and manifest change when an episode is withdrawn. Errors are `no-store`.",
+  example: "private, no-cache",
 });
 const CACHE_HEADERS = { ETag, "Cache-Control": CacheControl };
 
@@ -89,6 +89,7 @@ export const STATUS_TEXT: Record<number, string> = {
   406: "Not acceptable",
   409: "Conflict",
   410: "Gone",
+  413: "Body too large",
   422: "Unprocessable",
   429: "Too many requests",
   500: "Internal error",
@@ -116,6 +117,10 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   method_not_allowed: "The path exists but not with this method; `Allow` lists the methods it has.",
   not_acceptable: "The `Accept` header rules out application/json, the only representation.",
   idempotency_conflict: "The Idempotency-Key was already used with a different body.",
+  acknowledgement_limit:
+    "The notice has 10 acknowledgements already, the most one notice takes; each of them is kept and shown to the data owner.",
+  body_too_large:
+    "The body is larger than 1,000,000 bytes (counted as it arrives, chunked or not); the server stops reading it and then closes the connection. Split the request.",
   scope_too_large: `The scope covers more than ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files; split it by episode_ids, filter or streams.`,
   rate_limited: "Too many requests in the current minute; wait the seconds in `Retry-After`.",
   internal_error: "An unexpected failure on the server; the cause is logged, never returned. Quote the request id.",

@@ -495,6 +495,40 @@ describe("a sweep of every endpoint and status", () => {
     expect((await send(e, { body: { statement: "" } })).json.error.code).toBe("invalid_body");
   });
 
+  it("bodies: over 1,000,000 bytes, chunked or declared, 413 before they are parsed", async () => {
+    for (const e of ENDPOINTS.filter((x) => x.method === "POST")) {
+      const padded = `{"padding":"${"x".repeat(1_000_000)}"}`;
+      const res = await send(e, { body: padded });
+      expect(res.status, e.name).toBe(413);
+      expect(res.json.error.code).toBe("body_too_large");
+    }
+  });
+
+  it("acknowledgements: a notice's eleventh is 409", async () => {
+    const e = ENDPOINTS.find((x) => x.name.startsWith("POST /api/v1/notices"))!;
+    const sql = getDb().$client;
+    const [notice] = await sql<
+      { organization_id: string }[]
+    >`select organization_id from notices where id = ${noticeId}`;
+    const busy = `nt_${randomBytes(16).toString("hex")}`;
+    const withdrawalId = `wd_busy${randomBytes(4).toString("hex")}`;
+    await sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
+      values (${withdrawalId}, 'operator', 'sweep', 'sweep (das-admin)', 'sweep', 1)`;
+    await sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
+      values (${busy}, ${notice!.organization_id}, 'withdrawal', ${withdrawalId}, '{e-sweep-2}'::text[], '[]'::jsonb)`;
+    const ack = () =>
+      call(e.handler, `/api/v1/notices/${busy}/acknowledgements`, {
+        key,
+        method: "POST",
+        params: { notice_id: busy },
+        body: { statement: "Deleted." },
+      });
+    for (let i = 0; i < 10; i++) expect((await ack()).status).toBe(201);
+    const eleventh = await ack();
+    expect(eleventh.status).toBe(409);
+    expect(eleventh.json.error.code).toBe("acknowledgement_limit");
+  });
+
   it("withdrawals: 410 for a withdrawn episode named directly, 422 for a file shared with one", async () => {
     const episodes = randomEpisodes(2, 79);
     const [gone, kept] = episodes.map((x) => x.episode_id) as [string, string];

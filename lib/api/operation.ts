@@ -2,7 +2,6 @@ import type { z } from "zod";
 import type { ZodOpenApiOperationObject } from "zod-openapi";
 import type { ApiKeyPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
-import type { Reuse } from "../cache/cacheable";
 
 /**
  * One endpoint of /api/v1, written once: its method and path, what it reads from the request
@@ -60,7 +59,6 @@ export class StreamedJsonObject {
     readonly head: object,
     readonly arrayName: string,
     readonly items: AsyncIterable<unknown>,
-    readonly reuse: Reuse,
   ) {}
 }
 

@@ -265,9 +265,10 @@ export const AcknowledgementBody = z
         "must be an array of paths",
       )
       .max(100_000, "must list at most 100000 paths")
+      .default([])
       .meta({
         description:
-          "The paths the organisation deleted (as `das sync` reports them, relative to the pulled directory).",
+          "The files the organisation deleted, each once, by the path the manifest of the download or preview that delivered it names. Only files this notice's downloads and previews delivered may be named: another path is 400 naming it. Optional: none is `[]`.",
         example: ["videos/cam_front/episode_000042.mp4"],
       }),
   })

@@ -1,13 +1,6 @@
 import { createHash } from "node:crypto";
 
 /**
- * How long a client may reuse an answer without asking again: `immutable` for what a URL names
- * once and for all (a page of a released version), `revalidate` for what depends on the caller's
- * licences or on which versions exist (lists), which the client must check each time (a 304 is cheap).
- */
-export type Reuse = "immutable" | "revalidate";
-
-/**
  * A JSON answer that is the same for everyone entitled to it. A verb returns one only after it has
  * authorized the caller, so whatever a cache holds under `key` reaches only callers who would get
  * the same bytes from the database. `key` must name everything that determines those bytes.
@@ -15,7 +8,6 @@ export type Reuse = "immutable" | "revalidate";
 export class CacheableRead<T extends object> {
   constructor(
     readonly key: readonly unknown[],
-    readonly reuse: Reuse,
     readonly read: () => Promise<T>,
   ) {}
 }

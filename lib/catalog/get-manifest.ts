@@ -70,7 +70,7 @@ export async function getManifest(ctx: Ctx, input: { datasetId: string; version:
   const withdrawals = version.withdrawnEpisodes > 0;
   const whole =
     version.fileCount <= BATCH
-      ? new CacheableRead(["manifest", version.versionId], "immutable", async () => {
+      ? new CacheableRead(["manifest", version.versionId], async () => {
           const files: FileRecord[] = [];
           for await (const file of versionFiles(ctx, version.versionId, withdrawals)) files.push(file);
           return { ...head, files };

@@ -126,15 +126,13 @@ export const toAnnotation = (a: SpanRow): AnnotationRecord => ({
 
 /**
  * The subtask spans of an episode, in the newest version licensed to the caller that contains it,
- * or in the pinned `version`. Without a pin the answer moves when a newer version is licensed, so
- * clients revalidate it; with one it is fixed.
+ * or in the pinned `version`. Without a pin the answer moves when a newer version is licensed.
  */
 export async function annotationsPage(ctx: Ctx, input: ListAnnotationsInput): Promise<CacheableRead<AnnotationPage>> {
   const { chosen } = await resolveEpisodeVersion(ctx, input.episodeId, input.version);
   const binding = queryBinding(["annotations", input.episodeId, chosen.versionId]);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["number", "number"]) : null;
-  const reuse = input.version === undefined ? "revalidate" : "immutable";
-  return new CacheableRead(["annotations", input.episodeId, chosen.versionId, after, input.limit], reuse, async () => {
+  return new CacheableRead(["annotations", input.episodeId, chosen.versionId, after, input.limit], async () => {
     const rows = await spanRows(ctx, chosen.versionId, input.episodeId, { after, limit: input.limit });
     const page = rows.slice(0, input.limit);
     const last = page.at(-1);

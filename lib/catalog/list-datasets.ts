@@ -45,7 +45,7 @@ export async function datasetsPage(ctx: Ctx, input: ListDatasetsInput): Promise<
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : null;
   const versionIds = await usableVersionIds(ctx);
   const holding = createHash("sha256").update(versionIds.join(",")).digest("base64url");
-  return new CacheableRead(["datasets", holding, after, input.limit], "revalidate", async () => {
+  return new CacheableRead(["datasets", holding, after, input.limit], async () => {
     const sql = sqlOf(ctx.db);
     const rows = await sql<DatasetRow[]>`
       select d.id, d.title, d.description, d.updated_at,

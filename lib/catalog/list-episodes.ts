@@ -60,7 +60,7 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
   const binding = episodeCursorBinding(input.datasetId, input.version, filter);
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : undefined;
   // The version id stands for the dataset and version; the rest is every parameter of the page.
-  return new CacheableRead(["episodes", versionId, ...bound, after ?? null, input.limit], "immutable", async () => {
+  return new CacheableRead(["episodes", versionId, ...bound, after ?? null, input.limit], async () => {
     const sql = sqlOf(ctx.db);
     // Distinct statements per filter shape, so each prepared plan fits its own index.
     const [rows, total] = await Promise.all([

@@ -40,7 +40,7 @@ export async function licencesPage(ctx: Ctx, input: ListLicencesInput): Promise<
   const after = input.cursor ? decodeCursor(input.cursor, binding, ["string", "number", "number", "number"]) : null;
   const licenceIds = [...(await usableLicences(ctx)).values()].sort();
   const holding = createHash("sha256").update(licenceIds.join(",")).digest("base64url");
-  return new CacheableRead(["licences", holding, after, input.limit], "revalidate", () =>
+  return new CacheableRead(["licences", holding, after, input.limit], () =>
     readLicences(ctx, licenceIds, after, input.limit),
   );
 }

@@ -40,7 +40,7 @@ export async function versionsPage(ctx: Ctx, input: ListVersionsInput): Promise<
   }
   const page = access.slice(start, start + input.limit);
   const held = access.filter((v) => v.licenceId !== null).map((v) => v.versionId);
-  return new CacheableRead(["versions", input.datasetId, held, start, input.limit], "revalidate", async () => {
+  return new CacheableRead(["versions", input.datasetId, held, start, input.limit], async () => {
     const last = page.at(-1);
     return {
       dataset_id: input.datasetId,

@@ -34,22 +34,25 @@ export type ListedDatasetRecord = {
   versions: { version: string; released_at: string; episode_count: number }[];
 };
 
-/** Every listed dataset with its released versions, by dataset id. */
+/** Every listed dataset with its released versions, by dataset id; counts as every reader has them. */
 export async function listedDatasets(ctx: Ctx): Promise<ListedDatasetRecord[]> {
   requireMember(ctx);
-  const rows = await sqlOf(ctx.db)<(Omit<ListedDatasetRecord, "updated_at"> & { updated_at: Date })[]>`
-    select d.id as dataset_id, d.title, d.description, d.updated_at,
-           json_agg(json_build_object('version', v.version, 'released_at', v.released_at, 'episode_count', v.episode_count)
-                    order by v.major desc, v.minor desc, v.patch desc) as versions
-    from datasets d join dataset_versions v on v.dataset_id = d.id
-    where d.listing = 'listed'
-    group by d.id
+  const rows = await sqlOf(ctx.db)<{ dataset_id: string; title: string; description: string; updated_at: Date }[]>`
+    select d.id as dataset_id, d.title, d.description, d.updated_at
+    from datasets d
+    where d.listing = 'listed' and exists (select 1 from dataset_versions v where v.dataset_id = d.id)
     order by d.id`;
-  return rows.map((r) => ({
-    ...r,
-    updated_at: r.updated_at.toISOString(),
-    versions: r.versions.map((v) => ({ ...v, released_at: new Date(v.released_at).toISOString() })),
-  }));
+  return Promise.all(
+    rows.map(async (r) => ({
+      ...r,
+      updated_at: r.updated_at.toISOString(),
+      versions: (await releasedVersions(ctx, r.dataset_id)).map((v) => ({
+        version: v.version,
+        released_at: v.releasedAt.toISOString(),
+        episode_count: v.episodeCount,
+      })),
+    })),
+  );
 }
 
 export type PortalVersion = {

@@ -52,8 +52,6 @@ export async function statisticsOf(ctx: Ctx, datasetId: string, licensed: Releas
     const sql = sqlOf(ctx.db);
     const [summary] = await sql<
       {
-        file_count: number;
-        total_bytes: number;
         streams: string[];
         recoveries: number;
         contributors: number;
@@ -62,7 +60,7 @@ export async function statisticsOf(ctx: Ctx, datasetId: string, licensed: Releas
         mean: number | null;
       }[]
     >`
-      select v.file_count, v.total_bytes::float8 as total_bytes, v.streams,
+      select v.streams,
              count(*) filter (where e.has_recovery)::int as recoveries, count(distinct e.contributor)::int as contributors,
              min(e.duration_s) as min, max(e.duration_s) as max, avg(e.duration_s) as mean
       from dataset_versions v left join episodes e on e.version_id = v.id

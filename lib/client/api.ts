@@ -13,7 +13,7 @@ import {
   Acknowledgement,
 } from "../api/responses";
 import type { DownloadBody } from "../api/requests";
-import { backoffSeconds, retryAfterSeconds, sleep } from "./retry";
+import { backoffSeconds, MAX_WAIT_SECONDS, retryAfterSeconds, sleep, waitTooLong } from "./retry";
 
 /** An error answer of the API, shown as `code: message (request_id)`. */
 export class ApiError extends Error {
@@ -66,6 +66,16 @@ export type AcknowledgementDocument = z.output<typeof Acknowledgement>;
 
 const PAGE = 500;
 const NETWORK_ATTEMPTS = 4;
+/**
+ * Pages a list is followed for at most: a million items at 500 a page, beyond any list of the
+ * service. A server that never stops answering a next cursor is stopped here, as is one that
+ * answers a cursor it answered before, at once.
+ */
+export const MAX_PAGES = 2_000;
+/** The most of one answer read into memory: a page is a few hundred KB, a document less. */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/** A manifest's: a version of a million files is about 350 MB of it. */
+export const MAX_MANIFEST_BYTES = 512 * 1024 * 1024;
 
 /** The API's base, always ending in /api/v1. */
 export function apiBase(url: string): string {
@@ -82,9 +92,11 @@ export function apiBase(url: string): string {
 }
 
 /**
- * The API over HTTP. Waits out 429 and 503 (for Retry-After seconds, or with exponential backoff)
- * and network failures, then gives up with the API's error. Bodies are parsed with the same zod
- * schemas the server's OpenAPI document is generated from.
+ * The API over HTTP. Waits out 429 and 503 (for Retry-After seconds, at most MAX_WAIT_SECONDS,
+ * or with exponential backoff) and network failures, then gives up with the API's error. Bodies
+ * are read up to a bound and parsed with the same zod schemas the server's OpenAPI document is
+ * generated from; lists are followed for a bounded number of pages. It trusts the service for
+ * what it answers, never for how long or how much.
  */
 export class ApiClient {
   readonly base: string;
@@ -112,7 +124,9 @@ export class ApiClient {
   }
 
   async manifest(datasetId: string, version: string): Promise<ManifestDocument> {
-    return this.get(`/datasets/${enc(datasetId)}/versions/${enc(version)}/manifest`, {}, Manifest);
+    return this.send("GET", `/datasets/${enc(datasetId)}/versions/${enc(version)}/manifest`, {}, Manifest, {
+      maxBytes: MAX_MANIFEST_BYTES,
+    });
   }
 
   /** Every episode matching the filter, page by page; `onTotal` hears the filtered total once. */
@@ -122,33 +136,19 @@ export class ApiClient {
     filter: EpisodeFilter = {},
     onTotal?: (total: number) => void,
   ): AsyncGenerator<EpisodeRecord> {
-    let cursor: string | undefined;
     let first = true;
-    do {
-      const page = await this.get(
-        `/datasets/${enc(datasetId)}/versions/${enc(version)}/episodes`,
-        { ...episodeQuery(filter), limit: String(PAGE), cursor },
-        EpisodePage,
-      );
+    const path = `/datasets/${enc(datasetId)}/versions/${enc(version)}/episodes`;
+    for await (const page of this.pages(path, episodeQuery(filter), EpisodePage)) {
       if (first) onTotal?.(page.total);
       first = false;
       yield* page.episodes;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
+    }
   }
 
   async annotations(episodeId: string, version?: string): Promise<AnnotationPageDocument> {
-    let cursor: string | undefined;
     let all: AnnotationPageDocument | undefined;
-    do {
-      const page = await this.get(
-        `/episodes/${enc(episodeId)}/annotations`,
-        { version, limit: String(PAGE), cursor },
-        AnnotationPage,
-      );
+    for await (const page of this.pages(`/episodes/${enc(episodeId)}/annotations`, { version }, AnnotationPage))
       all = all ? { ...all, annotations: [...all.annotations, ...page.annotations] } : page;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
     return { ...all!, next_cursor: null };
   }
 
@@ -179,13 +179,37 @@ export class ApiClient {
     items: (page: z.output<S>) => T[],
   ): Promise<T[]> {
     const all: T[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.get(path, { ...query, limit: String(PAGE), cursor }, schema);
-      all.push(...items(page));
-      cursor = (page as { next_cursor: string | null }).next_cursor ?? undefined;
-    } while (cursor);
+    for await (const page of this.pages(path, query, schema)) all.push(...items(page));
     return all;
+  }
+
+  /**
+   * A list's pages, following `next_cursor`: stopped with an error at a cursor answered before
+   * (the list would go round for ever) and after MAX_PAGES pages.
+   */
+  private async *pages<S extends z.ZodType>(
+    path: string,
+    query: Record<string, string | undefined>,
+    schema: S,
+  ): AsyncGenerator<z.output<S>> {
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let pages = 1; ; pages++) {
+      const page = await this.get(path, { ...query, limit: String(PAGE), cursor }, schema);
+      yield page;
+      const next = (page as { next_cursor?: string | null }).next_cursor ?? undefined;
+      if (next === undefined) return;
+      if (seen.has(next))
+        throw new TransportError(
+          `${this.base}${path} answered a next cursor it had answered before: stopped after ${pages} pages, since the list would never end.`,
+        );
+      if (pages >= MAX_PAGES)
+        throw new TransportError(
+          `${this.base}${path} still had a next page after ${MAX_PAGES} pages of ${PAGE}: stopped (no list of the service is that long).`,
+        );
+      seen.add(next);
+      cursor = next;
+    }
   }
 
   private get<S extends z.ZodType>(
@@ -201,7 +225,7 @@ export class ApiClient {
     path: string,
     query: Record<string, string | undefined>,
     schema: S,
-    extra: { body?: unknown; headers?: Record<string, string> } = {},
+    extra: { body?: unknown; headers?: Record<string, string>; maxBytes?: number } = {},
   ): Promise<z.output<S>> {
     const url = new URL(`${this.base}${path}`);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, value);
@@ -227,7 +251,7 @@ export class ApiClient {
         await this.wait({ status: "network", seconds: backoffSeconds(attempt), attempt, what });
         continue;
       }
-      const text = await response.text();
+      const text = await boundedText(response, extra.maxBytes ?? MAX_ANSWER_BYTES, what);
       const json = parseJson(text);
       if (response.ok) {
         const parsed = schema.safeParse(json);
@@ -239,12 +263,10 @@ export class ApiClient {
       }
       const error = toApiError(response, json, text);
       if ((response.status === 429 || response.status === 503) && attempt < this.maxAttempts) {
-        await this.wait({
-          status: response.status,
-          seconds: retryAfterSeconds(response.headers.get("retry-after")) ?? backoffSeconds(attempt),
-          attempt,
-          what,
-        });
+        const asked = retryAfterSeconds(response.headers.get("retry-after"));
+        if (asked !== undefined && asked > MAX_WAIT_SECONDS)
+          throw new ApiError(error.status, error.code, `${error.message} (${waitTooLong(asked)}.)`, error.requestId);
+        await this.wait({ status: response.status, seconds: asked ?? backoffSeconds(attempt), attempt, what });
         continue;
       }
       throw error;
@@ -273,6 +295,36 @@ function toApiError(response: Response, json: unknown, text: string): ApiError {
     text.trim().slice(0, 200) || response.statusText,
     response.headers.get("x-request-id"),
   );
+}
+
+/**
+ * An answer's body as text, read up to `limit` bytes: past it (or a Content-Length over it) the
+ * connection is dropped and the answer refused, so a server cannot fill the client's memory.
+ */
+async function boundedText(response: Response, limit: number, what: string): Promise<string> {
+  const refuse = () =>
+    new TransportError(
+      `${what} answered with more than ${limit} bytes: stopped reading it (no answer of the service is that large).`,
+    );
+  if (Number(response.headers.get("content-length") ?? 0) > limit) {
+    await response.body?.cancel();
+    throw refuse();
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw refuse();
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 function parseJson(text: string): unknown {

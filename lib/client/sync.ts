@@ -255,14 +255,42 @@ export async function sync(options: {
   const statement =
     options.statement ??
     `das sync deleted ${deleted.length} file(s) of the withdrawn episodes from a pulled copy of ${provenance.dataset_id}@${provenance.version}.`;
-  // A notice acknowledged already is acknowledged again only when this run deleted something more.
-  for (const entry of result.notices) {
-    const acknowledged = notices.find((n) => n.notice_id === entry.notice_id)?.acknowledged_at;
-    if (acknowledged && !deleted.length) continue;
-    const made = await api.acknowledgeNotice(entry.notice_id, { statement, deleted_paths: deleted });
+  // Each notice is told which of the files its own downloads delivered went, by their manifest's
+  // paths (the service takes no other); one acknowledged already only when this run deleted some.
+  const gone = new Set(deleted);
+  for (const [i, entry] of result.notices.entries()) {
+    const notice = notices[i]!;
+    const paths = deliveredFilesDeleted(notice, doomed, gone, writtenFrom);
+    if (notice.acknowledged_at && !paths.length) continue;
+    const made = await api.acknowledgeNotice(entry.notice_id, { statement, deleted_paths: paths });
     entry.acknowledgement_id = made.acknowledgement_id;
   }
   return result;
+}
+
+/**
+ * The files holding one of a notice's episodes of which this run deleted a copy (where it was
+ * delivered to, its copy as delivered, or what das pull wrote from it), by the path the download's
+ * manifest names, in byte order: what the notice's acknowledgement lists.
+ */
+function deliveredFilesDeleted(
+  notice: WithdrawalNoticeDocument,
+  doomed: AnyProvenance["files"],
+  gone: Set<string>,
+  writtenFrom: { path: string; from?: { path: string } | null }[],
+): string[] {
+  const episodes = new Set(notice.episode_ids);
+  return doomed
+    .filter((f) => f.episode_ids.some((id) => episodes.has(id)))
+    .filter((f) => {
+      const places = new Set([f.path, ...(f.stored_at ? [f.stored_at] : [])]);
+      return (
+        [...places].some((p) => gone.has(p)) ||
+        writtenFrom.some((w) => gone.has(w.path) && (places.has(w.path) || (w.from && places.has(w.from.path))))
+      );
+    })
+    .map((f) => f.path)
+    .sort(byteOrder);
 }
 
 /** A record an earlier das sync wrote with the episodes' ids and paths, reduced to what is kept now. */

@@ -4,7 +4,7 @@ import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ManifestFile } from "./api";
 import { describe } from "./api";
-import { backoffSeconds, retryAfterSeconds, sleep } from "./retry";
+import { backoffSeconds, MAX_WAIT_SECONDS, retryAfterSeconds, sleep, waitTooLong } from "./retry";
 
 /**
  * One file from a signed URL into `dest`: written to `dest.das-partial` and renamed into place
@@ -120,7 +120,10 @@ export async function fetchFile(
       if ([408, 429, 500, 502, 503, 504].includes(response.status)) {
         await response.body?.cancel();
         lastProblem = `the store answered ${response.status}`;
-        await wait(retryAfterSeconds(response.headers.get("retry-after")) ?? backoffSeconds(attempt), lastProblem);
+        const asked = retryAfterSeconds(response.headers.get("retry-after"));
+        if (asked !== undefined && asked > MAX_WAIT_SECONDS)
+          return { ok: false, reason: `${lastProblem}, and ${waitTooLong(asked)}` };
+        await wait(asked ?? backoffSeconds(attempt), lastProblem);
         continue;
       }
       if (response.status === 404) {

@@ -1,5 +1,6 @@
-import type { NextRequest } from "next/server";
+import { NextRequest } from "next/server";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../errors";
+import { readBodyText } from "./body";
 import { errorOnlyResponse, route, type RouteHandler } from "./route";
 import { withAuthEndpointHeaders } from "./security-headers";
 
@@ -9,9 +10,17 @@ import { withAuthEndpointHeaders } from "./security-headers";
  */
 const AUTH_ACTIONS = new Set(["providers", "session", "csrf", "signin", "signout", "callback", "error"]);
 
+/** A sign-in or sign-out form is a few hundred bytes: its body is cut well before it could cost memory. */
+const AUTH_BODY_MAX_BYTES = 64 * 1024;
+
 const CODE_OF_STATUS = new Map<number, ErrorCode>(
   (Object.entries(ERROR_STATUS) as [ErrorCode, number][])
-    .filter(([code]) => !["invalid_cursor", "invalid_body", "version_not_licensed", "https_required"].includes(code))
+    .filter(
+      ([code]) =>
+        !["invalid_cursor", "invalid_body", "version_not_licensed", "https_required", "acknowledgement_limit"].includes(
+          code,
+        ),
+    )
     .map(([code, status]) => [status, code]),
 );
 
@@ -37,8 +46,14 @@ export function authEndpoints(handlers: { GET: AuthHandler; POST: AuthHandler })
       if (refused) {
         return withAuthEndpointHeaders(await errorOnlyResponse(request, new AppError("invalid_parameter", refused)));
       }
-      // Next hands route handlers its NextRequest, which is what Auth.js reads.
-      const response = await handler(request as NextRequest);
+      let bounded: NextRequest;
+      try {
+        bounded = await withBoundedBody(request as NextRequest);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        return withAuthEndpointHeaders(await errorOnlyResponse(request, error));
+      }
+      const response = await handler(bounded);
       if (response.status < 400) return withAuthEndpointHeaders(response);
       const code = CODE_OF_STATUS.get(response.status) ?? "internal_error";
       return withAuthEndpointHeaders(
@@ -46,6 +61,20 @@ export function authEndpoints(handlers: { GET: AuthHandler; POST: AuthHandler })
       );
     };
   return route({ GET: wrap(handlers.GET), POST: wrap(handlers.POST) });
+}
+
+/**
+ * The request with its body read here, counted as it arrives and refused past
+ * AUTH_BODY_MAX_BYTES (413): Auth.js reads a form body whole. Next hands route handlers its
+ * NextRequest, which is what Auth.js reads; one without a body is passed on as it is.
+ */
+async function withBoundedBody(request: NextRequest): Promise<NextRequest> {
+  if (!request.body) return request;
+  const body = await readBodyText(request, AUTH_BODY_MAX_BYTES);
+  const headers = new Headers(request.headers);
+  headers.delete("content-length");
+  headers.delete("transfer-encoding");
+  return new NextRequest(request.url, { method: request.method, headers, body });
 }
 
 /** The names Auth.js gives its callback-address cookie, over http and over https. */

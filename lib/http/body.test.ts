@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { AppError } from "../errors";
-import { readJsonBody } from "./body";
+import { MAX_BODY_BYTES, readBodyText, readJsonBody } from "./body";
 import { toAppError } from "./respond";
 
 /** A JSON request whose body fails half way, as Node's does when the client closes the connection. */
@@ -44,5 +44,50 @@ describe("readJsonBody when the client leaves half way through its body", () => 
     // A write to a connection the database has just closed, as a killed backend leaves it.
     const brokenPipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE" });
     expect(toAppError(brokenPipe, "req_test").code).toBe("unavailable");
+  });
+});
+
+/** A chunked JSON request whose body never ends, counting what has been pulled from it. */
+function endlessRequest(): { request: Request; pulled: () => number } {
+  let pulled = 0;
+  const piece = new Uint8Array(64 * 1024).fill(0x20);
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled += piece.length;
+      controller.enqueue(piece);
+    },
+  });
+  const request = new Request("http://localhost/api/v1/downloads", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    duplex: "half",
+  } as RequestInit);
+  return { request, pulled: () => pulled };
+}
+
+describe("readBodyText counts the bytes as they arrive", () => {
+  it("stops an endless body just past the limit with 413 body_too_large, leaving the rest unread", async () => {
+    const { request, pulled } = endlessRequest();
+    const error = await readJsonBody(request, z.object({})).catch((e) => e);
+    expect(error).toMatchObject({ code: "body_too_large", status: 413 });
+    expect(pulled()).toBeGreaterThan(MAX_BODY_BYTES);
+    expect(pulled()).toBeLessThan(MAX_BODY_BYTES + 4 * 64 * 1024);
+    // Released, not cancelled: cancelling would destroy the socket before the 413 is written.
+    expect(request.body!.locked).toBe(false);
+  });
+
+  it("refuses a declared Content-Length over the limit without reading anything", async () => {
+    const { request, pulled } = endlessRequest();
+    request.headers.set("content-length", String(MAX_BODY_BYTES + 1));
+    await expect(readBodyText(request, MAX_BODY_BYTES)).rejects.toMatchObject({ code: "body_too_large" });
+    expect(pulled()).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it("reads a body of exactly the limit, as UTF-8", async () => {
+    const text = `"${"é".repeat((MAX_BODY_BYTES - 2) / 2)}"`;
+    expect(Buffer.byteLength(text)).toBe(MAX_BODY_BYTES);
+    const request = new Request("http://localhost/", { method: "POST", body: text });
+    expect(await readBodyText(request, MAX_BODY_BYTES)).toBe(text);
   });
 });

@@ -1,28 +1,23 @@
-import type { JsonBody, Reuse } from "../cache/cacheable";
+import type { JsonBody } from "../cache/cacheable";
 import { JSON_HEADERS } from "./respond";
 
 /**
- * `private`: an answer is its key's, never a shared cache's. A page of a released version never
- * changes, so a client may keep reusing it for an hour without asking; revoking its key or licence
- * governs what the server gives next, not what the client already holds (it could have saved the
- * body anyway), and an hour bounds how long a client that keeps re-reading its own copy goes
- * without hearing about it. Lists (datasets, versions, annotations without a pinned version) change
- * with licences and imports: `no-cache` lets the client keep them but makes it ask each time, and
- * the answer is then usually a 304 without a body.
+ * Every catalog answer: `private`, an answer is its key's, never a shared cache's; `no-cache`, a
+ * client may keep it but asks each time, and the answer is then usually a 304 without a body. A
+ * released version's pages change too since episodes can be withdrawn (their files, counts and
+ * manifests with them), and lists change with licences and imports: no answer may be reused
+ * without asking (decision 0101, which replaces 0028's hour for pages of released versions).
  */
-export const CACHE_CONTROL: Record<Reuse, string> = {
-  immutable: "private, max-age=3600",
-  revalidate: "private, no-cache",
-};
+export const CACHE_CONTROL = "private, no-cache";
 
 /**
  * A JSON answer with its validator: 304 without a body when the request's If-None-Match already
  * names it, else 200 with it. Only ever called for what the caller was authorized to read (RFC 9110
  * evaluates preconditions after authentication and authorization; a 401, 403 or 404 ignores them).
  */
-export function conditionalResponse(request: Request, body: JsonBody, reuse: Reuse): Response {
+export function conditionalResponse(request: Request, body: JsonBody): Response {
   // Vary: a client's own cache keeps one answer per key, since lists differ between keys.
-  const headers = { ETag: body.etag, "Cache-Control": CACHE_CONTROL[reuse], Vary: "Authorization" };
+  const headers = { ETag: body.etag, "Cache-Control": CACHE_CONTROL, Vary: "Authorization" };
   if (ifNoneMatchFails(request.headers.get("if-none-match"), body.etag))
     return new Response(null, { status: 304, headers });
   return new Response(body.bytes, { headers: { ...JSON_HEADERS, ...headers } });

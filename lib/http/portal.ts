@@ -6,6 +6,7 @@ import type { UserPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
 import { getDb } from "../db/client";
 import { AppError, type ErrorCode } from "../errors";
+import { rateLimiters } from "../limits/rate-limit";
 import { mayEnter, type Area } from "../portal/access";
 import { parseSearchParams, type SearchParams } from "./query";
 import { signInPath } from "../redirect-target";
@@ -80,8 +81,10 @@ export type ActionResult<T> =
   | { ok: false; error: { code: ErrorCode; message: string; request_id: string } };
 
 /**
- * The body of every server action: the same area check as the pages, then the lib verb; errors
- * come back as data (the envelope's fields) for the form to show, never as a thrown 500.
+ * The body of every server action: the same area check as the pages, the user's per-minute budget
+ * (the API's limiter and number, per user rather than per key: every action writes something, a
+ * download or a preview into the disclosure log among them), then the lib verb; errors come back
+ * as data (the envelope's fields) for the form to show, never as a thrown 500.
  */
 export async function runAction<T>(
   area: Area,
@@ -101,6 +104,16 @@ export async function runAction<T>(
     };
   }
   try {
+    const limit = await rateLimiters().perUser.consume(user.userId);
+    if (limit.limited)
+      return {
+        ok: false,
+        error: {
+          code: "rate_limited",
+          message: `Too many actions from your account: the limit is ${limit.limit} per minute. Try again in ${limit.resetSeconds} s.`,
+          request_id: requestId,
+        },
+      };
     return { ok: true, data: await verb({ db: getDb(), principal: user, requestId }) };
   } catch (error) {
     const appError = toAppError(error, requestId);

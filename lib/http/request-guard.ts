@@ -12,7 +12,8 @@ import { errorOnlyResponse } from "./route";
  * any code of ours runs); it answers other methods it does not dispatch with an empty 400, and an
  * API path with an empty segment (`/api//v1/...`) with a bodiless 308, also before the proxy runs.
  * So these are recognised where the request enters Node's HTTP server: a string test per request,
- * not the proxy's cost. (The same hook OpenTelemetry's HTTP instrumentation uses.)
+ * not the proxy's cost. (The same hook OpenTelemetry's HTTP instrumentation uses.) So are the
+ * server actions Next would refuse with a 500 (`actionRefusal`).
  */
 
 /** The methods Next dispatches to pages and route handlers. */
@@ -47,6 +48,49 @@ export function refusalOf(method: string, target: string): Refusal | null {
   if (api && EMPTY_SEGMENT.test(path))
     return { api, error: noSuchEndpoint("The path has an empty segment ('//' or a backslash). ") };
   return null;
+}
+
+/**
+ * Next's own limit on a server action's body (`experimental.serverActions.bodySizeLimit`, set to
+ * this in next.config.ts): a body the guard lets through is one Next accepts.
+ */
+export const ACTION_BODY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A POST to a portal path is a server action (the portal's route handlers answer GET only; Next
+ * takes any POST to a page for one). Next refuses one from another origin (its CSRF check) and
+ * one whose body passes its limit, but with a 500 carrying a digest, once it has begun. Both are
+ * answered here instead, from the headers alone, before a byte of the body is read: 403 for
+ * another origin (judged as Next judges it: the Origin's host against X-Forwarded-Host, else
+ * Host; a request without Origin, which no browser sends with a POST, is Next's to judge), 413 for
+ * a declared length over the limit, and 411 for a body without a length (chunked), which no
+ * browser sends to a server action and whose size nothing could bound before reading it.
+ */
+export function actionRefusal(method: string, target: string, headers: http.IncomingHttpHeaders): Refusal | null {
+  if (method !== "POST" || API_PATH.test(target.split("?")[0]!)) return null;
+  const plain = (status: number, text: string): Refusal => ({ api: false, status, text: `${text}\n`, headers: {} });
+  if (headers.origin !== undefined && !fromOwnOrigin(headers.origin, headers))
+    return plain(403, "This form was sent from another site; the portal takes forms from its own pages only.");
+  const length = headers["content-length"];
+  if (length === undefined)
+    return headers["transfer-encoding"] === undefined
+      ? null
+      : plain(411, "A form's body must say its length (Content-Length).");
+  if (Number(length) > ACTION_BODY_MAX_BYTES)
+    return plain(413, `A form's body is at most ${ACTION_BODY_MAX_BYTES} bytes; this one is ${length}.`);
+  return null;
+}
+
+function fromOwnOrigin(origin: string, headers: http.IncomingHttpHeaders): boolean {
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    return false;
+  }
+  const forwarded = headers["x-forwarded-host"];
+  const forwardedHost = (Array.isArray(forwarded) ? forwarded[0] : forwarded?.split(",")[0])?.trim();
+  return host !== "" && (host === forwardedHost || host === headers.host);
 }
 
 const noSuchEndpoint = (why = "") =>
@@ -115,6 +159,39 @@ function trustForwardedHeaders(req: http.IncomingMessage, trusted: number): void
   req.headers["x-forwarded-proto"] = proto;
 }
 
+const hasBody = (req: http.IncomingMessage) =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+
+/** What is still read of a request's body after an answer that did not wait for it, and for how long. */
+const LINGER_BYTES = 4 * 1024 * 1024;
+const LINGER_MS = 2000;
+
+/**
+ * An answer sent before its request's body was read whole (a 413, a refusal of the guard, a 401
+ * before the body): what the client still sends is read and thrown away for a moment, then the
+ * connection is closed. Closing at once, with bytes unread, makes the kernel answer the client
+ * with a reset, which can destroy the answer before the client reads it (a "lingering close", as
+ * nginx does). A body that ends meanwhile leaves the connection open for the next request.
+ */
+function lingerThenClose(req: http.IncomingMessage): void {
+  let read = 0;
+  const close = () => {
+    clearTimeout(timer);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  const drain = () => {
+    for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) {
+      read += chunk.length;
+      if (read > LINGER_BYTES) return close();
+    }
+  };
+  req.once("end", () => clearTimeout(timer));
+  req.on("readable", drain);
+  drain();
+}
+
 /** Installs the guard on Node's HTTP server, once per process. */
 export function guardRequests(): void {
   const proto = http.Server.prototype as http.Server & { [GUARDED]?: true };
@@ -126,7 +203,9 @@ export function guardRequests(): void {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
       trustForwardedHeaders(req, trusted);
-      const refusal = refusalOf(req.method ?? "", req.url ?? "/");
+      if (hasBody(req)) res.once("finish", () => req.complete || lingerThenClose(req));
+      const refusal =
+        refusalOf(req.method ?? "", req.url ?? "/") ?? actionRefusal(req.method ?? "", req.url ?? "/", req.headers);
       if (refusal) {
         send(refusal, req, res).catch(() => res.destroy());
         return true;

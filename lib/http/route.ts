@@ -154,12 +154,12 @@ async function write(
   cache: ReadCache | undefined,
   reply: Reply,
 ): Promise<Response> {
-  if (reply instanceof CacheableRead) return conditionalResponse(request, await cachedBody(cache, reply), reply.reuse);
+  if (reply instanceof CacheableRead) return conditionalResponse(request, await cachedBody(cache, reply));
   if (reply instanceof JsonReply)
     return new Response(JSON.stringify(reply.body), { status: reply.status, headers: JSON_HEADERS });
   if (reply instanceof StreamedJsonObject) {
     const streamed = streamJsonObject(reply.head, reply.arrayName, reply.items, requestId);
-    streamed.headers.set("Cache-Control", CACHE_CONTROL[reply.reuse]);
+    streamed.headers.set("Cache-Control", CACHE_CONTROL);
     return streamed;
   }
   return new Response(JSON.stringify(reply), { headers: JSON_HEADERS });

@@ -51,6 +51,8 @@ export type RateLimiters = {
   anonymousPerIp: Budget;
   /** Failed portal sign-ins per account (email). */
   signInFailuresPerAccount: Budget;
+  /** Server actions per portal user: the same number per minute as a key's requests. */
+  perUser: Budget;
   close(): Promise<void>;
 };
 
@@ -95,6 +97,7 @@ export function createRateLimiters(options: RateLimitOptions): RateLimiters {
     authFailuresPerIp: budget("authfail", options.authFailuresPerMinute),
     anonymousPerIp: budget("anon", options.perMinute),
     signInFailuresPerAccount: budget("signin", options.signInFailuresPerMinute ?? 5),
+    perUser: budget("user", options.perMinute),
     close: async () => {
       redis?.disconnect();
     },

@@ -36,6 +36,18 @@ describe("the address guard", () => {
       expect(isNonPublicAddress(address), address).toBe(false);
   });
 
+  it("counts site-local and discard-only addresses as not public, and their neighbours as public", () => {
+    for (const address of [
+      "fec0::1", // site-local, fec0::/10
+      "feff:ffff::1",
+      "100::1", // discard-only, 100::/64
+      "100::ffff:ffff:ffff:ffff",
+    ])
+      expect(isNonPublicAddress(address), address).toBe(true);
+    for (const address of ["100:0:0:1::1", "fe7f::1", "2001:4860:4860::8888"])
+      expect(isNonPublicAddress(address), address).toBe(false);
+  });
+
   it("judges an IPv6 address that embeds an IPv4 address by that address too", () => {
     for (const address of [
       "::127.0.0.1", // IPv4-compatible

@@ -29,7 +29,9 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ["::", 128], // unspecified
   ["::1", 128], // loopback
+  ["100::", 64], // discard-only (RFC 6666)
   ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated by RFC 3879, still routed inside some networks)
   ["fc00::", 7], // unique-local
   ["ff00::", 8], // multicast
   ["64:ff9b:1::", 48], // local-use NAT64

@@ -170,9 +170,16 @@ describe("a new version of a dataset", () => {
       expect(received).toHaveLength(1);
       const { acknowledged_at: _, ...payload } = holder[0]!;
       expect(received[0]).toMatchObject({ type: "notice.new_version", data: payload });
-      const attempts = (await listDeliveryAttempts(operator, { noticeId: holder[0]!.notice_id })).filter(
-        (a) => a.channel === "webhook",
-      );
+      // The worker records the attempt once the receiver has answered: wait for the record too.
+      const webhookAttempts = async () =>
+        (await listDeliveryAttempts(operator, { noticeId: holder[0]!.notice_id })).filter(
+          (a) => a.channel === "webhook",
+        );
+      let attempts = await webhookAttempts();
+      while (!attempts.length && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 100));
+        attempts = await webhookAttempts();
+      }
       expect(attempts.map((a) => [a.event_type, a.delivered, a.message_id])).toEqual([
         ["notice.new_version", true, received[0]!.id],
       ]);

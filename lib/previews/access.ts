@@ -3,6 +3,7 @@ import { holds, requireReviewer } from "../auth/authorize";
 import { sqlOf } from "../db/client";
 import type { ReviewerRole } from "../db/schema";
 import { AppError, NOT_VISIBLE } from "../errors";
+import { releasedVersions } from "../catalog/access";
 import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { resolveEpisodeVersion, type EpisodeVersion } from "../catalog/list-annotations";
 import { episodeWithdrawn, withdrawnAt } from "../catalog/withdrawn";
@@ -63,21 +64,25 @@ export async function reviewedEpisodeVersions(
   // Without a licence: only for those who hold the review permission, whoever calls this.
   requireReviewer(ctx);
   const sql = sqlOf(ctx.db);
-  const all = EPISODE_ID_PATTERN.test(episodeId)
-    ? await sql<PreviewVersion[]>`
-        select v.id as "versionId", v.dataset_id as "datasetId", v.version, v.released_at as "releasedAt",
-               v.episode_count as "episodeCount", null as "licenceId", null as "termsSha256", null as "heldOutOfTerm",
+  const holding = EPISODE_ID_PATTERN.test(episodeId)
+    ? await sql<{ datasetId: string; versionId: number; withdrawn: boolean }[]>`
+        select v.dataset_id as "datasetId", v.id as "versionId",
                exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id) as withdrawn
         from episodes e join dataset_versions v on v.id = e.version_id
-        where e.episode_id = ${episodeId}
-        order by v.major desc, v.minor desc, v.patch desc`
+        where e.episode_id = ${episodeId}`
     : [];
-  if (!all.length) throw new AppError("not_found", NOT_VISIBLE.episode);
-  const present = all.filter((v) => !(v as { withdrawn?: boolean }).withdrawn);
+  if (!holding.length) throw new AppError("not_found", NOT_VISIBLE.episode);
+  // The versions as every reader has them (counts without withdrawn episodes), newest first.
+  const datasetId = holding[0]!.datasetId;
+  const withdrawn = new Map(holding.map((h) => [h.versionId, h.withdrawn]));
+  const all: PreviewVersion[] = (await releasedVersions(ctx, datasetId))
+    .filter((v) => withdrawn.has(v.versionId))
+    .map((v) => ({ ...v, datasetId, licenceId: null, termsSha256: null, heldOutOfTerm: null }));
+  const present = all.filter((v) => !withdrawn.get(v.versionId));
   const pinned = version === undefined ? undefined : all.find((v) => v.version === version);
   if (version !== undefined && !pinned)
     throw new AppError("not_found", `Episode '${episodeId}' is not part of version '${version}'.`);
   const chosen = version === undefined ? present[0] : present.find((v) => v === pinned);
   if (!chosen) throw episodeWithdrawn(episodeId, await withdrawnAt(sql, episodeId));
-  return { chosen, all: present.map(({ withdrawn: _, ...v }: PreviewVersion & { withdrawn?: boolean }) => v) };
+  return { chosen, all: present };
 }

@@ -1,16 +1,23 @@
 import { createHash } from "node:crypto";
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
+import type { RequestedScope } from "../db/schema";
+import { filesInScope } from "../downloads/resolve-scope";
 import { withTx } from "../db/tx";
 import { AppError } from "../errors";
 import { newId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
 import { requireReviewer } from "../auth/authorize";
-import { requireNotice } from "./list-notices";
+import { requireNotice, type NoticeRecord } from "./list-notices";
 
 export const STATEMENT_MAX_CHARS = 4_000;
 export const MAX_DELETED_PATHS = 100_000;
+/**
+ * Acknowledgements a notice takes: a portal user and `das sync` on a few machines, and again after
+ * a later sync; each is kept for ever, so a notice cannot be made to grow the table without bound.
+ */
+export const MAX_ACKNOWLEDGEMENTS_PER_NOTICE = 10;
 /** The hash before the first acknowledgement. */
 export const ACK_GENESIS_HASH = "0".repeat(64);
 
@@ -47,8 +54,10 @@ const ACK_CHAIN_LOCK = "das:acknowledgements";
 
 /**
  * A recipient's acknowledgement of a notice: its statement of what it did and the paths it
- * deleted, appended to the acknowledgements' hash chain. A notice may be acknowledged more than
- * once (a portal user, then `das sync`); each is kept. Another organisation's notice is 404.
+ * deleted, appended to the acknowledgements' hash chain. The paths may name only files the
+ * notice's downloads and previews delivered (400 naming the first other one), each once; a notice
+ * takes at most MAX_ACKNOWLEDGEMENTS_PER_NOTICE (a portal user, then `das sync`, ...), each kept,
+ * then 409. Another organisation's notice is 404.
  */
 export async function acknowledgeNotice(
   ctx: Ctx,
@@ -60,16 +69,26 @@ export async function acknowledgeNotice(
       "invalid_body",
       `statement must be 1 to ${STATEMENT_MAX_CHARS} characters without control characters other than line breaks.`,
     );
-  if (input.deletedPaths.length > MAX_DELETED_PATHS)
-    throw new AppError("invalid_body", `deleted_paths lists at most ${MAX_DELETED_PATHS} paths.`);
-  const bad = input.deletedPaths.find((p) => !p || p.length > 1024 || !WITHOUT_CONTROL_CHARACTERS.test(p));
-  if (bad !== undefined)
-    throw new AppError("invalid_body", "deleted_paths holds paths of 1 to 1024 characters without control characters.");
+  checkPathsShape(input.deletedPaths);
   const p = ctx.principal;
   return withTx(ctx, async (tx) => {
     const notice = await requireNotice(tx, input.noticeId);
     const sql = sqlOf(tx.db);
+    const stranger = await firstUndelivered(sql, notice, input.deletedPaths);
+    if (stranger !== null)
+      throw new AppError(
+        "invalid_body",
+        `deleted_paths may name only files this notice's downloads and previews delivered, as their manifests name them: '${stranger}' is not one of them.`,
+      );
     await sql`select pg_advisory_xact_lock(hashtext(${ACK_CHAIN_LOCK}))`;
+    // Counted under the chain's lock: two acknowledgements at once cannot both be the tenth.
+    const [made] = await sql<{ n: number }[]>`
+      select count(*)::int as n from notice_acknowledgements where notice_id = ${notice.notice_id}`;
+    if (made!.n >= MAX_ACKNOWLEDGEMENTS_PER_NOTICE)
+      throw new AppError(
+        "acknowledgement_limit",
+        `Notice ${notice.notice_id} has ${made!.n} acknowledgements already, the most a notice takes; they are all kept.`,
+      );
     const [head] = await sql<{ seq: string; hash: string; now: Date }[]>`
       select coalesce((select seq from notice_acknowledgements order by seq desc limit 1), 0)::text as seq,
              coalesce((select hash from notice_acknowledgements order by seq desc limit 1), ${ACK_GENESIS_HASH}) as hash,
@@ -98,6 +117,43 @@ export async function acknowledgeNotice(
       hash,
     };
   });
+}
+
+function checkPathsShape(paths: string[]): void {
+  if (paths.length > MAX_DELETED_PATHS)
+    throw new AppError("invalid_body", `deleted_paths lists at most ${MAX_DELETED_PATHS} paths.`);
+  const bad = paths.find((p) => !p || p.length > 1024 || !WITHOUT_CONTROL_CHARACTERS.test(p));
+  if (bad !== undefined)
+    throw new AppError("invalid_body", "deleted_paths holds paths of 1 to 1024 characters without control characters.");
+  const seen = new Set<string>();
+  for (const path of paths) {
+    if (seen.has(path)) throw new AppError("invalid_body", `deleted_paths names '${path}' more than once.`);
+    seen.add(path);
+  }
+}
+
+/**
+ * The first of `paths` that none of the notice's deliveries delivered, or null. What an entry
+ * delivered is its recorded scope resolved again, as a replay of its download resolves it
+ * (released versions never change): one query per distinct scope, each looking up only the paths
+ * not yet found. A notice of another kind delivered nothing.
+ */
+async function firstUndelivered(sql: Sql, notice: NoticeRecord, paths: string[]): Promise<string | null> {
+  if (!paths.length) return null;
+  const left = new Set(paths);
+  const entries = notice.kind === "withdrawal" ? notice.deliveries.map((d) => d.download_id) : [];
+  const scopes = entries.length
+    ? await sql<{ version_id: number; requested_scope: RequestedScope }[]>`
+        select distinct version_id, requested_scope from disclosures where id = any(${entries}::text[])`
+    : [];
+  for (const { version_id, requested_scope } of scopes) {
+    const found = await sql<{ path: string }[]>`
+      select f.path from files f
+      where ${filesInScope(sql, version_id, requested_scope)} and f.path = any(${[...left]}::text[])`;
+    for (const { path } of found) left.delete(path);
+    if (!left.size) return null;
+  }
+  return paths.find((p) => left.has(p)) ?? null;
 }
 
 export type AcknowledgementChainStatus =

@@ -23,7 +23,7 @@ import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
 import { createIsolatedDb } from "@/lib/testing/isolated-db";
 import { previewWithdrawal, withdrawEpisodes } from "./withdraw";
 import { computeWithdrawalNotices } from "./notices";
-import { acknowledgeNotice, verifyAcknowledgements } from "./acknowledge";
+import { acknowledgeNotice, MAX_ACKNOWLEDGEMENTS_PER_NOTICE, verifyAcknowledgements } from "./acknowledge";
 import { listNotices } from "./list-notices";
 import * as api from "../../app/api/[[...path]]/route";
 
@@ -377,6 +377,56 @@ describe("notices and acknowledgements", () => {
     expect(after.json.notices[0].acknowledged_at).toBe(made.json.acknowledged_at);
   });
 
+  it("take deleted_paths only from files the notice's deliveries delivered, each once, and at most 10 per notice", async () => {
+    const w = await world();
+    await receive(w);
+    await withdrawEpisodes(operatorCtx(), { episodeIds: [w.ids.A1], reason: "consent withdrawn" });
+    const [notice] = (await get(w.keys.api, "/api/v1/notices")).json.notices;
+    const url = `/api/v1/notices/${notice.notice_id}/acknowledgements`;
+    const acknowledge = (body: unknown) => post(w.keys.api, url, body);
+    // The API organisation's download delivered A1, A2 and B2 of 1.0.0; B3 went to another organisation only.
+    const delivered = [`${w.ids.A1}/cam.mp4`, `${w.ids.A2}/cam.mp4`];
+    const strangers = ["../../etc/passwd", `${w.ids.B3}/cam.mp4`, "pack/cam.mp4"];
+    for (const stranger of strangers) {
+      const refused = await acknowledge({ statement: "Deleted.", deleted_paths: [...delivered, stranger, "x/y"] });
+      expectError(refused, 400, "invalid_body");
+      expect(refused.json.error.message).toContain(`'${stranger}' is not one of them`);
+    }
+    const twice = await acknowledge({ statement: "Deleted.", deleted_paths: [delivered[0], delivered[0]] });
+    expectError(twice, 400, "invalid_body");
+    expect(twice.json.error.message).toContain("more than once");
+
+    const made = await acknowledge({ statement: "Deleted.", deleted_paths: delivered });
+    expectOk(made, 201);
+    expect(made.json.deleted_paths).toEqual(delivered);
+    // The paths are optional: none is [].
+    const bare = await acknowledge({ statement: "Nothing of it was kept." });
+    expectOk(bare, 201);
+    expect(bare.json.deleted_paths).toEqual([]);
+    // A preview's files are what it delivered: the preview organisation's notice takes its A3 video.
+    await withdrawEpisodes(operatorCtx(), { episodeIds: [w.ids.A3], reason: "consent withdrawn" });
+    const [previewed] = (await get(w.keys.preview, "/api/v1/notices")).json.notices;
+    const previewUrl = `/api/v1/notices/${previewed.notice_id}/acknowledgements`;
+    expectOk(
+      await post(w.keys.preview, previewUrl, { statement: "Deleted.", deleted_paths: [`${w.ids.A3}/cam.mp4`] }),
+      201,
+    );
+    expectError(
+      await post(w.keys.preview, previewUrl, { statement: "Deleted.", deleted_paths: [`${w.ids.A3}/joints.bin`] }),
+      400,
+      "invalid_body",
+    );
+
+    for (let i = 2; i < MAX_ACKNOWLEDGEMENTS_PER_NOTICE; i++)
+      expectOk(await acknowledge({ statement: `Checked again (${i}).`, deleted_paths: [] }), 201);
+    const eleventh = await acknowledge({ statement: "Once more.", deleted_paths: [] });
+    expectError(eleventh, 409, "acknowledgement_limit");
+    expect(eleventh.json.error.message).toContain(`has ${MAX_ACKNOWLEDGEMENTS_PER_NOTICE} acknowledgements already`);
+    const [kept] = await sql()<{ n: number }[]>`
+      select count(*)::int as n from notice_acknowledgements where notice_id = ${notice.notice_id}`;
+    expect(kept!.n).toBe(MAX_ACKNOWLEDGEMENTS_PER_NOTICE);
+  });
+
   it("chain: verified, and a tampered acknowledgement breaks it where it was changed", async () => {
     const iso = await createIsolatedDb("acks");
     try {
@@ -392,12 +442,12 @@ describe("notices and acknowledgements", () => {
         await acknowledgeNotice(ctx, {
           noticeId: `nt_${"a".repeat(32)}`,
           statement: `deleted ${i}`,
-          deletedPaths: [`p${i}`],
+          deletedPaths: [],
         });
       expect((await listNotices(ctx, { limit: 10 })).notices[0]!.acknowledged_at).not.toBeNull();
       expect(await verifyAcknowledgements(operator)).toEqual({ ok: true, acknowledgements: 3 });
       await iso.sql.unsafe(`alter table notice_acknowledgements disable trigger user;
-        update notice_acknowledgements set deleted_paths = '{}' where seq = 2;
+        update notice_acknowledgements set statement = 'deleted nothing' where seq = 2;
         alter table notice_acknowledgements enable trigger user`);
       expect(await verifyAcknowledgements(operator)).toMatchObject({ ok: false, broken_at_seq: 2 });
     } finally {

@@ -412,7 +412,7 @@ describe("conditional requests", () => {
     const ok = await get(servers[0]!, page("1.0.0"), key.secret);
     const etag = ok.headers.get("etag")!;
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
-    expect(ok.headers.get("cache-control")).toBe("private, max-age=3600");
+    expect(ok.headers.get("cache-control")).toBe("private, no-cache");
     // Next adds its own (rsc, Accept-Encoding, ...) to the list.
     expect(ok.headers.get("vary")?.split(/, */)).toContain("Authorization");
     let remaining = Number(ok.headers.get("ratelimit-remaining"));
@@ -421,7 +421,7 @@ describe("conditional requests", () => {
       expect(res.status, field).toBe(304);
       expect(res.text).toBe("");
       expect(res.headers.get("etag")).toBe(etag);
-      expect(res.headers.get("cache-control")).toBe("private, max-age=3600");
+      expect(res.headers.get("cache-control")).toBe("private, no-cache");
       expect(res.headers.get("x-request-id")).toMatch(/^req_/);
       expect(Number(res.headers.get("ratelimit-remaining"))).toBe(--remaining);
     }
@@ -503,6 +503,14 @@ describe("withdrawal with caches in two instances", () => {
     await warm(episodesPath, key);
     await warm(`/api/v1/datasets/${ownId}/versions/1.0.0/manifest`, key);
     await warm(annotationsPath, key);
+    // A released version's pages change with a withdrawal: a client may keep them, but must ask
+    // again before using them (no-cache), with the validator it holds.
+    const held = new Map<string, string>();
+    for (const path of [episodesPath, `/api/v1/datasets/${ownId}/versions/1.0.0/manifest`]) {
+      const res = await get(servers[0]!, path, key);
+      expect(res.headers.get("cache-control"), path).toBe("private, no-cache");
+      held.set(path, res.headers.get("etag")!);
+    }
 
     const run = await runCli("das-admin", ["withdraw", "--episodes", withdrawn, "--reason", "consent withdrawn"], {
       env: cliEnv(),
@@ -517,6 +525,9 @@ describe("withdrawal with caches in two instances", () => {
       const manifest = await get(server, `/api/v1/datasets/${ownId}/versions/1.0.0/manifest`, key);
       expect(manifest.json.episode_count).toBe(3);
       expect(manifest.json.files.map((f: { episode_id: string }) => f.episode_id)).not.toContain(withdrawn);
+      // Asking again with what it held gets the new page, not a 304.
+      for (const [path, etag] of held)
+        expect((await get(server, path, key, { "if-none-match": etag })).status).toBe(200);
     }
   });
 });

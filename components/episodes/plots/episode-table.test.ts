@@ -135,6 +135,25 @@ describe("reading an episode's data in the browser", () => {
     await expect(read("/table.parquet", 99)).rejects.toThrow("holds no rows of this episode");
   });
 
+  it("names the store's CORS as the likely cause when a fetch fails without an answer", async () => {
+    // What a browser's fetch does when the store does not allow the portal's origin: it rejects
+    // with a TypeError and no status, as Node's does for a port where nothing listens.
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await readEpisodeTable({
+      url: `http://127.0.0.1:${port}/table.parquet`,
+      size: table.length,
+      episodeIndex: 0,
+      names: {},
+      duration: 10,
+    }).catch((e) => e);
+    expect(error.message).toContain("could not be fetched");
+    expect(error.message).toContain("no CORS rule that lets this portal read it");
+    expect(error.message).toContain("das-admin store check");
+  });
+
   it("numbers the dimensions of a feature info.json does not name, and takes every row without an episode index", async () => {
     const data = await readEpisodeTable({
       url: `${origin}/table.parquet`,

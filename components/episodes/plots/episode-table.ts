@@ -122,9 +122,19 @@ function toNumber(value: unknown): number {
   return Number.NaN;
 }
 
+/**
+ * What the page says went wrong. A fetch that fails without any answer (a TypeError: "Failed to
+ * fetch", "NetworkError ...", "Load failed") is, from a store that serves the video, most likely
+ * the store's CORS: the browser may play a video from another origin but may read a file by fetch
+ * only when the store allows the portal's origin, and it hides the reason from the page.
+ */
+export const NO_CORS_HINT =
+  "the file could not be fetched: most likely the object store has no CORS rule that lets this portal read it (an operator's `das-admin store check` prints the rule to set), or the network failed";
+
 function describe(error: unknown, fallback: string): string {
   const message = error instanceof Error ? error.message : "";
   if (/fetch failed (403|404)/.test(message)) return "the file could not be fetched (it is missing from the store)";
+  if (error instanceof TypeError && /fetch|network|load failed/i.test(message)) return NO_CORS_HINT;
   if (/fetch/i.test(message)) return "the file could not be fetched";
   if (/magic|parquet/i.test(message)) return "it is not a parquet file";
   return fallback;

@@ -16,11 +16,11 @@ export const acknowledgeNotice = defineOperation({
     tags: ["Notices"],
     summary: "Acknowledge a notice",
     description:
-      "Records the organisation's statement of what it did about a notice and the paths it deleted, appended to a hash-chained, append-only record the data owner's reviewers see. A notice may be acknowledged more than once; each acknowledgement is kept. Another organisation's notice is 404.",
+      "Records the organisation's statement of what it did about a notice and the files it deleted (only files the notice's downloads and previews delivered), appended to a hash-chained, append-only record the data owner's reviewers see. A notice may be acknowledged up to 10 times (a portal user, then `das sync` on each machine); each acknowledgement is kept, and an eleventh is 409 `acknowledgement_limit`. Another organisation's notice is 404.",
     requestBody: { required: true, examples: EXAMPLES.acknowledgementRequests },
     responses: {
       ...ok("The acknowledgement, recorded.", Acknowledgement, EXAMPLES.acknowledgement, "201"),
-      ...errorResponses([...KEYED, "invalid_body", "not_found"]),
+      ...errorResponses([...KEYED, "invalid_body", "body_too_large", "not_found", "acknowledgement_limit"]),
     },
   },
   handler: async (ctx, { params, body }) => {

@@ -30,6 +30,7 @@ export const createDownload = defineOperation({
       ...errorResponses([
         ...KEYED,
         "invalid_body",
+        "body_too_large",
         "version_not_licensed",
         "not_found",
         "idempotency_conflict",

@@ -28,6 +28,7 @@ export const createPreview = defineOperation({
       ...errorResponses([
         ...KEYED,
         "invalid_body",
+        "body_too_large",
         "version_not_licensed",
         "not_found",
         "episode_withdrawn",

@@ -24,6 +24,6 @@ export const getManifest = defineOperation({
   },
   handler: async (ctx, { params }) => {
     const manifest = await readManifest(ctx, { datasetId: params.id, version: params.version });
-    return manifest.whole ?? new StreamedJsonObject(manifest.head, "files", manifest.files, "immutable");
+    return manifest.whole ?? new StreamedJsonObject(manifest.head, "files", manifest.files);
   },
 });

@@ -10,8 +10,10 @@ __version__ = "0.1.0"
 
 from .client import Client, Episodes  # noqa: E402
 from .errors import (  # noqa: E402
+    AcknowledgementLimit,
     ApiError,
     BadRequest,
+    BodyTooLarge,
     ConfigError,
     DasError,
     EpisodeWithdrawn,
@@ -43,8 +45,10 @@ __all__ = [
     "PullSummary",
     "SyncError",
     "SyncResult",
+    "AcknowledgementLimit",
     "ApiError",
     "BadRequest",
+    "BodyTooLarge",
     "ConfigError",
     "DasError",
     "EpisodeWithdrawn",

@@ -18,8 +18,18 @@ from .config import resolve
 from .errors import ApiError, TransportError, error_for
 
 PAGE = 500
-# Seconds the client waits at most for one Retry-After, whatever the server says.
-MAX_WAIT = 3600.0
+# Seconds the client waits at most before a retry. A server (or a store, or someone in between)
+# that asks for more with Retry-After is answered with an error that says so at once, rather than
+# holding the caller for an hour per retry.
+MAX_WAIT = 60.0
+# Pages a list is followed for at most: a million items at 500 a page, beyond any list of the
+# service. A server that never stops answering a next cursor is stopped here, and one that answers
+# a cursor it answered before at once.
+MAX_PAGES = 2000
+# The most of one answer read into memory: a page is a few hundred KB, a document less; a
+# manifest's bound is larger (a version of a million files is about 350 MB of it).
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 
 
 def episode_filter(
@@ -86,12 +96,17 @@ def retry_after_seconds(header: Optional[str]) -> Optional[float]:
         return None
     value = header.strip()
     if value.isdigit():
-        return min(float(value), MAX_WAIT)
+        return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return min(max(0.0, when.timestamp() - time.time()), MAX_WAIT)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def wait_too_long(seconds: float) -> str:
+    """Why a retry is not waited for: the wait asked is longer than MAX_WAIT."""
+    return f"it asks to wait {seconds:.0f} s before a retry (Retry-After), longer than the {MAX_WAIT:.0f} s this client waits: try again later"
 
 
 def backoff_seconds(attempt: int) -> float:
@@ -109,14 +124,9 @@ class Episodes:
         self.total: Optional[int] = None
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        cursor: Optional[str] = None
-        while True:
-            page = self._client._get(self._path, {**self._query, "limit": PAGE, "cursor": cursor})
+        for page in self._client._pages(self._path, self._query):
             self.total = page["total"]
             yield from page["episodes"]
-            cursor = page.get("next_cursor")
-            if not cursor:
-                return
 
     def to_list(self) -> list[dict[str, Any]]:
         return list(self)
@@ -138,7 +148,11 @@ class Client:
 
     The key comes from `api_key`, else `DAS_API_KEY`, else the profile file (`~/.config/das/credentials`,
     mode 0600); the base URL likewise from `base_url`, `DAS_API_URL` or the profile. 429 and 503 are
-    retried after Retry-After (at most `max_retries` times), network failures after a short backoff.
+    retried after Retry-After (at most `max_retries` times; a Retry-After over MAX_WAIT, a minute, is
+    raised at once), network failures after a short backoff. Answers are read up to MAX_ANSWER_BYTES
+    (a manifest up to MAX_MANIFEST_BYTES) and lists followed for at most MAX_PAGES pages, stopping
+    at a cursor answered before: it trusts the service for what it answers, never for how long or
+    how much.
     """
 
     def __init__(
@@ -187,7 +201,9 @@ class Client:
 
     def manifest(self, dataset_id: str, version: str) -> dict[str, Any]:
         """Every file of a version (path, size_bytes, sha256, episode_ids, stream), and its LeRobot `format` if any."""
-        return self._get(f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/manifest")
+        return self._send(
+            "GET", f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/manifest", max_bytes=MAX_MANIFEST_BYTES
+        )
 
     def episodes(
         self,
@@ -330,13 +346,32 @@ class Client:
 
     def _collect(self, path: str, field: str, query: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
-        cursor: Optional[str] = None
-        while True:
-            page = self._get(path, {**(query or {}), "limit": PAGE, "cursor": cursor})
+        for page in self._pages(path, query):
             items.extend(page[field])
+        return items
+
+    def _pages(self, path: str, query: Optional[dict[str, Any]] = None, page_size: int = PAGE) -> Iterator[dict[str, Any]]:
+        """A list's pages, following `next_cursor`: stopped with TransportError at a cursor answered
+        before (the list would go round for ever) and after MAX_PAGES pages."""
+        seen: set[str] = set()
+        cursor: Optional[str] = None
+        pages = 0
+        while True:
+            page = self._get(path, {**(query or {}), "limit": page_size, "cursor": cursor})
+            pages += 1
+            yield page
             cursor = page.get("next_cursor")
             if not cursor:
-                return items
+                return
+            if cursor in seen:
+                raise TransportError(
+                    f"{self.base_url}{path} answered a next cursor it had answered before: stopped after {pages} pages, since the list would never end"
+                )
+            if pages >= MAX_PAGES:
+                raise TransportError(
+                    f"{self.base_url}{path} still had a next page after {MAX_PAGES} pages: stopped (no list of the service is that long)"
+                )
+            seen.add(cursor)
 
     def _get(self, path: str, query: Optional[dict[str, Any]] = None) -> Any:
         return self._send("GET", path, query=query)
@@ -349,6 +384,7 @@ class Client:
         query: Optional[dict[str, Any]] = None,
         body: Any = None,
         headers: Optional[dict[str, str]] = None,
+        max_bytes: int = MAX_ANSWER_BYTES,
     ) -> Any:
         url = f"{self.base_url}{path}"
         params = {k: str(v) for k, v in (query or {}).items() if v is not None}
@@ -361,7 +397,8 @@ class Client:
         while True:
             attempt += 1
             try:
-                response = self._http.request(method, url, params=params, headers=sent, content=content)
+                with self._http.stream(method, url, params=params, headers=sent, content=content) as response:
+                    data = _bounded_body(response, max_bytes, f"{method} {path}")
             except httpx.TransportError as error:
                 # A service that cannot be reached at all is reported within seconds, not minutes.
                 if attempt > min(self.max_retries, 3):
@@ -370,28 +407,56 @@ class Client:
                 continue
             if response.is_success:
                 try:
-                    return response.json()
+                    return json.loads(data)
                 except ValueError:
                     raise TransportError(
                         f"{method} {path} answered with a body that is not JSON (is {self.base_url} a Dataset Access Service?)"
                     ) from None
-            error = _api_error(response)
+            error = _api_error(response, data)
             if response.status_code in (429, 503) and attempt <= self.max_retries:
+                if error.retry_after is not None and error.retry_after > MAX_WAIT:
+                    raise error_for(
+                        error.status,
+                        error.code,
+                        f"{error.message} ({wait_too_long(error.retry_after)})",
+                        error.request_id,
+                        error.retry_after,
+                    )
                 self._sleep(error.retry_after if error.retry_after is not None else backoff_seconds(attempt))
                 continue
             raise error
 
 
-def _api_error(response: httpx.Response) -> ApiError:
+def _bounded_body(response: httpx.Response, limit: int, what: str) -> bytes:
+    """An answer's body, read up to `limit` bytes: past it (or a Content-Length over it) the
+    connection is dropped and the answer refused, so a server cannot fill the client's memory."""
+
+    def refuse() -> TransportError:
+        return TransportError(f"{what} answered with more than {limit} bytes: stopped reading it (no answer of the service is that large)")
+
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise refuse()
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise refuse()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _api_error(response: httpx.Response, data: bytes) -> ApiError:
     retry_after = retry_after_seconds(response.headers.get("retry-after"))
     try:
-        envelope = response.json()["error"]
+        envelope = json.loads(data)["error"]
         return error_for(
             response.status_code, str(envelope["code"]), str(envelope["message"]), envelope.get("request_id"), retry_after
         )
     except (ValueError, KeyError, TypeError):
         # Not the API's envelope: a proxy or load balancer in between said no.
-        text = "".join(ch for ch in response.text.strip()[:200] if ch.isprintable()) or response.reason_phrase
+        text = "".join(ch for ch in data[:800].decode("utf-8", "replace").strip()[:200] if ch.isprintable()) or response.reason_phrase
         return error_for(
             response.status_code, f"http_{response.status_code}", text, response.headers.get("x-request-id"), retry_after
         )

@@ -100,6 +100,18 @@ class IdempotencyConflict(ApiError):
     code = "idempotency_conflict"
 
 
+class AcknowledgementLimit(ApiError):
+    """409: the notice has 10 acknowledgements already, the most one takes; each is kept."""
+
+    code = "acknowledgement_limit"
+
+
+class BodyTooLarge(ApiError):
+    """413: the request's body is over the service's limit (1,000,000 bytes): split the request."""
+
+    code = "body_too_large"
+
+
 class ScopeTooLarge(ApiError):
     code = "scope_too_large"
 
@@ -135,6 +147,8 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
         MethodNotAllowed,
         NotAcceptable,
         IdempotencyConflict,
+        AcknowledgementLimit,
+        BodyTooLarge,
         ScopeTooLarge,
         WithdrawnContent,
         RateLimited,
@@ -150,6 +164,14 @@ def error_for(
     """The exception for an error answer: by its stable code, else by its status (a proxy's answer)."""
     cls = ERROR_CLASSES.get(code)
     if cls is None:
-        by_status = {400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 429: RateLimited, 503: Unavailable}
+        by_status = {
+            400: BadRequest,
+            401: Unauthorized,
+            403: Forbidden,
+            404: NotFound,
+            413: BodyTooLarge,
+            429: RateLimited,
+            503: Unavailable,
+        }
         cls = by_status.get(status, InternalError if status >= 500 else ApiError)
     return cls(status, code, message, request_id, retry_after)

@@ -111,16 +111,12 @@ def _read_provenance(root: Path) -> dict[str, Any]:
 
 
 def _notices_concerning(client: "Client", downloads: set[str]) -> Iterator[dict[str, Any]]:
-    """The organisation's notices that name one of these downloads, read a page at a time."""
-    cursor: Optional[str] = None
-    while True:
-        page = client._get("/notices", {"limit": NOTICE_PAGE, "cursor": cursor})
+    """The organisation's notices that name one of these downloads, read a page at a time (the
+    client's own paging, which stops a list that would never end)."""
+    for page in client._pages("/notices", page_size=NOTICE_PAGE):
         for notice in page.get("notices", []):
             if any(d.get("download_id") in downloads for d in notice.get("deliveries", [])):
                 yield notice
-        cursor = page.get("next_cursor")
-        if not cursor:
-            return
 
 
 def _video_keys_of(root: Path) -> Optional[list[str]]:
@@ -290,13 +286,36 @@ def sync(client: "Client", directory: Union[str, Path], dry_run: bool = False, s
     said = statement or (
         f"das sync deleted {len(deleted)} file(s) of the withdrawn episodes from a pulled copy of {dataset_id}@{provenance['version']}."
     )
-    # A notice acknowledged already is acknowledged again only when this run deleted something more.
+    # Each notice is told which of the files its own downloads delivered went, by their manifest's
+    # paths (the service takes no other); one acknowledged already only when this run deleted some.
+    gone = set(deleted)
     for entry, notice in zip(result.notices, notices):
-        if notice.get("acknowledged_at") and not deleted:
+        paths = _delivered_files_deleted(notice, doomed, gone, written_from)
+        if notice.get("acknowledged_at") and not paths:
             continue
-        made = client.acknowledge(entry.notice_id, said, deleted)
+        made = client.acknowledge(entry.notice_id, said, paths)
         entry.acknowledgement_id = made["acknowledgement_id"]
     return result
+
+
+def _delivered_files_deleted(
+    notice: dict[str, Any], doomed: list[dict[str, Any]], gone: set[str], written_from: list[dict[str, Any]]
+) -> list[str]:
+    """The files holding one of a notice's episodes of which this run deleted a copy (where it was
+    delivered to, its copy as delivered, or what the pull wrote from it), by the path the download's
+    manifest names, in byte order: what the notice's acknowledgement lists."""
+    episodes = set(notice["episode_ids"])
+    paths = []
+    for f in doomed:
+        if not episodes.intersection(f["episode_ids"]):
+            continue
+        places = {p for p in (f["path"], f.get("stored_at")) if p}
+        if places & gone or any(
+            w["path"] in gone and (w["path"] in places or (w.get("from") or {}).get("path") in places)
+            for w in written_from
+        ):
+            paths.append(f["path"])
+    return sorted(paths, key=_byte_key)
 
 
 def _without_episode_ids(record: dict[str, Any]) -> dict[str, Any]:

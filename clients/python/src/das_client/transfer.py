@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 import httpx
 
-from .client import backoff_seconds, retry_after_seconds
+from .client import MAX_WAIT, backoff_seconds, retry_after_seconds, wait_too_long
 
 PARTIAL_SUFFIX = ".das-partial"
 CHUNK = 1 << 16
@@ -153,7 +153,10 @@ def fetch_file(
                         continue
                     if status in (408, 429, 500, 502, 503, 504):
                         problem = f"the store answered {status}"
-                        wait(retry_after_seconds(response.headers.get("retry-after")) or backoff_seconds(attempt), problem)
+                        asked = retry_after_seconds(response.headers.get("retry-after"))
+                        if asked is not None and asked > MAX_WAIT:
+                            return TransferResult(False, reason=f"{problem}, and {wait_too_long(asked)}")
+                        wait(asked or backoff_seconds(attempt), problem)
                         continue
                     if status == 404:
                         return TransferResult(False, reason="the store has no such object (404)")
