@@ -28,6 +28,15 @@ export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
 export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
 
 export const FREE_TEXT = new RegExp(`^[^${FREE_TEXT_FORBIDDEN_RANGE}]*$`);
+/** What String.prototype.trim removes from either end: white space and line terminators. */
+const TRIMMED_RANGE = "\\t\\n\\u000b\\u000c\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
+/**
+ * Free text that is not blank: FREE_TEXT with at least one character that trimming keeps, so that
+ * a statement still says something once trimmed (and the rule can stand in a schema).
+ */
+export const NOT_BLANK_FREE_TEXT = new RegExp(
+  `^[^${FREE_TEXT_FORBIDDEN_RANGE}]*[^${FREE_TEXT_FORBIDDEN_RANGE}${TRIMMED_RANGE}][^${FREE_TEXT_FORBIDDEN_RANGE}]*$`,
+);
 /** How problems name what FREE_TEXT refuses. */
 export const FREE_TEXT_DESCRIPTION =
   "control characters other than tabs and line breaks (U+0000-U+001F, U+007F-U+009F) or bidirectional embeddings, overrides or isolates (U+202A-U+202E, U+2066-U+2069)";
@@ -37,6 +46,12 @@ export const WITHOUT_UNSAFE_CHARACTERS = new RegExp(`^[^${UNSAFE_RANGE}]*$`);
 /** How problems and docs name the characters of UNSAFE_CHARACTERS. */
 export const UNSAFE_CHARACTERS_DESCRIPTION =
   "control characters (U+0000-U+001F, U+007F-U+009F), line or paragraph separators (U+2028, U+2029) or bidirectional controls";
+/** Characters as JSON Schema's `maxLength` counts them (code points), not UTF-16 units as `.length` does. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
 export const hasUnsafeCharacter = (text: string) => UNSAFE_CHARACTERS.test(text);
 /**
  * `text` with each unsafe character written as a \uXXXX escape, for a message that names a value

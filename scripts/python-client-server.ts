@@ -7,14 +7,23 @@
 // `{"withdraw": ["episode-id", ...]}` on its standard input withdraws those episodes as das-admin
 // withdraw does (so that a test gets a real notice for what it pulled); it answers with one JSON line.
 //
-//   npx tsx scripts/python-client-server.ts
+// `--rate-limit-per-minute N` sets every key's budget (240 by default; the API fuzzer,
+// scripts/api-fuzz/run.py, sends far more requests than a person would).
+//
+//   npx tsx scripts/python-client-server.ts [--rate-limit-per-minute N]
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
 
-const RATE_LIMIT_PER_MINUTE = 240;
+const { values: options } = parseArgs({ options: { "rate-limit-per-minute": { type: "string", default: "240" } } });
+const RATE_LIMIT_PER_MINUTE = Number(options["rate-limit-per-minute"]);
+if (!Number.isSafeInteger(RATE_LIMIT_PER_MINUTE) || RATE_LIMIT_PER_MINUTE < 1) {
+  process.stderr.write("--rate-limit-per-minute takes a whole number of at least 1\n");
+  process.exit(2);
+}
 
 // Nothing of the caller's configuration: the installation is the embedded default's, of its own.
 for (const name of Object.keys(process.env))
@@ -198,7 +207,7 @@ try {
     ...process.env,
     ...runtime.env,
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
-    AUTH_FAILURES_PER_MINUTE: "1000",
+    AUTH_FAILURES_PER_MINUTE: String(Math.max(1000, RATE_LIMIT_PER_MINUTE)),
     DIGEST_INTERVAL_MINUTES: "0",
   });
   process.stdout.write(

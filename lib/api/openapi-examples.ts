@@ -141,7 +141,7 @@ const episodes: EpisodePageBody = {
       streams: ["cam_front", "joints"],
     },
   ],
-  next_cursor: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IkFiQ2QifQ.x1Y2z3",
+  next_cursor: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IjhzZTNfNjE2ZTVnODM3QjkifQ.dlODrHectr082HS7yBCEdA",
 };
 
 const annotations: AnnotationPageBody = {

@@ -208,3 +208,40 @@ export const VersionPath = DatasetPath.extend({
 export const EpisodePath = z.object({ episode_id: EpisodeId.meta({ description: "Identifier of the episode." }) });
 
 export const paging = `Cursor-paginated: pass \`next_cursor\` back as \`cursor\` until it is \`null\`. \`limit\` is ${1}–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`;
+
+// ---- Links: where the identifiers an answer holds are taken next. A client (or a stateful fuzzer)
+// follows them from the lists to the operations that take their ids, and from a page to the next.
+
+type Link = {
+  operationId: string;
+  description: string;
+  /** Target parameters by `{in}.{name}`, each a runtime expression such as `$response.body#/datasets/0/dataset_id`. */
+  parameters?: Record<string, string>;
+  /** A body whose string values may be runtime expressions. */
+  requestBody?: Record<string, string>;
+};
+
+/** `responses` whose 200 answer carries `links`. */
+export function linked(
+  responses: Record<string, ZodOpenApiResponseObject>,
+  links: Record<string, Link>,
+): Record<string, ZodOpenApiResponseObject> {
+  const ok = responses["200"];
+  if (!ok) throw new Error("links belong to a 200 answer");
+  return { ...responses, "200": { ...ok, links } };
+}
+
+/**
+ * The next page of a list: the same request with `cursor` set to `next_cursor` (absent on the last
+ * page). `same` names the parameters the cursor is bound to, as `{in}.{name}`, carried over as sent.
+ */
+export function nextPage(operationId: string, same: readonly string[] = []): Link {
+  return {
+    operationId,
+    description: "The next page: the same request with `cursor` set to `next_cursor` (`null` on the last page).",
+    parameters: {
+      ...Object.fromEntries(same.map((p) => [p, `$request.${p}`])),
+      "query.cursor": "$response.body#/next_cursor",
+    },
+  };
+}

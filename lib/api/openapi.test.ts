@@ -676,6 +676,211 @@ describe("a sweep of every endpoint and status", () => {
   });
 });
 
+/**
+ * OpenAPI links: from each list to the operations that take the ids it returns, and to its next
+ * page, so that a client (or schemathesis's stateful phase, scripts/api-fuzz) can walk the API.
+ */
+describe("links", () => {
+  type Operation = { path: string; method: string; op: any };
+  const operations = new Map<string, Operation>(
+    Object.entries(doc.paths!).flatMap(([p, item]) =>
+      Object.entries(item as Record<string, any>).map(([method, op]) => [op.operationId, { path: p, method, op }]),
+    ),
+  );
+  const linksOf = (operationId: string) =>
+    Object.entries((operations.get(operationId)!.op.responses["200"]?.links ?? {}) as Record<string, any>);
+  const resolved = (schema: any): any => (schema?.$ref ? resolved(pointerInto(doc, schema.$ref.slice(1))) : schema);
+  /** Whether a JSON pointer can name a value of `schema` (array indexes through items, any branch of a union). */
+  const canHold = (schema: any, tokens: string[]): boolean => {
+    const s = resolved(schema);
+    if (!tokens.length) return s !== undefined;
+    const branches = s?.oneOf ?? s?.anyOf;
+    if (branches) return branches.some((b: any) => canHold(b, tokens));
+    const [head, ...rest] = tokens as [string, ...string[]];
+    if (/^[0-9]+$/.test(head) && s?.items) return canHold(s.items, rest);
+    return s?.properties?.[head] !== undefined && canHold(s.properties[head], rest);
+  };
+
+  it("name an operation, its parameters and its body's fields, with expressions that the source can satisfy", () => {
+    let checked = 0;
+    for (const [sourceId, source] of operations) {
+      const answer = source.op.responses["200"]?.content?.["application/json"]?.schema;
+      const sourceParameters = new Set((source.op.parameters ?? []).map((p: any) => `${p.in}.${p.name}`));
+      const satisfiable = (expression: string) => {
+        const body = /^\$response\.body#\/(.*)$/.exec(expression);
+        if (body) return canHold(answer, body[1]!.split("/"));
+        const request = /^\$request\.(path|query)\.(.+)$/.exec(expression);
+        return request !== null && sourceParameters.has(`${request[1]}.${request[2]}`);
+      };
+      for (const [name, link] of linksOf(sourceId)) {
+        const at = `${sourceId} -> ${name}`;
+        const target = operations.get(link.operationId);
+        expect(target, at).toBeDefined();
+        const targetParameters = new Set((target!.op.parameters ?? []).map((p: any) => `${p.in}.${p.name}`));
+        for (const [parameter, expression] of Object.entries(link.parameters ?? {}) as [string, string][]) {
+          expect(targetParameters.has(parameter), `${at}: ${parameter}`).toBe(true);
+          expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
+        }
+        const bodySchema = resolved(target!.op.requestBody?.content["application/json"].schema);
+        for (const [field, expression] of Object.entries(link.requestBody ?? {}) as [string, string][]) {
+          expect(bodySchema?.properties?.[field], `${at}: body ${field}`).toBeDefined();
+          expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(20);
+  });
+
+  it("lead from every list to the operations that take its ids, and to its next page", () => {
+    const edges = new Set(
+      [...operations.keys()].flatMap((id) => linksOf(id).map(([, link]) => `${id} -> ${link.operationId}`)),
+    );
+    const lists = ["listDatasets", "listLicences", "listVersions", "listEpisodes", "listAnnotations", "listNotices"];
+    expect([...edges]).toEqual(
+      expect.arrayContaining([
+        ...lists.map((id) => `${id} -> ${id}`),
+        "listDatasets -> listVersions",
+        "listDatasets -> getManifest",
+        "listDatasets -> listEpisodes",
+        "listVersions -> getManifest",
+        "listVersions -> listEpisodes",
+        "listEpisodes -> listAnnotations",
+        "listEpisodes -> createPreview",
+        "listEpisodes -> createDownload",
+        "listNotices -> acknowledgeNotice",
+      ]),
+    );
+  });
+
+  it("followed from the lists with real answers, reach every operation that takes an id", async () => {
+    const org = await createTestOrg();
+    const episodes = randomEpisodes(3, 81);
+    const datasetId = await importTestDataset([
+      {
+        version: "1.0.0",
+        episodes,
+        annotations: episodes.map((e) => ({ episode_id: e.episode_id, label: "reach", start_s: 0, end_s: 1 })),
+        files: episodes.map((e) => ({
+          path: `${e.episode_id}/cam.mp4`,
+          episode_id: e.episode_id,
+          stream: "cam",
+          size_bytes: 10,
+          sha256: "b".repeat(64),
+        })),
+      },
+    ]);
+    await grant(org.id, datasetId, "1.0.0");
+    const key = (await createTestKey(org.id)).secret;
+    for (let i = 0; i < 2; i++) await insertWithdrawalNotice(org.id);
+
+    const answered = await followLinks(key, [
+      { operationId: "listDatasets", params: {}, query: {} },
+      { operationId: "listLicences", params: {}, query: {} },
+      { operationId: "listNotices", params: {}, query: { limit: "1" } },
+    ]);
+    const succeeded = (id: string, via?: string) =>
+      answered.some((a) => a.operationId === id && (!via || a.via === via) && a.status < 300);
+    for (const id of [
+      "listVersions",
+      "getManifest",
+      "listEpisodes",
+      "listAnnotations",
+      "createPreview",
+      "createDownload",
+      "acknowledgeNotice",
+    ])
+      expect(succeeded(id), id).toBe(true);
+    expect(succeeded("listNotices", "listNotices -> next"), "a next page").toBe(true);
+    // A link that makes a request the server refuses as malformed is a broken link.
+    expect(answered.filter((a) => a.status === 400)).toEqual([]);
+  });
+
+  type Request = { operationId: string; params: Record<string, string>; query: Record<string, string>; body?: unknown };
+  type Answer = Request & { via?: string; status: number; json: any };
+
+  /** Follows every link once, breadth first, from `roots`, as a client would (absent values are left out). */
+  async function followLinks(key: string, roots: Request[]): Promise<Answer[]> {
+    const answered: Answer[] = [];
+    const followed = new Set<string>();
+    let frontier: (Request & { via?: string })[] = roots;
+    for (let depth = 0; depth < 5 && frontier.length; depth++) {
+      const next: (Request & { via?: string })[] = [];
+      for (const request of frontier) {
+        const answer = { ...request, ...(await send(key, request)) };
+        answered.push(answer);
+        if (answer.status !== 200) continue;
+        for (const [name, link] of linksOf(request.operationId)) {
+          const via = `${request.operationId} -> ${name}`;
+          if (followed.has(via)) continue;
+          const made = linkRequest(link, answer);
+          if (!made) continue;
+          followed.add(via);
+          next.push({ ...made, via });
+        }
+      }
+      frontier = next;
+    }
+    return answered;
+  }
+
+  function linkRequest(link: any, source: Answer): Request | undefined {
+    const value = (expression: string): string | undefined => {
+      const body = /^\$response\.body#(\/.*)$/.exec(expression);
+      if (body) return pointerInto(source.json, body[1]!) ?? undefined;
+      const request = /^\$request\.(path|query)\.(.+)$/.exec(expression);
+      return request ? (request[1] === "path" ? source.params : source.query)[request[2]!] : undefined;
+    };
+    const made: Request = { operationId: link.operationId, params: {}, query: {} };
+    for (const [parameter, expression] of Object.entries(link.parameters ?? {}) as [string, string][]) {
+      const [where, name] = parameter.split(".") as ["path" | "query", string];
+      const v = value(expression);
+      if (v === undefined && where === "path") return undefined;
+      if (v !== undefined) (where === "path" ? made.params : made.query)[name] = String(v);
+    }
+    if (link.requestBody)
+      made.body = Object.fromEntries(Object.entries(link.requestBody).map(([f, e]) => [f, value(e as string)]));
+    else if (link.operationId === "acknowledgeNotice")
+      made.body = { statement: "Deleted every copy.", deleted_paths: [] };
+    return made;
+  }
+
+  async function send(key: string, request: Request): Promise<{ status: number; json: any }> {
+    const { path: template, method } = operations.get(request.operationId)!;
+    const p = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(request.params[name]!));
+    const query = new URLSearchParams(request.query).toString();
+    const upper = method.toUpperCase() as "GET" | "POST";
+    const handler = upper === "POST" ? catchAllRoute.POST : catchAllRoute.GET;
+    const res = await call(handler, `${p}${query ? `?${query}` : ""}`, {
+      key,
+      method: upper,
+      body: request.body,
+    });
+    return { status: res.status, json: res.json };
+  }
+});
+
+/** The value a JSON pointer (`/a/0/b`) names in `value`, or undefined. */
+function pointerInto(value: any, pointer: string): any {
+  return pointer
+    .split("/")
+    .slice(1)
+    .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce((node, token) => (node == null ? undefined : node[token]), value);
+}
+
+/** A withdrawal notice to the organisation, as lib/withdrawals/notices.ts writes one. */
+async function insertWithdrawalNotice(organizationId: string): Promise<string> {
+  const sql = getDb().$client;
+  const noticeId = `nt_${randomBytes(16).toString("hex")}`;
+  const withdrawalId = `wd_links${randomBytes(4).toString("hex")}`;
+  await sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
+    values (${withdrawalId}, 'operator', 'links', 'links (das-admin)', 'links', 1)`;
+  await sql`insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
+    values (${noticeId}, ${organizationId}, 'withdrawal', ${withdrawalId}, '{e-links}'::text[], '[]'::jsonb)`;
+  return noticeId;
+}
+
 // Keep the `Contract` class exercised with a document of its own, so a change to the checker cannot hide behind the cache.
 describe("Contract", () => {
   it("matches request paths to documented templates", () => {

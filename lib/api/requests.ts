@@ -2,11 +2,18 @@ import { z } from "zod";
 import { MAX_FILES_PER_DOWNLOAD, type DownloadRequest } from "../downloads/scope";
 import type { PreviewRequest } from "../previews/create-preview";
 import { durationRangeProblem, EPISODE_FILTER_FIELDS, isFiltered, type EpisodeFilter } from "../catalog/episode-filter";
-import { UNSAFE_CHARACTERS_DESCRIPTION, WITHOUT_CONTROL_CHARACTERS, WITHOUT_UNSAFE_CHARACTERS } from "../characters";
+import {
+  FREE_TEXT_DESCRIPTION,
+  NOT_BLANK_FREE_TEXT,
+  UNSAFE_CHARACTERS_DESCRIPTION,
+  WITHOUT_CONTROL_CHARACTERS,
+  WITHOUT_UNSAFE_CHARACTERS,
+} from "../characters";
+import { CURSOR_MAX_LENGTH, CURSOR_PATTERN } from "../cursor";
 
 /** A non-empty filter value, compared exactly. */
 export const filterValue = z
-  .string()
+  .string("must be a string")
   .min(1, "must not be empty")
   .max(200, "must be at most 200 characters")
   .regex(WITHOUT_UNSAFE_CHARACTERS, `must not contain ${UNSAFE_CHARACTERS_DESCRIPTION}`);
@@ -27,7 +34,9 @@ const limitParam = z
   )
   .default(DEFAULT_LIMIT);
 
-const cursorParam = z.string().min(1, "must not be empty").max(1000, "is too long").optional();
+// The cursor's shape is checked where it is decoded (lib/cursor.ts), so that a cursor of any other
+// shape is refused as every altered cursor is, 400 `invalid_cursor`; the document states the shape.
+const cursorParam = z.string().min(1, "must not be empty").max(CURSOR_MAX_LENGTH, "is too long").optional();
 
 // The descriptions and examples below are what the OpenAPI document says about each parameter.
 const limit = limitParam.meta({
@@ -41,18 +50,31 @@ const limit = limitParam.meta({
 });
 const cursor = cursorParam.meta({
   description:
-    "The `next_cursor` of the previous page. Cursors are bound to the query that made them; only `limit` may change.",
+    "The `next_cursor` of the previous page, unchanged. Cursors are bound to the query that made them; only `limit` may change. A cursor of this shape that the service did not issue for this query is 400 `invalid_cursor`.",
+  override: ({ jsonSchema }) => {
+    jsonSchema.pattern = CURSOR_PATTERN.source;
+  },
 });
 const filter = (what: string, example: string) =>
   filterValue.optional().meta({ description: `Only episodes whose ${what} is exactly this value.`, example });
 
-/** A duration bound in seconds: a non-negative decimal number (`12`, `12.5`), as a query value. */
-const DURATION = /^[0-9]{1,9}(\.[0-9]{1,9})?$/;
+/** The longest duration a bound may name, in seconds (about 31 years). */
+const MAX_DURATION_S = 1e9;
+const durationBound = z
+  .number("must be a number of seconds")
+  .min(0, "must not be negative")
+  .max(MAX_DURATION_S, `must be at most ${MAX_DURATION_S} seconds`);
+/**
+ * A number as a query value, written as JSON writes numbers (`12`, `12.5`, `5e-7`): the document
+ * calls the parameter a number, and every language's plain formatting of one must be understood.
+ */
+const QUERY_NUMBER = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 const durationParam = (description: string, example: number) =>
   z
     .string()
-    .regex(DURATION, "must be a non-negative number of seconds, such as 12 or 12.5")
+    .regex(QUERY_NUMBER, "must be a number of seconds, such as 12 or 12.5")
     .transform(Number)
+    .pipe(durationBound)
     .optional()
     .meta({
       description,
@@ -60,7 +82,7 @@ const durationParam = (description: string, example: number) =>
       // On the wire a query value is a string; to clients it is a number.
       override: ({ jsonSchema }) => {
         delete jsonSchema.pattern;
-        Object.assign(jsonSchema, { type: "number", minimum: 0 });
+        Object.assign(jsonSchema, { type: "number", minimum: 0, maximum: MAX_DURATION_S });
       },
     });
 const recoveryParam = z
@@ -85,7 +107,7 @@ export const EpisodeFilterQuery = {
   has_recovery: recoveryParam,
   min_duration_s: durationParam("Only episodes at least this many seconds long (the bound included).", 10),
   max_duration_s: durationParam(
-    "Only episodes at most this many seconds long (the bound included). Not below `min_duration_s`.",
+    "Only episodes at most this many seconds long (the bound included). Not below `min_duration_s`: a range whose minimum exceeds its maximum is 400 `invalid_parameter` (JSON Schema cannot compare two parameters).",
     30.5,
   ),
 };
@@ -99,10 +121,16 @@ export const PageQuery = z.object({ limit, cursor });
 export const EpisodesQuery = z.object({ ...EpisodeFilterQuery, limit, cursor }).refine(rangeInOrder, RANGE_IN_ORDER);
 
 export const AnnotationsQuery = z.object({
-  version: z.string().min(1, "must not be empty").max(40, "is too long").optional().meta({
-    description: "Read the spans in this version instead of the newest licensed one that contains the episode.",
-    example: "1.1.0",
-  }),
+  version: z
+    .string()
+    .min(1, "must not be empty")
+    .max(40, "is too long")
+    .regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters")
+    .optional()
+    .meta({
+      description: "Read the spans in this version instead of the newest licensed one that contains the episode.",
+      example: "1.1.0",
+    }),
   limit,
   cursor,
 });
@@ -113,10 +141,6 @@ const STREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const identifier = (what: string) =>
   z.string(`must be ${what}`).regex(WITHOUT_CONTROL_CHARACTERS, `must not contain control characters`);
 const unique = (values: string[]) => new Set(values).size === values.length;
-const durationBound = z
-  .number("must be a number of seconds")
-  .min(0, "must not be negative")
-  .max(1e9, "must be at most 1e9 seconds");
 
 /** POST /v1/downloads: exactly one of episode_ids / filter, or neither for the whole version. */
 export const DownloadBody = z
@@ -161,8 +185,10 @@ export const DownloadBody = z
       .optional()
       .meta({
         description:
-          "Download the files of the episodes matching this filter: the episodes endpoint's filters, with `has_recovery` a boolean and the durations numbers. Not together with `episode_ids`.",
+          "Download the files of the episodes matching this filter: the episodes endpoint's filters, with `has_recovery` a boolean and the durations numbers. Not together with `episode_ids`. `min_duration_s` must not exceed `max_duration_s` (400 `invalid_body`: JSON Schema cannot compare two fields).",
         example: { outcome: "failure", has_recovery: true },
+        // isFiltered, as the schema states it: every field the object may have is a filter.
+        override: { minProperties: 1 },
       }),
     streams: z
       .array(z.string("must be strings").regex(STREAM_NAME, "must be stream names"), "must be an array of stream names")
@@ -185,6 +211,8 @@ export const DownloadBody = z
   .refine((b) => !(b.episode_ids && b.filter), { message: "give episode_ids or filter, not both", path: ["filter"] })
   .meta({
     id: "DownloadRequest",
+    // The refinement above, as the schema states it.
+    override: { not: { required: ["episode_ids", "filter"] } },
     description: `The scope of a download: one licensed version, narrowed by \`episode_ids\` or \`filter\` (not both) and/or \`streams\`. At most ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files per request.`,
   }) satisfies z.ZodType<DownloadRequest>;
 
@@ -251,8 +279,10 @@ export const AcknowledgementBody = z
       .string("must be a string")
       .min(1, "must not be empty")
       .max(4000, "must be at most 4000 characters")
+      .regex(NOT_BLANK_FREE_TEXT, `must say something, without ${FREE_TEXT_DESCRIPTION}`)
       .meta({
-        description: "What the organisation did, in its own words (for example that it deleted every copy).",
+        description:
+          "What the organisation did, in its own words (for example that it deleted every copy). Kept trimmed of white space at either end.",
         example: "Deleted the withdrawn episodes' files from our training store and every copy we know of.",
       }),
     deleted_paths: z
@@ -265,8 +295,10 @@ export const AcknowledgementBody = z
         "must be an array of paths",
       )
       .max(100_000, "must list at most 100000 paths")
+      .refine((paths) => new Set(paths).size === paths.length, "must name each path once")
       .default([])
       .meta({
+        uniqueItems: true,
         description:
           "The files the organisation deleted, each once, by the path the manifest of the download or preview that delivered it names. Only files this notice's downloads and previews delivered may be named: another path is 400 naming it. Optional: none is `[]`.",
         example: ["videos/cam_front/episode_000042.mp4"],

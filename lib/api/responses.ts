@@ -3,6 +3,7 @@ import { ERROR_STATUS, type ErrorBody, type ErrorCode } from "../errors";
 import { CHANGELOG_TYPES } from "../db/schema/catalog";
 import { DATASET_ID_PATTERN, EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { VERSION_PATTERN } from "../catalog/semver";
+import { CURSOR_MAX_LENGTH, CURSOR_PATTERN } from "../cursor";
 import type { listDatasets } from "../catalog/list-datasets";
 import type { listVersions } from "../catalog/list-versions";
 import type { ManifestHead, FileRecord } from "../catalog/get-manifest";
@@ -45,9 +46,9 @@ const Sha256 = z
     example: "9f2c4a1e0b7d3f5a6c8e2d4b1a3f5c7e9d0b2a4c6e8f1a3b5d7c9e0f2a4b6c8d",
   });
 const Bytes = z.number().int().nonnegative();
-const NextCursor = z.string().nullable().meta({
+const NextCursor = z.string().regex(CURSOR_PATTERN).max(CURSOR_MAX_LENGTH).nullable().meta({
   description: "Pass as `cursor` to get the next page; `null` on the last page.",
-  example: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IkFiQ2QifQ.x1Y2z3",
+  example: "eyJrIjpbImtwcC0wMDAwNDIiXSwicSI6IjhzZTNfNjE2ZTVnODM3QjkifQ.dlODrHectr082HS7yBCEdA",
 });
 
 export const DatasetRecord = z

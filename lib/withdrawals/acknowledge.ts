@@ -7,7 +7,7 @@ import { withTx } from "../db/tx";
 import { AppError } from "../errors";
 import { newId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
+import { characterCount, FREE_TEXT, WITHOUT_CONTROL_CHARACTERS } from "../characters";
 import { requireReviewer } from "../auth/authorize";
 import { requireNotice, type NoticeRecord } from "./list-notices";
 
@@ -64,7 +64,7 @@ export async function acknowledgeNotice(
   input: { noticeId: string; statement: string; deletedPaths: string[] },
 ): Promise<AcknowledgementRecord> {
   const statement = input.statement.trim();
-  if (!statement || statement.length > STATEMENT_MAX_CHARS || !FREE_TEXT.test(statement))
+  if (!statement || characterCount(statement) > STATEMENT_MAX_CHARS || !FREE_TEXT.test(statement))
     throw new AppError(
       "invalid_body",
       `statement must be 1 to ${STATEMENT_MAX_CHARS} characters without control characters other than line breaks.`,
@@ -122,7 +122,7 @@ export async function acknowledgeNotice(
 function checkPathsShape(paths: string[]): void {
   if (paths.length > MAX_DELETED_PATHS)
     throw new AppError("invalid_body", `deleted_paths lists at most ${MAX_DELETED_PATHS} paths.`);
-  const bad = paths.find((p) => !p || p.length > 1024 || !WITHOUT_CONTROL_CHARACTERS.test(p));
+  const bad = paths.find((p) => !p || characterCount(p) > 1024 || !WITHOUT_CONTROL_CHARACTERS.test(p));
   if (bad !== undefined)
     throw new AppError("invalid_body", "deleted_paths holds paths of 1 to 1024 characters without control characters.");
   const seen = new Set<string>();

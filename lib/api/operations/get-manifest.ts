@@ -2,7 +2,7 @@
 // (a small one whole, so that it can be cached and carry an ETag; the bytes are the same)
 import { getManifest as readManifest } from "../../catalog/get-manifest";
 import { defineOperation, StreamedJsonObject } from "../operation";
-import { cacheable, errorResponses, KEYED, VersionPath } from "../openapi-parts";
+import { cacheable, errorResponses, KEYED, linked, VersionPath } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
 import { Manifest } from "../responses";
 
@@ -18,7 +18,18 @@ export const getManifest = defineOperation({
     description:
       "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list. A manifest of more than 2,000 files is streamed as it is read and has no ETag.",
     responses: {
-      ...cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"),
+      ...linked(cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"), {
+        episodes: {
+          operationId: "listEpisodes",
+          description: "The version's episodes.",
+          parameters: { "path.id": "$request.path.id", "path.version": "$request.path.version" },
+        },
+        download: {
+          operationId: "createDownload",
+          description: "A download of the version.",
+          requestBody: { dataset_id: "$request.path.id", version: "$request.path.version" },
+        },
+      }),
       ...errorResponses([...KEYED, "version_not_licensed", "not_found"]),
     },
   },

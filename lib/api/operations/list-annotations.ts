@@ -1,7 +1,7 @@
 // GET /api/v1/episodes/{episode_id}/annotations – subtask spans in the newest licensed version
 import { annotationsPage } from "../../catalog/list-annotations";
 import { defineOperation } from "../operation";
-import { cacheable, EpisodePath, errorResponses, LIST, paging } from "../openapi-parts";
+import { cacheable, EpisodePath, errorResponses, LIST, linked, nextPage, paging } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
 import { AnnotationsQuery } from "../requests";
 import { AnnotationPage } from "../responses";
@@ -18,7 +18,14 @@ export const listAnnotations = defineOperation({
     summary: "Subtask spans of an episode",
     description: `The episode's spans, ordered by \`start_s\`, in the newest version licensed to the key that contains it, or in the pinned \`version\`. ${paging}`,
     responses: {
-      ...cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations),
+      ...linked(cacheable("One page of spans.", AnnotationPage, EXAMPLES.annotations), {
+        preview: {
+          operationId: "createPreview",
+          description: "A preview of the episode's video in the version the spans were read from.",
+          requestBody: { episode_id: "$request.path.episode_id", version: "$response.body#/version" },
+        },
+        next: nextPage("listAnnotations", ["path.episode_id", "query.version"]),
+      }),
       ...errorResponses([...LIST, "version_not_licensed", "not_found", "episode_withdrawn"]),
     },
   },

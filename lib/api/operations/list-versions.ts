@@ -1,7 +1,7 @@
 // GET /api/v1/datasets/{id}/versions – released versions, newest first, with changelogs
 import { versionsPage } from "../../catalog/list-versions";
 import { defineOperation } from "../operation";
-import { cacheable, DatasetPath, errorResponses, LIST, paging } from "../openapi-parts";
+import { cacheable, DatasetPath, errorResponses, LIST, linked, nextPage, paging } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
 import { PageQuery } from "../requests";
 import { VersionList } from "../responses";
@@ -18,7 +18,19 @@ export const listVersions = defineOperation({
     summary: "Released versions of a dataset, with changelogs",
     description: `All released versions of a visible dataset, newest first, each saying whether the key holds a licence for it. ${paging}`,
     responses: {
-      ...cacheable("One page of versions.", VersionList, EXAMPLES.versions),
+      ...linked(cacheable("One page of versions.", VersionList, EXAMPLES.versions), {
+        manifest: {
+          operationId: "getManifest",
+          description: "The manifest of the newest version (403 when it is not licensed).",
+          parameters: { "path.id": "$request.path.id", "path.version": "$response.body#/versions/0/version" },
+        },
+        episodes: {
+          operationId: "listEpisodes",
+          description: "The episodes of the newest version (403 when it is not licensed).",
+          parameters: { "path.id": "$request.path.id", "path.version": "$response.body#/versions/0/version" },
+        },
+        next: nextPage("listVersions", ["path.id"]),
+      }),
       ...errorResponses([...LIST, "not_found"]),
     },
   },
