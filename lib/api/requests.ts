@@ -295,7 +295,7 @@ export const AcknowledgementBody = z
         "must be an array of paths",
       )
       .max(100_000, "must list at most 100000 paths")
-      .refine((paths) => new Set(paths).size === paths.length, "must name each path once")
+      .refine((paths) => new Set(paths).size === paths.length, "must not name a path more than once")
       .default([])
       .meta({
         uniqueItems: true,
