@@ -303,7 +303,52 @@ const errors = Object.fromEntries(
   Object.entries(MESSAGES).map(([code, message]) => [code, { error: { code, message, request_id: REQUEST_ID } }]),
 ) as Record<ErrorCode, { error: { code: ErrorCode; message: string; request_id: string } }>;
 
+// The Hub protocol's answers (lib/api/hub.ts): a LeRobot v3.0 dataset at main.
+const HUB_SHA = "3f1c0a9e2b7d4c6a8e0f1b3d5c7e9a2b4d6f8a0c";
+const hubRepoInfo = {
+  _id: HUB_SHA.slice(0, 24),
+  id: "das/kitchen-pick-place",
+  author: "das" as const,
+  sha: HUB_SHA,
+  lastModified: "2026-03-01T09:00:00.000Z",
+  createdAt: "2026-03-01T09:00:00.000Z",
+  private: true as const,
+  gated: false as const,
+  disabled: false as const,
+  downloads: 0 as const,
+  likes: 0 as const,
+  tags: ["LeRobot", "codebase:v3.0"],
+  usedStorage: 1_234_567,
+  cardData: { license: "other", task_categories: ["robotics"], tags: ["LeRobot"] },
+  siblings: [
+    { rfilename: "README.md" },
+    { rfilename: "data/chunk-000/file-000.parquet" },
+    { rfilename: "meta/info.json" },
+  ],
+};
+const hubRefs = {
+  branches: [{ name: "main", ref: "refs/heads/main", targetCommit: HUB_SHA }],
+  tags: [
+    { name: "1.1.0", ref: "refs/tags/1.1.0", targetCommit: HUB_SHA },
+    { name: "v3.0", ref: "refs/tags/v3.0", targetCommit: HUB_SHA },
+  ],
+  converts: [] as never[],
+};
+const hubTree = [
+  { type: "directory" as const, oid: "5d1e3c7a9b0f2e4d6c8a0b1f3e5d7c9a2b4f6e8d", size: 0 as const, path: "data" },
+  {
+    type: "file" as const,
+    oid: "8c2b4e6f0a1d3c5e7b9f2a4c6e8d0b1f3a5c7e9d",
+    size: 2051,
+    path: "README.md",
+    lfs: { oid: SHA("a"), size: 2051, pointerSize: 132 },
+  },
+];
+
 export const EXAMPLES = {
+  hubRepoInfo,
+  hubRefs,
+  hubTree,
   datasets,
   licences,
   versions,

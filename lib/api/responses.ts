@@ -308,12 +308,13 @@ export const LicenceList = z
 
 export const NoticeDelivery = z
   .object({
-    download_id: z
-      .string()
-      .meta({ description: "The disclosure-log entry (a download or a preview) that carried the episodes." }),
+    download_id: z.string().meta({
+      description:
+        "The disclosure-log entry (a download, a preview or a file fetched through the Hub protocol) that carried the episodes.",
+    }),
     seq: z.number().int().meta({ description: "The entry's position in the disclosure log." }),
     occurred_at: Timestamp,
-    channel: z.enum(["api", "portal", "preview"]),
+    channel: z.enum(["api", "portal", "preview", "hub"]),
     dataset_id: DatasetId,
     version: VersionNumber,
     episode_ids: z.array(z.string()).meta({ description: "The withdrawn episodes this entry carried." }),
