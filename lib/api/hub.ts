@@ -132,8 +132,13 @@ export const HubRefs = z
 
 // ---- Headers.
 
+// Registered as components under their own ids (`Hub...`): the API's ETag is another header.
 const header = (id: string, description: string, example: string, required = true) =>
-  z.string().meta({ header: { id, required }, description, example });
+  (required ? z.string() : z.string().optional()).meta({
+    header: { id: `Hub${id.replace(/-/g, "")}`, required },
+    description,
+    example,
+  });
 const XRepoCommit = header("X-Repo-Commit", "The revision's sha.", "3f1c0a9e2b7d4c6a8e0f1b3d5c7e9a2b4d6f8a0c");
 const FileETag = header("ETag", "The file's SHA-256, quoted.", `"${"9f".repeat(32)}"`);
 const LinkedETag = header(

@@ -345,7 +345,67 @@ const hubTree = [
   },
 ];
 
+const planRequests = {
+  subset: { summary: "Failures, renumbered for LeRobot", value: { filter: { outcome: "failure" } } },
+  episodes: {
+    summary: "Two episodes, their data and one camera",
+    value: { episode_ids: ["kpp-000001", "kpp-000004"], streams: ["data", "observation.images.front"] },
+  },
+};
+const plan = {
+  dataset_id: "kitchen-pick-place",
+  version: "1.1.0",
+  revision: HUB_SHA,
+  codebase_version: "v3.0",
+  episode_ids: ["kitchen-pick-place-000000", "kitchen-pick-place-000001"],
+  downloads: [{ dataset_id: "kitchen-pick-place", version: "1.1.0", filter: { outcome: "failure" } }],
+  files: [
+    {
+      path: "data/chunk-000/file-000.parquet",
+      size_bytes: 52341,
+      sha256: SHA("b"),
+      episode_ids: ["kitchen-pick-place-000000", "kitchen-pick-place-000001"],
+      stream: "data",
+      get: { download: 0 },
+      transform: {
+        kind: "lerobot_v3_data_rows" as const,
+        changed_columns: ["episode_index", "index"],
+        episodes: [{ episode_index: 1, new_episode_index: 0, index_from: 20, new_index_from: 0, length: 25 }],
+        dropped_episode_indices: [0],
+      },
+    },
+    {
+      path: "meta/info.json",
+      size_bytes: 2210,
+      sha256: SHA("c"),
+      episode_ids: [],
+      stream: null,
+      get: { url: "https://store.example/bucket/_rendered/cccc?X-Amz-Signature=..." },
+      transform: null,
+    },
+  ],
+  unplannable: [],
+  expires_at: "2026-03-01T09:15:00.000Z",
+  lerobot: {
+    codebase_version: "v3.0",
+    episode_indices: [1],
+    requested: ["kitchen-pick-place-000001"],
+    co_delivered: ["kitchen-pick-place-000000"],
+    left_out: ["kitchen-pick-place-000000"],
+    meta: "rewritten" as const,
+    cameras: null,
+    renumbering: [{ episode_id: "kitchen-pick-place-000001", original_episode_index: 1, episode_index: 0 }],
+    missing_files: [],
+    loads_as_is: true,
+    loads_with_episode_list: true,
+    open_with_episodes: null,
+    note: "Episodes renumbered 0..0 for LeRobot (episode_index and index in the data files, the episode rows in meta/episodes).",
+  },
+};
+
 export const EXAMPLES = {
+  planRequests,
+  plan,
   hubRepoInfo,
   hubRefs,
   hubTree,

@@ -84,7 +84,7 @@ export function apiRoutes(operations: readonly Operation[]): Record<(typeof METH
       match.route.byMethod.get(request.method) ??
       (request.method === "HEAD" ? match.route.byMethod.get("GET") : undefined);
     if (!operation) {
-      const allowed = [...match.route.byMethod.keys()].join(", ");
+      const allowed = [...match.route.byMethod.keys()].sort().join(", ");
       return errorOnlyResponse(
         request,
         new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, {

@@ -131,7 +131,7 @@ export function hubCall(
   options: { method?: "GET" | "HEAD" | "POST"; form?: [string, string][]; headers?: Record<string, string> } = {},
 ): Promise<CallResult> {
   const method = options.method ?? "GET";
-  const handler = hub[method];
+  const handler = method === "HEAD" ? hub.HEAD : method === "POST" ? hub.POST : hub.GET;
   const body = options.form ? new URLSearchParams(options.form).toString() : undefined;
   return call(handler, url, {
     method,

@@ -121,7 +121,7 @@ async function render(ctx: Ctx, request: RenderRequest): Promise<RenderedView> {
     }
     await sql.begin(async (tx) => {
       const inserted = await tx`
-        insert into rendered_views (view_key, version_id, facts) values (${request.key}, ${request.version.versionId}, ${tx.json(facts as never)})
+        insert into rendered_views (view_key, version_id, facts) values (${request.key}, ${request.version.versionId}, ${JSON.stringify(facts)}::jsonb)
         on conflict (view_key) do nothing returning view_key`;
       // Another instance rendered the same view first: its files are the same bytes.
       if (!inserted.length || !files.length) return;

@@ -18,6 +18,7 @@ import { listEpisodes } from "./list-episodes";
 import { listLicences } from "./list-licences";
 import { listNotices } from "./list-notices";
 import { listVersions } from "./list-versions";
+import { planPull } from "./plan-pull";
 
 export const API_OPERATIONS: readonly Operation[] = [
   listDatasets,
@@ -27,6 +28,7 @@ export const API_OPERATIONS: readonly Operation[] = [
   listAnnotations,
   createDownload,
   createPreview,
+  planPull,
   listLicences,
   listNotices,
   acknowledgeNotice,
