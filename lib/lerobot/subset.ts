@@ -579,7 +579,8 @@ async function planV3(
   // Tasks keep their positions: LeRobot reads a frame's task as tasks.iloc[task_index]. But the
   // text of a task none of the subset's episodes performs describes episodes outside it, so it is
   // replaced by a placeholder (one of its own: the text is pandas' index).
-  const tasks = await readFile(await within(root, V3_TASKS_PATH)).catch(() => {
+  // A dataset's directory, named at run time (the service renders meta/ with this writer): not a file of the build's to trace.
+  const tasks = await readFile(/*turbopackIgnore: true*/ await within(root, V3_TASKS_PATH)).catch(() => {
     throw new SubsetError(`${V3_TASKS_PATH} is missing`);
   });
   const tasksParquet = await openParquet(await within(root, V3_TASKS_PATH));
@@ -886,7 +887,7 @@ function templatePath(template: string, values: Record<string, string | number>)
 
 async function readSource(root: string, relative: string): Promise<string> {
   try {
-    return await readFile(await within(root, relative), "utf8");
+    return await readFile(/*turbopackIgnore: true*/ await within(root, relative), "utf8");
   } catch (error) {
     throw new SubsetError(
       `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,
