@@ -23,6 +23,7 @@ export type IdPrefix =
   | "dl"
   | "pv"
   | "hb"
+  | "pl"
   | "aud"
   | "whk"
   | "wd"
@@ -36,7 +37,7 @@ export function newId(prefix: IdPrefix): string {
 }
 
 /**
- * An id of the disclosure log (a download's, a preview's or a Hub file's): when it was made, in milliseconds as
+ * An id of the disclosure log (a download's, a preview's, a Hub file's or a plan's): when it was made, in milliseconds as
  * twelve hex digits, then 80 random bits. Ids made one after another sort one after another, in
  * bytes and under any ordinary collation (digits and a–f compare in that order in every locale), so
  * that entries and their episodes, keyed by this id, lie in the primary keys in about the order of
@@ -44,7 +45,7 @@ export function newId(prefix: IdPrefix): string {
  * appends land at the indexes' right edge. Guessing one is still a matter of 80 random bits.
  */
 export function newLogId(
-  prefix: Extract<IdPrefix, "dl" | "pv" | "hb">,
+  prefix: Extract<IdPrefix, "dl" | "pv" | "hb" | "pl">,
   madeAt: number = Date.now(),
   random: Uint8Array = randomBytes(10),
 ): string {

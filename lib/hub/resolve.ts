@@ -15,11 +15,11 @@ import { hubError } from "./errors";
 /**
  * `resolve`: one file of a revision. HEAD answers its metadata (the revision's sha, the file's
  * SHA-256 as its ETag, its size) and discloses nothing. GET answers a redirect to a signed URL of
- * the file in the object store, which the clients follow without the key (another host); for a
- * file that carries episodes it is first disclosed (channel `hub`, every episode of the file, as a
- * download), and the URL is signed only once that entry has committed. A GET of the same file by
- * the same key while the URL it was given is still valid (a resumed or retried download, the
- * byte ranges a reader asks for) gets that same URL and writes nothing (decision 0122).
+ * the file in the object store, which the clients follow without the key (another host); the file
+ * is first disclosed (channel `hub`, every episode it carries, as a download of it would: none for
+ * a README or meta/), and the URL is signed only once that entry has committed. A GET of the same
+ * file by the same key while the URL it was given is still valid (a resumed or retried download,
+ * the byte ranges a reader asks for) gets that same URL and writes nothing (decision 0122).
  */
 
 /** A URL with less than this left is not handed out again: a transfer would start on a dying URL. */
@@ -56,19 +56,11 @@ export function fileHeaders({ view, file }: ResolvedFile): Record<string, string
 }
 
 /**
- * The signed URL of a resolved file for the caller, disclosed first when the file carries
- * episodes (or the one an earlier GET of it was given while that is valid).
+ * The signed URL of a resolved file for the caller, disclosed first (or the one an earlier GET of
+ * it was given while that is valid).
  */
 export async function fileUrl(ctx: Ctx, resolved: ResolvedFile): Promise<string> {
   const { file } = resolved;
-  if (!file.episode_ids.length) {
-    // A file of the whole version (or meta/ rendered for the view) carries no episode: nothing to disclose.
-    const [url] = await presigner().presignKeys([file.objectKey], {
-      signingDate: new Date(),
-      expiresIn: URL_TTL_SECONDS,
-    });
-    return url!;
-  }
   for (let attempt = 1; ; attempt++) {
     try {
       const signedAt = await disclose(ctx, resolved);

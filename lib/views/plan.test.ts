@@ -128,9 +128,15 @@ describe.each(["v3.0", "v2.1"] as const)("a LeRobot %s version", (codebase) => {
       loads_with_episode_list: lerobot.loads_with_episode_list,
       missing_files: [],
     });
-    // Planning recorded nothing; each planned download is one entry, as each of das pull's.
-    expect((await entriesOf(keyId)).length - before).toBe(summary.downloads.length + plan.downloads.length);
+    // Each planned download is one entry, as each of das pull's; the files the plan hands out by
+    // URL (meta/, of no episode) one more.
+    const byUrl = plan.files.filter((f) => "url" in f.get);
+    const entries = await entriesOf(keyId);
+    expect(entries.length - before).toBe(summary.downloads.length + plan.downloads.length + (byUrl.length ? 1 : 0));
     expect(plan.downloads.length).toBe(summary.downloads.length);
+    const planEntry = entries.find((e) => e.id.startsWith("pl_") && entries.indexOf(e) >= before)!;
+    expect(planEntry).toMatchObject({ channel: "api", episode_count: 0, file_count: byUrl.length });
+    expect(planEntry.requested_scope.paths).toEqual(byUrl.map((f) => f.path));
     // meta/ never comes as the version's own, for every episode, unless all of them are pulled.
     const meta = plan.files.filter((f) => f.path.startsWith("meta/"));
     expect(meta.every((f) => "url" in f.get)).toBe(true);

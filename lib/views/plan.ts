@@ -13,6 +13,9 @@ import type { CodebaseVersion } from "../lerobot/format";
 import { objectKey, presigner, renderedObjectKey, URL_TTL_SECONDS } from "../storage/config";
 import { renderView, type RenderedView } from "./render";
 import { planRequests } from "./requests";
+import { appendToLog } from "../disclosures/append";
+import { episodesDigest, sha256Hex } from "../disclosures/chain";
+import { newLogId } from "../ids";
 import { episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./view";
 
 /**
@@ -36,7 +39,9 @@ import { episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./vi
  *   request to POST /api/v1/downloads, and so one disclosure; at most 10,000 files each), every
  *   other file (one of the whole version, or rendered) by the signed URL given here.
  *
- * Planning discloses nothing: only the downloads do.
+ * Those URLs are the plan's own delivery: when it hands out any, it appends one entry for them
+ * (channel `api`, their paths, no episode) before signing them, as a download would. Every other
+ * file leaves through the downloads it lists.
  */
 
 /** The most files one plan holds (memory stays bounded); larger pulls are split by episodes, a filter or streams. */
@@ -149,8 +154,8 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
   requests.forEach((r, i) => {
     for (const file of r.files) downloadOf.set(file.path, i);
   });
-  const signedAt = new Date();
   const direct = byUrl(view, inScope, lerobot?.rendered ?? null, lerobot?.metaAsDelivered ?? false);
+  const { signedAt, expiresAt } = await discloseByUrl(ctx, view, request, direct);
   const urls = await presigner().presignKeys(
     direct.map((d) => d.key),
     { signingDate: signedAt, expiresIn: URL_TTL_SECONDS },
@@ -174,9 +179,59 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
     downloads: requests.map((r) => r.body),
     files,
     unplannable: unplannable.map((u) => ({ path: u.file.path, reason: `cannot be requested: ${u.reason}` })),
-    expires_at: new Date(signedAt.getTime() + URL_TTL_SECONDS * 1000).toISOString(),
+    expires_at: expiresAt.toISOString(),
     lerobot: lerobot && summary(lerobot, files, request.datasetId),
   };
+}
+
+/**
+ * The entry of the files a plan hands out by URL (of no episode: the version's README, its meta/
+ * or meta/ rendered for the pull), appended before any of them is signed; none when there are none.
+ */
+async function discloseByUrl(
+  ctx: Ctx,
+  view: VersionView,
+  request: PlanRequest,
+  direct: { file: { path: string; size_bytes: number } }[],
+): Promise<{ signedAt: Date; expiresAt: Date }> {
+  if (!direct.length) return { signedAt: new Date(), expiresAt: new Date(Date.now() + URL_TTL_SECONDS * 1000) };
+  const principal = ctx.principal;
+  if (principal.kind !== "api_key") throw new AppError("forbidden", "Plans are made with an API key.");
+  const paths = direct.map((d) => d.file.path);
+  try {
+    const chained = (await appendToLog(ctx, {
+      entry: {
+        id: newLogId("pl"),
+        organizationId: principal.organizationId,
+        apiKeyId: principal.keyId,
+        userId: null,
+        reviewerRole: null,
+        channel: "api",
+        datasetId: view.datasetId,
+        version: view.version.version,
+        versionId: view.version.versionId,
+        licenceId: view.version.licenceId,
+        termsSha256: view.version.termsSha256,
+        requestedScope: { paths },
+        episodeCount: 0,
+        fileCount: direct.length,
+        totalBytes: direct.reduce((sum, d) => sum + d.file.size_bytes, 0),
+        episodesSha256: episodesDigest([]),
+        requestId: ctx.requestId,
+        idempotencyScope: null,
+        idempotencyKey: null,
+        requestSha256: sha256Hex(canonicalJson({ plan: { request, revision: view.sha, paths } })),
+      },
+      episodeIds: [],
+      ttlSeconds: URL_TTL_SECONDS,
+    }))!;
+    return { signedAt: chained.occurredAt, expiresAt: chained.expiresAt };
+  } catch (error) {
+    throw new AppError("unavailable", "The plan's files could not be recorded, so no URL was issued. Retry shortly.", {
+      headers: { "Retry-After": "2" },
+      cause: error,
+    });
+  }
 }
 
 const planned = (f: Pick<FileRecord, "path" | "size_bytes" | "sha256" | "episode_ids" | "stream">) => ({

@@ -103,14 +103,19 @@ describe("what discloses", () => {
     expect(await entriesOf(other.keyId)).toHaveLength(1);
   });
 
-  it("a GET of a file of no episode redirects without an entry", async () => {
+  it("a GET of a file of no episode is an entry of no episode, reused as well", async () => {
     const reader = await hubCaller();
     await grant(reader.organizationId, plain.datasetId, "1.0.0");
     const readme = await hubCall(reader.key, resolveUrl(plain.datasetId, "main", "README.md"));
     expect(readme.status).toBe(302);
     const bytes = Buffer.from(await (await fetch(readme.headers.get("location")!)).arrayBuffer());
     expect(bytes).toEqual(plain.content.get("README.md"));
-    expect(await entriesOf(reader.keyId)).toEqual([]);
+    const again = await hubCall(reader.key, resolveUrl(plain.datasetId, "1.0.0", "README.md"));
+    expect(again.headers.get("location")).toBe(readme.headers.get("location"));
+    const entries = await entriesOf(reader.keyId);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ channel: "hub", requested_scope: { paths: ["README.md"] }, episode_count: 0 });
+    expect(await disclosureEpisodes(entries[0]!.id)).toEqual([]);
   });
 });
 
@@ -235,9 +240,13 @@ describe("a LeRobot v3.0 version with a withdrawn episode", () => {
     expect(shared.headers.get("location")).toBeNull();
     const kept = await hubCall(reader.key, resolveUrl(repo.datasetId, "v3.0", "data/chunk-000/file-001.parquet"));
     expect(kept.status).toBe(302);
+    // meta/info.json (no episode) and the data file of episodes 2 and 3; nothing for the refused file.
     const entries = await entriesOf(reader.keyId);
-    expect(entries).toHaveLength(1);
-    expect(await disclosureEpisodes(entries[0]!.id)).toEqual([`${repo.datasetId}-000002`, `${repo.datasetId}-000003`]);
+    expect(entries.map((e) => e.requested_scope.paths)).toEqual([
+      ["meta/info.json"],
+      ["data/chunk-000/file-001.parquet"],
+    ]);
+    expect(await disclosureEpisodes(entries[1]!.id)).toEqual([`${repo.datasetId}-000002`, `${repo.datasetId}-000003`]);
   });
 });
 

@@ -125,10 +125,12 @@ out(files_under(path))
 """,
     )
     assert got == {f["path"]: f["sha256"] for f in dataset["files"]}
+    # One entry per file fetched, the README's of no episode.
     entries = hub.entries()
-    assert sorted(p for e in entries for p in e["requested_scope"]["paths"]) == sorted(f["path"] for f in episode_files(dataset))
+    assert sorted(p for e in entries for p in e["requested_scope"]["paths"]) == sorted(f["path"] for f in dataset["files"])
     assert {e["channel"] for e in entries} == {"hub"}
-    assert all(e["file_count"] == 1 and e["episode_count"] == 1 for e in entries)
+    assert sorted(e["episode_count"] for e in entries) == [0] + [1] * len(episode_files(dataset))
+    assert all(e["file_count"] == 1 for e in entries)
 
 
 def test_snapshot_download_with_allow_patterns_discloses_only_what_it_fetched(hub, service, tmp_path):
@@ -335,5 +337,5 @@ out({"frames": frames, "total_frames": info["total_frames"], "episodes": sorted(
     assert got["episodes"] == list(range(6))
     # `datasets` probes optional files; a missing one is the client's EntryNotFoundError.
     assert got["readme"] is None or "EntryNotFoundError" in got["readme"]["mro"]
-    data_files = {p for e in hub.entries() for p in e["requested_scope"]["paths"]}
+    data_files = {p for e in hub.entries() if e["episode_count"] for p in e["requested_scope"]["paths"]}
     assert data_files == {"data/chunk-000/file-000.parquet", "data/chunk-000/file-001.parquet", "data/chunk-000/file-002.parquet"}

@@ -78,11 +78,13 @@ def test_lerobot_dataset_opens_chosen_episodes_of_a_v3_version_from_the_service(
     assert loaded["episode_index"] == 4
     assert loaded["state"] == [6]
     assert loaded["front"][0] == 3 and loaded["front"][1:] == [48, 64]
-    # The files of episodes 1 and 4 (each packs two episodes): their data and both cameras, each once.
+    # The files of episodes 1 and 4 (each packs two episodes): their data and both cameras, each
+    # once; and meta/, of no episode.
     entries = service["ask"]({"entries": key_id})["entries"]
-    paths = sorted(p for e in entries for p in e["requested_scope"]["paths"])
+    paths = sorted(p for e in entries if e["episode_count"] for p in e["requested_scope"]["paths"])
     assert len(paths) == len(set(paths)) == 6
     assert {p.split("/")[0] for p in paths} == {"data", "videos"}
+    assert {p.split("/")[0] for e in entries if not e["episode_count"] for p in e["requested_scope"]["paths"]} == {"meta"}
     assert all(e["channel"] == "hub" for e in entries)
 
 

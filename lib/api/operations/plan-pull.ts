@@ -16,7 +16,7 @@ export const planPull = defineOperation({
     operationId: "planPull",
     tags: ["Downloads"],
     summary: "What a pull writes to disk",
-    description: `The plan of a pull, decided by the service for every client alike: each file with where it goes, its size and SHA-256, and how to get its bytes (a file that carries episodes through one of \`downloads\`, each a POST /api/v1/downloads and so a disclosure; any other file by a signed URL, valid ${URL_TTL_SECONDS} s). For a version imported from LeRobot, \`meta/\` is written for the episodes delivered whole (withdrawn episodes gone), and a v3.0 subset's data files are renumbered 0..k-1 row by row (\`transform\`) unless \`keep_original_indices\`. Planning records nothing in the disclosure log. At most ${MAX_PLAN_FILES.toLocaleString("en")} files per plan.`,
+    description: `The plan of a pull, decided by the service for every client alike: each file with where it goes, its size and SHA-256, and how to get its bytes (a file that carries episodes through one of \`downloads\`, each a POST /api/v1/downloads and so a disclosure; any other file by a signed URL, valid ${URL_TTL_SECONDS} s). For a version imported from LeRobot, \`meta/\` is written for the episodes delivered whole (withdrawn episodes gone), and a v3.0 subset's data files are renumbered 0..k-1 row by row (\`transform\`) unless \`keep_original_indices\`. The files it hands out by URL are recorded in one disclosure-log entry (no episode: they carry none); every other file leaves through the downloads it lists, each a disclosure of its own. At most ${MAX_PLAN_FILES.toLocaleString("en")} files per plan.`,
     requestBody: { required: true, examples: EXAMPLES.planRequests },
     responses: {
       ...ok("The plan.", Plan, EXAMPLES.plan),
