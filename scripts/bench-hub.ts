@@ -10,8 +10,8 @@
 // - the 1,000-file snapshot: every file of a --snapshot-files version disclosed, no more entries
 //   than files, and the whole chain intact afterwards (the run fails otherwise).
 // huggingface_hub comes from clients/python/hub-check.sh's interpreter (DAS_HUB_PYTHON, or
-// clients/python/.venv-hub/hub-0.35): run that once first. Prints a table, then one JSON line.
-import { spawn } from "node:child_process";
+// clients/python/.venv-hub/hub-0.35, made here from PyPI when missing). Prints a table, then one JSON line.
+import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import http from "node:http";
@@ -42,10 +42,22 @@ const PYTHON =
   process.env.DAS_HUB_PYTHON ??
   path.join(PROJECT_ROOT, "clients/python/.venv-hub/hub-0.35/bin/python");
 if (!existsSync(PYTHON)) {
-  process.stderr.write(
-    `No interpreter with huggingface_hub at ${PYTHON}: run clients/python/hub-check.sh once (or pass --python).\n`,
-  );
-  process.exit(2);
+  // Made as clients/python/hub-check.sh makes it (and then reused by it): pip, from PyPI.
+  const dir = path.dirname(path.dirname(PYTHON));
+  process.stderr.write(`[bench] making ${dir} with huggingface_hub 0.35\n`);
+  const made =
+    spawnSync("python3", ["-m", "venv", dir], { stdio: "inherit" }).status === 0 &&
+    spawnSync(
+      PYTHON,
+      ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "huggingface_hub>=0.35,<0.36"],
+      {
+        stdio: "inherit",
+      },
+    ).status === 0;
+  if (!made) {
+    process.stderr.write(`No interpreter with huggingface_hub at ${PYTHON}, and none could be made (pass --python).\n`);
+    process.exit(2);
+  }
 }
 
 process.env.DAS_DATA_DIR ??= ".data/bench";

@@ -132,15 +132,16 @@ export const HubRefs = z
 
 // ---- Headers.
 
-// Registered as components under their own ids (`Hub...`): the API's ETag is another header.
+// Registered as components under their names; the file's ETag under `File-ETag`, the API's own
+// ETag (of a JSON answer) being another header.
 const header = (id: string, description: string, example: string, required = true) =>
-  (required ? z.string() : z.string().optional()).meta({
-    header: { id: `Hub${id.replace(/-/g, "")}`, required },
-    description,
-    example,
-  });
+  (required ? z.string() : z.string().optional()).meta({ header: { id, required }, description, example });
 const XRepoCommit = header("X-Repo-Commit", "The revision's sha.", "3f1c0a9e2b7d4c6a8e0f1b3d5c7e9a2b4d6f8a0c");
-const FileETag = header("ETag", "The file's SHA-256, quoted.", `"${"9f".repeat(32)}"`);
+const FileETag = header(
+  "File-ETag",
+  "`ETag` on a file of the Hub protocol: the file's SHA-256, quoted.",
+  `"${"9f".repeat(32)}"`,
+);
 const LinkedETag = header(
   "X-Linked-Etag",
   "The file's SHA-256, quoted (what the clients key their cache by).",
