@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { rawRequest } from "@/lib/testing/raw-http";
 import { grant, importTestDataset, randomEpisodes } from "@/lib/testing/fixtures";
@@ -28,6 +29,65 @@ const get = (path: string, method = "GET", headers: Record<string, string> = {})
     path,
     headers: { authorization: `Bearer ${caller.key}`, accept: "*/*", ...headers },
   });
+
+/** A segment a Hub client might send, or a hostile one, sent unnormalised. */
+const segment = (real: string[]) =>
+  fc.oneof(
+    fc.constantFrom(
+      ...real,
+      "..",
+      ".",
+      "%",
+      "%2F",
+      "%2E%2E%2Fx",
+      "%00",
+      "%0A",
+      "%ZZ",
+      "%E0%A4%A",
+      "%C3%BC",
+      "x".repeat(1100),
+    ),
+    fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@%-]{1,40}$/),
+  );
+
+describe("every Hub answer over HTTP", () => {
+  it.each(["GET", "HEAD"])(
+    "%s of random repositories, revisions and paths: JSON, a redirect to the store, or a 4xx with X-Error-Code, never a 5xx",
+    async (method) => {
+      const files = plain.files.map((f) => f.path);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom("api/datasets", "datasets"),
+          segment(["das", "someone"]),
+          segment([plain.datasetId, "no-such-dataset"]),
+          fc.constantFrom("revision", "tree", "refs", "resolve", "paths-info", "blob"),
+          segment(["main", "1.0.0", "2.0.0", "v3.0", "refs%2Fconvert%2Fparquet"]),
+          fc.array(segment([...files.flatMap((f) => f.split("/")), "meta"]), { maxLength: 4 }),
+          fc.constantFrom("", "?recursive=true", "?expand=True&cursor=x.y", "?blobs=%01"),
+          async (area, namespace, name, kind, revision, path, query) => {
+            const target = `/hub/${area}/${namespace}/${name}/${kind}/${revision}${path.length ? `/${path.join("/")}` : ""}${query}`;
+            const res = await rawRequest(server.url, {
+              method,
+              path: target,
+              headers: { authorization: `Bearer ${caller.key}` },
+            });
+            const context = `${method} ${target.slice(0, 200)} -> ${res.status}: ${res.text.slice(0, 200)}`;
+            expect(res.status, context).toBeLessThan(500);
+            expect(res.headers["x-request-id"], context).toMatch(/^req_/);
+            if (res.status === 302)
+              expect(String(res.headers.location), context).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+            else if (res.status >= 400) expect(res.headers["x-error-message"], context).toBeTruthy();
+            if (method === "GET" && res.status !== 302) {
+              expect(res.headers["content-type"], context).toMatch(/^application\/json/);
+              JSON.parse(res.text);
+            }
+          },
+        ),
+        { numRuns: 300 },
+      );
+    },
+  );
+});
 
 describe("the Hub protocol over HTTP", () => {
   it("names the same revision on another instance as in this process", async () => {
