@@ -1,7 +1,8 @@
 import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server";
 import { auth, oidcEnabled } from "@/lib/auth/next-auth";
 import { env } from "@/lib/env";
-import { API_PATH, apiPathError, badRequestPage, portalAddressProblem } from "@/lib/http/address";
+import { API_PATH, apiPathError, badRequestPage, hubPathError, portalAddressProblem } from "@/lib/http/address";
+import { isHubPath } from "@/lib/http/hub";
 import { signInPath } from "@/lib/redirect-target";
 import { errorOnlyResponse } from "@/lib/http/route";
 import { contentSecurityPolicy, newNonce, pageSecurityHeaders } from "@/lib/http/security-headers";
@@ -16,7 +17,8 @@ const PUBLIC_PAGES = [/^\/login$/, /^\/docs(\/|$)/];
  *   percent-encoding would make Next answer a plain-text 500 while decoding route parameters, and
  *   the others would get the portal's redirect to /login; they get the JSON envelope instead.
  *   (Only those paths come here: running the proxy for every API request costs a fifth of the
- *   throughput.)
+ *   throughput.) The same for the Hub protocol's paths under /hub/ that contain `%` (its clients
+ *   percent-encode every revision and many paths).
  * - Portal addresses the portal cannot have made (malformed percent-encoding, control characters,
  *   a repeated query parameter): a 400 page, before Next fails on them or a page sees them.
  * - Portal pages: a visitor without a session goes to /login and comes back afterwards. Roles are
@@ -28,6 +30,10 @@ const withSession = auth(async (request) => {
   const { pathname, search } = request.nextUrl;
   if (API_PATH.test(pathname)) {
     const error = apiPathError(pathname);
+    return error ? errorOnlyResponse(request, error) : NextResponse.next();
+  }
+  if (isHubPath(pathname)) {
+    const error = hubPathError(pathname);
     return error ? errorOnlyResponse(request, error) : NextResponse.next();
   }
   const problem = portalAddressProblem(request.nextUrl);
@@ -68,7 +74,7 @@ export async function proxy(request: NextRequest, event: NextFetchEvent) {
   return handler(request, event);
 }
 
-// The second pattern also takes `/api` itself and `/API/...` (it leaves out `api/`, case-sensitively).
+// The last pattern also takes `/api` itself and `/API/...` (it leaves out `api/` and `hub/`, case-sensitively).
 export const config = {
-  matcher: ["/api/:path(.*%.*)", "/((?!api/|_next/|favicon.ico|robots.txt).*)"],
+  matcher: ["/api/:path(.*%.*)", "/hub/:path(.*%.*)", "/((?!api/|hub/|_next/|favicon.ico|robots.txt).*)"],
 };

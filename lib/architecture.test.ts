@@ -32,6 +32,8 @@ const LAYERS = [
       "lib/notice-delivery",
       "lib/notices",
       "lib/withdrawals",
+      "lib/views",
+      "lib/hub",
     ),
   },
   // The API's contract: request and response schemas, the OpenAPI document.

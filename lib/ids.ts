@@ -15,7 +15,21 @@ export function base62(bytes: Uint8Array): string {
   return out.padStart(width, "0");
 }
 
-export type IdPrefix = "org" | "usr" | "key" | "lic" | "dl" | "pv" | "aud" | "whk" | "wd" | "ack" | "acc" | "areq";
+export type IdPrefix =
+  | "org"
+  | "usr"
+  | "key"
+  | "lic"
+  | "dl"
+  | "pv"
+  | "hb"
+  | "pl"
+  | "aud"
+  | "whk"
+  | "wd"
+  | "ack"
+  | "acc"
+  | "areq";
 
 /** Our own ids carry their kind, e.g. `dl_4fQ...`, so a pasted id says what it is. */
 export function newId(prefix: IdPrefix): string {
@@ -23,7 +37,7 @@ export function newId(prefix: IdPrefix): string {
 }
 
 /**
- * An id of the disclosure log (a download's or a preview's): when it was made, in milliseconds as
+ * An id of the disclosure log (a download's, a preview's, a Hub file's or a plan's): when it was made, in milliseconds as
  * twelve hex digits, then 80 random bits. Ids made one after another sort one after another, in
  * bytes and under any ordinary collation (digits and a–f compare in that order in every locale), so
  * that entries and their episodes, keyed by this id, lie in the primary keys in about the order of
@@ -31,7 +45,7 @@ export function newId(prefix: IdPrefix): string {
  * appends land at the indexes' right edge. Guessing one is still a matter of 80 random bits.
  */
 export function newLogId(
-  prefix: Extract<IdPrefix, "dl" | "pv">,
+  prefix: Extract<IdPrefix, "dl" | "pv" | "hb" | "pl">,
   madeAt: number = Date.now(),
   random: Uint8Array = randomBytes(10),
 ): string {

@@ -37,6 +37,7 @@ const SIZES: Record<string, string[]> = {
   "bench:episode": ["--runs", "2"],
   "bench:webhooks": ["--deliveries", "1500"],
   "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
+  "bench:hub": ["--files", "100", "--file-mb", "1", "--runs", "1", "--head-episodes", "50000", "--head-samples", "500"],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */
@@ -53,6 +54,9 @@ const NOT_FIGURES = new Set([
   "frames",
   "dimensions",
   "bytes",
+  "files",
+  "snapshot_files",
+  "snapshot_entries",
 ]);
 
 /**
@@ -60,6 +64,8 @@ const NOT_FIGURES = new Set([
  * `_ratio`), times, memory and sizes down. Booleans must stay true (the chain intact).
  */
 function better(name: string): "higher" | "lower" {
+  // A time of one over the time of another (hub_snapshot_to_pull_ratio): lower is better.
+  if (/_to_[a-z]+_ratio$/.test(name)) return "lower";
   if (/(_per_s|_rps|_ratio)$/.test(name) || name.includes("_per_s_")) return "higher";
   return "lower";
 }

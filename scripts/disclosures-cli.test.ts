@@ -198,7 +198,7 @@ describe("das-admin disclosures export", () => {
       "das-admin: --from takes an ISO 8601 date or date-time, not '1'.",
       "das-admin: --from takes an ISO 8601 date or date-time, not '12/01/2026'.",
       "das-admin: --to takes an ISO 8601 date or date-time, not '2026-02-30'.",
-      "das-admin: --channel must be one of api, portal, preview.",
+      "das-admin: --channel must be one of api, portal, preview, hub.",
       "das-admin: Expected 0 argument(s), got 1.",
       "das-admin: Expected 0 argument(s), got 1.",
     ];

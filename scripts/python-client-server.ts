@@ -6,6 +6,8 @@
 // its standard input closes, then stops everything and removes its data. While up, a line
 // `{"withdraw": ["episode-id", ...]}` on its standard input withdraws those episodes as das-admin
 // withdraw does (so that a test gets a real notice for what it pulled); it answers with one JSON line.
+// The Hub protocol's tests (test_hub.py, test_lerobot_hub.py) ask for a key of their own with
+// `{"key": "name"}` and read what a key disclosed with `{"entries": "<key id>"}`.
 //
 // `--rate-limit-per-minute N` sets every key's budget (240 by default; the API fuzzer,
 // scripts/api-fuzz/run.py, sends far more requests than a person would).
@@ -195,6 +197,30 @@ try {
   }
   client.destroy();
 
+  // For the Hub protocol: a dataset of our own format with 1.0.0 licensed, 2.0.0's licence ended
+  // and 3.0.0's starting tomorrow, and one of its own to withdraw from.
+  const { plainRepo } = await import("../lib/testing/hub-fixtures");
+  const hubPlain = await plainRepo(org.id, { episodes: 6 });
+  const hubWithdrawn = await plainRepo(org.id, { episodes: 3 });
+  // LeRobot 0.4's StreamingLeRobotDataset seeks a frame in a video file at `index / fps`, which holds
+  // only where one file per camera holds every episode: a v3.0 dataset laid out so, for it.
+  const streamId = fixtures.uniqueId("lrstream");
+  {
+    const root = mkdtempSync(path.join(dataDir, "lerobot-stream-"));
+    await buildLeRobotFixture(root, { version: "v3.0", episodes: 4, episodesPerFile: 4, chunksSize: 4 });
+    const store = s3Client(location);
+    await importLeRobotVersion(getDb().$client, {
+      dir: root,
+      datasetId: streamId,
+      version: "1.0.0",
+      upload: { client: store, bucket: location.bucket, keyOf: (p) => objectKey(streamId, "1.0.0", p) },
+    });
+    store.destroy();
+    await fixtures.grant(org.id, streamId, "1.0.0");
+  }
+  const hubFiles = (repo: typeof hubPlain) =>
+    repo.files.map((f) => ({ path: f.path, sha256: f.sha256, size: f.size_bytes, episode_id: f.episode_id }));
+
   // A key per test that needs a rate-limit budget or a disclosure log of its own.
   const keys: Record<string, string> = {};
   for (const name of ["main", "rate", "errors", "pull", "resume", "expiry", "vectors", "node", "loader"])
@@ -222,6 +248,17 @@ try {
         plain: { dataset_id: syncPlainId, version: "1.0.0", episodes: syncEpisodes.map((e) => e.episode_id) },
         lerobot: { dataset_id: syncLeRobotId, version: "1.0.0", codebase_version: "v3.0", episodes: 6 },
       },
+      hub: {
+        plain: { dataset_id: hubPlain.datasetId, episodes: hubPlain.episodes, files: hubFiles(hubPlain) },
+        withdrawn: {
+          dataset_id: hubWithdrawn.datasetId,
+          episodes: hubWithdrawn.episodes,
+          files: hubFiles(hubWithdrawn),
+        },
+        // Licensed to the sync organisation only: to the main one, as if it did not exist.
+        unlicensed: { dataset_id: syncPlainId },
+        streamable: { dataset_id: streamId, episodes: 4 },
+      },
     })}\n`,
   );
 } catch (error) {
@@ -232,7 +269,9 @@ try {
 
 // Up until the test session closes our standard input (or ends); each line on it is a command.
 const { withdrawEpisodes } = await import("../lib/withdrawals/withdraw");
-const { operatorCtx } = await import("../lib/testing/fixtures");
+const { operatorCtx, createTestKey } = await import("../lib/testing/fixtures");
+const { entriesOf } = await import("../lib/testing/hub-fixtures");
+const { getDb: db } = await import("../lib/db/client");
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
@@ -246,13 +285,24 @@ commands.on("line", (line) => {
   pending = pending.then(async () => {
     let answer: unknown;
     try {
-      const command = JSON.parse(line) as { withdraw?: unknown };
-      if (!Array.isArray(command.withdraw)) throw new Error('expected {"withdraw": ["episode-id", ...]}');
-      const done = await withdrawEpisodes(operatorCtx(), {
-        episodeIds: command.withdraw.map(String),
-        reason: "withdrawn by the Python client's tests",
-      });
-      answer = { withdrawal_id: done.withdrawal_id, episode_ids: done.episode_ids, notices: done.notices };
+      const command = JSON.parse(line) as { withdraw?: unknown; key?: unknown; entries?: unknown };
+      if (typeof command.key === "string") {
+        // The main organisation's: it holds every licence the Hub's tests use.
+        const [org] = await db().$client<{ organization_id: string }[]>`
+          select organization_id from api_keys where name = 'python main'`;
+        const issued = await createTestKey(org!.organization_id, { name: `python ${command.key}` });
+        answer = { key: issued.secret, key_id: issued.id };
+      } else if (typeof command.entries === "string") {
+        const entries = await entriesOf(command.entries);
+        answer = { entries: entries.map((e) => ({ ...e, expires_at: e.expires_at.toISOString() })) };
+      } else {
+        if (!Array.isArray(command.withdraw)) throw new Error('expected {"withdraw": ["episode-id", ...]}');
+        const done = await withdrawEpisodes(operatorCtx(), {
+          episodeIds: command.withdraw.map(String),
+          reason: "withdrawn by the Python client's tests",
+        });
+        answer = { withdrawal_id: done.withdrawal_id, episode_ids: done.episode_ids, notices: done.notices };
+      }
     } catch (error) {
       answer = { error: (error as Error).message };
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# LeRobot's own loader opens what the Python client pulls (tests/test_lerobot_loader.py): LeRobot
+# LeRobot's own loader opens what the Python client pulls (tests/test_lerobot_loader.py), and trains
+# straight from the service's Hub protocol (tests/test_lerobot_hub.py, LeRobot 0.4 only): LeRobot
 # 0.4 reads LeRobot v3.0 datasets only and 0.3 reads v2.1, so each gets an interpreter of its own
 # (CPU; torch comes with them from PyPI, about 6 GB each, made once and reused), named to the tests
 # by DAS_LEROBOT_PYTHON (v3.0) and DAS_LEROBOT_V21_PYTHON (v2.1). Runs the loader tests only, against
@@ -28,6 +29,7 @@ interpreter() {
 DAS_LEROBOT_PYTHON="$(interpreter lerobot-0.4 'lerobot==0.4.4')" || exit 3
 DAS_LEROBOT_V21_PYTHON="$(interpreter lerobot-0.3 'lerobot==0.3.3')" || exit 3
 export DAS_LEROBOT_PYTHON DAS_LEROBOT_V21_PYTHON
-# The loader must read what was pulled, never fetch from the Hugging Face hub.
+# The loader must read what was pulled, never fetch from the Hugging Face hub (the Hub tests set
+# their own HF_* for the service's /hub, and nothing else).
 export HF_HUB_OFFLINE=1
 exec bash ci.sh -m lerobot "$@"

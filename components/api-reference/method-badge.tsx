@@ -1,6 +1,7 @@
 const TONES: Record<string, string> = {
   GET: "bg-sky-50 text-sky-700 ring-sky-600/20",
   POST: "bg-emerald-50 text-emerald-700 ring-emerald-600/20",
+  HEAD: "bg-indigo-50 text-indigo-700 ring-indigo-600/20",
 };
 
 export function MethodBadge({ method }: { method: string }) {

@@ -25,7 +25,7 @@ const shortDate = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "sho
 const tick = (day: string) => shortDate.format(new Date(`${day}T00:00:00Z`));
 const plural = (n: number, one: string, many: string) => `${formatNumber(n)} ${n === 1 ? one : many}`;
 
-const CHANNEL_NAMES = { api: "API", portal: "portal", preview: "preview" } as const;
+const CHANNEL_NAMES = { api: "API", portal: "portal", preview: "preview", hub: "Hub" } as const;
 
 /** Reviewers' and admins' previews have no organisation: they are counted under this name. */
 export const REVIEWER_PREVIEWS = "Reviewer previews";

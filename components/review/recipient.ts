@@ -3,7 +3,7 @@ import type { CappedCount } from "@/lib/disclosures/search";
 import { formatNumber } from "../ui/format";
 
 /** Each channel's badge: API downloads, portal downloads, previews. */
-export const CHANNEL_TONE = { api: "blue", portal: "brand", preview: "amber" } as const;
+export const CHANNEL_TONE = { api: "blue", portal: "brand", preview: "amber", hub: "green" } as const;
 
 /** The organisation whose licence an entry was made under, or the role a reviewer's or admin's preview was made under. */
 export const basisOf = (row: Pick<Recipient, "organization_name" | "reviewer_role">) =>

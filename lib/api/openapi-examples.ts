@@ -306,7 +306,112 @@ const errors = Object.fromEntries(
   Object.entries(MESSAGES).map(([code, message]) => [code, { error: { code, message, request_id: REQUEST_ID } }]),
 ) as Record<ErrorCode, { error: { code: ErrorCode; message: string; request_id: string } }>;
 
+// The Hub protocol's answers (lib/api/hub.ts): a LeRobot v3.0 dataset at main.
+const HUB_SHA = "3f1c0a9e2b7d4c6a8e0f1b3d5c7e9a2b4d6f8a0c";
+const hubRepoInfo = {
+  _id: HUB_SHA.slice(0, 24),
+  id: "das/kitchen-pick-place",
+  author: "das" as const,
+  sha: HUB_SHA,
+  lastModified: "2026-03-01T09:00:00.000Z",
+  createdAt: "2026-03-01T09:00:00.000Z",
+  private: true as const,
+  gated: false as const,
+  disabled: false as const,
+  downloads: 0 as const,
+  likes: 0 as const,
+  tags: ["LeRobot", "codebase:v3.0"],
+  usedStorage: 1_234_567,
+  cardData: { license: "other", task_categories: ["robotics"], tags: ["LeRobot"] },
+  siblings: [
+    { rfilename: "README.md" },
+    { rfilename: "data/chunk-000/file-000.parquet" },
+    { rfilename: "meta/info.json" },
+  ],
+};
+const hubRefs = {
+  branches: [{ name: "main", ref: "refs/heads/main", targetCommit: HUB_SHA }],
+  tags: [
+    { name: "1.1.0", ref: "refs/tags/1.1.0", targetCommit: HUB_SHA },
+    { name: "v3.0", ref: "refs/tags/v3.0", targetCommit: HUB_SHA },
+  ],
+  converts: [] as never[],
+};
+const hubTree = [
+  { type: "directory" as const, oid: "5d1e3c7a9b0f2e4d6c8a0b1f3e5d7c9a2b4f6e8d", size: 0 as const, path: "data" },
+  {
+    type: "file" as const,
+    oid: "8c2b4e6f0a1d3c5e7b9f2a4c6e8d0b1f3a5c7e9d",
+    size: 2051,
+    path: "README.md",
+    lfs: { oid: SHA("a"), size: 2051, pointerSize: 132 },
+  },
+];
+
+const planRequests = {
+  subset: { summary: "Failures, renumbered for LeRobot", value: { filter: { outcome: "failure" } } },
+  episodes: {
+    summary: "Two episodes, their data and one camera",
+    value: { episode_ids: ["kpp-000001", "kpp-000004"], streams: ["data", "observation.images.front"] },
+  },
+};
+const plan = {
+  dataset_id: "kitchen-pick-place",
+  version: "1.1.0",
+  revision: HUB_SHA,
+  codebase_version: "v3.0",
+  episode_ids: ["kitchen-pick-place-000000", "kitchen-pick-place-000001"],
+  downloads: [{ dataset_id: "kitchen-pick-place", version: "1.1.0", filter: { outcome: "failure" } }],
+  files: [
+    {
+      path: "data/chunk-000/file-000.parquet",
+      size_bytes: 52341,
+      sha256: SHA("b"),
+      episode_ids: ["kitchen-pick-place-000000", "kitchen-pick-place-000001"],
+      stream: "data",
+      get: { download: 0 },
+      transform: {
+        kind: "lerobot_v3_data_rows" as const,
+        changed_columns: ["episode_index", "index"],
+        episodes: [{ episode_index: 1, new_episode_index: 0, index_from: 20, new_index_from: 0, length: 25 }],
+        dropped_episode_indices: [0],
+      },
+    },
+    {
+      path: "meta/info.json",
+      size_bytes: 2210,
+      sha256: SHA("c"),
+      episode_ids: [],
+      stream: null,
+      get: { url: "https://store.example/bucket/_rendered/cccc?X-Amz-Signature=..." },
+      transform: null,
+    },
+  ],
+  unplannable: [],
+  expires_at: "2026-03-01T09:15:00.000Z",
+  lerobot: {
+    codebase_version: "v3.0",
+    episode_indices: [1],
+    requested: ["kitchen-pick-place-000001"],
+    co_delivered: ["kitchen-pick-place-000000"],
+    left_out: ["kitchen-pick-place-000000"],
+    meta: "rewritten" as const,
+    cameras: null,
+    renumbering: [{ episode_id: "kitchen-pick-place-000001", original_episode_index: 1, episode_index: 0 }],
+    missing_files: [],
+    loads_as_is: true,
+    loads_with_episode_list: true,
+    open_with_episodes: null,
+    note: "Episodes renumbered 0..0 for LeRobot (episode_index and index in the data files, the episode rows in meta/episodes).",
+  },
+};
+
 export const EXAMPLES = {
+  planRequests,
+  plan,
+  hubRepoInfo,
+  hubRefs,
+  hubTree,
   datasets,
   licences,
   versions,

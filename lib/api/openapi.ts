@@ -74,6 +74,11 @@ function build(): OpenApiDocument {
         description:
           "What the data owner tells your organisation: episodes withdrawn (a contributor withdrew consent) that you received, and your acknowledgements of what you deleted.",
       },
+      {
+        name: "Hub",
+        description:
+          "The Hugging Face Hub's read protocol, under /hub: dataset repositories `das/<dataset_id>` for huggingface_hub, `datasets` and LeRobot (`HF_ENDPOINT=<this service>/hub`, `HF_TOKEN=<your key>`). A GET of a file is recorded in the disclosure log (channel `hub`).",
+      },
       { name: "Meta", description: "About the API itself." },
     ],
     paths: paths(API_OPERATIONS),

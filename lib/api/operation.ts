@@ -4,15 +4,27 @@ import type { ApiKeyPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
 
 /**
- * One endpoint of /api/v1, written once: its method and path, what it reads from the request
- * (path, query, headers, body, each a zod schema that both validates and documents), its OpenAPI
- * operation, and the handler that calls its verb. The router (lib/http/api-router.ts) and the
- * OpenAPI document (lib/api/openapi.ts) are both derived from the list in ./operations.
+ * One endpoint of /api/v1 or of the Hub protocol under /hub, written once: its method and path,
+ * what it reads from the request (path, query, headers, body, each a zod schema that both
+ * validates and documents), its OpenAPI operation, and the handler that calls its verb. The router
+ * (lib/http/route.ts) and the OpenAPI document (lib/api/openapi.ts) are both derived from the list
+ * in ./operations.
+ *
+ * An operation under /hub speaks the Hugging Face Hub's protocol to its clients (lib/http/hub.ts):
+ * the same keys, limits and envelope, plus the Hub's error headers, its query and form rules, and
+ * answers without a body (a HEAD's metadata, a redirect to a signed URL).
  */
 export type Operation = {
-  method: "GET" | "POST";
-  /** The OpenAPI path template, e.g. `/api/v1/datasets/{id}/versions`; a `{name}` is one path segment. */
-  path: `/api/v1/${string}`;
+  method: "GET" | "POST" | "HEAD";
+  /**
+   * The OpenAPI path template, e.g. `/api/v1/datasets/{id}/versions`; a `{name}` is one path
+   * segment, except the one named by `rest`.
+   */
+  path: `/api/v1/${string}` | `/hub/${string}`;
+  /** The last path parameter, which takes every remaining segment (a file's path in a repository), each percent-decoded, joined by '/'. */
+  rest?: string;
+  /** How the body is sent: JSON (default) or an HTML form (`application/x-www-form-urlencoded`, repeated names as arrays). */
+  bodyType?: "json" | "form";
   /** "none": no key (still rate-limited per client address). Default: a bearer API key. */
   auth?: "api_key" | "none";
   params?: z.ZodObject;
@@ -45,11 +57,24 @@ export type OperationInput = {
  */
 export type Reply = object;
 
-/** A JSON answer with a status other than 200 (201 for what a request created). */
+/**
+ * A JSON answer with a status other than 200 (201 for what a request created), or with headers of
+ * its own; `nextPage`: the query of the next page, which the router sends as a `Link: <...>;
+ * rel="next"` header on the request's own URL (the Hub's paging).
+ */
 export class JsonReply {
   constructor(
     readonly status: number,
     readonly body: object,
+    readonly options: { headers?: Record<string, string>; nextPage?: Record<string, string> | null } = {},
+  ) {}
+}
+
+/** An answer without a body: a HEAD's metadata (200) or a redirect (302, `Location` among the headers). */
+export class BodilessReply {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
   ) {}
 }
 

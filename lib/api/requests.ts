@@ -218,6 +218,37 @@ export const DownloadBody = z
 
 export type DownloadBody = z.infer<typeof DownloadBody>;
 
+/** POST /v1/datasets/{id}/versions/{version}/plan: a pull's scope, as `das pull` takes it. */
+export const PlanBody = z
+  .strictObject({
+    episode_ids: z
+      .array(
+        identifier("strings").min(1, "must not be empty strings").max(200, "must be at most 200 characters"),
+        "must be an array of episode ids",
+      )
+      .min(1, "must list at least one episode (leave it out for every episode)")
+      .max(50_000, "must list at most 50000 episodes; split the pull")
+      .refine(unique, "must not repeat an episode id")
+      .optional()
+      .meta({
+        override: { uniqueItems: true },
+        description: "Only these episodes' files. With `filter`, the episodes that are listed and match it.",
+        example: ["kpp-000042", "kpp-000043"],
+      }),
+    filter: DownloadBody.shape.filter,
+    streams: DownloadBody.shape.streams,
+    keep_original_indices: z.boolean("must be true or false").optional().meta({
+      description:
+        "A LeRobot v3.0 subset: keep the data files as delivered and the episodes' indices as they are, rather than have them written renumbered 0..k-1.",
+      example: false,
+    }),
+  })
+  .meta({
+    id: "PlanRequest",
+    description:
+      "What to pull: every episode of the version, or those listed and/or matching a filter, in some or all streams.",
+  });
+
 /** POST /v1/previews: one episode, in a version (by default the newest licensed one that holds it), some or all of its video streams. */
 export const PreviewBody = z
   .strictObject({

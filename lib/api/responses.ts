@@ -14,6 +14,7 @@ import type { Download as DownloadDocument } from "../downloads/download";
 import type { Preview as PreviewDocument } from "../previews/create-preview";
 import type { listNotices } from "../withdrawals/list-notices";
 import type { acknowledgeNotice } from "../withdrawals/acknowledge";
+import type { Plan as PlanDocument } from "../views/plan";
 
 /**
  * Response bodies of every endpoint, as zod schemas. The OpenAPI document is generated from
@@ -238,6 +239,97 @@ export const Download = z
   })
   .meta({ id: "Download" });
 
+const PlannedDownload = z
+  .object({
+    dataset_id: DatasetId,
+    version: VersionNumber,
+    episode_ids: z.array(z.string()).optional(),
+    filter: z.record(z.string(), z.unknown()).optional(),
+    streams: z.array(z.string()).optional(),
+    include_version_files: z.boolean().optional(),
+  })
+  .meta({
+    description:
+      "A body for POST /api/v1/downloads. Skip it when every file it gets is on disk already; otherwise send it with `episode_ids` cut down to the episodes of the files still missing.",
+  });
+
+const DataTransform = z
+  .object({
+    kind: z.literal("lerobot_v3_data_rows"),
+    changed_columns: z.array(z.string()),
+    episodes: z.array(
+      z.object({
+        episode_index: z.number().int().nonnegative(),
+        new_episode_index: z.number().int().nonnegative(),
+        index_from: z.number().int().nonnegative(),
+        new_index_from: z.number().int().nonnegative(),
+        length: z.number().int().nonnegative(),
+      }),
+    ),
+    dropped_episode_indices: z.array(z.number().int().nonnegative()),
+  })
+  .meta({
+    description:
+      "Write the fetched data file again: its rows in their order, the frames of `dropped_episode_indices` left out, each other frame's `episode_index` and `index` moved to `new_episode_index` and `new_index_from + (index - index_from)`; every other column, the schema and the key/value metadata as fetched.",
+  });
+
+export const PlannedFile = z
+  .object({
+    path: z.string().meta({ description: "Where the file goes, relative to the directory pulled into." }),
+    size_bytes: Bytes,
+    sha256: Sha256.meta({ description: "SHA-256 of the bytes fetched (before a transform)." }),
+    episode_ids: z.array(z.string()),
+    stream: z.string().nullable(),
+    get: z.union([z.object({ download: z.number().int().nonnegative() }), z.object({ url: z.url() })]).meta({
+      description:
+        "How to get the bytes: `download`: in the answer to `downloads[download]`, under the same path (a disclosure); `url`: a signed URL, valid until `expires_at` (a file of no episode).",
+    }),
+    transform: DataTransform.nullable(),
+  })
+  .meta({ id: "PlannedFile" });
+
+export const Plan = z
+  .object({
+    dataset_id: DatasetId,
+    version: VersionNumber,
+    revision: z
+      .string()
+      .regex(/^[0-9a-f]{40}$/)
+      .meta({ description: "The revision of the version the plan was made from (the Hub protocol's sha of it)." }),
+    codebase_version: z.string().nullable(),
+    episode_ids: z.array(z.string()).meta({ description: "Every episode of the files in scope, sorted." }),
+    downloads: z.array(PlannedDownload),
+    files: z.array(PlannedFile),
+    unplannable: z.array(z.object({ path: z.string(), reason: z.string() })),
+    expires_at: Timestamp.meta({ description: "When the URLs of `files[].get.url` stop working." }),
+    lerobot: z
+      .object({
+        codebase_version: z.string(),
+        episode_indices: z.array(z.number().int().nonnegative()),
+        requested: z.array(z.string()),
+        co_delivered: z.array(z.string()),
+        left_out: z.array(z.string()),
+        meta: z.enum(["as delivered", "rewritten", "none"]),
+        cameras: z.array(z.string()).nullable(),
+        renumbering: z
+          .array(
+            z.object({
+              episode_id: z.string(),
+              original_episode_index: z.number().int().nonnegative(),
+              episode_index: z.number().int().nonnegative(),
+            }),
+          )
+          .nullable(),
+        missing_files: z.array(z.string()),
+        loads_as_is: z.boolean(),
+        loads_with_episode_list: z.boolean(),
+        open_with_episodes: z.array(z.number().int().nonnegative()).nullable(),
+        note: z.string().nullable(),
+      })
+      .nullable(),
+  })
+  .meta({ id: "Plan" });
+
 export const PreviewStream = z
   .object({
     stream: z.string().meta({ example: "wrist_cam" }),
@@ -309,12 +401,13 @@ export const LicenceList = z
 
 export const NoticeDelivery = z
   .object({
-    download_id: z
-      .string()
-      .meta({ description: "The disclosure-log entry (a download or a preview) that carried the episodes." }),
+    download_id: z.string().meta({
+      description:
+        "The disclosure-log entry (a download, a preview or a file fetched through the Hub protocol) that carried the episodes.",
+    }),
     seq: z.number().int().meta({ description: "The entry's position in the disclosure log." }),
     occurred_at: Timestamp,
-    channel: z.enum(["api", "portal", "preview"]),
+    channel: z.enum(["api", "portal", "preview", "hub"]),
     dataset_id: DatasetId,
     version: VersionNumber,
     episode_ids: z.array(z.string()).meta({ description: "The withdrawn episodes this entry carried." }),
@@ -453,6 +546,7 @@ const drift: {
   notices: Same<z.output<typeof NoticeList>, Body<typeof listNotices>>;
   acknowledgement: Same<z.output<typeof Acknowledgement>, Body<typeof acknowledgeNotice>>;
   error: Same<z.output<typeof ErrorEnvelope>, ErrorBody>;
+  plan: Same<z.output<typeof Plan>, PlanDocument>;
 } = {
   datasets: true,
   versions: true,
@@ -465,6 +559,7 @@ const drift: {
   notices: true,
   acknowledgement: true,
   error: true,
+  plan: true,
 };
 void drift;
 

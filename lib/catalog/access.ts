@@ -81,6 +81,8 @@ export type ReleasedVersion = {
   facetCounts: FacetCounts;
   /** A version imported from a LeRobot dataset: its facts; null for our own import format. */
   format: VersionFormat | null;
+  /** SHA-256 over the version's imported content (episodes, annotations, every file's path and SHA-256). */
+  contentSha256: string;
   /**
    * How many of its episodes have been withdrawn (lib/catalog/withdrawn.ts). The counts above
    * already leave them and the files holding them out; a reader filters rows only when this is not 0.
@@ -101,6 +103,7 @@ export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedV
     >`
       select id as "versionId", version, released_at as "releasedAt", episode_count as "episodeCount", file_count as "fileCount",
              total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts", source_format as "sourceFormat", format_info as "formatInfo",
+             content_sha256 as "contentSha256",
              (select count(*)::int from withdrawn_episodes w where w.version_id = dataset_versions.id) as "withdrawnEpisodes"
       from dataset_versions
       where dataset_id = ${datasetId}

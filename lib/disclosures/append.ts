@@ -21,9 +21,9 @@ export type NewEntry = Omit<ChainedEntry, keyof ChainPosition | "termsSha256"> &
 
 /**
  * An entry for the log with the episodes it discloses, as a download or a preview hands it over.
- * `reuseMarginSeconds`: the entry is a preview that is not appended while an equal one (the same
- * `requestSha256`) stays valid for at least that many seconds more; decided under the chain's
- * lock, so that two requests at once cannot both append.
+ * `reuseMarginSeconds`: the entry (a preview, or a file fetched through the Hub protocol) is not
+ * appended while an equal one (the same `requestSha256`) stays valid for at least that many
+ * seconds more; decided under the chain's lock, so that two requests at once cannot both append.
  */
 export type LogAppend = {
   entry: NewEntry;
@@ -289,7 +289,7 @@ function chainStatement(
       select i.ord, case
         when i.reuse_margin is not null and exists (
           select 1 from disclosures v, clock
-          where ${reusablePreview(tx, { requestSha256: tx`i.request_sha256`, at: tx`clock.at`, marginSeconds: tx`i.reuse_margin` })})
+          where ${reusableEntry(tx, { requestSha256: tx`i.request_sha256`, at: tx`clock.at`, marginSeconds: tx`i.reuse_margin` })})
           then 'repeated'
         when exists (
           select 1 from disclosed d join withdrawn_episodes w on w.version_id = d.version_id and w.episode_id = d.episode_id
@@ -377,16 +377,18 @@ const positionJson: Record<keyof ChainPosition, (sql: Sql) => PendingQuery<Row[]
 type Fragment = PendingQuery<Row[]>;
 
 /**
- * Whether the log entry `v` is a preview of the request still valid `marginSeconds` past `at`:
- * while there is one, an equal preview is not appended again and reuses it. The one rule, for the
- * preview's own lookup (lib/previews/create-preview.ts) and for the append's verdict inside the
- * chain's lock; a condition on `disclosures v`, so that each query keeps its own plan.
+ * Whether the log entry `v` is an entry of the request still valid `marginSeconds` past `at`:
+ * while there is one, an equal request is not appended again and reuses it. Only previews and
+ * files fetched through the Hub protocol are reused (their request digests never meet: each
+ * hashes its own kind). The one rule, for the requests' own lookups (lib/previews/create-preview.ts,
+ * lib/hub/resolve.ts) and for the append's verdict inside the chain's lock; a condition on
+ * `disclosures v`, so that each query keeps its own plan (migration 0024's partial index).
  */
-export function reusablePreview(
+export function reusableEntry(
   sql: Sql,
   of: { requestSha256: string | Fragment; at: Fragment; marginSeconds: number | Fragment },
 ) {
-  return sql`v.channel = 'preview' and v.request_sha256 = ${of.requestSha256}
+  return sql`v.channel in ('preview', 'hub') and v.request_sha256 = ${of.requestSha256}
     and v.expires_at > ${of.at} + make_interval(secs => ${of.marginSeconds})`;
 }
 

@@ -114,13 +114,15 @@ describe("disclosureFilter", () => {
 });
 
 describe("disclosureFilter: the channel", () => {
-  it("takes api, portal or preview, and names the choices for anything else", () => {
-    for (const channel of ["api", "portal", "preview"] as const)
+  it("takes api, portal, preview or hub, and names the choices for anything else", () => {
+    for (const channel of ["api", "portal", "preview", "hub"] as const)
       expect(disclosureFilter({ channel })).toEqual({ filter: expect.objectContaining({ channel }), problems: [] });
     expect(disclosureFilter({ channel: " preview " }).filter.channel).toBe("preview");
     expect(disclosureFilter({ channel: "" }).filter.channel).toBeUndefined();
     for (const channel of ["email", "API", "previews"]) {
-      expect(disclosureFilter({ channel }).problems, channel).toEqual(["Channel must be one of api, portal, preview."]);
+      expect(disclosureFilter({ channel }).problems, channel).toEqual([
+        "Channel must be one of api, portal, preview, hub.",
+      ]);
     }
   });
 });

@@ -25,6 +25,13 @@ export function apiPathError(pathname: string): AppError | null {
   return null;
 }
 
+/** What to answer instead of routing a path of the Hub protocol (under /hub/), or null to route it. */
+export function hubPathError(pathname: string): AppError | null {
+  return decodes(pathname)
+    ? null
+    : new AppError("invalid_parameter", "The request path is not valid percent-encoded UTF-8.");
+}
+
 /**
  * Why a portal address cannot be one the portal made, or null. The query follows the rules of
  * every query of the service (lib/http/query.ts): no repeated parameter, no control characters.

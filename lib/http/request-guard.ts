@@ -5,6 +5,8 @@ import { env } from "../env";
 import { forwardedHop } from "../client-address";
 import { API_PATH } from "./address";
 import { errorOnlyResponse } from "./route";
+import { isHubPath } from "./hub";
+import { hubError } from "../hub/errors";
 
 /**
  * Requests Next cannot answer well, answered before Next sees them. Next builds a web `Request`
@@ -19,6 +21,8 @@ import { errorOnlyResponse } from "./route";
 /** The methods Next dispatches to pages and route handlers. */
 const DISPATCHED = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
 const EMPTY_SEGMENT = /\/\/|\\/;
+/** A `.` or `..` segment, written or percent-encoded: URL parsing resolves it before any handler sees the path. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i;
 const GUARDED = Symbol.for("das.requestGuard");
 
 type Refusal =
@@ -30,7 +34,18 @@ export function refusalOf(method: string, target: string): Refusal | null {
   const end = target.indexOf("?");
   const path = end < 0 ? target : target.slice(0, end);
   const dispatched = DISPATCHED.has(method);
-  // The common case costs a set lookup and one scan of the path.
+  // The common case costs a set lookup and two scans of the path.
+  if (dispatched && !EMPTY_SEGMENT.test(path) && !DOT_SEGMENT.test(path)) return null;
+  // The Hub protocol's paths name files: one with a dot segment is refused, never resolved into another.
+  if (dispatched && isHubPath(path) && DOT_SEGMENT.test(path))
+    return {
+      api: true,
+      error: hubError(
+        "invalid_parameter",
+        "EntryNotFound",
+        "Not a path of a repository: it has a '.' or '..' segment.",
+      ),
+    };
   if (dispatched && !EMPTY_SEGMENT.test(path)) return null;
   const api = API_PATH.test(path.replace(/[\\/]+/g, "/"));
   if (!dispatched) {

@@ -15,22 +15,32 @@ import { rateLimitHeaders } from "./rate-limit-headers";
 import { errorResponse, JSON_HEADERS, toAppError } from "./respond";
 import { CACHE_CONTROL, conditionalResponse } from "./conditional";
 import { streamJsonObject } from "./stream-json";
-import { JsonReply, type Operation, type OperationInput, type Reply, StreamedJsonObject } from "../api/operation";
+import {
+  BodilessReply,
+  JsonReply,
+  type Operation,
+  type OperationInput,
+  type Reply,
+  StreamedJsonObject,
+} from "../api/operation";
+import { asHubError, isHubPath, nextPageLink, parseHubQuery, readFormBody } from "./hub";
 import { CacheableRead } from "../cache/cacheable";
 import { cachedBody, readCache, type ReadCache } from "../cache/read-cache";
 
 type NextRouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 export type RouteHandler = (request: Request, context: NextRouteContext) => Promise<Response>;
 
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 const BASE_HEADERS = {
   "Cache-Control": "no-store",
   "Strict-Transport-Security": "max-age=63072000; includeSubDomains",
   "X-Content-Type-Options": "nosniff",
 };
 const NO_SUCH_ENDPOINT = "No such endpoint. The API lives under /api/v1; see /api/v1/openapi.json.";
+const NO_SUCH_HUB_ENDPOINT =
+  "No such endpoint of the Hub protocol: dataset repositories das/<dataset_id> are served under /hub (HF_ENDPOINT=<this service>/hub); see /api/v1/openapi.json.";
 
-type Segment = { literal: string } | { param: string };
+type Segment = { literal: string } | { param: string; rest?: true };
 type Compiled = { segments: Segment[]; byMethod: Map<string, Operation> };
 
 /**
@@ -46,7 +56,11 @@ export function apiRoutes(operations: readonly Operation[]): Record<(typeof METH
       segments: operation.path
         .split("/")
         .slice(1)
-        .map((part) => (/^\{.+\}$/.test(part) ? { param: part.slice(1, -1) } : { literal: part })),
+        .map((part): Segment => {
+          if (!/^\{.+\}$/.test(part)) return { literal: part };
+          const param = part.slice(1, -1);
+          return param === operation.rest ? { param, rest: true } : { param };
+        }),
       byMethod: new Map(),
     };
     entry.byMethod.set(operation.method, operation);
@@ -60,11 +74,17 @@ export function apiRoutes(operations: readonly Operation[]): Record<(typeof METH
         request,
         new AppError("invalid_parameter", "The request path is not valid percent-encoded UTF-8."),
       );
-    if (!match) return errorOnlyResponse(request, new AppError("not_found", NO_SUCH_ENDPOINT));
-    // Next answers HEAD with the GET handler's answer, less its body.
-    const operation = match.route.byMethod.get(request.method === "HEAD" ? "GET" : request.method);
+    if (!match)
+      return errorOnlyResponse(
+        request,
+        new AppError("not_found", isHubPath(new URL(request.url).pathname) ? NO_SUCH_HUB_ENDPOINT : NO_SUCH_ENDPOINT),
+      );
+    // A HEAD without an operation of its own is answered as the GET, less its body (as Next does).
+    const operation =
+      match.route.byMethod.get(request.method) ??
+      (request.method === "HEAD" ? match.route.byMethod.get("GET") : undefined);
     if (!operation) {
-      const allowed = [...match.route.byMethod.keys()].join(", ");
+      const allowed = [...match.route.byMethod.keys()].sort().join(", ");
       return errorOnlyResponse(
         request,
         new AppError("method_not_allowed", `${request.method} is not supported here. Allowed: ${allowed}.`, {
@@ -86,7 +106,9 @@ function matchPath(
 ): { route: Compiled; params: Record<string, string> } | "malformed" | null {
   const parts = (pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname).split("/").slice(1);
   for (const route of routes) {
-    if (route.segments.length !== parts.length) continue;
+    const rest = route.segments.at(-1);
+    const restful = rest !== undefined && "param" in rest && rest.rest === true;
+    if (restful ? parts.length < route.segments.length : route.segments.length !== parts.length) continue;
     const params: Record<string, string> = {};
     let matches = true;
     for (const [i, segment] of route.segments.entries()) {
@@ -95,7 +117,9 @@ function matchPath(
         if (segment.literal !== part) matches = false;
       } else {
         try {
-          params[segment.param] = decodeURIComponent(part);
+          params[segment.param] = segment.rest
+            ? parts.slice(i).map(decodeURIComponent).join("/")
+            : decodeURIComponent(part);
         } catch {
           return "malformed";
         }
@@ -120,10 +144,12 @@ async function answer(operation: Operation, request: Request, params: Record<str
   const limits = rateLimiters();
   let limit: RateLimitState | undefined;
   let response: Response;
+  const hub = isHubPath(operation.path);
   try {
     const cache = readCache();
     assertHttps(request, env().NODE_ENV === "production");
-    assertAcceptsJson(request);
+    // The Hub's clients accept whatever a file is; their answers are JSON or no body at all.
+    if (!hub) assertAcceptsJson(request);
     let principal: ApiKeyPrincipal | undefined;
     if (operation.auth === "none") {
       limit = await limits.anonymousPerIp.consume(ip);
@@ -131,16 +157,24 @@ async function answer(operation: Operation, request: Request, params: Record<str
       ({ principal, limit } = await authenticate(request, ip, cache));
     }
     if (limit.limited) throw rateLimited(limit, operation.auth === "none" ? "requests from this address" : undefined);
+    const url = new URL(request.url);
     const input: OperationInput = {
       params,
-      query: parseQuery(new URL(request.url), operation.query ?? NO_PARAMETERS),
+      query: hub
+        ? parseHubQuery(url, operation.query ?? NO_PARAMETERS)
+        : parseQuery(url, operation.query ?? NO_PARAMETERS),
       headers: operation.headers ? parseHeaders(request.headers, operation.headers) : {},
-      body: operation.body ? await readJsonBody(request, operation.body) : undefined,
+      body: !operation.body
+        ? undefined
+        : operation.bodyType === "form"
+          ? await readFormBody(request, operation.body)
+          : await readJsonBody(request, operation.body),
     };
     const ctx = { db: getDb(), principal, requestId, cache } as Ctx<ApiKeyPrincipal>;
     response = await write(request, requestId, cache, await operation.handler(ctx, input));
   } catch (error) {
-    response = errorResponse(toAppError(error, requestId), requestId);
+    const refusal = toAppError(error, requestId);
+    response = errorResponse(hub ? asHubError(refusal) : refusal, requestId);
   }
   limit ??= await limits.authFailuresPerIp.peek(ip).catch(() => undefined);
   return withCommonHeaders(response, requestId, limit);
@@ -155,8 +189,15 @@ async function write(
   reply: Reply,
 ): Promise<Response> {
   if (reply instanceof CacheableRead) return conditionalResponse(request, await cachedBody(cache, reply));
-  if (reply instanceof JsonReply)
-    return new Response(JSON.stringify(reply.body), { status: reply.status, headers: JSON_HEADERS });
+  if (reply instanceof JsonReply) {
+    const { headers = {}, nextPage } = reply.options;
+    const link: Record<string, string> = nextPage ? { Link: nextPageLink(request, nextPage) } : {};
+    return new Response(JSON.stringify(reply.body), {
+      status: reply.status,
+      headers: { ...JSON_HEADERS, ...headers, ...link },
+    });
+  }
+  if (reply instanceof BodilessReply) return new Response(null, { status: reply.status, headers: reply.headers });
   if (reply instanceof StreamedJsonObject) {
     const streamed = streamJsonObject(reply.head, reply.arrayName, reply.items, requestId);
     streamed.headers.set("Cache-Control", CACHE_CONTROL);
@@ -210,13 +251,14 @@ function withCommonHeaders(response: Response, requestId: string, limit: RateLim
   return response;
 }
 
-/** A response that is only an error (no endpoint ran): the envelope with the usual headers. */
+/** A response that is only an error (no endpoint ran): the envelope with the usual headers (and the Hub's, under /hub). */
 export async function errorOnlyResponse(request: Request, error: AppError): Promise<Response> {
   const requestId = newRequestId();
   const limit = await rateLimiters()
     .authFailuresPerIp.peek(clientIp(request))
     .catch(() => undefined);
-  return withCommonHeaders(errorResponse(error, requestId), requestId, limit);
+  const refusal = isHubPath(new URL(request.url).pathname) ? asHubError(error) : error;
+  return withCommonHeaders(errorResponse(refusal, requestId), requestId, limit);
 }
 
 /**

@@ -421,12 +421,13 @@ describe("a renumbered v3.0 subset", () => {
       rewriteData: true,
     });
     // Lengths 30, 20, 25; originally frames 45..75, 75..95, 95..120.
+    const renumberedEpisodes = [
+      { originalEpisodeIndex: 2, episodeIndex: 0, originalFrom: 45, originalTo: 75, from: 0, to: 30 },
+      { originalEpisodeIndex: 3, episodeIndex: 1, originalFrom: 75, originalTo: 95, from: 30, to: 50 },
+      { originalEpisodeIndex: 4, episodeIndex: 2, originalFrom: 95, originalTo: 120, from: 50, to: 75 },
+    ];
     expect(result.rewrite).toEqual({
-      episodes: [
-        { originalEpisodeIndex: 2, episodeIndex: 0, originalFrom: 45, originalTo: 75, from: 0, to: 30 },
-        { originalEpisodeIndex: 3, episodeIndex: 1, originalFrom: 75, originalTo: 95, from: 30, to: 50 },
-        { originalEpisodeIndex: 4, episodeIndex: 2, originalFrom: 95, originalTo: 120, from: 50, to: 75 },
-      ],
+      episodes: renumberedEpisodes,
       renumbered: true,
       dataFiles: renumberedData.map((p, i) => ({
         path: p,
@@ -435,7 +436,29 @@ describe("a renumbered v3.0 subset", () => {
         droppedEpisodes: [],
         droppedFrames: 0,
       })),
+      // What each file becomes, for whoever writes it elsewhere (the service's pull plan).
+      layout: [
+        {
+          path: renumberedData[0],
+          episodes: renumberedEpisodes.slice(0, 2).map((e, i) => ({ ...e, length: [30, 20][i] })),
+          dropped: [],
+        },
+        { path: renumberedData[1], episodes: [{ ...renumberedEpisodes[2]!, length: 25 }], dropped: [] },
+      ],
     });
+    // Planned only, the same metadata and layout, and no data file read or written.
+    const planned = await writeSubsetMeta({
+      sourceRoot: f.root,
+      targetRoot: tempDir(),
+      episodes: subset,
+      rewriteData: { write: false },
+    });
+    expect(planned.rewrite!.layout).toEqual(result.rewrite!.layout);
+    expect(planned.rewrite!.dataFiles.every((d) => !d.written)).toBe(true);
+    expect(planned.written.filter((p) => p.startsWith("data/"))).toEqual([]);
+    expect(planned.written.filter((p) => p.startsWith("meta/"))).toEqual(
+      result.written.filter((p) => p.startsWith("meta/")),
+    );
     expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
 

@@ -108,9 +108,22 @@ export type DataRewrite = {
   renumbered: boolean;
   /**
    * The data files written under targetRoot (`written: false`: the target already held them, see
-   * `unchanged`): their rows, and the episodes whose frames were dropped from them.
+   * `unchanged`, or they were only planned, see `write`): their rows, and the episodes whose frames
+   * were dropped from them.
    */
   dataFiles: RewrittenDataFile[];
+  /**
+   * What each data file becomes, in the order LeRobot reads them: the subset's episodes it holds
+   * (each with its index and frame range before and after, and its length) in the order of its
+   * frames, and the episodes whose frames are dropped from it. Enough to write it from the original.
+   */
+  layout: RewrittenDataLayout[];
+};
+
+export type RewrittenDataLayout = {
+  path: string;
+  episodes: (RenumberedEpisode & { length: number })[];
+  dropped: number[];
 };
 
 export type RewrittenDataFile = {
@@ -136,7 +149,18 @@ export type SubsetOptions = {
    * written again. `dataFiles` are the only data files that may be read and written (for `das pull`,
    * those delivered): a rewrite the metadata leads to any other file is refused.
    */
-  rewriteData?: boolean | { unchanged?: (relative: string) => Promise<boolean>; dataFiles?: ReadonlySet<string> };
+  rewriteData?:
+    | boolean
+    | {
+        unchanged?: (relative: string) => Promise<boolean>;
+        dataFiles?: ReadonlySet<string>;
+        /**
+         * false: plan the rewrite (the episode rows of meta/ get their new indices, `rewrite.layout`
+         * says what each data file becomes) without reading or writing a data file, for whoever
+         * writes them elsewhere (the server plans, `das pull` writes).
+         */
+        write?: false;
+      };
 };
 
 /** Whether LeRobot needs a subset of these episodes renumbered to open it without an episode list. */
@@ -174,6 +198,7 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
       `rewriting data files is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`,
     );
   const unchanged = typeof options.rewriteData === "object" ? options.rewriteData.unchanged : undefined;
+  const writeData = typeof options.rewriteData !== "object" || options.rewriteData.write !== false;
   const rewritable = typeof options.rewriteData === "object" ? options.rewriteData.dataFiles : undefined;
   const allVideoKeys = videoKeysOf(parsed.data);
   const unknown = (options.videoKeys ?? []).filter((key) => !allVideoKeys.includes(key));
@@ -187,7 +212,7 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
     throw new SubsetError(
       `the episode metadata places episodes in ${showUnsafe(JSON.stringify(foreign.path))}, which is not one of the data files that may be rewritten`,
     );
-  if (plan.rewrite && path.resolve(sourceRoot) === path.resolve(targetRoot))
+  if (plan.rewrite && writeData && path.resolve(sourceRoot) === path.resolve(targetRoot))
     throw new SubsetError(
       "rewriting data files reads the original ones from sourceRoot, so targetRoot must be another directory",
     );
@@ -215,7 +240,17 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
 
   const written: string[] = [];
   // The data files first, all of them swapped in together, then the metadata that describes them.
-  const dataFiles = plan.rewrite ? await rewriteDataFiles(sourceRoot, targetRoot, plan.rewrite, unchanged) : [];
+  const dataFiles = !plan.rewrite
+    ? []
+    : writeData
+      ? await rewriteDataFiles(sourceRoot, targetRoot, plan.rewrite, unchanged)
+      : plan.rewrite.dataFiles.map(({ path: relative, episodes, others }) => ({
+          path: relative,
+          rows: episodes.reduce((n, e) => n + e.length, 0),
+          written: false,
+          droppedEpisodes: [...others].sort((a, b) => a - b),
+          droppedFrames: 0,
+        }));
   written.push(...dataFiles.filter((f) => f.written).map((f) => f.path));
   for (const [relative, write] of plan.writes) {
     await write(await within(targetRoot, relative));
@@ -261,7 +296,18 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
     leftOut,
     referencedFiles: [...plan.dataFiles, ...plan.videoFiles].sort(),
     droppedVideoKeys: dropped,
-    rewrite: plan.rewrite ? { episodes: plan.rewrite.episodes, renumbered: plan.rewrite.renumbered, dataFiles } : null,
+    rewrite: plan.rewrite
+      ? {
+          episodes: plan.rewrite.episodes,
+          renumbered: plan.rewrite.renumbered,
+          dataFiles,
+          layout: plan.rewrite.dataFiles.map(({ path: relative, episodes, others }) => ({
+            path: relative,
+            episodes,
+            dropped: [...others].sort((a, b) => a - b),
+          })),
+        }
+      : null,
     sharedDataFiles: shared,
     loader: {
       loadsAsIs: opensAsIs,
@@ -533,7 +579,8 @@ async function planV3(
   // Tasks keep their positions: LeRobot reads a frame's task as tasks.iloc[task_index]. But the
   // text of a task none of the subset's episodes performs describes episodes outside it, so it is
   // replaced by a placeholder (one of its own: the text is pandas' index).
-  const tasks = await readFile(await within(root, V3_TASKS_PATH)).catch(() => {
+  // A dataset's directory, named at run time (the service renders meta/ with this writer): not a file of the build's to trace.
+  const tasks = await readFile(/*turbopackIgnore: true*/ await within(root, V3_TASKS_PATH)).catch(() => {
     throw new SubsetError(`${V3_TASKS_PATH} is missing`);
   });
   const tasksParquet = await openParquet(await within(root, V3_TASKS_PATH));
@@ -840,7 +887,7 @@ function templatePath(template: string, values: Record<string, string | number>)
 
 async function readSource(root: string, relative: string): Promise<string> {
   try {
-    return await readFile(await within(root, relative), "utf8");
+    return await readFile(/*turbopackIgnore: true*/ await within(root, relative), "utf8");
   } catch (error) {
     throw new SubsetError(
       `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,

@@ -9,7 +9,7 @@ export type NoticeDelivery = {
   download_id: string;
   seq: number;
   occurred_at: string;
-  channel: "api" | "portal" | "preview";
+  channel: "api" | "portal" | "preview" | "hub";
   dataset_id: string;
   version: string;
   /** The withdrawn episodes this entry carried. */

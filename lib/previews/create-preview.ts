@@ -4,7 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { appendToLog, logClock, reusablePreview, WithdrawnMeanwhile } from "../disclosures/append";
+import { appendToLog, logClock, reusableEntry, WithdrawnMeanwhile } from "../disclosures/append";
 import { episodesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
@@ -204,7 +204,7 @@ function sameRequest(basis: PreviewBasis, version: PreviewVersion, scope: Reques
 function validPreviews(sql: Sql, requestSha256: string) {
   return sql`
     select v.id, v.occurred_at, v.expires_at from disclosures v
-    where ${reusablePreview(sql, { requestSha256, at: logClock(sql), marginSeconds: PREVIEW_REUSE_MARGIN_SECONDS })}`;
+    where ${reusableEntry(sql, { requestSha256, at: logClock(sql), marginSeconds: PREVIEW_REUSE_MARGIN_SECONDS })}`;
 }
 
 /** The newest of them. */

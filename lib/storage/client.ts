@@ -5,6 +5,9 @@ import {
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
+import { createWriteStream } from "node:fs";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { StoreLocation } from "./presigner";
 
 /** An S3 client for writing objects (seeding, tests); downloads only ever get presigned URLs. */
@@ -133,6 +136,12 @@ export async function listObjectKeys(client: S3Client, bucket: string, prefix: s
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return keys;
+}
+
+/** An object written to a local file (of any size: streamed, never held whole). */
+export async function downloadObject(client: S3Client, bucket: string, key: string, file: string): Promise<void> {
+  const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  await pipeline(answer.Body as Readable, createWriteStream(file));
 }
 
 /** A (small) object's bytes. */

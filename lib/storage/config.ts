@@ -58,4 +58,12 @@ export function objectKey(datasetId: string, version: string, path: string): str
   return `${datasetId}/${version}/${path}`;
 }
 
+/**
+ * A rendered file's object key (lib/views/render.ts): its SHA-256, under a prefix no dataset id
+ * can begin with (they start with a letter or a digit), so the same bytes are stored once.
+ */
+export function renderedObjectKey(sha256: string): string {
+  return `_rendered/${sha256}`;
+}
+
 export const URL_TTL_SECONDS = 900;

@@ -21,8 +21,9 @@ import {
   uniqueId,
 } from "./fixtures";
 import { call, type CallResult } from "./http";
-import { expectError, expectIndistinguishable, expectOk } from "./expect-api";
+import { expectError, expectIndistinguishable, expectOk, expectOkWithoutBody } from "./expect-api";
 import * as api from "../../app/api/[[...path]]/route";
+import * as hub from "../../app/hub/[[...path]]/route";
 
 /**
  * The authentication and licence-scope contract every /api/v1 endpoint keeps (keys authenticate,
@@ -30,8 +31,8 @@ import * as api from "../../app/api/[[...path]]/route";
  * API_ROUTES; the suite fails when an operation of lib/api/operations has no row.
  */
 
-/** What a row asks for: the URL, the path parameters Next would pass, and a JSON body for POST. */
-export type Target = { url: string; params?: Record<string, string>; body?: unknown };
+/** What a row asks for: the URL, the path parameters Next would pass, and a JSON body (or a form) for POST. */
+export type Target = { url: string; params?: Record<string, string>; body?: unknown; form?: [string, string][] };
 
 /**
  * The data every row can point at, built once per suite with its own organisation:
@@ -53,16 +54,18 @@ export type ContractWorld = {
 export type ContractRow = {
   /** "GET /api/v1/datasets" */
   name: string;
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "HEAD";
   handler: RouteHandler;
   /** The success status of `allowed` (201 for a resource that is created, say). */
   okStatus?: number;
+  /** A success without a body (a HEAD's metadata, a redirect): checked by its headers, `checkAllowed` gets them. */
+  noBody?: true;
   /** What a repeat of the same request by the same key may answer instead (a preview handed out again: 200). */
   repeatStatus?: number;
   /** A request inside the narrowed key's scope (dataset `scoped`, version 1.0.0). */
   allowed(w: ContractWorld): Target;
   /** Checks the successful body; `key` says which key made the request, so narrowing can be seen in lists. */
-  checkAllowed?(json: any, w: ContractWorld, key: "full" | "narrowed"): void;
+  checkAllowed?(json: any, w: ContractWorld, key: "full" | "narrowed", headers: Headers): void;
   /** The same request for version 2.0.0: licensed to the organisation, outside the narrowed key. */
   otherVersion?(w: ContractWorld): Target;
   /** The request for dataset `outside` (or its episode), and the same for `missing`. */
@@ -89,7 +92,16 @@ const annotationsOf = (episodeId: string, version?: string): Target => ({
   params: { episodeId },
 });
 
-/** Every endpoint of /api/v1 that takes a key (a POST sends its JSON `body`; see the downloads row). */
+const hubRepo = (dataset: string, tail = "") => ({ url: `/hub/api/datasets/das/${dataset}${tail}` });
+const hubFile = (dataset: string, revision: string, path: string): Target => ({
+  url: `/hub/datasets/das/${dataset}/resolve/${revision}/${path}`,
+});
+const planOf = (dataset: string, version: string): Target => ({
+  ...v(dataset, version, "plan"),
+  body: {},
+});
+
+/** Every endpoint of /api/v1 and /hub that takes a key (a POST sends its JSON `body`; see the downloads row). */
 export const API_ROUTES: ContractRow[] = [
   {
     name: "GET /api/v1/datasets",
@@ -257,6 +269,139 @@ export const API_ROUTES: ContractRow[] = [
       expect(json).toMatchObject({ notice_id: w.noticeId, statement: "Deleted.", deleted_paths: [] });
     },
   },
+  {
+    name: "POST /api/v1/datasets/{id}/versions/{version}/plan",
+    method: "POST",
+    handler: api.POST,
+    allowed: (w) => planOf(w.scoped.datasetId, "1.0.0"),
+    checkAllowed: (json, w) => {
+      expect(json).toMatchObject({ dataset_id: w.scoped.datasetId, version: "1.0.0" });
+      expect(json.files.map((f: { path: string; get: object }) => [f.path, Object.keys(f.get)])).toEqual(
+        [
+          ["README.md", ["url"]],
+          [`${w.scoped.episodeId}/cam.mp4`, ["download"]],
+        ].sort((a, b) => byteOrder(a[0] as string, b[0] as string)),
+      );
+    },
+    otherVersion: (w) => planOf(w.scoped.datasetId, "2.0.0"),
+    outsideScope: (w) => ({
+      outside: planOf(w.outside.datasetId, "1.0.0"),
+      missing: planOf(w.missing.datasetId, "1.0.0"),
+    }),
+  },
+  {
+    name: "GET /hub/api/datasets/{namespace}/{name}",
+    method: "GET",
+    handler: hub.GET,
+    allowed: (w) => hubRepo(w.scoped.datasetId),
+    // main is the newest version the key may read.
+    checkAllowed: (json, w, key) => {
+      expect(json.id).toBe(`das/${w.scoped.datasetId}`);
+      expect(json.siblings.map((s: { rfilename: string }) => s.rfilename)).toEqual(
+        ["README.md", `${w.scoped.episodeId}/cam.mp4`].sort(byteOrder),
+      );
+      expect(json.lastModified).toBe(key === "full" ? "2026-02-01T00:00:00.000Z" : "2026-01-01T00:00:00.000Z");
+    },
+    outsideScope: (w) => ({ outside: hubRepo(w.outside.datasetId), missing: hubRepo(w.missing.datasetId) }),
+  },
+  {
+    name: "GET /hub/api/datasets/{namespace}/{name}/revision/{revision}",
+    method: "GET",
+    handler: hub.GET,
+    allowed: (w) => hubRepo(w.scoped.datasetId, "/revision/1.0.0"),
+    checkAllowed: (json, w) => expect(json.id).toBe(`das/${w.scoped.datasetId}`),
+    otherVersion: (w) => hubRepo(w.scoped.datasetId, "/revision/2.0.0"),
+    outsideScope: (w) => ({
+      outside: hubRepo(w.outside.datasetId, "/revision/1.0.0"),
+      missing: hubRepo(w.missing.datasetId, "/revision/1.0.0"),
+    }),
+  },
+  {
+    name: "GET /hub/api/datasets/{namespace}/{name}/refs",
+    method: "GET",
+    handler: hub.GET,
+    allowed: (w) => hubRepo(w.scoped.datasetId, "/refs"),
+    checkAllowed: (json, _w, key) => {
+      expect(json.tags.map((t: { name: string }) => t.name)).toEqual(key === "full" ? ["2.0.0", "1.0.0"] : ["1.0.0"]);
+      expect(json.converts).toEqual([]);
+    },
+    outsideScope: (w) => ({
+      outside: hubRepo(w.outside.datasetId, "/refs"),
+      missing: hubRepo(w.missing.datasetId, "/refs"),
+    }),
+  },
+  {
+    name: "GET /hub/api/datasets/{namespace}/{name}/tree/{revision}",
+    method: "GET",
+    handler: hub.GET,
+    allowed: (w) => hubRepo(w.scoped.datasetId, "/tree/1.0.0"),
+    checkAllowed: (json, w) =>
+      expect(json.map((e: { path: string }) => e.path)).toEqual(["README.md", w.scoped.episodeId].sort(byteOrder)),
+    otherVersion: (w) => hubRepo(w.scoped.datasetId, "/tree/2.0.0"),
+    outsideScope: (w) => ({
+      outside: hubRepo(w.outside.datasetId, "/tree/1.0.0"),
+      missing: hubRepo(w.missing.datasetId, "/tree/1.0.0"),
+    }),
+  },
+  {
+    name: "GET /hub/api/datasets/{namespace}/{name}/tree/{revision}/{path}",
+    method: "GET",
+    handler: hub.GET,
+    allowed: (w) => hubRepo(w.scoped.datasetId, `/tree/1.0.0/${w.scoped.episodeId}`),
+    checkAllowed: (json, w) =>
+      expect(json.map((e: { path: string }) => e.path)).toEqual([`${w.scoped.episodeId}/cam.mp4`]),
+    otherVersion: (w) => hubRepo(w.scoped.datasetId, `/tree/2.0.0/${w.scoped.episodeId}`),
+    outsideScope: (w) => ({
+      outside: hubRepo(w.outside.datasetId, `/tree/1.0.0/${w.outside.episodeId}`),
+      missing: hubRepo(w.missing.datasetId, `/tree/1.0.0/${w.missing.episodeId}`),
+    }),
+  },
+  {
+    name: "POST /hub/api/datasets/{namespace}/{name}/paths-info/{revision}",
+    method: "POST",
+    handler: hub.POST,
+    allowed: (w) => ({ ...hubRepo(w.scoped.datasetId, "/paths-info/1.0.0"), form: [["paths", "README.md"]] }),
+    checkAllowed: (json) => expect(json.map((e: { path: string }) => e.path)).toEqual(["README.md"]),
+    otherVersion: (w) => ({ ...hubRepo(w.scoped.datasetId, "/paths-info/2.0.0"), form: [["paths", "README.md"]] }),
+    outsideScope: (w) => ({
+      outside: { ...hubRepo(w.outside.datasetId, "/paths-info/1.0.0"), form: [["paths", "README.md"]] },
+      missing: { ...hubRepo(w.missing.datasetId, "/paths-info/1.0.0"), form: [["paths", "README.md"]] },
+    }),
+  },
+  {
+    name: "HEAD /hub/datasets/{namespace}/{name}/resolve/{revision}/{path}",
+    method: "HEAD",
+    handler: hub.HEAD,
+    noBody: true,
+    allowed: (w) => hubFile(w.scoped.datasetId, "1.0.0", `${w.scoped.episodeId}/cam.mp4`),
+    checkAllowed: (_json, _w, _key, headers) => {
+      expect(headers.get("x-linked-etag")).toBe(`"${"b".repeat(64)}"`);
+      expect(headers.get("x-linked-size")).toBe("1000");
+      expect(headers.get("location")).toBeNull();
+    },
+    otherVersion: (w) => hubFile(w.scoped.datasetId, "2.0.0", `${w.scoped.episodeId}/cam.mp4`),
+    outsideScope: (w) => ({
+      outside: hubFile(w.outside.datasetId, "1.0.0", `${w.outside.episodeId}/cam.mp4`),
+      missing: hubFile(w.missing.datasetId, "1.0.0", `${w.missing.episodeId}/cam.mp4`),
+    }),
+  },
+  {
+    name: "GET /hub/datasets/{namespace}/{name}/resolve/{revision}/{path}",
+    method: "GET",
+    handler: hub.GET,
+    okStatus: 302,
+    noBody: true,
+    allowed: (w) => hubFile(w.scoped.datasetId, "1.0.0", `${w.scoped.episodeId}/cam.mp4`),
+    checkAllowed: (_json, w, _key, headers) => {
+      expect(headers.get("location")).toContain(`/${w.scoped.datasetId}/1.0.0/${w.scoped.episodeId}/cam.mp4?`);
+      expect(headers.get("x-linked-size")).toBe("1000");
+    },
+    otherVersion: (w) => hubFile(w.scoped.datasetId, "2.0.0", `${w.scoped.episodeId}/cam.mp4`),
+    outsideScope: (w) => ({
+      outside: hubFile(w.outside.datasetId, "1.0.0", `${w.outside.episodeId}/cam.mp4`),
+      missing: hubFile(w.missing.datasetId, "1.0.0", `${w.missing.episodeId}/cam.mp4`),
+    }),
+  },
 ];
 
 /**
@@ -272,6 +417,8 @@ export async function buildContractWorld(): Promise<ContractWorld> {
   const episodeId = scopedEpisodes[0]!.episode_id;
   const version = (name: string) => ({
     version: name,
+    // The Hub's info shows a revision's release: which version `main` is for each key.
+    released_at: name === "1.0.0" ? "2026-01-01T00:00:00Z" : "2026-02-01T00:00:00Z",
     episodes: scopedEpisodes,
     annotations: [{ episode_id: episodeId, label: `span in ${name}`, start_s: 0, end_s: 0.5 }],
     files: [
@@ -352,21 +499,22 @@ async function send(
     ...auth.headers,
     ...(auth.authorization !== undefined ? { authorization: auth.authorization } : {}),
   };
+  const form = target.form ? new URLSearchParams(target.form).toString() : undefined;
   return call(row.handler, target.url, {
     method: row.method,
     key: auth.key,
     params: target.params,
-    body: target.body,
-    headers,
+    body: form ?? target.body,
+    headers: form !== undefined ? { "content-type": "application/x-www-form-urlencoded", ...headers } : headers,
   });
 }
 
 /** The row's success, or its repeat's (the same request answered again without a new resource). */
 function expectSuccess(row: ContractRow, res: CallResult): void {
-  expectOk(
-    res,
-    row.repeatStatus !== undefined && res.status === row.repeatStatus ? row.repeatStatus : (row.okStatus ?? 200),
-  );
+  const status =
+    row.repeatStatus !== undefined && res.status === row.repeatStatus ? row.repeatStatus : (row.okStatus ?? 200);
+  if (row.noBody) expectOkWithoutBody(res, status);
+  else expectOk(res, status);
 }
 
 function expectUnauthorized(res: CallResult): void {
@@ -392,7 +540,7 @@ export function runAuthContract(rows: ContractRow[]): void {
       for (const key of ["full", "narrowed"] as const) {
         const res = await send(row, row.allowed(w), { key: w.keys[key] });
         expectSuccess(row, res);
-        row.checkAllowed?.(res.json, w, key);
+        row.checkAllowed?.(res.json, w, key, res.headers);
       }
     });
 

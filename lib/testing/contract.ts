@@ -1,6 +1,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { openApiDocument, type OpenApiDocument } from "../api/openapi";
+import { API_OPERATIONS } from "../api/operations";
 import type { ObservedCall } from "./http";
 
 /**
@@ -11,7 +12,7 @@ import type { ObservedCall } from "./http";
  */
 
 const DOC_ID = "https://das.local/openapi.json";
-const METHODS = ["get", "post", "put", "patch", "delete"] as const;
+const METHODS = ["get", "head", "post", "put", "patch", "delete"] as const;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 type Json = Record<string, any>;
@@ -31,9 +32,15 @@ export class Contract {
     this.ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(this.ajv);
     this.ajv.addSchema(structuredClone(document) as object, DOC_ID);
+    // A path parameter is one segment, except an operation's `rest` (a file's path in a repository).
+    const rest = new Map(API_OPERATIONS.filter((o) => o.rest).map((o) => [o.path as string, o.rest!]));
     this.templates = Object.keys(document.paths ?? {}).map((path) => ({
       path,
-      pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`),
+      pattern: new RegExp(
+        `^${path
+          .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
+          .replace(/\{([^}]+)\}/g, (_, name: string) => (rest.get(path) === name ? ".+" : "[^/]+"))}$`,
+      ),
     }));
   }
 
@@ -136,9 +143,9 @@ export class Contract {
 let shared: Contract | undefined;
 export const contract = () => (shared ??= new Contract());
 
-/** For observeCalls(): throws when a call's response does not match the document. */
+/** For observeCalls(): throws when a call's response (of /api/v1 or the Hub protocol's /hub) does not match the document. */
 export function assertMatchesContract({ method, url, result }: ObservedCall): void {
-  if (!url.pathname.startsWith("/api/v1/")) return;
+  if (!url.pathname.startsWith("/api/v1/") && !url.pathname.startsWith("/hub/")) return;
   const { problems } = contract().check(method, url.pathname, result);
   if (problems.length) {
     throw new Error(

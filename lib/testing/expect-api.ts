@@ -32,6 +32,14 @@ export function expectError(res: CallResult, status: number, code: ErrorCode): v
   expect(res.json.error.request_id).toBe(res.headers.get("x-request-id"));
 }
 
+/** A success without a body (a HEAD's metadata, a redirect): the request id and the RateLimit headers. */
+export function expectOkWithoutBody(res: CallResult, status = 200): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.text).toBe("");
+  expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9A-Za-z]{10,}$/);
+  for (const name of RATE_LIMIT_HEADERS) expect(res.headers.get(name), name).toMatch(/^[0-9]+$/);
+}
+
 export function expectOk(res: CallResult, status = 200): void {
   expect(res.status, res.text).toBe(status);
   expectCommonHeaders(res);

@@ -452,7 +452,7 @@ export function planBatch(plan: Plan, batch: number): PlannedBatch {
     episodes: "",
     counters: {
       disclosedEpisodes: 0,
-      byChannel: { api: 0, portal: 0, preview: 0 },
+      byChannel: { api: 0, portal: 0, preview: 0, hub: 0 },
       reviewerPreviews: 0,
       wholeVersionEntries: 0,
       smallEntries: 0,
@@ -685,7 +685,7 @@ export async function generateDisclosureLog(
   const result: GeneratedLog = {
     entries: shape.entries,
     disclosedEpisodes: 0,
-    byChannel: { api: 0, portal: 0, preview: 0 },
+    byChannel: { api: 0, portal: 0, preview: 0, hub: 0 },
     reviewerPreviews: 0,
     wholeVersionEntries: 0,
     smallEntries: 0,

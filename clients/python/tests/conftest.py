@@ -33,17 +33,22 @@ def service() -> Iterator[dict[str, Any]]:
         pytest.fail(f"scripts/python-client-server.ts exited with {process.returncode} before serving (DAS_TEST_VERBOSE=1 shows why)")
     info = json.loads(line)
 
-    def withdraw(episode_ids: list[str]) -> dict[str, Any]:
-        """Withdraws episodes on the server as das-admin withdraw does: a real withdrawal, real notices."""
+    def ask(command: dict[str, Any]) -> dict[str, Any]:
+        """One command to the service's script (scripts/python-client-server.ts), its answer."""
         assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps({"withdraw": episode_ids}) + "\n")
+        process.stdin.write(json.dumps(command) + "\n")
         process.stdin.flush()
         answer = json.loads(process.stdout.readline())
         if "error" in answer:
-            raise AssertionError(f"the withdrawal failed: {answer['error']}")
+            raise AssertionError(f"{command} failed: {answer['error']}")
         return answer
 
+    def withdraw(episode_ids: list[str]) -> dict[str, Any]:
+        """Withdraws episodes on the server as das-admin withdraw does: a real withdrawal, real notices."""
+        return ask({"withdraw": episode_ids})
+
     info["withdraw"] = withdraw
+    info["ask"] = ask
     yield info
     assert process.stdin is not None
     process.stdin.close()

@@ -29,7 +29,7 @@ export const DISCLOSURE_LOG_TABLES = [
   "disclosure_episode_entries",
 ] as const;
 
-export const DISCLOSURE_CHANNELS = ["api", "portal", "preview"] as const;
+export const DISCLOSURE_CHANNELS = ["api", "portal", "preview", "hub"] as const;
 export type DisclosureChannel = (typeof DISCLOSURE_CHANNELS)[number];
 
 /** The role under which a reviewer or admin previewed, disclosed without an organisation's licence. */
@@ -51,6 +51,8 @@ export type RequestedScope = {
   streams?: string[];
   /** Every file of the whole version along with the scope (recorded only when true). */
   include_version_files?: true;
+  /** Files named by path: a file of a dataset repository fetched through the Hub protocol (channel `hub`). */
+  paths?: string[];
 };
 
 /**
@@ -120,9 +122,9 @@ export const disclosures = pgTable(
     index("disclosures_organization_dataset_idx").on(t.organizationId, t.datasetId, t.seq),
     index("disclosures_licence_idx").on(t.licenceId, t.seq),
     index("disclosures_terms_idx").on(t.termsSha256, t.seq).where(sql`${t.termsSha256} is not null`),
-    // A repeated preview finds the one whose URLs are still valid (lib/previews/create-preview.ts).
-    index("disclosures_preview_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} = 'preview'`),
-    check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview')`),
+    // A repeated preview or Hub download finds the entry whose URLs are still valid (migration 0024).
+    index("disclosures_reusable_idx").on(t.requestSha256, t.expiresAt).where(sql`${t.channel} in ('preview', 'hub')`),
+    check("disclosures_channel_check", sql`${t.channel} in ('api', 'portal', 'preview', 'hub')`),
     check(
       "disclosures_basis_check",
       sql`(${t.reviewerRole} is null and ${t.organizationId} is not null and ${t.licenceId} is not null)

@@ -19,7 +19,12 @@ export const metadata: Metadata = { title: "Disclosure log" };
 
 const PAGE = 50;
 
-const CHANNEL_LABELS = { api: "API download", portal: "Portal download", preview: "Preview" } as const;
+const CHANNEL_LABELS = {
+  api: "API download",
+  portal: "Portal download",
+  preview: "Preview",
+  hub: "Hub download",
+} as const;
 
 // The search form's fields, and the page's position: `before` from the page links, ignored when it is not a number.
 const Search = DisclosureSearch.extend({

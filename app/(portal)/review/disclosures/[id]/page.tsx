@@ -42,11 +42,13 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
   const preview = entry.channel === "preview";
   const kind = preview
     ? "a preview of one episode"
-    : scope.episode_ids
-      ? `${scope.episode_ids.length} listed episodes`
-      : scope.filter
-        ? "episodes matching a filter"
-        : "the whole version";
+    : scope.paths
+      ? `${scope.paths.length === 1 ? "a file" : `${scope.paths.length} files`} fetched through the Hub protocol`
+      : scope.episode_ids
+        ? `${scope.episode_ids.length} listed episodes`
+        : scope.filter
+          ? "episodes matching a filter"
+          : "the whole version";
   return (
     <>
       <PageHeader

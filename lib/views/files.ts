@@ -1,0 +1,113 @@
+import type { Ctx } from "../context";
+import { sqlOf } from "../db/client";
+import { fileHoldsNoWithdrawn } from "../catalog/withdrawn";
+import { objectKey, renderedObjectKey } from "../storage/config";
+import { isMetaPath, type VersionView, type ViewMeta } from "./view";
+
+/** A file of a view, by its path in the view. */
+export type ViewFile = {
+  path: string;
+  size_bytes: number;
+  sha256: string;
+  stream: string | null;
+  /** Where its bytes are in the object store. */
+  objectKey: string;
+  /** Rendered for the view (lib/views/render.ts) rather than one of the version's own. */
+  rendered: boolean;
+};
+
+/** A file the view holds, with every episode it carries ([] for a file of the whole version or a rendered one). */
+export type HeldFile = ViewFile & { episode_ids: string[] };
+
+/**
+ * One path of a view: the file, or why there is none. `withdrawn`: the version has a file there
+ * that holds withdrawn episodes (`only`: nothing else), so the view does not.
+ */
+export type PathLookup =
+  | { file: HeldFile }
+  | { absent: "missing" }
+  | { absent: "withdrawn"; withdrawn: string[]; only: boolean };
+
+export async function lookUpPath(ctx: Ctx, view: VersionView, meta: ViewMeta, path: string): Promise<PathLookup> {
+  if (meta && isMetaPath(path)) {
+    const rendered = meta.files.get(path);
+    return rendered ? { file: renderedFile(rendered) } : { absent: "missing" };
+  }
+  const sql = sqlOf(ctx.db);
+  const { versionId } = view.version;
+  const [row] = await sql<(Omit<HeldFile, "objectKey" | "rendered"> & { withdrawn: string[] })[]>`
+    select f.path, f.size_bytes::float8 as size_bytes, f.sha256, f.stream,
+      case when f.episode_id is not null then array[f.episode_id]
+           else array(select fe.episode_id from file_episodes fe where fe.version_id = f.version_id and fe.path = f.path order by fe.episode_id) end as episode_ids,
+      ${
+        view.withdrawn.length
+          ? sql`array(select w.episode_id from file_episodes fe join withdrawn_episodes w on w.version_id = fe.version_id and w.episode_id = fe.episode_id
+              where fe.version_id = f.version_id and fe.path = f.path order by w.episode_id)`
+          : sql`array[]::text[]`
+      } as withdrawn
+    from files f where f.version_id = ${versionId} and f.path = ${path}`;
+  if (!row) return { absent: "missing" };
+  const { withdrawn, ...file } = row;
+  if (withdrawn.length)
+    return { absent: "withdrawn", withdrawn, only: withdrawn.length === new Set(file.episode_ids).size };
+  return {
+    file: { ...file, objectKey: objectKey(view.datasetId, view.version.version, file.path), rendered: false },
+  };
+}
+
+const renderedFile = (f: { path: string; size_bytes: number; sha256: string }): HeldFile => ({
+  ...f,
+  stream: null,
+  episode_ids: [],
+  objectKey: renderedObjectKey(f.sha256),
+  rendered: true,
+});
+
+/**
+ * The view's files from `from` (included) to `below` (excluded; null: to the end), in byte order,
+ * at most `limit`: the version's own, less those holding withdrawn episodes and, when meta/ is
+ * rendered, its own meta/, merged with the rendered files. Keyset bounds only, so a listing of a
+ * version of millions of files reads what it returns.
+ */
+export async function filesInRange(
+  ctx: Ctx,
+  view: VersionView,
+  meta: ViewMeta,
+  range: { from: string; below: string | null; limit: number },
+): Promise<ViewFile[]> {
+  const sql = sqlOf(ctx.db);
+  const { versionId } = view.version;
+  const upper = range.below === null ? sql`` : sql`and f.path < ${range.below}`;
+  const own = await sql<Omit<ViewFile, "objectKey" | "rendered">[]>`
+    select f.path, f.size_bytes::float8 as size_bytes, f.sha256, f.stream from files f
+    where f.version_id = ${versionId} and f.path >= ${range.from} ${upper}
+      ${meta ? sql`and not (f.path >= 'meta/' and f.path < 'meta0')` : sql``}
+      ${view.withdrawn.length ? sql`and ${fileHoldsNoWithdrawn(sql)}` : sql``}
+    order by f.path limit ${range.limit}`;
+  const files: ViewFile[] = own.map((f) => ({
+    ...f,
+    objectKey: objectKey(view.datasetId, view.version.version, f.path),
+    rendered: false,
+  }));
+  if (!meta) return files;
+  const inRange = [...meta.files.values()].filter(
+    (f) => byteOrder(f.path, range.from) >= 0 && (range.below === null || byteOrder(f.path, range.below) < 0),
+  );
+  return [...files, ...inRange.map(renderedFile)].sort((a, b) => byteOrder(a.path, b.path)).slice(0, range.limit);
+}
+
+/** Every file of the view in byte order (for small views: a plan, a listing of a few thousand files). */
+export async function* viewFiles(ctx: Ctx, view: VersionView, meta: ViewMeta, batch = 2000): AsyncGenerator<ViewFile> {
+  let from = "";
+  for (;;) {
+    const files = await filesInRange(ctx, view, meta, { from, below: null, limit: batch });
+    yield* files;
+    if (files.length < batch) return;
+    from = justAfter(files.at(-1)!.path);
+  }
+}
+
+/** The first path after `path` in byte order: paths hold no control characters, so nothing lies between. */
+export const justAfter = (path: string) => `${path}\u0001`;
+
+export const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
