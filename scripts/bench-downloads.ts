@@ -38,6 +38,7 @@ const { grantLicence } = await import("@/lib/admin/licences");
 const { issueKey } = await import("@/lib/admin/keys");
 const { authenticateApiKey } = await import("@/lib/auth/api-keys");
 const { createDownload } = await import("@/lib/downloads/create-download");
+const { readCache } = await import("@/lib/cache/read-cache");
 const { presigner } = await import("@/lib/storage/config");
 const { httpPost, percentile, progress, startProductionServer, table } = await import("./bench/common");
 const { ratioRows } = await import("./bench/ratios");
@@ -195,11 +196,14 @@ const hmacPerSecond = best.hmac;
 progress(`signing: ${Math.round(signPerSecond)} URLs/s; raw HMAC limit ${Math.round(hmacPerSecond)}/s`);
 
 // 3. Disclosure appends under 16 concurrent clients: whole download requests (one episode each),
-// each resolving its scope and appending its entry in its own transaction. Taking turns with them,
+// through the verb the API calls, with the instance's cache as the API's requests have it, each
+// resolving its scope and appending its entry (the process's group commit batches them). Taking turns with them,
 // slice by slice, the limit: as many single-row INSERTs, each its own transaction committed with
 // synchronous_commit on (one WAL flush each, as an append's), from 16 connections of their own,
 // into a table as wide as the log's entries but with no chain, no lock and nothing else to do.
 const principal = await authenticateApiKey(db, key);
+// The instance's read cache, as the API's route hands every request (keys, licences, the catalog).
+const cache = readCache();
 const raw = createDb(runtime.env.DATABASE_URL!, { max: 16 });
 await raw.$client`create table if not exists bench_raw_commits (id bigserial primary key, at timestamptz not null default now(), body text not null)`;
 await raw.$client`truncate bench_raw_commits`;
@@ -225,7 +229,7 @@ for (let slice = 0; slice < Math.max(1, Math.round(seconds / SLICE_S)); slice++)
       while (Date.now() < until) {
         const episode = `bdl-${String((counter++ % (FILES / STREAMS.length)) + 1).padStart(6, "0")}`;
         await createDownload(
-          { db, requestId: `bench_${counter}`, principal },
+          { db, requestId: `bench_${counter}`, principal, cache },
           { body: { dataset_id: datasetId, version, episode_ids: [episode], streams: ["joints"] } },
         );
         done++;

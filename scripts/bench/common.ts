@@ -141,17 +141,20 @@ export async function startProductionServer(
   env: Record<string, string>,
   nodeFlags: string[] = [],
 ): Promise<NextServer> {
+  // Servers started together (two instances) wait for one build, rather than each starting its own.
   if (!productionBuildIsCurrent()) {
-    progress("building the production bundle (next build)");
-    await new Promise<void>((resolve, reject) =>
+    building ??= new Promise<void>((resolve, reject) => {
+      progress("building the production bundle (next build)");
       spawn(process.execPath, [NEXT_BIN, "build"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] }).on(
         "exit",
         (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))),
-      ),
-    );
+      );
+    }).finally(() => (building = null));
+    await building;
   }
   return startNextServer({ ...process.env, ...env }, nodeFlags);
 }
+let building: Promise<void> | null = null;
 
 export function table(rows: Record<string, string | number>[]): string {
   const columns = Object.keys(rows[0] ?? {});
