@@ -40,6 +40,27 @@ export async function copyRows(databaseUrl: string, rows: number): Promise<numbe
   return seconds;
 }
 
+/**
+ * Seconds for `COPY (select ...) TO STDOUT` of every entry's columns as a full walk reads them
+ * (lib/disclosures/verify-range.ts), in seq order, read to the end by this process on one
+ * connection: what reading the log alone costs, which bounds any walk that checks it.
+ */
+export async function copyWalkRows(databaseUrl: string): Promise<number> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connection: { TimeZone: "UTC" } });
+  const started = process.hrtime.bigint();
+  const stream = await sql
+    .unsafe(`copy (
+      select id, seq, occurred_at::text, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id,
+        version, version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count,
+        total_bytes::float8, episodes_sha256, expires_at::text, request_id, prev_hash, hash
+      from disclosures order by seq) to stdout`)
+    .readable();
+  for await (const _ of stream as AsyncIterable<Buffer>);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await sql.end({ timeout: 1 });
+  return seconds;
+}
+
 type SampledRow = {
   id: string;
   seq: string;
