@@ -16,7 +16,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { progress, table } from "./bench/common";
-import { meetsTarget, RATIO_MARGIN_PERCENT, RATIOS, ratioOf, targetText, withRatioTable } from "./bench/ratios";
+import { compareRatios, RATIO_MARGIN_PERCENT, ratioOf, withRatioTable } from "./bench/ratios";
 
 const { values } = parseArgs({
   options: {
@@ -154,26 +154,10 @@ function lastJsonLine(stdout: string): Figures | null {
 }
 
 // The ratios: every one a benchmark that ran reported, against its record and its target.
-const ratioLines: Record<string, string>[] = [];
-const flagged: string[] = [];
-for (const ratio of RATIOS) {
-  const value = now[ratio.benchmark]?.figures[ratio.key];
-  if (value === undefined) continue;
-  const old = recorded?.benchmarks[ratio.benchmark]?.figures[ratio.key];
-  const change = typeof value === "number" && typeof old === "number" && old !== 0 ? gain(ratio.key, old, value) : null;
-  const worse = change !== null && change < -RATIO_MARGIN_PERCENT;
-  if (worse) flagged.push(`${ratio.benchmark} ${ratio.key}`);
-  const met = meetsTarget(ratio, value);
-  ratioLines.push({
-    benchmark: ratio.benchmark,
-    ratio: ratio.key,
-    recorded: old === undefined ? "-" : String(old),
-    now: String(value),
-    change: change === null ? "" : `${change >= 0 ? "+" : ""}${change.toFixed(0)}% ${change >= 0 ? "better" : "worse"}`,
-    target: targetText(ratio) + (met === null ? "" : met ? " met" : " NOT met"),
-    flag: worse ? `FLAGGED: over ${RATIO_MARGIN_PERCENT}% worse than recorded` : "",
-  });
-}
+const { lines: ratioLines, flagged } = compareRatios(
+  Object.fromEntries(Object.entries(now).map(([name, b]) => [name, b.figures])),
+  Object.fromEntries(Object.entries(recorded?.benchmarks ?? {}).map(([name, b]) => [name, b.figures])),
+);
 
 // Every other figure of every benchmark that ran, against the recorded one.
 const moved: Record<string, string>[] = [];

@@ -131,6 +131,45 @@ export function targetText(ratio: Ratio): string {
   return `${ratio.better === "higher" ? ">=" : "<="} ${ratio.target}`;
 }
 
+type FiguresByBenchmark = Record<string, Record<string, unknown>>;
+
+/**
+ * Every ratio the benchmarks that ran reported, against its record and its target, as rows for a
+ * table; `flagged` names those more than RATIO_MARGIN_PERCENT worse than recorded (an improvement
+ * is never flagged, and a ratio without a record cannot be).
+ */
+export function compareRatios(
+  now: FiguresByBenchmark,
+  recorded: FiguresByBenchmark,
+): { lines: Record<string, string>[]; flagged: string[] } {
+  const lines: Record<string, string>[] = [];
+  const flagged: string[] = [];
+  for (const ratio of RATIOS) {
+    const value = now[ratio.benchmark]?.[ratio.key];
+    if (value === undefined) continue;
+    const old = recorded[ratio.benchmark]?.[ratio.key];
+    // Signed so that a positive change is better, whichever way the ratio should go.
+    const change =
+      typeof value === "number" && typeof old === "number" && old !== 0
+        ? ((value - old) / Math.abs(old)) * 100 * (ratio.better === "higher" ? 1 : -1)
+        : null;
+    const worse = change !== null && change < -RATIO_MARGIN_PERCENT;
+    if (worse) flagged.push(`${ratio.benchmark} ${ratio.key}`);
+    const met = meetsTarget(ratio, value);
+    lines.push({
+      benchmark: ratio.benchmark,
+      ratio: ratio.key,
+      recorded: old === undefined ? "-" : String(old),
+      now: String(value),
+      change:
+        change === null ? "" : `${change >= 0 ? "+" : ""}${change.toFixed(0)}% ${change >= 0 ? "better" : "worse"}`,
+      target: targetText(ratio) + (met === null ? "" : met ? " met" : " NOT met"),
+      flag: worse ? `FLAGGED: over ${RATIO_MARGIN_PERCENT}% worse than recorded` : "",
+    });
+  }
+  return { lines, flagged };
+}
+
 /** A benchmark's ratios as rows of its table, first: what each divides, its value and its target. */
 export function ratioRows(
   benchmark: string,
