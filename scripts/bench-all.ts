@@ -39,7 +39,7 @@ const SIZES: Record<string, string[]> = {
   "bench:api": ["--episodes", "50000", "--seconds", "2", "--revocations", "30"],
   "bench:import": ["--episodes", "10000", "--upload-episodes", "40"],
   "bench:review": ["--entries", "100000", "--samples", "15", "--export-rows", "50000"],
-  "bench:episode": ["--runs", "2"],
+  "bench:episode": ["--runs", "3"],
   "bench:webhooks": ["--deliveries", "1500"],
   "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
   "bench:pull": ["--runs", "2"],
