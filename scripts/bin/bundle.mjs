@@ -11,8 +11,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const OUT = path.join(ROOT, "dist/cli");
-/** What the bundle was made from (ours, not node_modules: `npm install` remakes it), written with it. */
-const INPUTS = path.join(OUT, "inputs.json");
+/** What a bundle was made from (ours, not node_modules: `npm install` remakes it), written with it. */
+const inputsOf = (out) => path.join(out, "inputs.json");
 export const TOOLS = ["das", "das-admin"];
 
 /**
@@ -30,12 +30,12 @@ const EXTERNAL = [
   "esbuild",
 ];
 
-/** Whether dist/cli holds a bundle made after every source it was made from last changed. */
-export function bundleIsCurrent() {
-  if (!existsSync(INPUTS)) return false;
+/** Whether `out` (dist/cli) holds a bundle made after every source it was made from last changed. */
+export function bundleIsCurrent(out = OUT) {
+  if (!existsSync(inputsOf(out))) return false;
   let recorded;
   try {
-    recorded = JSON.parse(readFileSync(INPUTS, "utf8"));
+    recorded = JSON.parse(readFileSync(inputsOf(out), "utf8"));
   } catch {
     return false;
   }
@@ -50,14 +50,14 @@ export function bundleIsCurrent() {
  * file beside them) read their own place, not the bundle's: the expression is rewritten to the
  * source's URL, relative to the bundle's, so that a moved installation still finds them.
  */
-const ownUrl = {
+const ownUrl = (out) => ({
   name: "own-import-meta-url",
   setup(build) {
     build.onLoad({ filter: /\.tsx?$/ }, async (args) => {
       if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
       const source = await readFile(args.path, "utf8");
       if (!source.includes("import.meta.url")) return undefined;
-      const relative = path.relative(OUT, args.path).split(path.sep).join("/");
+      const relative = path.relative(out, args.path).split(path.sep).join("/");
       const loader = args.path.endsWith(".tsx") ? "tsx" : "ts";
       return {
         contents: source.replaceAll("import.meta.url", `new URL(${JSON.stringify(relative)}, import.meta.url).href`),
@@ -65,7 +65,7 @@ const ownUrl = {
       };
     });
   },
-};
+});
 
 /**
  * Makes dist/cli/<tool>.mjs for every tool, and the chunks they load. Every file is written beside
@@ -73,14 +73,14 @@ const ownUrl = {
  * bundle at the same time) never read half a file; chunks are named by their content, and those of
  * an earlier bundle are removed only once an hour old, as a tool started from it may still load them.
  */
-export async function bundle() {
+export async function bundle(out = OUT) {
   const { build } = await import("esbuild");
   const { mkdir, readdir, rename, rm, stat, writeFile } = await import("node:fs/promises");
   const started = Date.now();
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: Object.fromEntries(TOOLS.map((tool) => [tool, `scripts/${tool}.ts`])),
-    outdir: OUT,
+    outdir: out,
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunk-[hash]",
     bundle: true,
@@ -101,13 +101,13 @@ export async function bundle() {
       js: 'import { createRequire as __dasCreateRequire } from "node:module";const require = __dasCreateRequire(import.meta.url);',
     },
     tsconfig: path.join(ROOT, "tsconfig.json"),
-    plugins: [ownUrl],
+    plugins: [ownUrl(out)],
     metafile: true,
     write: false,
     logLevel: "warning",
   });
-  await mkdir(OUT, { recursive: true });
-  const entries = new Set(TOOLS.map((tool) => path.join(OUT, `${tool}.mjs`)));
+  await mkdir(out, { recursive: true });
+  const entries = new Set(TOOLS.map((tool) => path.join(out, `${tool}.mjs`)));
   const place = async (file, contents) => {
     const temporary = `${file}.${process.pid}-${Math.random().toString(36).slice(2)}`;
     await writeFile(temporary, contents);
@@ -117,19 +117,19 @@ export async function bundle() {
   for (const output of outputs.filter((o) => !entries.has(o.path))) await place(output.path, output.contents);
   for (const output of outputs.filter((o) => entries.has(o.path))) await place(output.path, output.contents);
   const inputs = Object.keys(result.metafile.inputs).filter((file) => !file.includes("node_modules/"));
-  await place(INPUTS, `${JSON.stringify({ started, inputs }, null, 1)}\n`);
-  const made = new Set([...outputs.map((o) => path.basename(o.path)), path.basename(INPUTS)]);
-  for (const name of await readdir(OUT)) {
+  await place(inputsOf(out), `${JSON.stringify({ started, inputs }, null, 1)}\n`);
+  const made = new Set([...outputs.map((o) => path.basename(o.path)), "inputs.json"]);
+  for (const name of await readdir(out)) {
     if (made.has(name)) continue;
-    const old = await stat(path.join(OUT, name)).catch(() => null);
-    if (old && Date.now() - old.mtimeMs > 3_600_000) await rm(path.join(OUT, name), { force: true });
+    const old = await stat(path.join(out, name)).catch(() => null);
+    if (old && Date.now() - old.mtimeMs > 3_600_000) await rm(path.join(out, name), { force: true });
   }
 }
 
 /** The URL of a tool's bundle, made first if missing or older than its sources. */
-export async function bundled(tool) {
-  if (!bundleIsCurrent()) await bundle();
-  return pathToFileURL(path.join(OUT, `${tool}.mjs`)).href;
+export async function bundled(tool, out = OUT) {
+  if (!bundleIsCurrent(out)) await bundle(out);
+  return pathToFileURL(path.join(out, `${tool}.mjs`)).href;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
