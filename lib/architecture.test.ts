@@ -182,7 +182,8 @@ describe("the layers", () => {
 
 describe("das, the API's command-line client", () => {
   it("loads nothing of the AWS SDK nor of the server's stores (it speaks only HTTP)", () => {
-    const { files, packages } = reachable("scripts/das.ts");
+    // Its commands load their work when they run: everything any of them may load.
+    const { files, packages } = reachable("scripts/das.ts", { dynamic: true });
     expect(files.size).toBeGreaterThan(10);
     expect([...packages].filter((p) => p.startsWith("@aws-sdk/") || p.startsWith("@smithy/"))).toEqual([]);
     expect([...files].filter((f) => f.startsWith("lib/storage/") || f === "lib/db/client.ts")).toEqual([]);

@@ -1,11 +1,14 @@
 // npm run bench:all [-- --record] [--margin 15] [--only bench:downloads,bench:api]
 // Every benchmark of package.json (each `bench:*` script), at a size that takes minutes, one after
 // another; each one's figures (the JSON object its last line prints) compared with the last ones
-// recorded in docs/benchmarks/latest.json, naming every figure that moved by more than the margin
-// and whether that is slower or faster. With --record the new figures replace the recorded ones.
-// Not a test: it never fails on a figure (the machine's load moves them), only when a benchmark
-// itself fails (a broken chain among them). Run it before closing an issue that touches a hot
-// path, and say what it printed.
+// recorded in docs/benchmarks/latest.json. Ratios first (scripts/bench/ratios.ts: a figure over its
+// limit measured in the same run, which holds from one machine to another): every one of them,
+// against its record and its target, FLAGGED when more than 10% worse than its record. Then every
+// other figure that moved by more than the margin, and whether that is slower or faster. With
+// --record the new figures replace the recorded ones, and the ratio table at the top of
+// docs/benchmarks.md is written again from them. Not a test: it never fails on a figure, only when
+// a benchmark itself fails (a broken chain among them). Run it before closing an issue that
+// touches a hot path, and say what it printed.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -13,6 +16,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { progress, table } from "./bench/common";
+import { compareRatios, RATIO_MARGIN_PERCENT, ratioOf, withRatioTable } from "./bench/ratios";
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +27,7 @@ const { values } = parseArgs({
 });
 const MARGIN_PERCENT = Number(values.margin);
 const LATEST = path.join(PROJECT_ROOT, "docs/benchmarks/latest.json");
+const DOCUMENT = path.join(PROJECT_ROOT, "docs/benchmarks.md");
 
 /**
  * The size each benchmark runs at here: minutes for all of them together, not the hours of their
@@ -34,10 +39,11 @@ const SIZES: Record<string, string[]> = {
   "bench:api": ["--episodes", "50000", "--seconds", "2", "--revocations", "30"],
   "bench:import": ["--episodes", "10000", "--upload-episodes", "40"],
   "bench:review": ["--entries", "100000", "--samples", "15", "--export-rows", "50000"],
-  "bench:episode": ["--runs", "2"],
+  "bench:episode": ["--runs", "3"],
   "bench:webhooks": ["--deliveries", "1500"],
   "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
   "bench:hub": ["--files", "100", "--file-mb", "1", "--runs", "1", "--head-episodes", "50000", "--head-samples", "500"],
+  "bench:pull": ["--runs", "2"],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */
@@ -60,14 +66,21 @@ const NOT_FIGURES = new Set([
 ]);
 
 /**
- * Which way is better for a figure, from its name: rates and ratios up (`_per_s`, `_rps`,
- * `_ratio`), times, memory and sizes down. Booleans must stay true (the chain intact).
+ * Which way is better for a figure: a ratio's as scripts/bench/ratios.ts says; otherwise from its
+ * name, rates and ratios up (`_per_s`, `_rps`, `_ratio`), times, memory and sizes down. Booleans
+ * must stay true (the chain intact).
  */
 function better(name: string): "higher" | "lower" {
-  // A time of one over the time of another (hub_snapshot_to_pull_ratio): lower is better.
-  if (/_to_[a-z]+_ratio$/.test(name)) return "lower";
+  const ratio = ratioOf(name);
+  if (ratio) return ratio.better;
   if (/(_per_s|_rps|_ratio)$/.test(name) || name.includes("_per_s_")) return "higher";
   return "lower";
+}
+
+/** A change in percent, signed so that a positive one is better. */
+function gain(name: string, recorded: number, now: number): number {
+  const change = ((now - recorded) / Math.abs(recorded)) * 100;
+  return better(name) === "higher" ? change : -change;
 }
 
 type Figures = Record<string, unknown>;
@@ -144,7 +157,13 @@ function lastJsonLine(stdout: string): Figures | null {
   }
 }
 
-// The comparison: every figure of every benchmark that ran, against the recorded one.
+// The ratios: every one a benchmark that ran reported, against its record and its target.
+const { lines: ratioLines, flagged } = compareRatios(
+  Object.fromEntries(Object.entries(now).map(([name, b]) => [name, b.figures])),
+  Object.fromEntries(Object.entries(recorded?.benchmarks ?? {}).map(([name, b]) => [name, b.figures])),
+);
+
+// Every other figure of every benchmark that ran, against the recorded one.
 const moved: Record<string, string>[] = [];
 let compared = 0;
 for (const [name, { args, figures }] of Object.entries(now)) {
@@ -152,7 +171,7 @@ for (const [name, { args, figures }] of Object.entries(now)) {
   if (!before) continue;
   const sameSize = JSON.stringify(before.args) === JSON.stringify(args);
   for (const [figure, value] of Object.entries(figures)) {
-    if (NOT_FIGURES.has(figure.split(".").at(-1)!)) continue;
+    if (NOT_FIGURES.has(figure.split(".").at(-1)!) || ratioOf(figure)) continue;
     const old = before.figures[figure];
     if (typeof value === "boolean") {
       compared++;
@@ -163,7 +182,7 @@ for (const [name, { args, figures }] of Object.entries(now)) {
     compared++;
     const change = ((value - old) / Math.abs(old)) * 100;
     if (Math.abs(change) <= MARGIN_PERCENT) continue;
-    const worse = better(figure) === "higher" ? change < 0 : change > 0;
+    const worse = gain(figure, old, value) < 0;
     moved.push({
       benchmark: name + (sameSize ? "" : " (other size)"),
       figure,
@@ -181,15 +200,22 @@ const machine = {
   hmac_limit_per_s: hmacNow ?? recorded?.machine.hmac_limit_per_s ?? null,
 };
 console.log("");
+console.log(
+  ratioLines.length
+    ? `Ratios (each figure over its limit, measured in the same run; flagged when over ${RATIO_MARGIN_PERCENT}% worse than recorded):\n${table(ratioLines)}`
+    : "No ratios reported.",
+);
+if (flagged.length) console.log(`FLAGGED, worse than recorded by over ${RATIO_MARGIN_PERCENT}%: ${flagged.join(", ")}`);
+console.log("");
 if (!recorded) console.log(`No figures recorded yet (${path.relative(PROJECT_ROOT, LATEST)}); run with --record.`);
 else {
   console.log(
-    `Compared with ${path.relative(PROJECT_ROOT, LATEST)} of ${recorded.recorded_at}: ${compared} figures, margin ±${MARGIN_PERCENT}%.`,
+    `Every other figure, compared with ${path.relative(PROJECT_ROOT, LATEST)} of ${recorded.recorded_at}: ${compared} figures, margin ±${MARGIN_PERCENT}%.`,
   );
   const hmacThen = recorded.machine.hmac_limit_per_s;
   if (hmacNow && hmacThen)
     console.log(
-      `The machine's speed (raw HMAC loop) is ${((hmacNow / hmacThen) * 100).toFixed(0)}% of then's; load average ${machine.load_average_1m_at_start} now, ${recorded.machine.load_average_1m_at_start} then. A figure that moved with the machine is not the code's.`,
+      `The machine's speed (raw HMAC loop) is ${((hmacNow / hmacThen) * 100).toFixed(0)}% of then's; load average ${machine.load_average_1m_at_start} now, ${recorded.machine.load_average_1m_at_start} then. An absolute figure that moved with the machine is not the code's; the ratios above do not move with it.`,
     );
   console.log(moved.length ? table(moved) : `Nothing moved by more than ${MARGIN_PERCENT}%.`);
 }
@@ -206,7 +232,10 @@ if (values.record) {
     };
     mkdirSync(path.dirname(LATEST), { recursive: true });
     writeFileSync(LATEST, `${JSON.stringify(next, null, 2)}\n`);
-    console.log(`Recorded in ${path.relative(PROJECT_ROOT, LATEST)}.`);
+    writeFileSync(DOCUMENT, withRatioTable(readFileSync(DOCUMENT, "utf8"), next));
+    console.log(
+      `Recorded in ${path.relative(PROJECT_ROOT, LATEST)}; the ratios in ${path.relative(PROJECT_ROOT, DOCUMENT)}.`,
+    );
   }
 }
 process.exit(failed.length ? 1 : 0);

@@ -4,8 +4,10 @@
 // reader (hyparquet by range requests) and drawn by the page's own plot (uPlot), with the
 // playback engine's clock driving the cursor from a stand-in video. Prints the time from the last
 // byte arriving to the plot drawn (target: within 1 s for 10,000 x 40) and, over a stretch of
-// playback, the animation frames longer than 1.5 of the display's frame (dropped), then one JSON
-// line (the last line of stdout).
+// playback, the animation frames longer than 1.5 of the display's frame (dropped); and, in a page
+// of its own, uPlot alone drawing the same arrays into the same width: the page's drawing over
+// that is its ratio (drawing_to_uplot_ratio, the median over the runs). Then one JSON line (the
+// last line of stdout).
 import http from "node:http";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -61,8 +63,23 @@ import { createElement } from "react";
 import { readEpisodeTable } from "@/components/episodes/plots/episode-table";
 import { FeaturePlot } from "@/components/episodes/plots/feature-plot";
 import { PlaybackEngine } from "@/components/episodes/player/engine";
+import uPlot from "uplot";
 
 const SIZE = Number(new URLSearchParams(location.search).get("size"));
+// The limit: uPlot alone, given the same arrays the page's reader made, drawing one line per
+// dimension into the same width, with nothing of the page around it; timed to the next frame, as
+// the page's drawing is.
+window.benchAlone = async () => {
+  const data = await readEpisodeTable({ url: "/data.parquet", size: SIZE, episodeIndex: 0, names: {}, duration: 0 });
+  const host = document.getElementById("root");
+  const feature = data.features[0];
+  const started = performance.now();
+  new uPlot({ width: Math.max(200, host.clientWidth), height: 180, legend: { show: false }, scales: { x: { time: false } },
+    series: [{}, ...feature.names.map(() => ({ stroke: "#2563eb", width: 1, points: { show: false } }))] },
+    [data.time, ...feature.dimensions], host);
+  const drawn = await new Promise((resolve) => requestAnimationFrame(() => resolve(performance.now())));
+  return { drawnMs: drawn - started };
+};
 window.bench = async (seconds) => {
   let lastByte = 0;
   const realFetch = window.fetch;
@@ -159,7 +176,7 @@ async function main() {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu"],
   });
-  const results = [];
+  const results: Record<string, number>[] = [];
   try {
     for (let run = 0; run < Number(values.runs); run++) {
       const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -184,6 +201,15 @@ async function main() {
         cursor_lag_s: Number(Math.abs((result.clock as number) - (result.playhead as number)).toFixed(3)),
       });
       await page.close();
+      // uPlot alone, in a fresh page of its own (nothing warmed up by the page's run).
+      const alone = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await alone.goto(`http://127.0.0.1:${port}/?size=${bytes.length}`);
+      await alone.waitForFunction(() => "benchAlone" in window);
+      const { drawnMs } = await alone.evaluate(() =>
+        (window as unknown as { benchAlone: () => Promise<{ drawnMs: number }> }).benchAlone(),
+      );
+      results.at(-1)!.uplot_alone_ms = Math.round(drawnMs);
+      await alone.close();
     }
   } finally {
     await browser.close();
@@ -193,7 +219,18 @@ async function main() {
   console.log(`${FRAMES} frames x ${DIMENSIONS} dimensions, ${(bytes.length / 1024).toFixed(0)} KiB of parquet`);
   console.table(results);
   console.log(`range requests per run: ${ranges.length / results.length}`);
-  console.log(JSON.stringify({ frames: FRAMES, dimensions: DIMENSIONS, bytes: bytes.length, runs: results }));
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const ratio = median(results.map((r) => r.read_to_drawn_ms! / Math.max(1, r.uplot_alone_ms!)));
+  console.log(`the page's drawing over uPlot's alone (median of the runs): ${ratio.toFixed(2)}`);
+  console.log(
+    JSON.stringify({
+      drawing_to_uplot_ratio: Math.round(ratio * 100) / 100,
+      frames: FRAMES,
+      dimensions: DIMENSIONS,
+      bytes: bytes.length,
+      runs: results,
+    }),
+  );
 }
 
 await main();

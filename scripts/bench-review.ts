@@ -2,12 +2,13 @@
 // A disclosure log of N entries (scripts/bench/disclosure-log.ts: a valid chain, a realistic mix),
 // then, over HTTP against the production build with a signed-in reviewer: p50/p99 of every
 // reviewer query with parameters drawn from the data (popular and rare values), the contributor
-// report, the export rate of a large search and the server's peak memory during it; then the
-// chain's incremental verification after 1,000 new entries and a full walk. Prints tables, then
-// one JSON line (the last line of stdout).
+// report, the export rate of a large search and the server's peak memory during it, next to
+// PostgreSQL's own COPY (select ...) TO STDOUT of the same rows; a full walk next to raw SHA-256 of
+// the same bytes on as many threads; then the chain's incremental verification after 1,000 new
+// entries. Prints tables, then one JSON line (the last line of stdout).
 import http from "node:http";
 import { readFileSync, statfsSync } from "node:fs";
-import { totalmem, userInfo } from "node:os";
+import { cpus, totalmem, userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { dataDirectory, startEmbeddedDefault } from "@/lib/dev/embedded-default";
@@ -23,6 +24,8 @@ import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { BENCH_SHAPE, generateDisclosureLog, type GeneratedLog } from "./bench/disclosure-log";
 import { httpGet, percentile, progress, startProductionServer, table } from "./bench/common";
+import { copyRows, copyWalkRows, rawSha256Seconds } from "./bench/review-limits";
+import { ratioRows } from "./bench/ratios";
 
 const { values } = parseArgs({
   options: {
@@ -220,6 +223,12 @@ const full = await verifyChain(ctx, { mode: "full", ranges }).finally(() => rang
 const fullSeconds = (Date.now() - started) / 1000;
 if (!full.intact) throw new Error(`the generated chain does not verify: ${JSON.stringify(full)}`);
 progress(`full verification: ${full.count} entries in ${fullSeconds.toFixed(1)} s`);
+const walkThreads = cpus().length;
+const sha256Seconds = await rawSha256Seconds(sql, full.count, walkThreads);
+progress(`raw SHA-256 of the same bytes on ${walkThreads} threads: ${sha256Seconds.toFixed(2)} s`);
+// What bounds the walk instead: reading the entries out of PostgreSQL at all.
+const readSeconds = await copyWalkRows(databaseUrl);
+progress(`COPY of every entry's columns as the walk reads them: ${readSeconds.toFixed(2)} s`);
 
 // --- HTTP ---------------------------------------------------------------------------------
 const serverEnv = {
@@ -235,6 +244,8 @@ let exportRows = 0;
 let exportSeconds = 0;
 let exportPeakRssMib = 0;
 let exportBaselineRssMib = 0;
+/** Rows/s of a COPY of the export's rows, before and after it. */
+const copyRates: number[] = [];
 let bannerFirstResultSeconds = 0;
 try {
   const cookie = await signInOverHttp(server.url, "reviewer-0@bench.example", PASSWORD);
@@ -282,7 +293,8 @@ try {
 
   // The export of a large search (the whole log, oldest first) as CSV, read as a client would,
   // stopped after --export-rows lines; the server's resident memory sampled meanwhile.
-  progress(`export: up to ${exportRowsLimit} rows as CSV`);
+  progress(`export: up to ${exportRowsLimit} rows as CSV, between two COPYs of the same rows`);
+  copyRates.push(exportRowsLimit / (await copyRows(databaseUrl, exportRowsLimit)));
   const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))![1]) / 1024;
   exportBaselineRssMib = rssOf();
   exportPeakRssMib = exportBaselineRssMib;
@@ -306,6 +318,7 @@ try {
   });
   exportSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   clearInterval(sampler);
+  copyRates.push(exportRows / (await copyRows(databaseUrl, exportRows)));
   progress(
     `export: ${exportRows} rows in ${exportSeconds.toFixed(1)} s, server peak RSS ${exportPeakRssMib.toFixed(0)} MiB`,
   );
@@ -367,8 +380,44 @@ console.log(
     `chain banner's first result after ${bannerFirstResultSeconds.toFixed(1)} s; ` +
     `full verify ${Math.round(full.count / fullSeconds)} entries/s; 1,000 appends in ${appendSeconds.toFixed(1)} s; incremental verify ${incrementalMs} ms`,
 );
+const exportPerSecond = exportRows / exportSeconds;
+const copyPerSecond = copyRates.reduce((a, b) => a + b, 0) / copyRates.length;
+const verifyPerSecond = full.count / fullSeconds;
+const sha256PerSecond = full.count / sha256Seconds;
+const readPerSecond = full.count / readSeconds;
+const ratios = {
+  export_to_copy_ratio: round(exportPerSecond / copyPerSecond),
+  verify_to_sha256_ratio: round(verifyPerSecond / sha256PerSecond),
+};
+console.log(
+  table([
+    ...ratioRows("bench:review", ratios),
+    { measure: "CSV export over HTTP", value: `${Math.round(exportPerSecond)} rows/s`, target: "" },
+    {
+      measure: "COPY (select ...) TO STDOUT of the same rows",
+      value: `${Math.round(copyPerSecond)} rows/s`,
+      target: "",
+    },
+    {
+      measure: `full verification, ${walkThreads} threads`,
+      value: `${Math.round(verifyPerSecond)} entries/s`,
+      target: "",
+    },
+    {
+      measure: `raw SHA-256 of the same bytes, ${walkThreads} threads`,
+      value: `${Math.round(sha256PerSecond)} entries/s`,
+      target: "",
+    },
+    {
+      measure: "COPY of the entries' columns the walk reads, one connection",
+      value: `${Math.round(readPerSecond)} entries/s (walk ÷ it: ${round(verifyPerSecond / readPerSecond)})`,
+      target: "",
+    },
+  ]),
+);
 console.log(
   JSON.stringify({
+    ...ratios,
     entries: logEntries,
     disclosed_episodes: sizes!.episode_rows,
     query_p50_ms_max: round(slowestP50.p50),
@@ -378,11 +427,14 @@ console.log(
     contributor_p50_ms: contributorReport ? round(contributorReport.p50) : null,
     contributor_p99_ms: contributorReport ? round(contributorReport.p99) : null,
     incremental_verify_ms: incrementalMs,
-    export_rows_per_s: Math.round(exportRows / exportSeconds),
+    export_rows_per_s: Math.round(exportPerSecond),
+    copy_rows_per_s: Math.round(copyPerSecond),
     export_peak_rss_mib: Math.round(exportPeakRssMib),
     export_baseline_rss_mib: Math.round(exportBaselineRssMib),
     banner_first_result_s: round(bannerFirstResultSeconds),
-    full_verify_entries_per_s: Math.round(full.count / fullSeconds),
+    full_verify_entries_per_s: Math.round(verifyPerSecond),
+    sha256_entries_per_s: Math.round(sha256PerSecond),
+    read_entries_per_s: Math.round(readPerSecond),
     not_measured: results.filter((r) => r.count === 0).map((r) => `${r.name} (${r.status})`),
     bytes_per_entry: Math.round(sizes!.disclosures_bytes / logEntries),
     database_bytes: sizes!.database_bytes,

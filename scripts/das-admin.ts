@@ -1,9 +1,8 @@
 // das-admin – the operator's command line: migrations, imports, organisations, licences, keys, users, demo data.
 import { userInfo } from "node:os";
 import { InvalidArgumentError } from "commander";
-import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
-import { createDb, type RootDb } from "@/lib/db/client";
-import { migrateDatabase } from "@/lib/db/migrate";
+import type { Runtime } from "@/lib/dev/embedded-default";
+import type { RootDb } from "@/lib/db/client";
 import type { Ctx } from "@/lib/context";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -11,50 +10,23 @@ import { Option } from "commander";
 import { AppError } from "@/lib/errors";
 import { errorFields } from "@/lib/log";
 import { ImportError } from "@/lib/catalog/import/problems";
-import { importVersion } from "@/lib/catalog/import/import-version";
-import { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
 import { Progress } from "@/lib/client/progress";
 import { describeLeRobotImport, newVersionNotices } from "./cli/lerobot-import-summary";
-import { EpisodeLine } from "@/lib/catalog/import/records";
-import { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";
 import { VERSION_PATTERN } from "@/lib/catalog/semver";
-import { s3Client, StoreError } from "@/lib/storage/client";
 import { setMaxListeners } from "node:events";
-import { checkStoreCors, checkVersionStore, corsConfiguration } from "@/lib/catalog/store-check";
-import { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
-import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
-import { addTerms, listTerms, requireTerms, TERMS_SHA256_PATTERN, type TermsRecord } from "@/lib/admin/terms";
-import { issueKey, revokeKey } from "@/lib/admin/keys";
-import { previewWithdrawal, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
-import { createUser, listUsers, type UserRecord } from "@/lib/admin/users";
-import { listOrganizations, type OrganizationRecord } from "@/lib/admin/list-organizations";
-import { listLicences, listVersionChoices, type LicenceRecord } from "@/lib/admin/list-licences";
-import { KEY_STATUSES, listKeys, type KeyRecord, type KeyStatus } from "@/lib/admin/list-keys";
-import { listDatasetVersions } from "@/lib/admin/list-datasets";
-import {
-  addWebhookEndpoint,
-  listWebhookEndpoints,
-  removeWebhookEndpoint,
-  type WebhookEndpointRecord,
-} from "@/lib/notice-delivery/webhook-endpoints";
-import { listDeliveryAttempts, type DeliveryAttemptRecord } from "@/lib/notice-delivery/attempts";
-import { startNoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
-import { listDatasetListings, setDatasetListing } from "@/lib/admin/listing";
+import type { TermsRecord } from "@/lib/admin/terms";
+import type { UserRecord } from "@/lib/admin/users";
+import type { OrganizationRecord } from "@/lib/admin/list-organizations";
+import type { LicenceRecord } from "@/lib/admin/list-licences";
+import type { KeyRecord } from "@/lib/admin/list-keys";
+import { KEY_STATUSES, type KeyStatus } from "@/lib/admin/key-statuses";
+import type { WebhookEndpointRecord } from "@/lib/notice-delivery/webhook-endpoints";
+import type { DeliveryAttemptRecord } from "@/lib/notice-delivery/attempts";
 import { DATASET_LISTINGS, DISCLOSURE_CHANNELS, USER_ROLES, type DatasetListing, type UserRole } from "@/lib/db/schema";
-import { printAccounts, seedDemo } from "@/lib/dev/demo/seed";
-import { objectKey, presigner, storeLocation } from "@/lib/storage/config";
-import { verifyChainDetailed, type RangeChecker, type VerifyProgress } from "@/lib/disclosures/verify";
-import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
-import {
-  digestConfigFromEnv,
-  digestPublicKeyFromEnv,
-  publicKeyPem,
-  publicKeySha256,
-  verifyDigests,
-  writeHeadDigest,
-} from "@/lib/disclosures/digest";
-import { exportDisclosures } from "@/lib/disclosures/export";
-import { disclosureFilter, NO_ORGANIZATION, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
+import type { RangeChecker, VerifyProgress } from "@/lib/disclosures/verify";
+import type { DisclosureSearch } from "@/lib/disclosures/filter";
+import type * as Checks from "./cli/admin-checks";
+import type * as Verbs from "./cli/admin-verbs";
 import { cliProgram, runProgram } from "./cli/program";
 import { choices, day, minute, printList, text } from "./cli/listing";
 import { Exit, readPassword, say, UsageError } from "./cli/terminal";
@@ -68,6 +40,12 @@ import {
   type Target,
 } from "./cli/values";
 
+/**
+ * The verbs the commands work with (the database, the store, lib/'s verbs): loaded by `onDatabase`
+ * when a command runs, so that `das-admin --help` and a usage error start without any of them.
+ */
+let verbs: typeof Verbs;
+
 const program = cliProgram({
   name: "das-admin",
   usage: "<command>",
@@ -76,6 +54,16 @@ const program = cliProgram({
   prefix: "das-admin: ",
   footer: `Uses DATABASE_URL, or the embedded PostgreSQL under .data/ when it is not set.
 Exit codes: 0 done, 1 failed, 2 wrong usage.`,
+});
+
+/**
+ * The rules some values are checked by as the command line is parsed (dataset ids, episode
+ * fields, times, terms digests): loaded once the words name a command, before its options are
+ * parsed, so that `das-admin --help` loads none of them.
+ */
+let checks: typeof Checks;
+program.hook("preSubcommand", async () => {
+  checks = await import("./cli/admin-checks");
 });
 
 /** A time to the second (UTC). */
@@ -89,7 +77,7 @@ program
   .action(
     onDatabase(async ({ runtime }) => {
       // The embedded default migrated on start; a configured database is migrated here.
-      if (!runtime.embedded.database) await migrateDatabase(runtime.env.DATABASE_URL!);
+      if (!runtime.embedded.database) await verbs.migrateDatabase(runtime.env.DATABASE_URL!);
       say("Database schema is up to date.");
     }),
   );
@@ -198,7 +186,7 @@ program
               options.format ? "is imported with --format jsonl" : "has no meta/info.json"
             }, so it would be read as an import directory (docs/import-format.md). For a LeRobot dataset, give the directory that holds meta/info.json.`,
           );
-        const result = await importVersion((ctx.db as RootDb).$client, dir, {
+        const result = await verbs.importVersion((ctx.db as RootDb).$client, dir, {
           allowWithdrawnEpisodes: options.allowWithdrawn,
         });
         const what = `${result.datasetId}@${result.version}: ${result.episodes} episodes, ${result.annotations} annotations, ${result.files} files`;
@@ -223,10 +211,10 @@ program
       };
       process.on("SIGINT", interrupt);
       process.on("SIGTERM", interrupt);
-      const location = options.upload ? storeLocation() : undefined;
-      const client = location ? s3Client(location) : undefined;
+      const location = options.upload ? verbs.storeLocation() : undefined;
+      const client = location ? verbs.s3Client(location) : undefined;
       try {
-        const result = await importLeRobotVersion((ctx.db as RootDb).$client, {
+        const result = await verbs.importLeRobotVersion((ctx.db as RootDb).$client, {
           dir,
           datasetId: options.dataset,
           version: options.version,
@@ -241,7 +229,11 @@ program
           allowWithdrawnEpisodes: options.allowWithdrawn,
           upload:
             client && location
-              ? { client, bucket: location.bucket, keyOf: (p) => objectKey(options.dataset!, options.version!, p) }
+              ? {
+                  client,
+                  bucket: location.bucket,
+                  keyOf: (p) => verbs.objectKey(options.dataset!, options.version!, p),
+                }
               : undefined,
           concurrency: options.concurrency,
           progress: (totals) => new Progress(totals.files, totals.bytes, process.stderr),
@@ -295,13 +287,13 @@ store
   )
   .action(
     onDatabase(async ({ ctx }, { datasetId, version }: Target, options: { origin?: string }) => {
-      const location = storeLocation();
-      const client = s3Client(location);
+      const location = verbs.storeLocation();
+      const client = verbs.s3Client(location);
       try {
-        const report = await checkVersionStore(
+        const report = await verbs.checkVersionStore(
           ctx,
           { datasetId, version },
-          { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, version, p) },
+          { client, bucket: location.bucket, keyOf: (p) => verbs.objectKey(datasetId, version, p) },
         );
         const bad = report.missing.length + report.wrongSize.length;
         if (!bad) say(`All ${report.files} files of ${datasetId}@${version} are in the store at their sizes.`);
@@ -320,7 +312,7 @@ store
           origin:
             options.origin ?? portalOrigin(process.env.AUTH_URL ?? `http://localhost:${process.env.PORT ?? 3000}`),
           bucket: location.bucket,
-          key: (p) => objectKey(datasetId, version, p),
+          key: (p) => verbs.objectKey(datasetId, version, p),
         });
         if (bad || !corsRight) throw new Exit(1);
       } finally {
@@ -351,8 +343,8 @@ async function checkPortalReads(
     );
     return true;
   }
-  const [url] = await presigner().presignKeys([target.key(table)], { signingDate: new Date(), expiresIn: 300 });
-  const cors = await checkStoreCors(url!, target.origin);
+  const [url] = await verbs.presigner().presignKeys([target.key(table)], { signingDate: new Date(), expiresIn: 300 });
+  const cors = await verbs.checkStoreCors(url!, target.origin);
   if (cors.ok) {
     say(`A browser on ${target.origin} may read the data tables from the store (CORS allows it): the plots work.`);
     return true;
@@ -362,7 +354,7 @@ async function checkPortalReads(
       `Set this CORS rule on bucket ${target.bucket} (printed on standard output), for example with ` +
       `\`aws s3api put-bucket-cors --bucket ${target.bucket} --cors-configuration file://cors.json\`:`,
   );
-  process.stdout.write(`${JSON.stringify(corsConfiguration(target.origin), null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(verbs.corsConfiguration(target.origin), null, 2)}\n`);
   return false;
 }
 
@@ -376,7 +368,7 @@ org
   .examples('das-admin org create initech --name "Initech"')
   .action(
     onDatabase(async ({ ctx }, slug: string, options: { name?: string }) => {
-      const created = await createOrganization(ctx, { slug, name: options.name });
+      const created = await verbs.createOrganization(ctx, { slug, name: options.name });
       say(`Created organisation ${created.slug} (${created.id}).`);
     }),
   );
@@ -388,7 +380,7 @@ org
   .examples("das-admin org list", "das-admin org list --json")
   .action(
     onDatabase(async ({ ctx }, options: { json?: boolean }) => {
-      printList(await listOrganizations(ctx), {
+      printList(await verbs.listOrganizations(ctx), {
         json: options.json,
         none: "No organisations yet: das-admin org create SLUG --name NAME makes one.",
         columns: [
@@ -452,8 +444,8 @@ program
           reason: options.reason,
         };
         const done = options.dryRun
-          ? { withdrawal_id: null, ...(await previewWithdrawal(ctx, input)) }
-          : await withdrawEpisodes(ctx, input);
+          ? { withdrawal_id: null, ...(await verbs.previewWithdrawal(ctx, input)) }
+          : await verbs.withdrawEpisodes(ctx, input);
         if (options.json) return void process.stdout.write(`${JSON.stringify(done, null, 2)}\n`);
         const count = `${done.episode_ids.length} episode${done.episode_ids.length === 1 ? "" : "s"}`;
         const versions = done.versions.map((v) => `${v.dataset_id}@${v.version} (${v.episodes})`).join(", ");
@@ -506,7 +498,7 @@ licence
       ) => {
         const holder = await organization(ctx, slug);
         await releasedVersion(ctx, datasetId, version);
-        const granted = await grantLicence(ctx, {
+        const granted = await verbs.grantLicence(ctx, {
           organizationId: holder.id,
           datasetId,
           version,
@@ -514,7 +506,7 @@ licence
           endsAt: options.until ?? null,
           termsSha256: options.terms ?? null,
         });
-        const held = (await listLicences(ctx, { organizationId: holder.id })).find((l) => l.id === granted.id)!;
+        const held = (await verbs.listLicences(ctx, { organizationId: holder.id })).find((l) => l.id === granted.id)!;
         say(
           `${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}, ` +
             `${termOf(held)}${held.terms_sha256 ? `, under terms ${held.terms_sha256}` : ""}.`,
@@ -545,7 +537,7 @@ licence
     onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string, options: { at: Date }) => {
       const holder = await organization(ctx, slug);
       await releasedVersion(ctx, datasetId, version);
-      const ended = await endLicence(ctx, { organizationId: holder.id, datasetId, version, endsAt: options.at });
+      const ended = await verbs.endLicence(ctx, { organizationId: holder.id, datasetId, version, endsAt: options.at });
       say(
         `Licence ${ended.id} for ${datasetId}@${version} of ${slug} now ends at ${ended.endsAt.toISOString()} ` +
           `(it ${ended.previousEndsAt ? `ended at ${ended.previousEndsAt.toISOString()}` : "had no end"}).`,
@@ -565,7 +557,7 @@ licence
     onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string) => {
       const holder = await organization(ctx, slug);
       await releasedVersion(ctx, datasetId, version);
-      const revoked = await revokeLicence(ctx, { organizationId: holder.id, datasetId, version });
+      const revoked = await verbs.revokeLicence(ctx, { organizationId: holder.id, datasetId, version });
       say(`Revoked licence ${revoked.id} for ${datasetId}@${version} from ${slug}.`);
     }),
   );
@@ -580,7 +572,7 @@ licence
   .action(
     onDatabase(async ({ ctx }, options: { org?: string; active?: boolean; json?: boolean }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
-      const licences = (await listLicences(ctx, { organizationId: holder?.id })).filter(
+      const licences = (await verbs.listLicences(ctx, { organizationId: holder?.id })).filter(
         (l) => !options.active || licenceStatus(l) === "active",
       );
       printList(licences, {
@@ -616,7 +608,11 @@ terms
   .action(
     onDatabase(async ({ ctx }, options: { title: string; file: string; dataset?: string }) => {
       const bytes = readTermsFile(options.file);
-      const added = await addTerms(ctx, { title: options.title, body: bytes, datasetId: options.dataset ?? null });
+      const added = await verbs.addTerms(ctx, {
+        title: options.title,
+        body: bytes,
+        datasetId: options.dataset ?? null,
+      });
       say(
         `${added.created ? "Added" : "Already there:"} terms '${added.document.title}' (${added.document.bytes} bytes${added.document.dataset_id ? `, for ${added.document.dataset_id}` : ""}).`,
       );
@@ -631,7 +627,7 @@ terms
   .examples("das-admin terms list", "das-admin terms list --json")
   .action(
     onDatabase(async ({ ctx }, options: { json?: boolean }) => {
-      printList(await listTerms(ctx), {
+      printList(await verbs.listTerms(ctx), {
         json: options.json,
         none: "No terms documents yet: das-admin terms add --title T --file F adds one.",
         columns: [
@@ -654,7 +650,7 @@ terms
   .examples("das-admin terms show 3f5c... > terms.md")
   .action(
     onDatabase(async ({ ctx }, sha256: string, options: { json?: boolean }) => {
-      const document = await requireTerms(ctx, sha256);
+      const document = await verbs.requireTerms(ctx, sha256);
       if (options.json) return void process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
       say(
         `'${document.title}', ${document.dataset_id ? `for ${document.dataset_id}` : "for any dataset"}, added ${document.created_at} by ${document.created_by}.`,
@@ -686,7 +682,7 @@ key
   .action(
     onDatabase(async ({ ctx }, slug: string, options: { name: string; expiresIn?: number; scope?: Target[] }) => {
       const holder = await organization(ctx, slug);
-      const issued = await issueKey(ctx, {
+      const issued = await verbs.issueKey(ctx, {
         organizationId: holder.id,
         name: options.name,
         expiresAt: options.expiresIn ? new Date(Date.now() + options.expiresIn) : null,
@@ -706,7 +702,7 @@ key
   .examples("das-admin key revoke das_AbCdEfGh")
   .action(
     onDatabase(async ({ ctx }, ref: string) => {
-      const revoked = await revokeKey(ctx, ref.startsWith("key_") ? { id: ref } : { prefix: ref });
+      const revoked = await verbs.revokeKey(ctx, ref.startsWith("key_") ? { id: ref } : { prefix: ref });
       say(`Revoked key ${revoked.prefix}… (${revoked.id}).`);
     }),
   );
@@ -724,7 +720,7 @@ key
   .action(
     onDatabase(async ({ ctx }, options: { org?: string; status?: KeyStatus; json?: boolean }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
-      printList(await listKeys(ctx, { organizationId: holder?.id, status: options.status }), {
+      printList(await verbs.listKeys(ctx, { organizationId: holder?.id, status: options.status }), {
         json: options.json,
         none: `No ${options.status ? `${options.status} ` : ""}API keys${holder ? ` of ${holder.slug}` : ""}: das-admin key create ORG issues one.`,
         columns: [
@@ -761,7 +757,7 @@ webhook
   .action(
     onDatabase(async ({ ctx }, url: string, options: { org: string; description?: string }) => {
       const holder = await organization(ctx, options.org);
-      const added = await addWebhookEndpoint(ctx, {
+      const added = await verbs.addWebhookEndpoint(ctx, {
         organizationId: holder.id,
         url,
         description: options.description,
@@ -781,7 +777,7 @@ webhook
   .action(
     onDatabase(async ({ ctx }, options: { org?: string; all?: boolean; json?: boolean }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
-      printList(await listWebhookEndpoints(ctx, { organizationId: holder?.id, includeRemoved: options.all }), {
+      printList(await verbs.listWebhookEndpoints(ctx, { organizationId: holder?.id, includeRemoved: options.all }), {
         json: options.json,
         none: `No webhook endpoints${holder ? ` of ${holder.slug}` : ""}: das-admin webhook add --org SLUG URL registers one.`,
         columns: [
@@ -805,7 +801,7 @@ webhook
   .action(
     onDatabase(async ({ ctx }, id: string, options: { org?: string }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
-      const removed = await removeWebhookEndpoint(ctx, { id, organizationId: holder?.id });
+      const removed = await verbs.removeWebhookEndpoint(ctx, { id, organizationId: holder?.id });
       say(`Removed webhook ${removed.id} (${removed.url}).`);
     }),
   );
@@ -823,7 +819,7 @@ webhook
     onDatabase(
       async ({ ctx }, options: { org?: string; endpoint?: string; notice?: string; limit: number; json?: boolean }) => {
         const holder = options.org ? await organization(ctx, options.org) : undefined;
-        const attempts = await listDeliveryAttempts(ctx, {
+        const attempts = await verbs.listDeliveryAttempts(ctx, {
           organizationId: holder?.id,
           endpointId: options.endpoint,
           noticeId: options.notice,
@@ -859,7 +855,7 @@ program
   .examples("NOTICE_WORKER=off npm start   # and elsewhere: das-admin worker")
   .action(
     onDatabase(async ({ ctx, runtime }) => {
-      const worker = await startNoticeDeliveryWorker({ url: runtime.env.DATABASE_URL!, db: ctx.db });
+      const worker = await verbs.startNoticeDeliveryWorker({ url: runtime.env.DATABASE_URL!, db: ctx.db });
       say("Delivering notices; press Ctrl-C to stop.");
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
@@ -885,7 +881,7 @@ user
     onDatabase(async ({ ctx }, email: string, options: { role: UserRole; org?: string; name?: string }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
       const password = await readPassword(`Password for ${email}: `);
-      const created = await createUser(ctx, {
+      const created = await verbs.createUser(ctx, {
         email,
         role: options.role,
         organizationId: holder?.id,
@@ -906,7 +902,7 @@ user
   .action(
     onDatabase(async ({ ctx }, options: { role?: UserRole; org?: string; json?: boolean }) => {
       const holder = options.org ? await organization(ctx, options.org) : undefined;
-      printList(await listUsers(ctx, { role: options.role, organizationId: holder?.id }), {
+      printList(await verbs.listUsers(ctx, { role: options.role, organizationId: holder?.id }), {
         json: options.json,
         none: "No portal users match: das-admin user create EMAIL --role ROLE creates one.",
         columns: [
@@ -930,8 +926,11 @@ dataset
   .examples("das-admin dataset list", "das-admin dataset list --json")
   .action(
     onDatabase(async ({ ctx }, options: { json?: boolean }) => {
-      const listings = new Map((await listDatasetListings(ctx)).map((d) => [d.dataset_id, d.listing]));
-      const datasets = (await listDatasetVersions(ctx)).map((d) => ({ ...d, listing: listings.get(d.dataset_id)! }));
+      const listings = new Map((await verbs.listDatasetListings(ctx)).map((d) => [d.dataset_id, d.listing]));
+      const datasets = (await verbs.listDatasetVersions(ctx)).map((d) => ({
+        ...d,
+        listing: listings.get(d.dataset_id)!,
+      }));
       if (options.json) return printList(datasets, { json: true, none: "", columns: [] });
       // A row per version: what `licence grant` and `store check` take.
       printList(
@@ -972,7 +971,7 @@ dataset
   )
   .action(
     onDatabase(async ({ ctx }, datasetId: string, listing: DatasetListing) => {
-      const set = await setDatasetListing(ctx, { datasetId, listing });
+      const set = await verbs.setDatasetListing(ctx, { datasetId, listing });
       say(
         set.changed
           ? `${datasetId} is now ${listing} (it was ${set.previous}).`
@@ -987,13 +986,13 @@ program
   .option("--episodes <n>", "episodes per dataset version", positiveWholeNumber)
   .action(
     onDatabase(async ({ ctx, runtime }, options: { episodes?: number }) => {
-      const accounts = await seedDemo(ctx, {
+      const accounts = await verbs.seedDemo(ctx, {
         episodesPerVersion: options.episodes,
         appSecret: runtime.env.APP_SECRET!,
-        store: storeLocation(),
+        store: verbs.storeLocation(),
         log: say,
       });
-      printAccounts(accounts, say);
+      verbs.printAccounts(accounts, say);
     }),
   );
 
@@ -1023,7 +1022,7 @@ disclosures
       // A full walk is spread over threads, each with a connection of its own; an incremental one is short.
       const ranges =
         options.full || options.digests
-          ? parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads })
+          ? verbs.parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads })
           : undefined;
       try {
         await verify(ctx, options, progress, ranges);
@@ -1040,7 +1039,10 @@ async function verify(
   ranges: RangeChecker | undefined,
 ) {
   if (options.digests) {
-    const result = await verifyDigests(ctx, digestConfigFromEnv("verify"), { onProgress: progress, ranges });
+    const result = await verbs.verifyDigests(ctx, verbs.digestConfigFromEnv("verify"), {
+      onProgress: progress,
+      ranges,
+    });
     if (result.findings.length) {
       say(
         `Disclosure log does NOT agree with its digests (${result.findings.length} ${result.findings.length === 1 ? "finding" : "findings"}):`,
@@ -1054,7 +1056,7 @@ async function verify(
     );
     return;
   }
-  const verification = await verifyChainDetailed(ctx, {
+  const verification = await verbs.verifyChainDetailed(ctx, {
     mode: options.full ? "full" : "incremental",
     onProgress: options.full ? progress : undefined,
     ranges,
@@ -1088,12 +1090,12 @@ disclosures
   .action(
     onDatabase(async ({ ctx }, options: { publicKey?: boolean }) => {
       if (options.publicKey) {
-        const key = digestPublicKeyFromEnv();
-        process.stdout.write(publicKeyPem(key));
-        say(`Public key sha256 ${publicKeySha256(key)}.`);
+        const key = verbs.digestPublicKeyFromEnv();
+        process.stdout.write(verbs.publicKeyPem(key));
+        say(`Public key sha256 ${verbs.publicKeySha256(key)}.`);
         return;
       }
-      const result = await writeHeadDigest(ctx, digestConfigFromEnv("sign"));
+      const result = await verbs.writeHeadDigest(ctx, verbs.digestConfigFromEnv("sign"));
       if (!result.written) {
         say("Nothing to digest: the disclosure log is empty.");
         return;
@@ -1140,12 +1142,12 @@ disclosures
   .action(
     onDatabase(async ({ ctx }, options: ExportOptions) => {
       // An operator's typo names no organisation: said so, rather than exporting nothing.
-      if (options.org && options.org !== NO_ORGANIZATION) await organization(ctx, options.org);
+      if (options.org && options.org !== checks.NO_ORGANIZATION) await organization(ctx, options.org);
       const { format: _format, ...search } = options;
-      const { filter, problems } = disclosureFilter(search);
+      const { filter, problems } = verbs.disclosureFilter(search);
       if (problems.length) throw new Error(problems.join(" "));
       let rows = 0;
-      for await (const text of exportDisclosures(ctx, filter, options.format, { onRows: (n) => (rows += n) })) {
+      for await (const text of verbs.exportDisclosures(ctx, filter, options.format, { onRows: (n) => (rows += n) })) {
         if (!process.stdout.write(text))
           await new Promise<void>((resolve) => process.stdout.once("drain", () => resolve()));
       }
@@ -1172,10 +1174,10 @@ type ExportOptions = { format: "csv" | "jsonl" } & Pick<
 /** The organisation of a slug, or a refusal that names the slugs there are. */
 async function organization(ctx: Ctx, slug: string) {
   try {
-    return await organizationBySlug(ctx, slug);
+    return await verbs.organizationBySlug(ctx, slug);
   } catch (error) {
     if (!(error instanceof AppError && error.code === "not_found")) throw error;
-    const slugs = (await listOrganizations(ctx)).map((o) => o.slug);
+    const slugs = (await verbs.listOrganizations(ctx)).map((o) => o.slug);
     throw new AppError(
       "not_found",
       slugs.length
@@ -1187,7 +1189,7 @@ async function organization(ctx: Ctx, slug: string) {
 
 /** Checks that a dataset has the version, or refuses naming the datasets or versions there are. */
 async function releasedVersion(ctx: Ctx, datasetId: string, version: string): Promise<void> {
-  const all = await listVersionChoices(ctx);
+  const all = await verbs.listVersionChoices(ctx);
   const versions = all.filter((v) => v.dataset_id === datasetId).map((v) => v.version);
   if (versions.includes(version)) return;
   if (versions.length)
@@ -1207,7 +1209,7 @@ async function releasedVersion(ctx: Ctx, datasetId: string, version: string): Pr
 const flagOf = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 function datasetIdValue(text: string): string {
-  if (!DATASET_ID_PATTERN.test(text))
+  if (!checks.DATASET_ID_PATTERN.test(text))
     throw new InvalidArgumentError("takes a dataset id: lower-case letters, digits, '.', '_' or '-' (at most 100).");
   return text;
 }
@@ -1221,7 +1223,7 @@ function versionValue(text: string): string {
 /** A default for an episode field, checked by the same rule as the field itself. */
 function facetValue(field: "outcome" | "environment" | "contributor") {
   return (text: string): string => {
-    const checked = EpisodeLine.shape[field].safeParse(text);
+    const checked = checks.EpisodeLine.shape[field].safeParse(text);
     if (!checked.success)
       throw new InvalidArgumentError(`${checked.error.issues[0]!.message.replace(`${field} `, "")}.`);
     return text;
@@ -1230,20 +1232,21 @@ function facetValue(field: "outcome" | "environment" | "contributor") {
 
 /** --from and --to: a date or an instant as the disclosure filter reads them, checked here so that a bad one is a usage error. */
 function timeBound(text: string): string {
-  if (!parseTimeBound(text)) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
+  if (!checks.parseTimeBound(text))
+    throw new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
   return text;
 }
 
 /** --from: a date (the start of that UTC day) or an instant with its zone. */
 function termStart(text: string): Date {
-  const bound = parseTimeBound(text);
+  const bound = checks.parseTimeBound(text);
   if (!bound) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time with its zone, not '${text}'.`);
   return bound.at;
 }
 
 /** --until and --at: a date includes the whole UTC day (the licence ends at the next midnight); an instant is the end itself. */
 function termEnd(text: string): Date {
-  const bound = parseTimeBound(text);
+  const bound = checks.parseTimeBound(text);
   if (!bound) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time with its zone, not '${text}'.`);
   return bound.wholeDay ? new Date(bound.at.getTime() + 86_400_000) : bound.at;
 }
@@ -1255,7 +1258,7 @@ function listingValue(text: string): DatasetListing {
 }
 
 function termsSha256(text: string): string {
-  if (!TERMS_SHA256_PATTERN.test(text))
+  if (!checks.TERMS_SHA256_PATTERN.test(text))
     throw new InvalidArgumentError(
       "takes a terms document's SHA-256: 64 lower-case hex digits (das-admin terms list).",
     );
@@ -1292,10 +1295,11 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
     let runtime: Runtime | undefined;
     let db: RootDb | undefined;
     try {
-      runtime = await startEmbeddedDefault();
+      verbs = await import("./cli/admin-verbs");
+      runtime = await verbs.startEmbeddedDefault();
       // From here on every module reads the same configuration, embedded parts included.
       Object.assign(process.env, runtime.env);
-      db = createDb(runtime.env.DATABASE_URL!, { max: 4 });
+      db = verbs.createDb(runtime.env.DATABASE_URL!, { max: 4 });
       const ctx: Ctx = {
         db,
         requestId: `cli_${Date.now()}`,
@@ -1315,7 +1319,9 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
  * detail and parameters may hold secrets.
  */
 function describe(error: unknown): string {
-  if (error instanceof AppError || error instanceof ImportError || error instanceof StoreError) return error.message;
+  if (error instanceof AppError || error instanceof ImportError) return error.message;
+  // A store's error comes from a command's work, so from the verbs it loaded.
+  if (verbs && error instanceof verbs.StoreError) return error.message;
   return errorFields(error).error || "the command failed without saying why";
 }
 

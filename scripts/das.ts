@@ -1,10 +1,8 @@
 // das – the API client's command line: list datasets, licences, versions, manifests, episodes and annotations, pull files, and sync them with withdrawals.
 import { Option, type Command } from "commander";
 import { showUnsafe } from "@/lib/characters";
-import { ApiClient, ApiError, TransportError, type Wait } from "@/lib/client/api";
+import type { ApiClient, Wait } from "@/lib/client/api";
 import { bytes, csvLine, shorten, table } from "@/lib/client/format";
-import { describeSummary, pull, PullError } from "@/lib/client/pull";
-import { describeSync, sync, SyncError } from "@/lib/client/sync";
 import { cliProgram, runProgram } from "./cli/program";
 import { Exit, say, UsageError } from "./cli/terminal";
 import { apiKey, byteRate, commaList, serviceUrl, target, wholeNumberFrom, type Target } from "./cli/values";
@@ -23,6 +21,10 @@ Exit codes: 0 done, 1 failed, 2 wrong usage, 130 interrupted.`,
 });
 
 const out = (text: string) => process.stdout.write(text);
+// What a command needs is loaded when it runs: `das --help` and a usage error start in milliseconds.
+const client = () => import("@/lib/client/api");
+const pulling = () => import("@/lib/client/pull");
+const syncing = () => import("@/lib/client/sync");
 const TARGET = "<dataset@version>";
 
 program
@@ -291,6 +293,7 @@ episodeFilterOptions(
       };
       process.on("SIGINT", interrupt);
       process.on("SIGTERM", interrupt);
+      const { describeSummary, pull } = await pulling();
       const summary = await pull({
         api,
         datasetId,
@@ -324,6 +327,7 @@ program
   .examples("das sync ./kpp --dry-run", "das sync ./kpp")
   .action(
     withApi(async (api, dir: string, options: { dryRun?: boolean; statement?: string; json?: boolean }) => {
+      const { describeSync, sync } = await syncing();
       const result = await sync({ api, dir, dryRun: options.dryRun, statement: options.statement });
       process.stderr.write(describeSync(result));
       if (options.json) out(`${JSON.stringify(result, null, 2)}\n`);
@@ -350,6 +354,7 @@ function withApi<A extends unknown[]>(work: (api: ApiClient, ...args: A) => Prom
     if (!key) throw new UsageError("Set DAS_API_KEY (or --key) to your API key (das_...).");
     const given = this.opts<{ url?: string; key?: string }>();
     const baseUrl = serviceUrl(url, given.url ? "--url" : "DAS_API_URL");
+    const { ApiClient } = await client();
     await work(new ApiClient({ baseUrl, key: apiKey(key, given.key ? "--key" : "DAS_API_KEY"), onWait }), ...args);
   };
 }
@@ -378,7 +383,12 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-const code = await runProgram(program, process.argv.slice(2), (error) => {
+const code = await runProgram(program, process.argv.slice(2), async (error) => {
+  const [{ ApiError, TransportError }, { PullError }, { SyncError }] = await Promise.all([
+    client(),
+    pulling(),
+    syncing(),
+  ]);
   if (error instanceof ApiError) return error.toString();
   if (error instanceof TransportError || error instanceof PullError || error instanceof SyncError) return error.message;
   return `das: ${(error as Error)?.stack ?? String(error)}`;

@@ -2,9 +2,9 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
 import { requireAdmin } from "../auth/authorize";
+import { KEY_STATUSES, type KeyStatus } from "./key-statuses";
 
-export const KEY_STATUSES = ["active", "expired", "revoked"] as const;
-export type KeyStatus = (typeof KEY_STATUSES)[number];
+export { KEY_STATUSES, type KeyStatus };
 
 export type KeyScopeEntry = {
   dataset_id: string;

@@ -178,13 +178,15 @@ export type LicensedVersion = ReleasedVersion & { licenceId: string; termsSha256
 /** Every version of a dataset with the caller's licence for it (if any), newest first. */
 export async function datasetVersionAccess(ctx: Ctx, datasetId: string, now = new Date()): Promise<VersionAccess[]> {
   const [versions, held] = await Promise.all([releasedVersions(ctx, datasetId), heldLicences(ctx)]);
-  return versions.map((v) => {
-    const licence = held.get(v.versionId);
-    if (!licence) return { ...v, licenceId: null, termsSha256: null, heldOutOfTerm: null };
-    return inTerm(licence, now)
-      ? { ...v, licenceId: licence.licenceId, termsSha256: licence.termsSha256, heldOutOfTerm: null }
-      : { ...v, licenceId: null, termsSha256: null, heldOutOfTerm: licence };
-  });
+  return versions.map((v) => accessTo(v, held.get(v.versionId), now));
+}
+
+/** A version with the caller's licence for it: usable now, held out of its term, or none. */
+function accessTo(v: ReleasedVersion, licence: HeldLicence | undefined, now: Date): VersionAccess {
+  if (!licence) return { ...v, licenceId: null, termsSha256: null, heldOutOfTerm: null };
+  return inTerm(licence, now)
+    ? { ...v, licenceId: licence.licenceId, termsSha256: licence.termsSha256, heldOutOfTerm: null }
+    : { ...v, licenceId: null, termsSha256: null, heldOutOfTerm: licence };
 }
 
 /** The dataset's versions if at least one is licensed to the caller; otherwise the same 404 as a missing dataset. */
@@ -194,12 +196,23 @@ export async function requireVisibleDataset(ctx: Ctx, datasetId: string): Promis
   return versions;
 }
 
-/** 404 for an invisible dataset or unknown version, 403 for a visible dataset's unlicensed version. */
+/**
+ * 404 for an invisible dataset or unknown version, 403 for a visible dataset's unlicensed version.
+ * The rule of `requireVisibleDataset`, with only the version asked for made into a VersionAccess:
+ * every page and download asks this, and a dataset may have many versions.
+ */
 export async function requireLicensedVersion(ctx: Ctx, datasetId: string, version: string): Promise<LicensedVersion> {
-  const versions = await requireVisibleDataset(ctx, datasetId);
+  if (!DATASET_ID_PATTERN.test(datasetId)) throw new AppError("not_found", NOT_VISIBLE.dataset);
+  const [versions, held] = await Promise.all([releasedVersions(ctx, datasetId), heldLicences(ctx)]);
+  const now = new Date();
+  const usable = (v: ReleasedVersion) => {
+    const licence = held.get(v.versionId);
+    return licence !== undefined && inTerm(licence, now);
+  };
+  if (!versions.some(usable)) throw new AppError("not_found", NOT_VISIBLE.dataset);
   const found = versions.find((v) => v.version === version);
   if (!found) throw new AppError("not_found", `Dataset '${datasetId}' has no version '${version}'.`);
-  return assertLicensed(found, datasetId);
+  return assertLicensed(accessTo(found, held.get(found.versionId), now), datasetId);
 }
 
 export function assertLicensed<V extends VersionAccess>(found: V, datasetId: string): V & { licenceId: string } {

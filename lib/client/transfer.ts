@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
@@ -10,7 +10,8 @@ import { backoffSeconds, MAX_WAIT_SECONDS, retryAfterSeconds, sleep, waitTooLong
  * One file from a signed URL into `dest`: written to `dest.das-partial` and renamed into place
  * only once its size and SHA-256 match the manifest. A partial file left by an interrupted run is
  * continued with an HTTP Range request; a store that ignores Range sends the whole file again,
- * which is written from the start.
+ * which is written from the start. The SHA-256 is taken of the bytes as they are written (after
+ * those of a partial file continued), so that no file is read back after it is fetched.
  */
 
 export const PARTIAL_SUFFIX = ".das-partial";
@@ -48,10 +49,18 @@ export class Throttle {
 }
 
 export async function sha256File(file: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
+  return (await hashed(file, createHash("sha256"))).digest("hex");
 }
+
+/** `hash` updated with the bytes of `file`. */
+async function hashed(file: string, hash: Hash): Promise<Hash> {
+  for await (const chunk of createReadStream(file, { highWaterMark: READ_BYTES })) hash.update(chunk as Buffer);
+  return hash;
+}
+
+/** Bytes per read of a file being hashed, and per write of one being fetched: a few large system calls rather than many small ones. */
+const READ_BYTES = 1 << 20;
+const WRITE_BYTES = 1 << 19;
 
 async function sizeOf(file: string): Promise<number | undefined> {
   try {
@@ -89,6 +98,8 @@ export async function fetchFile(
   let lastProblem = "no attempt made";
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    /** What this attempt wrote: the file's size after it, and the SHA-256 of all of it so far. */
+    let received: { size: number; hash: Hash } | undefined;
     let offset = (await sizeOf(temp)) ?? 0;
     if (offset > file.size_bytes) {
       await rm(temp, { force: true });
@@ -150,13 +161,16 @@ export async function fetchFile(
       // one byte past it and no further, so it cannot fill the disk before the check below.
       const room = file.size_bytes - (append ? offset : 0);
       try {
-        if ((await writeBody(response, temp, append, room, options)) === "too long") {
+        const hash = append ? await hashed(temp, createHash("sha256")) : createHash("sha256");
+        const written = await writeBody(response, temp, append, room, hash, options);
+        if (written === "too long") {
           await rm(temp, { force: true });
           return {
             ok: false,
             reason: `the store sent more than the manifest's ${file.size_bytes} bytes (stopped after ${file.size_bytes + 1})`,
           };
         }
+        received = { size: (append ? offset : 0) + written, hash };
       } catch (error) {
         if (options.signal?.aborted) throw error;
         lastProblem = `the transfer broke off: ${describe(error)}`;
@@ -165,12 +179,13 @@ export async function fetchFile(
       }
     }
 
-    const size = (await sizeOf(temp)) ?? 0;
+    const size = received?.size ?? (await sizeOf(temp)) ?? 0;
     if (size < file.size_bytes) {
       lastProblem = `the store sent ${size} of ${file.size_bytes} bytes`;
       continue;
     }
-    const sha256 = size === file.size_bytes ? await sha256File(temp) : null;
+    // A partial file that was whole already is hashed from the disk; what was fetched, as it was written.
+    const sha256 = size !== file.size_bytes ? null : received ? received.hash.digest("hex") : await sha256File(temp);
     if (sha256 !== file.sha256) {
       await rm(temp, { force: true });
       lastProblem =
@@ -189,37 +204,68 @@ export async function fetchFile(
 }
 
 /**
- * Writes the body to `temp`, at most `room` bytes of it: a body that goes on past them is cut off
- * there, its connection dropped, and "too long" returned.
+ * Buffers that bodies are gathered in before they are written, kept for the next transfer: one per
+ * transfer at a time. The network's chunks are tens of kilobytes; written one by one they cost a
+ * system call each, and held until there are enough of them they outlive the young generation's
+ * collections and are copied there again and again.
+ */
+const spareBuffers: Buffer[] = [];
+
+/**
+ * Writes the body to `temp` (and into `hash`), at most `room` bytes of it, and resolves to how
+ * many it wrote: a body that goes on past them is cut off there, its connection dropped, and
+ * "too long" returned. Chunks are copied into a buffer of WRITE_BYTES and written when it is full
+ * (and at the end, or when the connection breaks, so that a later attempt continues after them).
  */
 async function writeBody(
   response: Response,
   temp: string,
   append: boolean,
   room: number,
+  hash: Hash,
   options: TransferOptions,
-): Promise<"written" | "too long"> {
+): Promise<number | "too long"> {
   const handle = await open(temp, append ? "a" : "w");
+  const buffer = spareBuffers.pop() ?? Buffer.allocUnsafeSlow(WRITE_BYTES);
+  let used = 0;
+  const flush = async () => {
+    if (used) await handle.write(buffer, 0, used);
+    used = 0;
+  };
   let left = room;
   const reader = response.body?.getReader();
   try {
-    if (!reader) return "written";
+    if (!reader) return 0;
     for (;;) {
-      const { done, value: chunk } = await reader.read();
-      if (done) return "written";
+      const { done, value: chunk } = await reader.read().catch(async (error: unknown) => {
+        await flush();
+        throw error;
+      });
+      if (done) {
+        await flush();
+        return room - left;
+      }
+      const kept = chunk.length > left ? chunk.subarray(0, left) : chunk;
+      hash.update(kept);
+      for (let from = 0; from < kept.length; ) {
+        const n = Math.min(kept.length - from, WRITE_BYTES - used);
+        buffer.set(kept.subarray(from, from + n), used);
+        used += n;
+        from += n;
+        if (used === WRITE_BYTES) await flush();
+      }
+      options.onBytes?.(chunk.length);
       if (chunk.length > left) {
-        await handle.write(chunk.subarray(0, left));
-        options.onBytes?.(chunk.length);
+        await flush();
         await reader.cancel().catch(() => undefined);
         return "too long";
       }
       left -= chunk.length;
-      await handle.write(chunk);
-      options.onBytes?.(chunk.length);
       if (options.throttle) await options.throttle.take(chunk.length, options.signal);
     }
   } finally {
     reader?.releaseLock();
+    spareBuffers.push(buffer);
     await handle.close();
   }
 }

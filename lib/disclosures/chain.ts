@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import { canonicalJson } from "../canonical-json";
+import { byteOrder } from "../byte-order";
 import type { DisclosureChannel, RequestedScope, ReviewerRole } from "../db/schema";
 
 export const GENESIS_HASH = "0".repeat(64);
@@ -204,6 +205,11 @@ export const sha256Hex = (text: string): string => hash("sha256", text, "hex");
 
 /** SHA-256 over the resolved episode ids in byte order, one per line: the chain covers the episode list through it. */
 export function episodesDigest(episodeIds: readonly string[]): string {
-  const sorted = [...episodeIds].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return sha256Hex(sorted.join("\n"));
+  return sha256Hex(inByteOrder(episodeIds).join("\n"));
+}
+
+/** The ids in byte order: as they are (a download's resolved episodes come sorted), or a sorted copy. */
+function inByteOrder(ids: readonly string[]): readonly string[] {
+  for (let i = 1; i < ids.length; i++) if (byteOrder(ids[i - 1]!, ids[i]!) > 0) return [...ids].sort(byteOrder);
+  return ids;
 }

@@ -6,6 +6,7 @@ import { AppError, NOT_VISIBLE } from "../errors";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { coDeliveredEpisodes, filesInScope } from "./resolve-scope";
 import { refuseWithdrawnContent } from "../catalog/withdrawn";
+import { byteOrder } from "../byte-order";
 
 export type DownloadFile = Omit<FileRecord, "media_type"> & { url: string };
 
@@ -83,9 +84,7 @@ export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Do
     select ${fileColumns(sql)}
     from files f where ${filesInScope(sql, entry.version_id, entry.requested_scope)} order by f.path`;
   await refuseWithdrawnContent(sql, entry.version_id, files);
-  const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort((a, b) =>
-    Buffer.compare(Buffer.from(a), Buffer.from(b)),
-  );
+  const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort(byteOrder);
   const coDelivered = await coDeliveredEpisodes(sql, entry.version_id, entry.requested_scope, delivered);
   return signDownload(
     {

@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { MAX_FILES_PER_DOWNLOAD } from "./scope";
 import { episodeConditions } from "../catalog/episode-filter";
 import { episodeNotWithdrawn, refuseWithdrawnContent, withdrawnAmong } from "../catalog/withdrawn";
+import { byteOrder } from "../byte-order";
 
 export type ResolvedScope = {
   files: FileRecord[];
@@ -85,8 +86,6 @@ export async function resolveScope(
     totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
   };
 }
-
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** The delivered episodes that were not asked for: not listed, or not matching the filter. A whole version asks for every episode. */
 export async function coDeliveredEpisodes(

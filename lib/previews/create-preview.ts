@@ -10,6 +10,7 @@ import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
 import { episodeFiles, isVideo, type EpisodeFile } from "./episode-files";
 import { refuseWithdrawnContent } from "../catalog/withdrawn";
+import { byteOrder } from "../byte-order";
 
 /** What a preview asks for: one episode, in a version (the newest the caller may read by default), some or all of its video streams. */
 export type PreviewRequest = { episode_id: string; version?: string; streams?: string[] };
@@ -170,8 +171,6 @@ function notRecorded(cause: unknown): unknown {
     cause,
   });
 }
-
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** The video files asked for (all of the episode's by default); any stream named that is not one is a 400 naming it. */
 function chosenStreams(files: EpisodeFile[], request: PreviewRequest, version: PreviewVersion): EpisodeFile[] {

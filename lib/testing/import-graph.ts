@@ -40,8 +40,32 @@ export function runtimeImports(file: string): string[] {
   return specifiers;
 }
 
-/** Every project file and package `entry` reaches through static imports (a dynamic import() loads only when run). */
-export function reachable(entry: string): { files: Set<string>; packages: Set<string> } {
+/** What a file loads with `import("...")` of a literal when it runs a path that needs it. */
+export function dynamicImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(PROJECT_ROOT, file), "utf8"), ts.ScriptTarget.Latest);
+  const specifiers: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    )
+      specifiers.push(node.arguments[0].text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return specifiers;
+}
+
+/**
+ * Every project file and package `entry` reaches through static imports (a dynamic import() loads
+ * only when run), or with `dynamic` through those too: everything it may ever load.
+ */
+export function reachable(
+  entry: string,
+  options: { dynamic?: boolean } = {},
+): { files: Set<string>; packages: Set<string> } {
   const files = new Set<string>();
   const packages = new Set<string>();
   const queue = [entry];
@@ -49,7 +73,7 @@ export function reachable(entry: string): { files: Set<string>; packages: Set<st
     const file = queue.pop()!;
     if (files.has(file)) continue;
     files.add(file);
-    for (const specifier of runtimeImports(file)) {
+    for (const specifier of [...runtimeImports(file), ...(options.dynamic ? dynamicImports(file) : [])]) {
       const target = resolveImport(file, specifier);
       if (target) queue.push(target);
       else packages.add(specifier);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { NEXT_BIN, productionBuildIsCurrent, startNextServer, type NextServer } from "@/lib/dev/next-server";
@@ -15,13 +15,30 @@ export function percentile(sorted: number[], p: number): number {
 /** `cpuMsPerOp`: CPU time a watched process (the server) spent per operation, when one was watched. */
 export type Measurement = { p50: number; p99: number; perSecond: number; count: number; cpuMsPerOp?: number };
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+/**
+ * CPU seconds a process has used so far, from /proc (Linux): the scheduler's own count of each of
+ * its threads' time on a CPU (schedstat, in nanoseconds), summed, where the kernel keeps it; else
+ * user + system time from its stat line, in clock ticks of 10 ms. A slice of a fraction of a second
+ * holds a few dozen ticks, so the ticks alone made a page's cost against the floor swing by a tenth.
+ */
 export function processCpuSeconds(pid: number): number {
+  let nanoseconds = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) nanoseconds += threadNanoseconds(pid, task);
+  if (nanoseconds > 0) return nanoseconds / 1e9;
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ", in clock ticks.
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 const CLOCK_TICKS_PER_SECOND = 100;
+
+/** A thread's time on a CPU so far, in ns; 0 without schedstat, or for a thread that ended since it was listed. */
+function threadNanoseconds(pid: number, task: string): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
 
 type MeasureOptions = { warmup?: number; samples?: number; concurrency?: number; seconds?: number };
 
@@ -76,7 +93,9 @@ export async function measureTogether<K extends string>(
   >;
   const cpu = () => (watchPid === undefined ? 0 : processCpuSeconds(watchPid));
   for (let i = 0; i < Math.max(1, Math.round(seconds / slice)); i++) {
-    for (const name of names) {
+    // Each round starts one operation later, so that each follows every other equally often: what one
+    // leaves behind (a collection due, caches another process cooled) falls on all of them alike.
+    for (const name of [...names.slice(i % names.length), ...names.slice(0, i % names.length)]) {
       const before = cpu();
       const { done, elapsed } = await run(operations[name], concurrency, slice);
       totals[name].done += done;
@@ -141,17 +160,20 @@ export async function startProductionServer(
   env: Record<string, string>,
   nodeFlags: string[] = [],
 ): Promise<NextServer> {
+  // Servers started together (two instances) wait for one build, rather than each starting its own.
   if (!productionBuildIsCurrent()) {
-    progress("building the production bundle (next build)");
-    await new Promise<void>((resolve, reject) =>
+    building ??= new Promise<void>((resolve, reject) => {
+      progress("building the production bundle (next build)");
       spawn(process.execPath, [NEXT_BIN, "build"], { cwd: PROJECT_ROOT, stdio: ["ignore", "ignore", "inherit"] }).on(
         "exit",
         (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))),
-      ),
-    );
+      );
+    }).finally(() => (building = null));
+    await building;
   }
   return startNextServer({ ...process.env, ...env }, nodeFlags);
 }
+let building: Promise<void> | null = null;
 
 export function table(rows: Record<string, string | number>[]): string {
   const columns = Object.keys(rows[0] ?? {});

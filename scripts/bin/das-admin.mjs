@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so `npx das-admin` works without a build step.
-import { register } from "tsx/esm/api";
+// `das-admin`: the bundle `npm install` made of scripts/das-admin.ts (bundle.mjs), made again first if a source is newer.
+import { bundled } from "./bundle.mjs";
 
-register({ tsconfig: new URL("../../tsconfig.json", import.meta.url).pathname });
-await import("../das-admin.ts");
+await import(await bundled("das-admin"));

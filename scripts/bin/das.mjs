@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so `npx das` works without a build step.
-import { register } from "tsx/esm/api";
+// `das`: the bundle `npm install` made of scripts/das.ts (bundle.mjs), made again first if a source is newer.
+import { bundled } from "./bundle.mjs";
 
-register({ tsconfig: new URL("../../tsconfig.json", import.meta.url).pathname });
-await import("../das.ts");
+await import(await bundled("das"));

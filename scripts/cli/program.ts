@@ -236,12 +236,13 @@ export function cliProgram(options: {
 
 /**
  * Runs the command the arguments name, and resolves to the process's exit code. A failure is
- * described by `explain` on stderr (exit 1); usage errors are reported already (exit 2).
+ * described by `explain` on stderr (exit 1); usage errors are reported already (exit 2). `explain`
+ * may load what it compares the error with: the modules a command needs are loaded when it runs.
  */
 export async function runProgram(
   program: CliCommand,
   argv: string[],
-  explain: (error: unknown) => string,
+  explain: (error: unknown) => string | Promise<string>,
 ): Promise<number> {
   // Added here, after every other command, so that it is listed last.
   program
@@ -279,7 +280,7 @@ export async function runProgram(
       say(`${program.prefix}${error.message}`);
       return 2;
     }
-    say(explain(error));
+    say(await explain(error));
     return 1;
   }
 }
