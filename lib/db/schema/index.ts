@@ -9,3 +9,4 @@ export * from "./disclosures";
 export * from "./disclosure-integrity";
 export * from "./notice-delivery";
 export * from "./access-requests";
+export * from "./fingerprints";
