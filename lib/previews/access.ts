@@ -66,7 +66,7 @@ export async function reviewedEpisodeVersions(
   const all = EPISODE_ID_PATTERN.test(episodeId)
     ? await sql<PreviewVersion[]>`
         select v.id as "versionId", v.dataset_id as "datasetId", v.version, v.released_at as "releasedAt",
-               v.episode_count as "episodeCount", null as "licenceId", null as "termsSha256", null as "heldOutOfTerm",
+               v.episode_count as "episodeCount", v.fingerprinted, null as "licenceId", null as "termsSha256", null as "heldOutOfTerm",
                exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id) as withdrawn
         from episodes e join dataset_versions v on v.id = e.version_id
         where e.episode_id = ${episodeId}
