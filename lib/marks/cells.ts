@@ -205,3 +205,37 @@ function numbersOf(cell: string): number[] {
     .filter((t) => t !== "")
     .map(Number);
 }
+
+/** Several files' cells as one table (the original data files a leaked table's rows come from). */
+export function mergeCells(parts: FrameCells[]): FrameCells {
+  if (parts.length === 1) return parts[0]!;
+  const rows = parts.reduce((n, p) => n + p.rows, 0);
+  const episodes = new Float64Array(rows);
+  const frames = new Float64Array(rows);
+  const gathered = new Map<
+    string,
+    { values: Float64Array[]; rows: Int32Array[]; elements: Int32Array[]; float32: boolean }
+  >();
+  let first = 0;
+  for (const part of parts) {
+    episodes.set(part.episodes, first);
+    frames.set(part.frames, first);
+    for (const [name, column] of part.columns) {
+      const into = gathered.get(name) ?? { values: [], rows: [], elements: [], float32: column.float32 };
+      gathered.set(name, into);
+      into.values.push(column.values);
+      into.rows.push(column.rows.map((r) => r + first));
+      into.elements.push(column.elements);
+    }
+    first += part.rows;
+  }
+  const columns = new Map<string, FloatColumn>();
+  for (const [name, c] of gathered)
+    columns.set(name, {
+      values: joinFloats(c.values),
+      rows: joinInts(c.rows),
+      elements: joinInts(c.elements),
+      float32: c.float32,
+    });
+  return { rows, episodes, frames, columns };
+}
