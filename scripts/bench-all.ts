@@ -37,6 +37,7 @@ const SIZES: Record<string, string[]> = {
   "bench:episode": ["--runs", "2"],
   "bench:webhooks": ["--deliveries", "1500"],
   "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
+  "bench:leaks": ["--mb", "20", "--licences", "200", "--runs", "1"],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */
@@ -53,6 +54,12 @@ const NOT_FIGURES = new Set([
   "frames",
   "dimensions",
   "bytes",
+  "file_mb",
+  "leak_mb",
+  "licences",
+  "cells_changed",
+  "evidence_cells",
+  "log10_p_named",
 ]);
 
 /**

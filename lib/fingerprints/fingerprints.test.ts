@@ -22,6 +22,8 @@ import { BOX_BYTES, trailerToken } from "@/lib/marks/trailer";
 import { copyToken, markKey } from "@/lib/marks/key";
 import { fingerprintStatus, setFingerprinting } from "./admin";
 import { startCopyWorker, type CopyWorker } from "./jobs";
+import { traceFile } from "./trace";
+import { apiKeyCaller, ctxOf, userOfRole } from "@/lib/testing/admin";
 
 // A real LeRobot v3.0 dataset in the local store, three licences, fingerprinting turned on: the
 // copy jobs (pg-boss, worked by the worker every server runs) make each licence its own copy of
@@ -218,6 +220,15 @@ describe("a fingerprinted version", () => {
     const [jobs] = await sql()<{ n: number }[]>`
       select count(*)::int as n from pgboss.job where name = 'fingerprint-copy' and data->>'licenceId' = ${id}`;
     expect(jobs!.n).toBe((await originals()).length);
+  });
+
+  it("traces for reviewers and admins only: a licensee and an API key are refused", async () => {
+    const org = holders[0]!.organizationId;
+    const input = { name: "x.parquet", bytes: new Uint8Array(16) };
+    for (const principal of [await userOfRole("licensee", org), await apiKeyCaller(org)])
+      await expect(traceFile(ctxOf(principal), input)).rejects.toMatchObject({ code: "forbidden" });
+    const reviewer = await traceFile(ctxOf(await userOfRole("reviewer")), input);
+    expect(reviewer.verdict).toBe("not traced");
   });
 
   it("hands out the originals again once fingerprinting is off", async () => {

@@ -1,7 +1,7 @@
 import { parquetMetadata, parquetRead } from "hyparquet";
 import { compressors } from "hyparquet-compressors";
 import { decompress as decompressZstd } from "fzstd";
-import { ENCODING, PAGE, PHYSICAL, type Chunk, type ParquetLayout } from "./parquet-layout";
+import { ENCODING, PAGE, PHYSICAL, ParquetFormatError, type Chunk, type ParquetLayout } from "./parquet-layout";
 import { bitWidth, chunkPages, decodeHybrid, decodeIndices, decompress } from "./parquet-pages";
 import { intField, structField } from "./thrift";
 
@@ -33,7 +33,11 @@ export async function readRowKeys(layout: ParquetLayout): Promise<RowKeys | null
     }
   } catch (error) {
     if (!(error instanceof UnsupportedEncoding)) throw error;
-    await readWithHyparquet(layout.bytes, out);
+    try {
+      await readWithHyparquet(layout.bytes, out);
+    } catch (failure) {
+      throw new ParquetFormatError(`episode_index and frame_index cannot be read: ${(failure as Error).message}`);
+    }
   }
   for (const target of [out.episodes, out.frames])
     for (let i = 0; i < target.length; i++) {
@@ -94,6 +98,7 @@ function readFlatNumbers(file: Uint8Array, chunk: Chunk, target: Float64Array, a
       const page = decompress(chunk.codec, raw.body, uncompressed);
       let pos = 0;
       if (maxDefinition > 0) {
+        if (page.length < 4) throw new ParquetFormatError("a page's levels run past its end");
         const length = new DataView(page.buffer, page.byteOffset).getUint32(0, true);
         decodeHybrid(page, 4, 4 + length, bitWidth(maxDefinition), (definition = new Uint8Array(slots)));
         pos = 4 + length;

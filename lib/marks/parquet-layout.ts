@@ -9,6 +9,7 @@ import {
   type TStruct,
   ThriftError,
 } from "./thrift";
+import { ParquetFormatError } from "./format-error";
 
 /**
  * A parquet file's footer as a typed Thrift tree (so that it can be written back with only what a
@@ -65,7 +66,7 @@ export type ParquetLayout = {
   numRows: number;
 };
 
-export class ParquetFormatError extends Error {}
+export { ParquetFormatError };
 
 const MAGIC = [0x50, 0x41, 0x52, 0x31]; // PAR1
 

@@ -50,6 +50,18 @@ export const MAX_PAGE_BYTES = 512 * 1024 * 1024;
 export function decompress(codec: number, input: Uint8Array, size: number): Uint8Array {
   if (size < 0 || size > MAX_PAGE_BYTES) throw new ParquetFormatError(`a page claims ${size} bytes uncompressed`);
   let out: Uint8Array;
+  try {
+    out = decompressed(codec, input, size);
+  } catch (error) {
+    if (error instanceof ParquetFormatError) throw error;
+    throw new ParquetFormatError(`a page does not decompress: ${(error as Error).message}`);
+  }
+  if (out.length !== size) throw new ParquetFormatError(`a page decompressed to ${out.length} bytes, not ${size}`);
+  return out;
+}
+
+function decompressed(codec: number, input: Uint8Array, size: number): Uint8Array {
+  let out: Uint8Array;
   switch (codec) {
     case CODEC.UNCOMPRESSED:
       out = input;
@@ -75,7 +87,6 @@ export function decompress(codec: number, input: Uint8Array, size: number): Uint
     default:
       throw new ParquetFormatError(`compression codec ${codec} is not supported`);
   }
-  if (out.length !== size) throw new ParquetFormatError(`a page decompressed to ${out.length} bytes, not ${size}`);
   return out;
 }
 
@@ -115,6 +126,7 @@ export function decodeHybrid(
   out: Uint8Array | Uint32Array,
 ): number {
   if (width > 24) throw new ParquetFormatError(`levels or indices of ${width} bits`);
+  end = Math.min(end, bytes.length);
   const count = out.length;
   let seen = 0;
   let pos = offset;

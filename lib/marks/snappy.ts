@@ -1,4 +1,5 @@
 import { snappyCompress } from "hyparquet-writer/src/snappy.js";
+import { ParquetFormatError } from "./format-error";
 
 /**
  * Snappy for the pages of a marked copy. Decoding copies literals and non-overlapping matches with
@@ -8,7 +9,7 @@ import { snappyCompress } from "hyparquet-writer/src/snappy.js";
  * encoder spends 0.5 to 1.3 s per 100 MB finding nothing), and compresses it otherwise.
  */
 
-export class SnappyError extends Error {}
+export class SnappyError extends ParquetFormatError {}
 
 export function snappyDecode(input: Uint8Array, expected: number): Uint8Array {
   let pos = 0;

@@ -6,6 +6,7 @@
  * hyparquet's reader turns i16 and i32 alike into numbers and booleans in lists into 0/1, which a
  * writer cannot tell apart again, so the copy does not go through it.
  */
+import { ParquetFormatError } from "./format-error";
 
 export const T = {
   STOP: 0,
@@ -29,7 +30,7 @@ export type TStruct = { kind: "struct"; fields: TField[] };
 /** A boolean field is `true`/`false`; a boolean in a list is its byte (1 true, 2 false, as written). */
 export type TValue = boolean | number | bigint | Uint8Array | TList | TStruct;
 
-export class ThriftError extends Error {}
+export class ThriftError extends ParquetFormatError {}
 
 export type Reader = { bytes: Uint8Array; offset: number };
 
