@@ -164,6 +164,32 @@ describe("das-admin trace", () => {
     expect(rows!.licences).toEqual([]);
   });
 
+  it("shows each licence's copies with dataset fingerprint, and turns fingerprinting off and on", async () => {
+    const env = {
+      ...process.env,
+      DATABASE_URL: inject("databaseUrl"),
+      APP_SECRET: inject("appSecret"),
+      DAS_DATA_DIR: scratch,
+    };
+    const shown = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "--json"], { env });
+    expect(shown.code, shown.stderr).toBe(0);
+    const status = JSON.parse(shown.stdout);
+    expect(status).toMatchObject({ dataset_id: datasetId, version: VERSION, fingerprinted: true });
+    expect(status.licences.length).toBe(50);
+    const made = status.licences.filter((l: { copies: number }) => l.copies > 0);
+    expect(made.map((l: { licence_id: string }) => l.licence_id).sort()).toEqual(
+      holders.map((h) => h.licenceId).sort(),
+    );
+    for (const l of made) expect(l.copies).toBe(status.files);
+    const off = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "off"], { env });
+    expect(off.stderr).toContain(`${datasetId}@${VERSION}: fingerprinting off.`);
+    const on = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "on"], { env });
+    // The 47 licences without copies get theirs enqueued; the three with copies, nothing.
+    expect(on.stderr).toContain(`${datasetId}@${VERSION}: fingerprinting on; ${47 * status.files} copies enqueued.`);
+    const bad = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "maybe"], { env });
+    expect(bad.code).toBe(2);
+  });
+
   it("reads a Hugging Face snapshot directory and reports each file", async () => {
     const holder = holders[2]!;
     const repo = path.join(scratch, "hub", "datasets--someone--leak");

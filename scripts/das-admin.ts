@@ -962,7 +962,7 @@ dataset
           if (!options.json) return;
         }
         const status = await fingerprintStatus(ctx, { datasetId, version });
-        if (options.json) return printList([status], { json: true, none: "", columns: [] });
+        if (options.json) return void process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
         say(`${datasetId}@${version}: fingerprinting ${status.fingerprinted ? "on" : "off"}, ${status.files} files.`);
         printList(status.licences, {
           none: "No licences for this version.",

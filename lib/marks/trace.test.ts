@@ -40,11 +40,23 @@ flat = df[["episode_index", "frame_index"]].copy()
 for name in ["observation.state", "action"]:
     for j in range(len(df[name].iloc[0])): flat[f"{name}_{j}"] = df[name].map(lambda v: v[j])
 flat.to_csv(f"{out}/flat.csv", index=False)
+# das pull renumbers a LeRobot v3.0 subset: the same rows under other episode indices.
+e = t.column("episode_index")
+pq.write_table(t.set_column(t.schema.get_field_index("episode_index"), "episode_index", pc.subtract(pa.scalar(7, pa.int64()), e)), f"{out}/renumbered.parquet")
 h = t.cast(pa.schema([pa.field(f.name, pa.list_(pa.float16())) if f.name in ("observation.state", "action") else f for f in t.schema]))
 pq.write_table(h, f"{out}/float16.parquet")
 `;
 
-const TRANSFORMATIONS = ["subset", "reordered", "float64", "pandas", "pyarrow", "numpy.csv", "flat.csv"] as const;
+const TRANSFORMATIONS = [
+  "subset",
+  "reordered",
+  "float64",
+  "pandas",
+  "pyarrow",
+  "renumbered",
+  "numpy.csv",
+  "flat.csv",
+] as const;
 
 async function cellsOf(file: string, names: Iterable<string>): Promise<FrameCells> {
   const bytes = new Uint8Array(await readFile(file));
