@@ -133,6 +133,9 @@ export function markedLeaves(layout: ParquetLayout): Leaf[] {
 
 type ChunkBytes = { bytes: Uint8Array; meta: (start: number) => void };
 
+/** What a chunk's rewritten pages were: per (page type, encoding), how many. */
+type Written = { codec: number; pages: Map<string, number>; uncompressed: number; length: number };
+
 /**
  * A float chunk's pages decoded, its values handed to `change` page by page (with each value's row
  * in the chunk and element in its row), and written again; the dictionary page is dropped, since
@@ -146,9 +149,8 @@ function markChunk(
   const codec = writableCodec(chunk.codec);
   const physical = chunk.leaf.physical;
   let dictionary: FloatArray | null = null;
-  const pages: Uint8Array[] = [];
-  let uncompressed = 0;
-  const encodings = new Map<number, number>();
+  const parts: Uint8Array[] = [];
+  const written: Written = { codec, pages: new Map(), uncompressed: 0, length: 0 };
   const state = { row: -1, element: 0 };
   const original = structField(chunk.meta, 12);
   const stats = original && cloneStruct(original);
@@ -162,43 +164,67 @@ function markChunk(
     const page = readDataPage(raw, chunk.codec, chunk.leaf, dictionary);
     const { rows, elements } = valuePositions(page, chunk.leaf, state);
     change(page.values, rows, elements);
-    const written = writeDataPage(page, codec, physical);
-    pages.push(written.header, written.body);
-    uncompressed += written.uncompressed;
-    encodings.set(written.encoding, (encodings.get(written.encoding) ?? 0) + 1);
+    const out = writeDataPage(page, codec, physical);
+    parts.push(out.header, out.body);
+    written.uncompressed += out.uncompressed;
+    const kind = `${raw.type}:${out.encoding}`;
+    written.pages.set(kind, (written.pages.get(kind) ?? 0) + 1);
     if (stats) floatRange(page.values, range);
   }
   if (stats) updateStatistics(stats, range, physical);
-  const bytes = concat(pages);
-  const meta = (start: number) => {
-    const m = chunk.meta;
-    setField(m, 4, T.I32, codec);
-    const levels = (listField(m, 2) as number[]).filter((e) => e === ENCODING.RLE || e === ENCODING.BIT_PACKED);
-    setField(m, 2, T.LIST, { kind: "list", elementType: T.I32, items: [...new Set([...encodings.keys(), ...levels])] });
-    setI64(m, 6, uncompressed);
-    setI64(m, 7, bytes.length);
-    setI64(m, 9, start);
-    setField(m, 10, T.I64, undefined);
-    setField(m, 11, T.I64, undefined);
-    if (stats) setField(m, 12, T.STRUCT, stats);
-    if (field(m, 13) !== undefined)
-      setField(m, 13, T.LIST, {
-        kind: "list",
-        elementType: T.STRUCT,
-        items: [...encodings].map(([encoding, count]) => ({
+  const bytes = concat(parts);
+  written.length = bytes.length;
+  return { bytes, meta: (start) => rewriteChunkMeta(chunk, written, stats, start) };
+}
+
+/**
+ * A rewritten chunk's metadata made true of its new pages at `start`: codec, encodings, sizes,
+ * offsets (no dictionary page any more), statistics and encoding counts; its bloom filter and page
+ * indexes, which described the old values, dropped.
+ */
+function rewriteChunkMeta(chunk: Chunk, written: Written, stats: TStruct | undefined, start: number): void {
+  const m = chunk.meta;
+  const encodings = [...new Set([...written.pages.keys()].map((kind) => Number(kind.split(":")[1])))];
+  const levels = (listField(m, 2) as number[]).filter((e) => e === ENCODING.RLE || e === ENCODING.BIT_PACKED);
+  setField(m, 4, T.I32, written.codec);
+  setField(m, 2, T.LIST, { kind: "list", elementType: T.I32, items: [...new Set([...encodings, ...levels])] });
+  setI64(m, 6, written.uncompressed);
+  setI64(m, 7, written.length);
+  setI64(m, 9, start);
+  setField(m, 10, T.I64, undefined);
+  setField(m, 11, T.I64, undefined);
+  if (stats) setField(m, 12, T.STRUCT, stats);
+  if (field(m, 13) !== undefined)
+    setField(m, 13, T.LIST, {
+      kind: "list",
+      elementType: T.STRUCT,
+      items: [...written.pages].map(([kind, count]) => {
+        const [type, encoding] = kind.split(":").map(Number);
+        return {
           kind: "struct" as const,
           fields: [
-            { id: 1, type: T.I32, value: PAGE.DATA },
-            { id: 2, type: T.I32, value: encoding },
+            { id: 1, type: T.I32, value: type! },
+            { id: 2, type: T.I32, value: encoding! },
             { id: 3, type: T.I32, value: count },
           ],
-        })),
-      });
-    setField(m, 14, T.I64, undefined);
-    setField(m, 15, T.I32, undefined);
-    for (const id of [4, 5, 6, 7]) setField(chunk.chunk, id, T.I64, undefined);
-  };
-  return { bytes, meta };
+        };
+      }),
+    });
+  setField(m, 14, T.I64, undefined);
+  setField(m, 15, T.I32, undefined);
+  for (const id of [4, 5, 6, 7]) setField(chunk.chunk, id, T.I64, undefined);
+}
+
+/** Bytes laid out one after another, with where the next one starts. */
+class Layout {
+  readonly parts: Uint8Array[] = [];
+  at = 0;
+  push(bytes: Uint8Array): number {
+    const start = this.at;
+    this.parts.push(bytes);
+    this.at += bytes.length;
+    return start;
+  }
 }
 
 /**
@@ -211,8 +237,22 @@ function assemble(
   rewrite: (chunk: Chunk, firstRow: number) => ChunkBytes,
   token: string,
 ): Uint8Array {
-  const parts: Uint8Array[] = [Uint8Array.of(0x50, 0x41, 0x52, 0x31)];
-  let at = 4;
+  const out = new Layout();
+  out.push(Uint8Array.of(0x50, 0x41, 0x52, 0x31));
+  const moved = placeChunks(layout, marked, rewrite, out);
+  placeBeside(layout, moved, out);
+  setCopyToken(layout, token);
+  out.push(footerBytes(layout.footer));
+  return concat(out.parts);
+}
+
+/** Every row group's chunks, marked ones rewritten; the unchanged ones, with how far they moved. */
+function placeChunks(
+  layout: ParquetLayout,
+  marked: Set<number>,
+  rewrite: (chunk: Chunk, firstRow: number) => ChunkBytes,
+  out: Layout,
+): { chunk: Chunk; delta: number }[] {
   const moved: { chunk: Chunk; delta: number }[] = [];
   let firstRow = 0;
   for (const group of layout.rowGroups) {
@@ -220,17 +260,14 @@ function assemble(
     let compressed = 0;
     let uncompressed = 0;
     for (const chunk of group.chunks) {
-      const start = at;
-      if (groupStart < 0) groupStart = start;
       if (marked.has(chunk.leaf.index)) {
         const { bytes, meta } = rewrite(chunk, firstRow);
-        parts.push(bytes);
-        at += bytes.length;
+        const start = out.push(bytes);
         meta(start);
         setI64(chunk.chunk, 2, start);
+        if (groupStart < 0) groupStart = start;
       } else {
-        parts.push(layout.bytes.subarray(chunk.start, chunk.start + chunk.length));
-        at += chunk.length;
+        const start = out.push(layout.bytes.subarray(chunk.start, chunk.start + chunk.length));
         const delta = start - chunk.start;
         for (const id of [9, 10, 11]) {
           const offset = intField(chunk.meta, id);
@@ -239,6 +276,7 @@ function assemble(
         const fileOffset = intField(chunk.chunk, 2);
         if (fileOffset !== undefined && fileOffset > 0) setI64(chunk.chunk, 2, fileOffset + delta);
         moved.push({ chunk, delta });
+        if (groupStart < 0) groupStart = start;
       }
       compressed += intField(chunk.meta, 7) ?? 0;
       uncompressed += intField(chunk.meta, 6) ?? 0;
@@ -248,38 +286,33 @@ function assemble(
     if (intField(group.struct, 6) !== undefined) setI64(group.struct, 6, compressed);
     firstRow += group.numRows;
   }
-  // What lies beside the unchanged chunks: bloom filters and page indexes, moved to after the data.
-  const append = (offset: number | undefined, length: number | undefined): number | undefined => {
-    if (offset === undefined || length === undefined || offset < 4 || offset + length > layout.bytes.length - 8)
-      return undefined;
-    const start = at;
-    parts.push(layout.bytes.subarray(offset, offset + length));
-    at += length;
-    return start;
-  };
+  return moved;
+}
+
+/** What lies beside the unchanged chunks (bloom filters, page indexes), moved to after the data. */
+function placeBeside(layout: ParquetLayout, moved: { chunk: Chunk; delta: number }[], out: Layout): void {
+  const copy = (offset: number | undefined, length: number | undefined): number | undefined =>
+    offset === undefined || length === undefined || offset < 4 || offset + length > layout.bytes.length - 8
+      ? undefined
+      : out.push(layout.bytes.subarray(offset, offset + length));
   for (const { chunk } of moved) {
-    const bloom = append(intField(chunk.meta, 14), intField(chunk.meta, 15));
+    const bloom = copy(intField(chunk.meta, 14), intField(chunk.meta, 15));
     setField(chunk.meta, 14, T.I64, bloom === undefined ? undefined : BigInt(bloom));
     if (bloom === undefined) setField(chunk.meta, 15, T.I32, undefined);
-    const columnIndex = append(intField(chunk.chunk, 6), intField(chunk.chunk, 7));
+    const columnIndex = copy(intField(chunk.chunk, 6), intField(chunk.chunk, 7));
     setField(chunk.chunk, 6, T.I64, columnIndex === undefined ? undefined : BigInt(columnIndex));
     if (columnIndex === undefined) setField(chunk.chunk, 7, T.I32, undefined);
   }
   for (const { chunk, delta } of moved) {
     const offsetIndex = movedOffsetIndex(layout.bytes, chunk, delta);
     if (offsetIndex) {
-      setI64(chunk.chunk, 4, at);
+      setI64(chunk.chunk, 4, out.push(offsetIndex));
       setField(chunk.chunk, 5, T.I32, offsetIndex.length);
-      parts.push(offsetIndex);
-      at += offsetIndex.length;
     } else {
       setField(chunk.chunk, 4, T.I64, undefined);
       setField(chunk.chunk, 5, T.I32, undefined);
     }
   }
-  setCopyToken(layout, token);
-  parts.push(footerBytes(layout.footer));
-  return concat(parts);
 }
 
 /** An unchanged chunk's offset index with its pages' offsets moved by `delta`, or null when it has none. */
