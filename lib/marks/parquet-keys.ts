@@ -2,7 +2,7 @@ import { parquetMetadata, parquetRead } from "hyparquet";
 import { compressors } from "hyparquet-compressors";
 import { decompress as decompressZstd } from "fzstd";
 import { ENCODING, PAGE, PHYSICAL, ParquetFormatError, type Chunk, type ParquetLayout } from "./parquet-layout";
-import { bitWidth, chunkPages, decodeHybrid, decodeIndices, decompress } from "./parquet-pages";
+import { bitWidth, chunkPages, decodeHybrid, decodeIndices, decompress, pageValues } from "./parquet-pages";
 import { intField, structField } from "./thrift";
 
 /**
@@ -82,7 +82,7 @@ function readFlatNumbers(file: Uint8Array, chunk: Chunk, target: Float64Array, a
     if (raw.type !== PAGE.DATA && raw.type !== PAGE.DATA_V2) continue;
     const v2 = raw.type === PAGE.DATA_V2;
     const header = structField(raw.header, v2 ? 8 : 5)!;
-    const slots = intField(header, 1) ?? 0;
+    const slots = pageValues(intField(header, 1) ?? 0);
     const encoding = intField(header, v2 ? 4 : 2) ?? -1;
     let body: Uint8Array;
     let definition: Uint8Array | null = null;

@@ -70,6 +70,9 @@ export { ParquetFormatError };
 
 const MAGIC = [0x50, 0x41, 0x52, 0x31]; // PAR1
 
+/** More rows than any data file holds (a 100 MB LeRobot file holds about a million): a footer claiming more is refused. */
+export const MAX_ROWS = 100_000_000;
+
 /** Reads the footer of a whole file held in memory; refuses what is not plain (unencrypted) parquet. */
 export function parquetLayout(bytes: Uint8Array): ParquetLayout {
   if (bytes.length < 12) throw new ParquetFormatError("not a parquet file: too short");
@@ -113,8 +116,17 @@ export function parquetLayout(bytes: Uint8Array): ParquetLayout {
         length,
       };
     });
-    return { struct, numRows: intField(struct, 3) ?? 0, chunks };
+    const groupRows = intField(struct, 3) ?? 0;
+    // Every row has a slot in every column chunk: a group cannot hold more rows than a chunk holds values.
+    if (groupRows < 0 || chunks.some((c) => c.numValues < groupRows))
+      throw new ParquetFormatError(`row group ${g} declares ${groupRows} rows its column chunks do not hold`);
+    return { struct, numRows: groupRows, chunks };
   });
+  const total = rowGroups.reduce((n, g) => n + g.numRows, 0);
+  if (total !== numRows || numRows > MAX_ROWS)
+    throw new ParquetFormatError(
+      `the footer declares ${numRows} rows (its row groups hold ${total}; at most ${MAX_ROWS})`,
+    );
   return { bytes, footer, leaves, rowGroups, numRows };
 }
 

@@ -139,6 +139,9 @@ describe("a parquet file that is not a frame table", () => {
   });
 });
 
+const footerLength = (bytes: Uint8Array) =>
+  new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 8).getUint32(0, true);
+
 describe("a hostile file", () => {
   const refused = async (bytes: Uint8Array) => {
     await expect(markParquet(bytes, KEY, TOKEN)).rejects.toThrow(ParquetFormatError);
@@ -156,6 +159,11 @@ describe("a hostile file", () => {
     const encrypted = good.slice();
     encrypted.set(new TextEncoder().encode("PARE"), encrypted.length - 4);
     await refused(encrypted);
+    // A footer that claims a trillion rows (a reader that believed it would allocate for them).
+    const layout = parquetLayout(good);
+    const rows = layout.footer.fields.find((f) => f.id === 3)!;
+    rows.value = 10n ** 12n;
+    await refused(Buffer.concat([good.subarray(0, good.length - 8 - footerLength(good)), footerBytes(layout.footer)]));
     // The first page's header overwritten: its sizes are garbage.
     const pages = good.slice();
     pages.fill(0xff, 4, 40);

@@ -46,6 +46,14 @@ export function* chunkPages(bytes: Uint8Array, chunk: Chunk): Generator<RawPage>
 
 /** The most a page may decompress to: a page of a few bytes can claim gigabytes. */
 export const MAX_PAGE_BYTES = 512 * 1024 * 1024;
+/** The most values (and nulls) a page or dictionary may claim: what is allocated for it is bounded by this. */
+export const MAX_PAGE_VALUES = 64 * 1024 * 1024;
+
+export function pageValues(count: number): number {
+  if (!(count >= 0 && count <= MAX_PAGE_VALUES))
+    throw new ParquetFormatError(`a page claims ${count} values (at most ${MAX_PAGE_VALUES})`);
+  return count;
+}
 
 export function decompress(codec: number, input: Uint8Array, size: number): Uint8Array {
   if (size < 0 || size > MAX_PAGE_BYTES) throw new ParquetFormatError(`a page claims ${size} bytes uncompressed`);
@@ -208,7 +216,7 @@ const floatArrayOf = (physical: number, n: number): FloatArray =>
 /** A dictionary page's values. */
 export function readDictionary(raw: RawPage, codec: number, physical: number): FloatArray {
   const header = structField(raw.header, 7);
-  const count = header ? (intField(header, 1) ?? 0) : 0;
+  const count = pageValues(header ? (intField(header, 1) ?? 0) : 0);
   const body = decompress(codec, raw.body, intField(raw.header, 2) ?? -1);
   const width = physical === PHYSICAL.FLOAT ? 4 : 8;
   if (count * width > body.length) throw new ParquetFormatError("a dictionary page holds fewer values than it says");
@@ -221,7 +229,7 @@ export function readDataPage(raw: RawPage, codec: number, leaf: Leaf, dictionary
   const v2 = raw.type === PAGE.DATA_V2;
   const header = structField(raw.header, v2 ? 8 : 5);
   if (!header) throw new ParquetFormatError("a data page without its header");
-  const slots = intField(header, 1) ?? 0;
+  const slots = pageValues(intField(header, 1) ?? 0);
   const encoding = intField(header, v2 ? 4 : 2) ?? 0;
   const uncompressed = intField(raw.header, 2) ?? -1;
   const compressible = raw.body.length < 0.8 * uncompressed;
