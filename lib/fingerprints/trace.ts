@@ -287,28 +287,20 @@ async function markVerdict(
     licences.map((l) => ({ licenceId: l.licence_id, key: markKey(secret, l.licence_id) })),
     alpha,
   );
-  const evidence = (v: Verdict): MarkEvidence => ({
-    p_value: 10 ** v.log10Adjusted,
-    log10_p_value: v.log10Adjusted,
-    chosen_cells: v.chosen,
-    agreeing_cells: v.agreeing,
-  });
   const named: FileTrace["licences"] = [];
   for (const v of verdicts.filter((x) => x.named)) {
-    const licence = licences.find((l) => l.licence_id === v.licenceId)!;
     const copies = await sql<{ sha256: string }[]>`
       select sha256 from licence_copies where licence_id = ${v.licenceId} and path = any(${files}::text[])`;
     named.push({
-      ...licence,
+      ...licences.find((l) => l.licence_id === v.licenceId)!,
       path: files.length === 1 ? files[0]! : null,
-      mark: evidence(v),
+      mark: evidenceOf(v),
       deliveries: await deliveriesOf(
         sql,
         copies.map((c) => c.sha256),
       ),
     });
   }
-  const others = verdicts.filter((v) => !v.named).slice(0, 5);
   const where = `${version.dataset_id}@${version.version}`;
   return {
     ...base,
@@ -321,16 +313,30 @@ async function markVerdict(
       dataset_id: version.dataset_id,
       version: version.version,
       original_files: files,
-      rows: comparison.leakedRows,
-      matched_rows: comparison.matchedRows,
-      compared_cells: comparison.compared,
-      unchanged_cells: comparison.unchanged,
-      moved_cells: comparison.moved,
-      far_cells: comparison.far,
-      alignment: comparison.alignment,
+      ...comparisonFigures(comparison),
       licences_tested: licences.length,
       alpha,
-      strongest_others: others.map((v) => ({ licence_id: v.licenceId, ...evidence(v) })),
+      strongest_others: verdicts
+        .filter((v) => !v.named)
+        .slice(0, 5)
+        .map((v) => ({ licence_id: v.licenceId, ...evidenceOf(v) })),
     },
   };
 }
+
+const evidenceOf = (v: Verdict): MarkEvidence => ({
+  p_value: 10 ** v.log10Adjusted,
+  log10_p_value: v.log10Adjusted,
+  chosen_cells: v.chosen,
+  agreeing_cells: v.agreeing,
+});
+
+const comparisonFigures = (c: Comparison) => ({
+  rows: c.leakedRows,
+  matched_rows: c.matchedRows,
+  compared_cells: c.compared,
+  unchanged_cells: c.unchanged,
+  moved_cells: c.moved,
+  far_cells: c.far,
+  alignment: c.alignment,
+});
