@@ -155,7 +155,10 @@ try {
     await setFingerprinting(fixtures.operatorCtx(), { datasetId: fingerprintedId, version: "1.0.0", on: true });
     fingerprinted[version] = fingerprintedId;
   }
-  // The copies of the fingerprinted versions, by the job queue's worker, before anyone pulls.
+  // The copies of the fingerprinted versions, by the job queue's worker, before anyone pulls. Its
+  // info lines would go to stdout, which carries this script's one JSON line: they go to stderr.
+  const stdout = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   const copyWorker = await startCopyWorker({
     url: runtime.env.DATABASE_URL!,
     db: getDb(),
@@ -170,6 +173,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   await copyWorker.stop();
+  process.stdout.write = stdout;
   // For sync: versions of their own (a withdrawal takes episodes out of every version holding them),
   // pulled by a key of an organisation of their own (its notices are no other test's), then
   // withdrawn through standard input.
