@@ -11,4 +11,7 @@ export async function register() {
   // Notice deliveries (webhooks, email): this process works the job queue (lib/notice-delivery/worker.ts).
   const { startNoticeDeliveryWorkerFromEnv } = await import("./lib/notice-delivery/worker");
   startNoticeDeliveryWorkerFromEnv();
+  // Licences' copies of fingerprinted versions, made ahead of use (lib/fingerprints/jobs.ts).
+  const { startCopyWorkerFromEnv } = await import("./lib/fingerprints/jobs");
+  startCopyWorkerFromEnv();
 }

@@ -29,6 +29,8 @@ const LAYERS = [
       "lib/disclosures",
       "lib/admin",
       "lib/lerobot",
+      "lib/marks",
+      "lib/fingerprints",
       "lib/notice-delivery",
       "lib/notices",
       "lib/withdrawals",
@@ -57,6 +59,12 @@ const CLIENT = under("lib/client");
  * them, so the client may use it too; for that it imports nothing of ours but base files.
  */
 const LEROBOT_FORMAT = under("lib/lerobot");
+/**
+ * The leak marks (marking a parquet file, the trailers of other files, reading and testing a leaked
+ * file's cells): bytes in, bytes or verdicts out, no database, no store, no caller, like LeRobot's
+ * format code; lib/fingerprints is the domain around it (copies, their jobs, delivery, trace).
+ */
+const MARKS_FORMAT = under("lib/marks");
 const DEV_AND_TESTING = under("lib/dev", "lib/testing");
 const SCRIPTS = under("scripts");
 const isTest = (f: string) => /\.test\.tsx?$/.test(f) || under("e2e")(f);
@@ -131,6 +139,9 @@ function violation({ from, specifier, target }: Import): string | null {
   if (LEROBOT_FORMAT(from) && !LEROBOT_FORMAT(target) && !LAYERS[0].holds(target)) {
     return `${from} imports ${target}: LeRobot's format code, which the das client shares, imports only base files`;
   }
+  if (MARKS_FORMAT(from) && !MARKS_FORMAT(target) && !LAYERS[0].holds(target)) {
+    return `${from} imports ${target}: the leak marks are bytes in and out, and import only base files`;
+  }
   const own = layerOf(from);
   const theirs = layerOf(target);
   if (own < 0 || theirs < 0) return `${from} imports ${target}: ${own < 0 ? from : target} is in no layer`;
@@ -173,6 +184,7 @@ describe("the layers", () => {
       },
       { from: "lib/catalog/list-datasets.ts", specifier: "../testing/fixtures", target: "lib/testing/fixtures.ts" },
       { from: "lib/client/pull.ts", specifier: "../downloads/scope", target: "lib/downloads/scope.ts" },
+      { from: "lib/marks/parquet-mark.ts", specifier: "../storage/config", target: "lib/storage/config.ts" },
       { from: "lib/http/route.ts", specifier: "../client/api", target: "lib/client/api.ts" },
       { from: "components/ui/button.tsx", specifier: "@/app/(portal)/actions", target: "app/(portal)/actions.ts" },
     ];

@@ -103,6 +103,11 @@ const EnvSchema = z.object({
   NOTICE_REMINDER_DAYS: z.coerce.number().int().min(0).max(365).default(7),
   /** off: this server runs no delivery worker (then `das-admin worker` must run somewhere). */
   NOTICE_WORKER: z.enum(["on", "off"]).default("on"),
+  /**
+   * off: this server makes no licences' copies of fingerprinted versions (then `das-admin worker`
+   * must run somewhere; downloads of those versions answer 503 until their copies are made).
+   */
+  COPY_WORKER: z.enum(["on", "off"]).default("on"),
   AUTH_OIDC_ISSUER: optionalString,
   AUTH_OIDC_ID: optionalString,
   AUTH_OIDC_SECRET: optionalString,

@@ -44,6 +44,7 @@ const SIZES: Record<string, string[]> = {
   "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
   "bench:hub": ["--files", "100", "--file-mb", "1", "--runs", "1", "--head-episodes", "50000", "--head-samples", "500"],
   "bench:pull": ["--runs", "2"],
+  "bench:leaks": ["--mb", "20", "--licences", "200", "--runs", "1"],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */
@@ -63,6 +64,12 @@ const NOT_FIGURES = new Set([
   "files",
   "snapshot_files",
   "snapshot_entries",
+  "file_mb",
+  "leak_mb",
+  "licences",
+  "cells_changed",
+  "evidence_cells",
+  "log10_p_named",
 ]);
 
 /**

@@ -22,6 +22,8 @@ import type { KeyRecord } from "@/lib/admin/list-keys";
 import { KEY_STATUSES, type KeyStatus } from "@/lib/admin/key-statuses";
 import type { WebhookEndpointRecord } from "@/lib/notice-delivery/webhook-endpoints";
 import type { DeliveryAttemptRecord } from "@/lib/notice-delivery/attempts";
+import type { FileTrace } from "@/lib/fingerprints/trace";
+import { tracedFiles } from "./cli/trace-files";
 import { DATASET_LISTINGS, DISCLOSURE_CHANNELS, USER_ROLES, type DatasetListing, type UserRole } from "@/lib/db/schema";
 import type { RangeChecker, VerifyProgress } from "@/lib/disclosures/verify";
 import type { DisclosureSearch } from "@/lib/disclosures/filter";
@@ -848,21 +850,25 @@ webhook
 
 program
   .command("worker")
-  .summary("deliver queued notices (webhooks, email) until stopped")
+  .summary("deliver queued notices and make licences' copies until stopped")
   .description(
-    "Work the notice delivery queue in this process until interrupted (SIGINT or SIGTERM), finishing the attempts in flight; it also keeps the hourly schedule of licence-end warnings and reminders of withdrawal notices not acknowledged. Every server started with npm start already runs a worker unless NOTICE_WORKER=off: run this where the servers do not.",
+    "Work the job queue in this process until interrupted (SIGINT or SIGTERM), finishing the work in flight: notice deliveries (webhooks, email), the hourly schedule of licence-end warnings and reminders of withdrawal notices not acknowledged, and the licences' copies of fingerprinted versions. Every server started with npm start already runs both workers unless NOTICE_WORKER=off or COPY_WORKER=off: run this where the servers do not.",
   )
-  .examples("NOTICE_WORKER=off npm start   # and elsewhere: das-admin worker")
+  .examples("NOTICE_WORKER=off COPY_WORKER=off npm start   # and elsewhere: das-admin worker")
   .action(
     onDatabase(async ({ ctx, runtime }) => {
-      const worker = await verbs.startNoticeDeliveryWorker({ url: runtime.env.DATABASE_URL!, db: ctx.db });
-      say("Delivering notices; press Ctrl-C to stop.");
+      const url = runtime.env.DATABASE_URL!;
+      const workers = [
+        await verbs.startNoticeDeliveryWorker({ url, db: ctx.db }),
+        await verbs.startCopyWorker({ url, db: ctx.db }),
+      ];
+      say("Delivering notices and making licences' copies; press Ctrl-C to stop.");
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);
       });
-      say("Stopping: finishing the attempts in flight.");
-      await worker.stop();
+      say("Stopping: finishing the work in flight.");
+      await Promise.all(workers.map((w) => w.stop()));
     }),
   );
 
@@ -979,6 +985,88 @@ dataset
       );
     }),
   );
+
+dataset
+  .command("fingerprint")
+  .summary("give each licence its own marked copies of a version's files, or show how far they are")
+  .description(
+    "Turn a version's fingerprinting on or off, or (with neither) show it and, per licence, how many of its files have their copy. On: every licence receives its own copy of every file (a keyed mark of at most one float step in the data parquet's float columns; a trailer of its own on videos and other files), made ahead of use by the job queue; downloads, previews and manifests hand each licence its own, and `das-admin trace` names the licence a leaked file came from. Until a licence's copies are made its downloads of the version answer 503. Off: the originals again; the copies stay for trace. On again enqueues any copy not made yet. Audited when it changes.",
+  )
+  .argument("<dataset>", "the dataset's id", datasetIdValue)
+  .argument("<version>", "the version, e.g. 1.0.0", versionValue)
+  .argument("[on|off]", "on or off; left out: show it", onOffValue)
+  .option("--json", "print JSON instead of a table")
+  .examples(
+    "das-admin dataset fingerprint kitchen-pick-place 1.1.0 on",
+    "das-admin dataset fingerprint kitchen-pick-place 1.1.0",
+  )
+  .action(
+    onDatabase(
+      async ({ ctx }, datasetId: string, version: string, on: boolean | undefined, options: { json?: boolean }) => {
+        if (on !== undefined) {
+          const set = await verbs.setFingerprinting(ctx, { datasetId, version, on });
+          say(
+            `${datasetId}@${version}: fingerprinting ${on ? "on" : "off"}${set.changed ? "" : " (it already was)"}${on ? `; ${set.jobs} copies enqueued` : ""}.`,
+          );
+          if (!options.json) return;
+        }
+        const status = await verbs.fingerprintStatus(ctx, { datasetId, version });
+        if (options.json) return void process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+        say(`${datasetId}@${version}: fingerprinting ${status.fingerprinted ? "on" : "off"}, ${status.files} files.`);
+        printList(status.licences, {
+          none: "No licences for this version.",
+          columns: [
+            { header: "LICENCE", cell: (l) => l.licence_id },
+            { header: "ORGANISATION", cell: (l) => l.organization_slug },
+            { header: "COPIES", cell: (l) => `${l.copies}/${l.files}` },
+            { header: "BYTES", cell: (l) => l.copy_bytes },
+            { header: "STATUS", cell: (l) => (l.revoked ? "revoked" : "active") },
+          ],
+        });
+      },
+    ),
+  );
+
+program
+  .command("trace")
+  .summary("name the licence a leaked file came from")
+  .description(
+    "Name the licence (organisation, dataset, version, licence id, the downloads that delivered it) that each file came from: by its sha256 for a licence's copy delivered as it was; by the token a copy carries while its metadata or trailer survives; and for a frame table that was changed (a subset or reordering of rows, a cast to float64, a re-save by pandas or pyarrow, a conversion to CSV) by testing each licence's mark against it, with a p-value (multiplied by the number of licences tested): a licence is named below --alpha, otherwise 'no licence'. A directory (a LeRobot dataset, a Hugging Face snapshot) is read file by file. Exit 0 when every file was read, whatever was found.",
+  )
+  .argument("<file...>", "files or directories")
+  .option("--json", "print one JSON document: {files: [...]}")
+  .option("--alpha <p>", "name a licence when its p-value is below this", probability, 1e-6)
+  .examples("das-admin trace leaked.parquet", "das-admin trace --json ~/Downloads/suspicious-dataset")
+  .action(
+    onDatabase(async ({ ctx }, inputs: string[], options: { json?: boolean; alpha: number }) => {
+      const traced: FileTrace[] = [];
+      for await (const file of tracedFiles(inputs)) {
+        const trace = await verbs.traceFile(ctx, file, { alpha: options.alpha });
+        traced.push(trace);
+        if (!options.json) say(describeTrace(trace));
+      }
+      if (options.json) process.stdout.write(`${JSON.stringify({ files: traced }, null, 2)}\n`);
+    }),
+  );
+
+/** One file's trace for a person: the verdict, and who and when for each licence named. */
+function describeTrace(t: FileTrace): string {
+  const lines = [`${t.file}: ${t.verdict} (${t.detail})`];
+  for (const l of t.licences) {
+    const p = l.mark
+      ? `, p = ${l.mark.p_value === 0 ? `1e${Math.round(l.mark.log10_p_value)}` : l.mark.p_value.toExponential(1)}`
+      : "";
+    lines.push(
+      `  licence ${l.licence_id} of ${l.organization_slug} (${l.organization_name}) for ${l.dataset_id}@${l.version}${l.revoked ? ", revoked" : ""}${p}`,
+    );
+    for (const d of l.deliveries.slice(0, 10))
+      lines.push(
+        `    delivered by ${d.id} (${d.channel}) at ${d.occurred_at}${d.api_key_id ? ` to key ${d.api_key_id}` : d.user_id ? ` to user ${d.user_id}` : ""}`,
+      );
+    if (l.deliveries.length > 10) lines.push(`    and ${l.deliveries.length - 10} more deliveries`);
+  }
+  return lines.join("\n");
+}
 
 program
   .command("seed")
@@ -1249,6 +1337,17 @@ function termEnd(text: string): Date {
   const bound = checks.parseTimeBound(text);
   if (!bound) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time with its zone, not '${text}'.`);
   return bound.wholeDay ? new Date(bound.at.getTime() + 86_400_000) : bound.at;
+}
+
+function onOffValue(text: string): boolean {
+  if (text !== "on" && text !== "off") throw new InvalidArgumentError("takes on or off.");
+  return text === "on";
+}
+
+function probability(text: string): number {
+  const p = Number(text);
+  if (!(p > 0 && p < 1)) throw new InvalidArgumentError("takes a probability between 0 and 1, e.g. 1e-6.");
+  return p;
 }
 
 function listingValue(text: string): DatasetListing {

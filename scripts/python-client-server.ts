@@ -1,7 +1,8 @@
 // The service for the Python client's tests (clients/python/tests): an isolated installation on the
 // embedded default (its own PostgreSQL, local S3 store and data directory, whatever the environment
 // configures), seeded with a plain version, an unlicensed one, one too large for a single download,
-// and LeRobot v2.1 and v3.0 versions with their files in the store, served by `next start` on the
+// and LeRobot v2.1 and v3.0 versions with their files in the store (each also as a fingerprinted
+// version, its licence's marked copies made before the server starts), served by `next start` on the
 // current production build. It prints one JSON line (the URL, keys, dataset ids) and stays up until
 // its standard input closes, then stops everything and removes its data. While up, a line
 // `{"withdraw": ["episode-id", ...]}` on its standard input withdraws those episodes as das-admin
@@ -127,6 +128,9 @@ try {
 
   // LeRobot versions: six episodes, two cameras, failures 1 and 4; a v3.0 file holds two episodes.
   const lerobot: Record<string, string> = {};
+  const fingerprinted: Record<string, string> = {};
+  const { setFingerprinting } = await import("../lib/fingerprints/admin");
+  const { startCopyWorker } = await import("../lib/fingerprints/jobs");
   for (const version of ["v2.1", "v3.0"] as const) {
     const datasetId = fixtures.uniqueId(`lr${version.replace(".", "")}`);
     const root = mkdtempSync(path.join(dataDir, "lerobot-"));
@@ -149,7 +153,38 @@ try {
     });
     await fixtures.grant(org.id, datasetId, "1.0.0");
     lerobot[version] = datasetId;
+    // The same dataset again, fingerprinted: the organisation's pulls of it are its licence's own
+    // marked copies (docs/leak-tracing.md), made here before the server starts.
+    const fingerprintedId = fixtures.uniqueId(`fp${version.replace(".", "")}`);
+    await importLeRobotVersion(getDb().$client, {
+      dir: root,
+      datasetId: fingerprintedId,
+      version: "1.0.0",
+      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(fingerprintedId, "1.0.0", p) },
+    });
+    await fixtures.grant(org.id, fingerprintedId, "1.0.0");
+    await setFingerprinting(fixtures.operatorCtx(), { datasetId: fingerprintedId, version: "1.0.0", on: true });
+    fingerprinted[version] = fingerprintedId;
   }
+  // The copies of the fingerprinted versions, by the job queue's worker, before anyone pulls. Its
+  // info lines would go to stdout, which carries this script's one JSON line: they go to stderr.
+  const stdout = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  const copyWorker = await startCopyWorker({
+    url: runtime.env.DATABASE_URL!,
+    db: getDb(),
+    pollingIntervalSeconds: 0.5,
+  });
+  for (;;) {
+    const [left] = await getDb().$client<{ n: number }[]>`
+      select count(*)::int as n from files f join dataset_versions v on v.id = f.version_id
+      join licences l on l.version_id = v.id
+      where v.fingerprinted and not exists (select 1 from licence_copies c where c.licence_id = l.id and c.path = f.path)`;
+    if (!left!.n) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  await copyWorker.stop();
+  process.stdout.write = stdout;
   // For sync: versions of their own (a withdrawal takes episodes out of every version holding them),
   // pulled by a key of an organisation of their own (its notices are no other test's), then
   // withdrawn through standard input.
@@ -244,6 +279,7 @@ try {
       plain: { dataset_id: plainId, version: "1.0.0", unlicensed_version: "2.0.0", episodes: episodes.length },
       big: { dataset_id: bigId, version: "1.0.0" },
       lerobot,
+      lerobot_fingerprinted: fingerprinted,
       sync: {
         plain: { dataset_id: syncPlainId, version: "1.0.0", episodes: syncEpisodes.map((e) => e.episode_id) },
         lerobot: { dataset_id: syncLeRobotId, version: "1.0.0", codebase_version: "v3.0", episodes: 6 },

@@ -12,6 +12,7 @@ export const AUDIT_LABELS: Record<AuditAction, { label: string; tone: Tone }> = 
   "licence.end": { label: "Changed licence end", tone: "amber" },
   "terms.add": { label: "Added terms", tone: "blue" },
   "dataset.listing": { label: "Changed listing", tone: "amber" },
+  "version.fingerprint": { label: "Changed fingerprinting", tone: "amber" },
   "request.approve": { label: "Approved request", tone: "green" },
   "request.reject": { label: "Rejected request", tone: "red" },
   "key.issue": { label: "Issued key", tone: "green" },

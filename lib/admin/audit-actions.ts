@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   "licence.end",
   "terms.add",
   "dataset.listing",
+  "version.fingerprint",
   "request.approve",
   "request.reject",
   "key.issue",

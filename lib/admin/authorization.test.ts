@@ -15,6 +15,7 @@ import { listKeys } from "./list-keys";
 import { listAdminAudit } from "./list-audit";
 import { listDatasetVersions } from "./list-datasets";
 import { listDatasetListings, setDatasetListing } from "./listing";
+import { fingerprintStatus, setFingerprinting } from "@/lib/fingerprints/admin";
 import { approveAccessRequest, listAccessRequests, rejectAccessRequest } from "./access-requests";
 import {
   addWebhookEndpoint,
@@ -135,6 +136,20 @@ const VERBS: {
     call: async (ctx, w) => (
       await setDatasetListing(ctx, { datasetId: w.datasetId, listing: "listed" }), { targetId: w.datasetId }
     ),
+  },
+  {
+    name: "setFingerprinting",
+    audit: "version.fingerprint",
+    // The world's versions start without fingerprinting: turning it on is a change (and enqueues its licence's copies).
+    call: async (ctx, w) => (
+      await setFingerprinting(ctx, { datasetId: w.datasetId, version: w.licensedVersion, on: true }),
+      { targetId: `${w.datasetId}@${w.licensedVersion}` }
+    ),
+  },
+  {
+    name: "fingerprintStatus",
+    audit: null,
+    call: async (ctx, w) => (await fingerprintStatus(ctx, { datasetId: w.datasetId, version: w.licensedVersion }), {}),
   },
   {
     name: "approveAccessRequest",

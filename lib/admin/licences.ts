@@ -9,6 +9,7 @@ import { recordAdminAction } from "./audit";
 import { requireAdmin } from "../auth/authorize";
 import { requireOrganization } from "./organizations";
 import { requireTerms } from "./terms";
+import { enqueueCopies } from "../fingerprints/jobs";
 
 export type LicenceTarget = { organizationId: string; datasetId: string; version: string };
 
@@ -68,6 +69,10 @@ export async function grantLicence(ctx: Ctx, target: LicenceGrant): Promise<{ id
       .onConflictDoNothing()
       .returning({ id: licences.id });
     if (!created) return { id: (await activeLicence(tx, target.organizationId, version))!, created: false };
+    // A fingerprinted version's new licence gets its copies made ahead of its first download.
+    const [fingerprinted] = await sqlOf(tx.db)<{ id: number }[]>`
+      select id from dataset_versions where id = ${version} and fingerprinted`;
+    if (fingerprinted) await enqueueCopies(sqlOf(tx.db), version, [created.id]);
     await recordAdminAction(tx, "licence.grant", created.id, {
       organizationId: target.organizationId,
       datasetId: target.datasetId,

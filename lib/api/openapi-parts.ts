@@ -124,7 +124,8 @@ export const ERROR_MEANING: Record<ErrorCode, string> = {
   scope_too_large: `The scope covers more than ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files; split it by episode_ids, filter or streams.`,
   rate_limited: "Too many requests in the current minute; wait the seconds in `Retry-After`.",
   internal_error: "An unexpected failure on the server; the cause is logged, never returned. Quote the request id.",
-  unavailable: "The database or object store is unreachable for now; retry after `Retry-After` seconds.",
+  unavailable:
+    "The database or object store is unreachable for now, or (a fingerprinted version) the caller's licence's own copies of the files are still being made; retry after `Retry-After` seconds.",
 };
 
 export function errorResponse(status: number, codes: readonly ErrorCode[]): ZodOpenApiResponseObject {

@@ -88,6 +88,12 @@ export type ReleasedVersion = {
    * already leave them and the files holding them out; a reader filters rows only when this is not 0.
    */
   withdrawnEpisodes: number;
+  /**
+   * Whether each licence receives its own copy of every file (lib/fingerprints): downloads,
+   * previews and manifests then hand the caller's licence its copies. Read with the version, so a
+   * version without it costs no query more.
+   */
+  fingerprinted: boolean;
 };
 
 /**
@@ -103,7 +109,7 @@ export function releasedVersions(ctx: Ctx, datasetId: string): Promise<ReleasedV
     >`
       select id as "versionId", version, released_at as "releasedAt", episode_count as "episodeCount", file_count as "fileCount",
              total_bytes::float8 as "totalBytes", streams, facet_counts as "facetCounts", source_format as "sourceFormat", format_info as "formatInfo",
-             content_sha256 as "contentSha256",
+             content_sha256 as "contentSha256", fingerprinted,
              (select count(*)::int from withdrawn_episodes w where w.version_id = dataset_versions.id) as "withdrawnEpisodes"
       from dataset_versions
       where dataset_id = ${datasetId}

@@ -4,6 +4,7 @@ import { CacheableRead } from "../cache/cacheable";
 import { requireLicensedVersion } from "./access";
 import type { VersionFormat } from "./version-format";
 import { fileHoldsNoWithdrawn } from "./withdrawn";
+import { copiesNotReady, licenceCopiesOf } from "../fingerprints/delivered";
 
 export type FileRecord = {
   path: string;
@@ -57,26 +58,69 @@ const BATCH = 2000;
 
 export async function getManifest(ctx: Ctx, input: { datasetId: string; version: string }): Promise<Manifest> {
   const version = await requireLicensedVersion(ctx, input.datasetId, input.version);
+  // Withdrawn episodes leave the manifest with every file that holds one: none of them is delivered.
+  const withdrawals = version.withdrawnEpisodes > 0;
+  // A fingerprinted version's manifest is the caller's licence's: its copies' sha256s and sizes,
+  // which `das pull` verifies against; refused (503) while any copy is still being made.
+  const copies = version.fingerprinted
+    ? await copiesSummary(ctx, version.versionId, version.licenceId, withdrawals)
+    : null;
   const head: ManifestHead = {
     dataset_id: input.datasetId,
     version: input.version,
     released_at: version.releasedAt.toISOString(),
     episode_count: version.episodeCount,
-    total_bytes: version.totalBytes,
+    total_bytes: version.totalBytes + (copies?.extraBytes ?? 0),
     streams: version.streams,
     ...(version.format ? { format: version.format } : {}),
   };
-  // Withdrawn episodes leave the manifest with every file that holds one: none of them is delivered.
-  const withdrawals = version.withdrawnEpisodes > 0;
+  const files = () => {
+    const originals = versionFiles(ctx, version.versionId, withdrawals);
+    return copies ? asCopies(ctx, version.licenceId, originals) : originals;
+  };
   const whole =
     version.fileCount <= BATCH
-      ? new CacheableRead(["manifest", version.versionId], async () => {
-          const files: FileRecord[] = [];
-          for await (const file of versionFiles(ctx, version.versionId, withdrawals)) files.push(file);
-          return { ...head, files };
-        })
+      ? new CacheableRead(
+          copies ? ["manifest", version.versionId, version.licenceId] : ["manifest", version.versionId],
+          async () => {
+            const all: FileRecord[] = [];
+            for await (const file of files()) all.push(file);
+            return { ...head, files: all };
+          },
+        )
       : null;
-  return { head, files: versionFiles(ctx, version.versionId, withdrawals), whole };
+  return { head, files: files(), whole };
+}
+
+/** Whether every file the manifest lists has the licence's copy, and how many bytes the copies add. */
+async function copiesSummary(
+  ctx: Ctx,
+  versionId: number,
+  licenceId: string,
+  withdrawals: boolean,
+): Promise<{ extraBytes: number }> {
+  const sql = sqlOf(ctx.db);
+  const [row] = await sql<{ files: number; missing: number; extra: number }[]>`
+    select count(*)::int as files, count(*) filter (where c.path is null)::int as missing,
+           coalesce(sum(c.size_bytes - f.size_bytes), 0)::float8 as extra
+    from files f left join licence_copies c on c.licence_id = ${licenceId} and c.path = f.path
+    where f.version_id = ${versionId} ${withdrawals ? sql`and ${fileHoldsNoWithdrawn(sql)}` : sql``}`;
+  if (row!.missing) throw copiesNotReady(row!.missing, row!.files);
+  return { extraBytes: row!.extra };
+}
+
+/** The files as the licence's copies, a batch at a time. */
+async function* asCopies(ctx: Ctx, licenceId: string, files: AsyncIterable<FileRecord>): AsyncGenerator<FileRecord> {
+  let batch: FileRecord[] = [];
+  const copies = async () =>
+    (await licenceCopiesOf(sqlOf(ctx.db), licenceId, batch)).map(({ objectKey: _, ...file }) => file);
+  for await (const file of files) {
+    batch.push(file);
+    if (batch.length < BATCH) continue;
+    yield* await copies();
+    batch = [];
+  }
+  if (batch.length) yield* await copies();
 }
 
 /** Every file of a version, in path order; with `withdrawals`, those holding no withdrawn episode. */

@@ -12,12 +12,14 @@ export const JOB_QUEUE_SCHEMA = "pgboss";
 
 /**
  * The queues the service uses; each is created when the database is migrated. `notice-schedule`
- * takes the scheduled job (pg-boss's cron) that writes licence-end warnings and reminders.
+ * takes the scheduled job (pg-boss's cron) that writes licence-end warnings and reminders;
+ * `fingerprint-copy` one licence's copy of one file of a fingerprinted version (lib/fingerprints).
  */
 export const JOB_QUEUES = {
   noticeWebhook: "notice-webhook",
   noticeEmail: "notice-email",
   noticeSchedule: "notice-schedule",
+  fingerprintCopy: "fingerprint-copy",
 } as const;
 export type JobQueueName = (typeof JOB_QUEUES)[keyof typeof JOB_QUEUES];
 

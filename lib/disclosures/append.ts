@@ -1,7 +1,14 @@
 import type { PendingQuery, Row } from "postgres";
 import { sqlOf, type Db, type Sql } from "../db/client";
 import { isTransaction } from "../db/tx";
-import { canonicalTemplate, entryHash, GENESIS_HASH, type ChainedEntry, type ChainPosition } from "./chain";
+import {
+  canonicalTemplate,
+  entryHash,
+  filesDigest,
+  GENESIS_HASH,
+  type ChainedEntry,
+  type ChainPosition,
+} from "./chain";
 
 // Any constant; it only has to be the same for every process that appends to this database.
 const CHAIN_LOCK = 7_203_115;
@@ -29,6 +36,12 @@ export type LogAppend = {
   entry: NewEntry;
   /** Every episode the entry discloses (its `disclosure_episodes` rows), each once. */
   episodeIds: readonly string[];
+  /**
+   * The per-licence copies the entry delivers (a fingerprinted version), with the sha256 of each:
+   * its `disclosure_files` rows; `entry.filesSha256` must be their `filesDigest`. Left out for
+   * every other entry, which names no files.
+   */
+  files?: readonly { path: string; sha256: string }[];
   ttlSeconds: number;
   reuseMarginSeconds?: number;
 };
@@ -168,11 +181,16 @@ export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promi
     const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
     return canonicalTemplate(asserted);
   });
-  appends.forEach(({ entry, episodeIds }) => {
+  appends.forEach(({ entry, episodeIds, files }) => {
     if (entry.episodeCount !== episodeIds.length)
       throw new Error(
         `Entry ${entry.id} records ${entry.episodeCount} episodes and names ${episodeIds.length}; nothing was appended.`,
       );
+    if (
+      (files === undefined) !== (entry.filesSha256 === undefined) ||
+      (files && filesDigest(files) !== entry.filesSha256)
+    )
+      throw new Error(`Entry ${entry.id} names files its digest does not cover; nothing was appended.`);
   });
   // The entry's fields are text pieces between its position's slots, and the slots come in the
   // same order in every entry (the canonical text's key order): one statement fills them all.
@@ -186,6 +204,23 @@ export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promi
     episodeId: appends.flatMap((a) => a.episodeIds as string[]),
     writtenNow: appends.flatMap((a) => a.episodeIds.map(() => (a.reuseMarginSeconds === undefined ? "now" : "later"))),
   };
+  const files = {
+    ord: appends.flatMap((a, i) => (a.files ?? []).map(() => i + 1)),
+    path: appends.flatMap((a) => (a.files ?? []).map((f) => f.path)),
+    sha256: appends.flatMap((a) => (a.files ?? []).map((f) => f.sha256)),
+    writtenNow: appends.flatMap((a) =>
+      (a.files ?? []).map(() => (a.reuseMarginSeconds === undefined ? "now" : "later")),
+    ),
+  };
+  // A fingerprinted version's files (none for any other), written with the episodes, before the lock.
+  const filesWritten = files.ord.length
+    ? tx`, files_written as (
+      insert into disclosure_files (disclosure_id, path, sha256)
+      select (${appends.map((a) => a.entry.id)}::text[])[ord], path, sha256
+      from unnest(${files.ord}::int[], ${files.path}::text[], ${files.sha256}::text[], ${files.writtenNow}::text[])
+        as f(ord, path, sha256, written)
+      where written = 'now')`
+    : tx``;
   const contributions = await tx<{ ord: number; contributor: string; episode_count: number }[]>`
     with wanted as (
       select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
@@ -193,12 +228,13 @@ export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promi
     written as (
       insert into disclosure_episodes (disclosure_id, version_id, episode_id)
       select (${appends.map((a) => a.entry.id)}::text[])[ord], version_id, episode_id from wanted where written = 'now')
+      ${filesWritten}
     select w.ord, e.contributor, count(*)::int as episode_count
     from wanted w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
     group by w.ord, e.contributor`;
   const [, rows] = await Promise.all([
     lockChain(tx),
-    chainStatement(tx, appends, templates, slots, episodes, contributions),
+    chainStatement(tx, appends, templates, slots, episodes, contributions, files),
   ]);
   return appends.map(({ entry }, i) => checked(entry, (rows as ChainedRow[])[i]!));
 }
@@ -256,8 +292,20 @@ function chainStatement(
   slots: (keyof ChainPosition)[],
   episodes: { ord: number[]; versionId: number[]; episodeId: string[]; writtenNow: string[] },
   contributions: { ord: number; contributor: string; episode_count: number }[],
+  files: { ord: number[]; path: string[]; sha256: string[]; writtenNow: string[] },
 ) {
   const column = <T>(pick: (a: LogAppend) => T) => appends.map(pick);
+  // A preview's files (of a fingerprinted version), written here once it is appended, like its episodes.
+  const laterFiles = files.writtenNow.includes("later")
+    ? tx`,
+    previewed_files as (
+      insert into disclosure_files (disclosure_id, path, sha256)
+      select p.id, f.path, f.sha256
+      from unnest(${files.ord}::int[], ${files.path}::text[], ${files.sha256}::text[], ${files.writtenNow}::text[])
+        as f(ord, path, sha256, written)
+      join placed p on p.ord = f.ord join entries e on e.id = p.id
+      where f.written = 'later')`
+    : tx``;
   const entry = (pick: (e: NewEntry) => string | number | null) => appends.map((a) => pick(a.entry));
   // p.t1 || <slot 1> || p.t2 || ... : the canonical text with the position filled in.
   const canonical = slots.reduce(
@@ -274,13 +322,14 @@ function chainStatement(
         ${entry((e) => e.licenceId)}::text[], ${entry((e) => (e.termsSha256 !== undefined ? "t" : "f"))}::text[],
         ${entry((e) => e.termsSha256 ?? null)}::text[], ${entry((e) => JSON.stringify(e.requestedScope))}::text[],
         ${entry((e) => e.episodeCount)}::int[], ${entry((e) => e.fileCount)}::int[], ${entry((e) => String(e.totalBytes))}::text[],
-        ${entry((e) => e.episodesSha256)}::text[], ${entry((e) => e.requestId)}::text[], ${entry((e) => e.idempotencyScope)}::text[],
+        ${entry((e) => e.episodesSha256)}::text[], ${entry((e) => e.filesSha256 ?? null)}::text[],
+        ${entry((e) => e.requestId)}::text[], ${entry((e) => e.idempotencyScope)}::text[],
         ${entry((e) => e.idempotencyKey)}::text[], ${entry((e) => e.requestSha256)}::text[],
         ${column((a) => a.ttlSeconds)}::int[], ${column((a) => a.reuseMarginSeconds ?? null)}::int[],
         ${templates.map((t) => JSON.stringify(t.text))}::text[])
         with ordinality as i(id, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
           licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256,
-          request_id, idempotency_scope, idempotency_key, request_sha256, ttl, reuse_margin, pieces, ord)),
+          files_sha256, request_id, idempotency_scope, idempotency_key, request_sha256, ttl, reuse_margin, pieces, ord)),
     disclosed as (
       select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
         as d(ord, version_id, episode_id, written)),
@@ -310,12 +359,12 @@ function chainStatement(
       from chain c join placed p on p.rn = c.rn + 1 cross join clock),
     entries as (
       insert into disclosures (id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version,
-        version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at,
-        request_id, idempotency_scope, idempotency_key, request_sha256, prev_hash, hash)
+        version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256,
+        files_sha256, expires_at, request_id, idempotency_scope, idempotency_key, request_sha256, prev_hash, hash)
       select p.id, c.seq, c.occurred_at, p.organization_id, p.api_key_id, p.user_id, p.reviewer_role, p.channel, p.dataset_id, p.version,
         p.version_id, p.licence_id, p.names_terms = 't', p.terms_sha256, p.requested_scope::jsonb, p.episode_count, p.file_count,
-        p.total_bytes::bigint, p.episodes_sha256, c.expires_at, p.request_id, p.idempotency_scope, p.idempotency_key, p.request_sha256,
-        c.prev_hash, c.hash
+        p.total_bytes::bigint, p.episodes_sha256, p.files_sha256, c.expires_at, p.request_id, p.idempotency_scope, p.idempotency_key,
+        p.request_sha256, c.prev_hash, c.hash
       from chain c join placed p on p.rn = c.rn
       order by c.seq
       returning id, seq, occurred_at, expires_at, prev_hash, hash),
@@ -332,7 +381,7 @@ function chainStatement(
     episode_entries as (
       insert into disclosure_episode_entries (episode_id, seq, organization_id, channel)
       select d.episode_id, e.seq, p.organization_id, p.channel
-      from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id)
+      from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id)${laterFiles}
     select v.ord::int, v.refused, e.seq, e.occurred_at, e.expires_at, e.prev_hash, e.hash
     from verdict v join input i on i.ord = v.ord left join entries e on e.id = i.id
     order by v.ord`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "@/lib/canonical-json";
 import { canonicalEntryAsObject } from "@/lib/testing/chain-oracle";
-import { canonicalEntry, entryHash, type ChainedEntry } from "./chain";
+import { canonicalEntry, entryHash, filesDigest, sha256Hex, type ChainedEntry } from "./chain";
 
 // canonicalEntry writes its JSON key by key for speed: for every kind of entry, the bytes must be
 // those of the entry's canonical JSON built as an object (lib/testing/chain-oracle.ts).
@@ -54,6 +54,10 @@ const variants: [string, ChainedEntry][] = [
   ["an empty scope", { ...base, requestedScope: {} }],
   ["an entry naming its licence's terms (version 3)", { ...base, termsSha256: "c".repeat(64) }],
   ["an entry naming a licence without terms (version 3)", { ...base, termsSha256: null }],
+  [
+    "an entry naming the per-licence copies it delivered (version 4)",
+    { ...base, termsSha256: null, filesSha256: "e".repeat(64) },
+  ],
 ];
 
 describe("canonicalEntry", () => {
@@ -88,6 +92,29 @@ describe("the hash input's versions", () => {
     const hashes = new Set([entryHash(base), entryHash(withTerms), entryHash(withoutTerms)]);
     expect(hashes.size).toBe(3);
     expect(entryHash({ ...base, termsSha256: "d".repeat(64) })).not.toBe(entryHash(withTerms));
+  });
+
+  it("writes version 4 with the delivered copies' digest, and hashes entries without one as before", () => {
+    const withTerms = { ...base, termsSha256: "c".repeat(64) };
+    const withFiles = { ...withTerms, filesSha256: filesDigest([{ path: "data/a.parquet", sha256: "f".repeat(64) }]) };
+    expect(JSON.parse(canonicalEntry(withFiles))).toMatchObject({
+      v: 4,
+      resolved: { files_sha256: withFiles.filesSha256 },
+    });
+    expect(JSON.parse(canonicalEntry(withTerms)).resolved).not.toHaveProperty("files_sha256");
+    expect(entryHash(withFiles)).not.toBe(entryHash(withTerms));
+    const other = filesDigest([{ path: "data/a.parquet", sha256: "0".repeat(64) }]);
+    expect(entryHash({ ...withFiles, filesSha256: other })).not.toBe(entryHash(withFiles));
+  });
+});
+
+describe("filesDigest", () => {
+  it("is the same whatever order the files come in, and changes with any path or sha256", () => {
+    const a = { path: "b/x.mp4", sha256: "1".repeat(64) };
+    const b = { path: "a/y.parquet", sha256: "2".repeat(64) };
+    expect(filesDigest([a, b])).toBe(filesDigest([b, a]));
+    expect(filesDigest([a, b])).toBe(sha256Hex(`a/y.parquet\t${"2".repeat(64)}\nb/x.mp4\t${"1".repeat(64)}`));
+    expect(filesDigest([a, { ...b, sha256: "3".repeat(64) }])).not.toBe(filesDigest([a, b]));
   });
 });
 

@@ -31,6 +31,12 @@ export type ChainedEntry = {
   fileCount: number;
   totalBytes: number;
   episodesSha256: string;
+  /**
+   * An entry that delivered per-licence copies of a fingerprinted version: SHA-256 over its files'
+   * paths and the sha256 of each copy (`filesDigest`); absent for every other entry, which hashes
+   * as it always did. Stored as `files_sha256`, its files in `disclosure_files`.
+   */
+  filesSha256?: string;
   expiresAt: Date;
   requestId: string;
   prevHash: string;
@@ -59,6 +65,7 @@ export type DisclosureRow<Instant = Date> = {
   file_count: number;
   total_bytes: number | string;
   episodes_sha256: string;
+  files_sha256: string | null;
   expires_at: Instant;
   request_id: string;
   prev_hash: string;
@@ -85,6 +92,7 @@ export function hashOfRow<Instant>(row: DisclosureRow<Instant>, iso: (instant: I
       fileCount: row.file_count,
       totalBytes: Number(row.total_bytes),
       episodesSha256: row.episodes_sha256,
+      filesSha256: row.files_sha256 ?? undefined,
       expiresAt: iso(row.expires_at),
       requestId: row.request_id,
       prevHash: row.prev_hash,
@@ -126,8 +134,10 @@ const scopeDigest = (scope: RequestedScope): string => sha256Hex(canonicalJson(s
  * admin's preview: the recipient also names the role it was made under, and the organisation and
  * licence are null. Version 3 is an entry under a licence that names the licence's terms (every
  * one since migration 0017): it also holds `terms_sha256`, the SHA-256 of the terms document or
- * null. Which version applies follows from the entry itself (its role, whether it names terms), so
- * altering either of a stored entry breaks its hash.
+ * null. Version 4 is such an entry that delivered per-licence copies (a fingerprinted version,
+ * migration 0025): its `resolved` also holds `files_sha256`. Which version applies follows from
+ * the entry itself (its role, whether it names terms, whether it names files), so altering any of
+ * them in a stored entry breaks its hash.
  */
 export function canonicalEntry(e: ChainedEntry): string {
   return canonicalText(hashedFields(e));
@@ -142,6 +152,7 @@ export function canonicalEntry(e: ChainedEntry): string {
 function canonicalText(f: HashedFields, at: PositionText = positionText(f)): string {
   const s = JSON.stringify;
   const namesTerms = f.termsSha256 !== undefined;
+  const namesFiles = f.filesSha256 !== undefined;
   const recipient =
     `{"api_key_id":${s(f.apiKeyId)},"organization_id":${s(f.organizationId)}` +
     (f.reviewerRole === null ? "" : `,"reviewer_role":${s(f.reviewerRole)}`) +
@@ -150,9 +161,10 @@ function canonicalText(f: HashedFields, at: PositionText = positionText(f)): str
     `{"channel":${s(f.channel)},"dataset_id":${s(f.datasetId)},"expires_at":${at.expiresAt},"id":${s(f.id)}` +
     `,"licence_id":${s(f.licenceId)},"occurred_at":${at.occurredAt},"prev_hash":${at.prevHash},"recipient":${recipient}` +
     `,"request_id":${s(f.requestId)},"requested_scope_sha256":${s(f.requestedScopeSha256)}` +
-    `,"resolved":{"episode_count":${s(f.episodeCount)},"episodes_sha256":${s(f.episodesSha256)},"file_count":${s(f.fileCount)},"total_bytes":${s(f.totalBytes)}}` +
+    `,"resolved":{"episode_count":${s(f.episodeCount)},"episodes_sha256":${s(f.episodesSha256)},"file_count":${s(f.fileCount)}` +
+    `${namesFiles ? `,"files_sha256":${s(f.filesSha256)}` : ""},"total_bytes":${s(f.totalBytes)}}` +
     `,"seq":${at.seq}${namesTerms ? `,"terms_sha256":${s(f.termsSha256)}` : ""}` +
-    `,"v":${namesTerms ? 3 : f.reviewerRole === null ? 1 : 2},"version":${s(f.version)}}`
+    `,"v":${namesFiles ? 4 : namesTerms ? 3 : f.reviewerRole === null ? 1 : 2},"version":${s(f.version)}}`
   );
 }
 
@@ -202,6 +214,15 @@ export function entryHash(e: ChainedEntry): string {
 // One call, no Hash object: a full walk hashes two short texts per entry, and creating (and
 // collecting) a Hash object for each cost it about a tenth of its time.
 export const sha256Hex = (text: string): string => hash("sha256", text, "hex");
+
+/**
+ * SHA-256 over the files an entry delivered as per-licence copies: "path<TAB>sha256" lines in the
+ * paths' byte order, joined by line breaks. The chain covers the bytes that left through it.
+ */
+export function filesDigest(files: readonly { path: string; sha256: string }[]): string {
+  const sorted = [...files].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  return sha256Hex(sorted.map((f) => `${f.path}\t${f.sha256}`).join("\n"));
+}
 
 /** SHA-256 over the resolved episode ids in byte order, one per line: the chain covers the episode list through it. */
 export function episodesDigest(episodeIds: readonly string[]): string {

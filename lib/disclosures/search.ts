@@ -81,6 +81,7 @@ export type DisclosureDetail = DisclosureSummary & {
   expires_at: Date;
   requested_scope: RequestedScope;
   episodes_sha256: string;
+  files_sha256: string | null;
   prev_hash: string;
   hash: string;
   /** Whether the entry still hashes to its recorded hash (the chain check covers links and episodes). */
@@ -98,7 +99,7 @@ export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDet
         select d.id, d.seq::float8 as seq, d.occurred_at, ${recipientColumns(sql)},
                d.dataset_id, d.version, d.episode_count, d.file_count, d.total_bytes::float8 as total_bytes,
                d.licence_id, d.names_terms, d.terms_sha256, t.title as terms_title,
-               d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.prev_hash, d.hash,
+               d.request_id, d.expires_at, d.requested_scope, d.episodes_sha256, d.files_sha256, d.prev_hash, d.hash,
                d.organization_id, d.api_key_id, d.user_id
         from disclosures d ${recipientJoins(sql)}
         left join terms_documents t on t.sha256 = d.terms_sha256

@@ -17,6 +17,8 @@ type Row = Omit<DisclosureRow<string>, "seq" | "total_bytes"> & {
   version_known: boolean;
   /** Null for an entry without resolved episodes. */
   resolved: Resolved | null;
+  /** The digest of its `disclosure_files` rows, for an entry that names delivered copies; else null. */
+  files_digest: string | null;
 };
 
 type Resolved = { n: number; digest: string; lowest_version_id: number; highest_version_id: number };
@@ -112,6 +114,8 @@ function entryProblem(row: Row): { seq: number; reason: string } | null {
   if ((resolved?.n ?? 0) !== row.episode_count || (resolved?.digest ?? EMPTY_DIGEST) !== row.episodes_sha256) {
     return { seq, reason: "the resolved episodes differ from those recorded" };
   }
+  if (row.files_sha256 !== null && row.files_digest !== row.files_sha256)
+    return { seq, reason: "the delivered files differ from those recorded" };
   if (hashOfRow(row, isoOfTimestamp) !== row.hash)
     return { seq, reason: "the entry does not hash to its recorded hash (altered)" };
   // version_id is not in the hash, but the contributor query and replays rely on it: it must be the
@@ -190,14 +194,23 @@ async function readBatch(
     where disclosure_id = any (array(select id from disclosures where seq > ${afterSeq} and seq <= ${lastSeq}))
     group by disclosure_id`;
   const byId = new Map(resolved.map((r) => [r.disclosure_id, r]));
+  // The files of entries that delivered per-licence copies, digested as filesDigest does ("C" order is byte order).
+  const files = await sql<{ disclosure_id: string; digest: string }[]>`
+    select disclosure_id,
+      encode(sha256(convert_to(string_agg(path || E'\t' || sha256, E'\n' order by path), 'UTF8')), 'hex') as digest
+    from disclosure_files
+    where disclosure_id = any (array(
+      select id from disclosures where seq > ${afterSeq} and seq <= ${lastSeq} and files_sha256 is not null))
+    group by disclosure_id`;
+  const filesOf = new Map(files.map((f) => [f.disclosure_id, f.digest]));
   // Instants as text (see isoOfTimestamp); whether (version_id, dataset_id, version) names a
   // version of the catalog, from one hashed read of the catalog's versions.
   let checking = true;
   let thrown: unknown = null;
-  await sql<(Omit<Row, "seq" | "resolved"> & { seq: string })[]>`
+  await sql<(Omit<Row, "seq" | "resolved" | "files_digest"> & { seq: string })[]>`
     select id, seq, occurred_at::text as occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id,
       version, version_id, licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes::float8 as total_bytes, episodes_sha256,
-      expires_at::text as expires_at, request_id, prev_hash, hash,
+      files_sha256, expires_at::text as expires_at, request_id, prev_hash, hash,
       exists (select from dataset_versions v where v.id = d.version_id and v.dataset_id = d.dataset_id and v.version = d.version) as version_known
     from disclosures d where seq > ${afterSeq} and seq <= ${lastSeq}
     order by seq`.forEach((read) => {
@@ -205,7 +218,13 @@ async function readBatch(
     // not escape into the driver's reading of the connection: it is thrown once the query is done.
     if (!checking) return;
     try {
-      checking = check(Object.assign(read, { seq: Number(read.seq), resolved: byId.get(read.id) ?? null }));
+      checking = check(
+        Object.assign(read, {
+          seq: Number(read.seq),
+          resolved: byId.get(read.id) ?? null,
+          files_digest: filesOf.get(read.id) ?? null,
+        }),
+      );
     } catch (error) {
       thrown = error;
       checking = false;

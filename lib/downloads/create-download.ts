@@ -6,7 +6,8 @@ import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
 import { appendToLog, WithdrawnMeanwhile } from "../disclosures/append";
-import { episodesDigest, sha256Hex } from "../disclosures/chain";
+import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
+import { deliveredFiles } from "../fingerprints/delivered";
 import { URL_TTL_SECONDS } from "../storage/config";
 import { recordedDownload, signDownload, type Download } from "./download";
 import { resolveScope } from "./resolve-scope";
@@ -83,7 +84,12 @@ async function recordAndSign(
   idempotency: { scope: string; key: string } | null,
 ): Promise<Download> {
   const licensed = await requireLicensedVersion(ctx, body.dataset_id, body.version);
-  const resolved = await resolveScope(sqlOf(ctx.db), { ...licensed, datasetId: body.dataset_id }, requestedScope);
+  const version = { ...licensed, datasetId: body.dataset_id };
+  const resolved = await resolveScope(sqlOf(ctx.db), version, requestedScope);
+  // The caller's licence's own copies on a fingerprinted version (a 503 while any is being made):
+  // the entry records their sizes and sha256s, the bytes that leave.
+  const files = await deliveredFiles(sqlOf(ctx.db), version, licensed.licenceId, resolved.files);
+  const copies = licensed.fingerprinted ? files.map((f) => ({ path: f.path, sha256: f.sha256 })) : undefined;
   const appended = appendToLog(ctx, {
     entry: {
       id: newLogId("dl"),
@@ -95,15 +101,17 @@ async function recordAndSign(
       termsSha256: licensed.termsSha256,
       requestedScope,
       episodeCount: resolved.episodeIds.length,
-      fileCount: resolved.files.length,
-      totalBytes: resolved.totalBytes,
+      fileCount: files.length,
+      totalBytes: copies ? files.reduce((sum, f) => sum + f.size_bytes, 0) : resolved.totalBytes,
       episodesSha256: episodesDigest(resolved.episodeIds),
+      ...(copies ? { filesSha256: filesDigest(copies) } : {}),
       requestId: ctx.requestId,
       idempotencyScope: idempotency?.scope ?? null,
       idempotencyKey: idempotency?.key ?? null,
       requestSha256,
     },
     episodeIds: resolved.episodeIds,
+    ...(copies ? { files: copies } : {}),
     ttlSeconds: URL_TTL_SECONDS,
   });
   const chained = (await appended.catch((error) => {
@@ -118,7 +126,7 @@ async function recordAndSign(
         issuedAt: chained.occurredAt,
         expiresAt: chained.expiresAt,
       },
-      resolved.files,
+      files,
       resolved.coDelivered,
     );
   } catch (error) {

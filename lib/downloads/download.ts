@@ -3,7 +3,8 @@ import { sqlOf } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError, NOT_VISIBLE } from "../errors";
-import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
+import { presigner, URL_TTL_SECONDS } from "../storage/config";
+import { deliveredFiles, licenceCopiesOf, type DeliveredFile } from "../fingerprints/delivered";
 import { coDeliveredEpisodes, filesInScope } from "./resolve-scope";
 import { refuseWithdrawnContent } from "../catalog/withdrawn";
 import { byteOrder } from "../byte-order";
@@ -24,14 +25,18 @@ export type Download = {
 
 type Issued = { id: string; datasetId: string; version: string; issuedAt: Date; expiresAt: Date };
 
-/** The download document, every URL signed at the issue time, so that signing again yields the same URLs. */
+/**
+ * The download document, every URL signed at the issue time, so that signing again yields the same
+ * URLs. The files are as delivered (lib/fingerprints/delivered.ts): the originals, or the caller's
+ * licence's copies, with their own sha256 and size.
+ */
 export async function signDownload(
   issued: Issued,
-  files: readonly FileRecord[],
+  files: readonly DeliveredFile<FileRecord>[],
   coDelivered: readonly string[],
 ): Promise<Download> {
   const urls = await presigner().presignKeys(
-    files.map((f) => objectKey(issued.datasetId, issued.version, f.path)),
+    files.map((f) => f.objectKey),
     { signingDate: issued.issuedAt, expiresIn: URL_TTL_SECONDS },
   );
   return {
@@ -73,9 +78,12 @@ export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Do
           expires_at: Date;
           requested_scope: RequestedScope;
           organization_id: string;
+          licence_id: string;
+          files_sha256: string | null;
         }[]
       >`
-        select id, dataset_id, version, version_id, occurred_at, expires_at, requested_scope, organization_id
+        select id, dataset_id, version, version_id, occurred_at, expires_at, requested_scope, organization_id,
+               licence_id, files_sha256
         from disclosures where id = ${downloadId}`
     : [];
   if (!entry || entry.organization_id !== ctx.principal.organizationId)
@@ -86,6 +94,12 @@ export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Do
   await refuseWithdrawnContent(sql, entry.version_id, files);
   const delivered = [...new Set(files.flatMap((f) => f.episode_ids))].sort(byteOrder);
   const coDelivered = await coDeliveredEpisodes(sql, entry.version_id, entry.requested_scope, delivered);
+  // The same bytes as recorded: the licence's copies if it delivered them, whatever the version's flag is now.
+  const version = { versionId: entry.version_id, datasetId: entry.dataset_id, version: entry.version };
+  const signed =
+    entry.files_sha256 !== null
+      ? await licenceCopiesOf(sql, entry.licence_id, files)
+      : await deliveredFiles(sql, { ...version, fingerprinted: false }, null, files);
   return signDownload(
     {
       id: entry.id,
@@ -94,7 +108,7 @@ export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Do
       issuedAt: entry.occurred_at,
       expiresAt: entry.expires_at,
     },
-    files,
+    signed,
     coDelivered,
   );
 }

@@ -5,8 +5,9 @@ import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { appendToLog, logClock, reusableEntry, WithdrawnMeanwhile } from "../disclosures/append";
-import { episodesDigest, sha256Hex } from "../disclosures/chain";
+import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
+import { deliveredFiles } from "../fingerprints/delivered";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
 import { episodeFiles, isVideo, type EpisodeFile } from "./episode-files";
 import { refuseWithdrawnContent } from "../catalog/withdrawn";
@@ -71,7 +72,7 @@ async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview
   const made = await recordPreview(ctx, request);
   try {
     const urls = await presigner().presignKeys(
-      made.files.map((f) => objectKey(made.version.datasetId, made.version.version, f.path)),
+      made.files.map((f) => f.objectKey),
       { signingDate: made.occurredAt, expiresIn: URL_TTL_SECONDS },
     );
     return {
@@ -101,10 +102,16 @@ async function recordPreview(ctx: Ctx, request: PreviewRequest) {
   const basis = previewBasis(ctx);
   const sql = sqlOf(ctx.db);
   const version = await previewVersion(ctx, basis, request.episode_id, request.version);
-  const files = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
+  const chosen = chosenStreams(await episodeFiles(sql, version.versionId, request.episode_id), request, version);
   // A video shared with a withdrawn episode would play it too (a reviewer's version says nothing of withdrawals: asked).
   if (!("withdrawnEpisodes" in version) || (version as { withdrawnEpisodes: number }).withdrawnEpisodes > 0)
-    await refuseWithdrawnContent(sql, version.versionId, files);
+    await refuseWithdrawnContent(sql, version.versionId, chosen);
+  // A licensee's preview of a fingerprinted version plays their licence's own copies (a 503 while
+  // any is being made); a reviewer's plays the originals.
+  const licenceId = basis.kind === "licence" ? version.licenceId : null;
+  const files = await deliveredFiles(sql, version, licenceId, chosen);
+  const copies =
+    version.fingerprinted && licenceId !== null ? files.map((f) => ({ path: f.path, sha256: f.sha256 })) : undefined;
   const requestedScope: RequestedScope = { episode_ids: [request.episode_id], streams: files.map((f) => f.stream) };
   const requestSha256 = sameRequest(basis, version, requestedScope);
   // Looked for before the chain's lock: a committed preview is the answer whoever made it. Whether
@@ -141,12 +148,14 @@ async function recordPreview(ctx: Ctx, request: PreviewRequest) {
       fileCount: files.length,
       totalBytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
       episodesSha256: episodesDigest(delivered),
+      ...(copies ? { filesSha256: filesDigest(copies) } : {}),
       requestId: ctx.requestId,
       idempotencyScope: null,
       idempotencyKey: null,
       requestSha256,
     },
     episodeIds: delivered,
+    ...(copies ? { files: copies } : {}),
     ttlSeconds: URL_TTL_SECONDS,
     reuseMarginSeconds: PREVIEW_REUSE_MARGIN_SECONDS,
   }).catch((error) => {

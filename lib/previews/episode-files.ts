@@ -2,7 +2,7 @@ import type { Sql } from "../db/client";
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 
 /** One file of an episode's stream, and where the episode lies in it. */
-export type EpisodeFile = Pick<FileRecord, "path" | "media_type" | "size_bytes" | "episode_ids"> & {
+export type EpisodeFile = Pick<FileRecord, "path" | "media_type" | "size_bytes" | "sha256" | "episode_ids"> & {
   stream: string;
   /** The episode's seconds in the file's own time: 0 and its duration for a file of its own, later in a file of several episodes. */
   start_s: number;

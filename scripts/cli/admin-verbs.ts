@@ -25,6 +25,9 @@ export {
 } from "@/lib/notice-delivery/webhook-endpoints";
 export { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
 export { startNoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
+export { startCopyWorker } from "@/lib/fingerprints/jobs";
+export { fingerprintStatus, setFingerprinting } from "@/lib/fingerprints/admin";
+export { traceFile } from "@/lib/fingerprints/trace";
 export { listDatasetListings, setDatasetListing } from "@/lib/admin/listing";
 export { printAccounts, seedDemo } from "@/lib/dev/demo/seed";
 export { objectKey, presigner, storeLocation } from "@/lib/storage/config";

@@ -35,8 +35,10 @@ print(json.dumps({
 """
 
 
-def opens_with_lerobot(service, tmp_path, codebase: str, interpreter: str, episodes_pulled: int) -> None:
-    dataset_id = service["lerobot"][codebase]
+def opens_with_lerobot(
+    service, tmp_path, codebase: str, interpreter: str, episodes_pulled: int, dataset: str = "lerobot"
+) -> None:
+    dataset_id = service[dataset][codebase]
     client = Client(service["keys"]["loader"], service["url"])
     summary = client.pull(dataset_id, "1.0.0", tmp_path, outcome="failure", progress=False)
     assert summary.ok
@@ -78,3 +80,28 @@ def test_lerobot_opens_a_pulled_v3_subset(service, tmp_path):
 def test_lerobot_opens_a_pulled_v21_subset(service, tmp_path):
     # Failures 1 and 4: v2.1 keeps an episode per file.
     opens_with_lerobot(service, tmp_path, "v2.1", LEROBOT_V21_PYTHON, 2)
+
+
+def expect_marked_copies(tmp_path) -> None:
+    """The pulled data files are a licence's marked copies: each carries its token (docs/leak-tracing.md)."""
+    import pyarrow.parquet as pq
+
+    data = sorted((tmp_path / "data").rglob("*.parquet"))
+    assert data
+    for file in data:
+        assert b"das.copy" in (pq.read_schema(file).metadata or {}), file
+
+
+@pytest.mark.lerobot
+@pytest.mark.skipif(not LEROBOT_PYTHON, reason="DAS_LEROBOT_PYTHON names no interpreter with LeRobot 0.4")
+def test_lerobot_opens_a_pulled_marked_v3_subset(service, tmp_path):
+    # A fingerprinted version: the licence's own copies, their float cells marked, their videos trailed.
+    opens_with_lerobot(service, tmp_path, "v3.0", LEROBOT_PYTHON, 4, dataset="lerobot_fingerprinted")
+    expect_marked_copies(tmp_path)
+
+
+@pytest.mark.lerobot
+@pytest.mark.skipif(not LEROBOT_V21_PYTHON, reason="DAS_LEROBOT_V21_PYTHON names no interpreter with LeRobot 0.3")
+def test_lerobot_opens_a_pulled_marked_v21_subset(service, tmp_path):
+    opens_with_lerobot(service, tmp_path, "v2.1", LEROBOT_V21_PYTHON, 2, dataset="lerobot_fingerprinted")
+    expect_marked_copies(tmp_path)

@@ -4,6 +4,9 @@ import { parquetMetadata } from "hyparquet";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEpisodeTable } from "./episode-table";
+import { markKey } from "@/lib/marks/key";
+import { markParquet } from "@/lib/marks/parquet-mark";
+import { steps32 } from "@/lib/marks/ulp";
 
 /**
  * The page's reader of an episode's data over real HTTP with Range support, on a LeRobot v3.0-like
@@ -58,9 +61,36 @@ const groups = parquetMetadata(table.buffer.slice(table.byteOffset, table.byteOf
   },
 );
 
+// The same rows as LeRobot keys them (with frame_index), and a licence's marked copy of them
+// (lib/marks): what the page reads for a fingerprinted version.
+const keyed = Buffer.from(
+  parquetWriteBuffer({
+    schema: [
+      { name: "schema", num_children: 4 },
+      ...list("observation.state"),
+      { name: "timestamp", type: "FLOAT", repetition_type: "OPTIONAL" },
+      { name: "frame_index", type: "INT64", repetition_type: "OPTIONAL" },
+      { name: "episode_index", type: "INT64", repetition_type: "OPTIONAL" },
+    ],
+    columnData: [
+      {
+        name: "observation.state",
+        data: Array.from({ length: rows }, (_, r) =>
+          Array.from({ length: DIMENSIONS }, (_, d) => value(Math.floor(r / FRAMES), r % FRAMES, d) + 0.25),
+        ),
+      },
+      { name: "timestamp", data: Array.from({ length: rows }, (_, r) => Math.fround((r % FRAMES) / 30)) },
+      { name: "frame_index", data: Array.from({ length: rows }, (_, r) => BigInt(r % FRAMES)) },
+      { name: "episode_index", data: Array.from({ length: rows }, (_, r) => BigInt(Math.floor(r / FRAMES))) },
+    ],
+    rowGroupSize: FRAMES,
+  }),
+);
+
 const files: Record<string, Buffer> = {
   "/table.parquet": table,
   "/not-parquet.parquet": Buffer.from("This is not a parquet file at all, only text.\n".repeat(20)),
+  "/keyed.parquet": keyed,
 };
 let asked: { path: string; start: number; end: number }[] = [];
 let origin = "";
@@ -81,6 +111,8 @@ const server = http.createServer((request, response) => {
     .end(file.subarray(start, end));
 });
 beforeAll(async () => {
+  const copy = await markParquet(new Uint8Array(keyed), markKey("a test secret", "lic_plots"), "0".repeat(32));
+  files["/marked.parquet"] = Buffer.from(copy.bytes);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -127,6 +159,21 @@ describe("reading an episode's data in the browser", () => {
     expect(asked.some((r) => r.start < mine.end && r.end > mine.start)).toBe(true);
     const fetched = asked.reduce((sum, r) => sum + r.end - r.start, 0);
     expect(fetched).toBeLessThan(table.length / 2);
+  });
+
+  it("plots a licence's marked copy: the episode's rows, each value within one float step of the original's", async () => {
+    const [original, marked] = [await read("/keyed.parquet", 3), await read("/marked.parquet", 3)];
+    expect(marked.time).toEqual(original.time);
+    const a = original.features[0]!.dimensions;
+    const b = marked.features[0]!.dimensions;
+    let moved = 0;
+    for (let d = 0; d < DIMENSIONS; d++)
+      for (let i = 0; i < FRAMES; i++) {
+        const steps = steps32(a[d]![i]!, b[d]![i]!, 1_000_000)!;
+        expect(Math.abs(steps)).toBeLessThanOrEqual(1);
+        if (steps) moved++;
+      }
+    expect(moved).toBeGreaterThan((DIMENSIONS * FRAMES) / 8);
   });
 
   it("names what is wrong with a file that is missing, not parquet, or holds none of the episode", async () => {

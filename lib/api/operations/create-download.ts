@@ -17,7 +17,7 @@ export const createDownload = defineOperation({
     operationId: "createDownload",
     tags: ["Downloads"],
     summary: "Signed URLs for a scope of a version",
-    description: `Resolves the scope, records it in the disclosure log and returns one signed GET URL per file, each valid for ${URL_TTL_SECONDS} s (URLs accept HTTP Range requests). Every request, including one that re-requests expired URLs, is a new disclosure. At most ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files per request: split larger scopes by \`episode_ids\`, \`filter\` or \`streams\`.`,
+    description: `Resolves the scope, records it in the disclosure log and returns one signed GET URL per file, each valid for ${URL_TTL_SECONDS} s (URLs accept HTTP Range requests). Every request, including one that re-requests expired URLs, is a new disclosure. At most ${MAX_FILES_PER_DOWNLOAD.toLocaleString("en")} files per request: split larger scopes by \`episode_ids\`, \`filter\` or \`streams\`. For a fingerprinted version every file is the caller's licence's own copy, with its own size and SHA-256 (503 with Retry-After while any is still being made).`,
     requestBody: { required: true, examples: EXAMPLES.downloadRequests },
     responses: {
       ...ok("A new download.", Download, EXAMPLES.download, "201"),

@@ -16,7 +16,7 @@ export const getManifest = defineOperation({
     tags: ["Catalog"],
     summary: "Every file of a version",
     description:
-      "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list. A manifest of more than 2,000 files is streamed as it is read and has no ETag.",
+      "The full manifest of a licensed version: totals, stream names and every file with its size and SHA-256, by path. One document (not paginated), streamed: a failure half way ends the body early as invalid JSON, never as a shorter valid list. A manifest of more than 2,000 files is streamed as it is read and has no ETag. For a fingerprinted version the files are the caller's licence's own copies, with their own size and SHA-256 (503 until every one is made).",
     responses: {
       ...linked(cacheable("The manifest.", Manifest, EXAMPLES.manifest, "optional"), {
         episodes: {

@@ -1,4 +1,4 @@
-import { bigint, check, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, integer, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { byteOrderText, createdAt, timestamptz } from "../columns";
 
@@ -77,6 +77,8 @@ export const datasetVersions = pgTable(
     sourceFormat: text("source_format").$type<SourceFormat>().notNull().default("jsonl"),
     /** The source format's own facts (for LeRobot: codebase version, robot type, fps, cameras); null for jsonl. */
     formatInfo: jsonb("format_info").$type<LeRobotFormatInfo>(),
+    /** Each licence receives its own marked copy of every file (lib/fingerprints); off by default. */
+    fingerprinted: boolean().notNull().default(false),
   },
   (t) => [
     unique("dataset_versions_dataset_version_key").on(t.datasetId, t.version),

@@ -27,6 +27,7 @@ export const DISCLOSURE_LOG_TABLES = [
   "disclosure_episodes",
   "disclosure_contributors",
   "disclosure_episode_entries",
+  "disclosure_files",
 ] as const;
 
 export const DISCLOSURE_CHANNELS = ["api", "portal", "preview", "hub"] as const;
@@ -96,6 +97,11 @@ export const disclosures = pgTable(
     totalBytes: bigint("total_bytes", { mode: "number" }).notNull(),
     /** SHA-256 over the sorted resolved episode ids, one per line: the hash chain covers them through it. */
     episodesSha256: text("episodes_sha256").notNull(),
+    /**
+     * An entry that delivered per-licence copies (a fingerprinted version): SHA-256 over its files'
+     * paths and sha256s (`filesDigest`), whose rows are in `disclosure_files`; null otherwise.
+     */
+    filesSha256: text("files_sha256"),
     expiresAt: timestamptz("expires_at").notNull(),
     requestId: text("request_id").notNull(),
     /** The key or user an Idempotency-Key belongs to, and the key itself. */

@@ -10,3 +10,4 @@ export * from "./disclosure-integrity";
 export * from "./notice-delivery";
 export * from "./access-requests";
 export * from "./views";
+export * from "./fingerprints";
