@@ -509,6 +509,12 @@ describe("a sweep of every endpoint and status", () => {
     expect(malformed.status, malformed.text).toBe(400);
     expect(malformed.headers.get("x-error-message")).toBeTruthy();
     expect((await send(e, { key: "das_wrong" })).status).toBe(401);
+    if (e.form) {
+      // A form over the limit is refused as every body is, counted as it arrives.
+      const large = await send(e, { body: new URLSearchParams([["paths", "x".repeat(1_000_001)]]).toString() });
+      expect(large.status, large.text).toBe(413);
+      expect(large.json.error.code).toBe("body_too_large");
+    }
     if (e.name.includes("{revision}")) {
       const gated = await send({ ...e, url: () => e.at("2.0.0") });
       expect(gated.status, gated.text).toBe(403);

@@ -3,6 +3,7 @@ import { AppError, type ErrorCode } from "../errors";
 import { CONTROL_CHARACTERS } from "../characters";
 import { headerText, type HubErrorCode } from "../hub/errors";
 import { clientProto } from "../client-address";
+import { MAX_BODY_BYTES, readBodyText } from "./body";
 
 /**
  * The Hugging Face Hub protocol's rules of delivery, for the operations under /hub (everything
@@ -45,29 +46,19 @@ export function parseHubQuery<S extends z.ZodObject>(url: URL, schema: S): z.inf
   return validated(valuesOf([...url.searchParams], schema), schema, "Query parameter");
 }
 
-const MAX_FORM_BYTES = 1_000_000;
-
 /** A form-encoded body (`application/x-www-form-urlencoded`) against a schema, as the query. */
 export async function readFormBody<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
+  // Counted as it arrives, as every body is (a chunked form is refused at the limit, not read
+  // whole), and before its type, so that any body over the limit is 413 as on every endpoint.
+  const text = await readBodyText(request, MAX_BODY_BYTES);
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
     throw new AppError(
       "invalid_body",
       "Send the body as a form, with `Content-Type: application/x-www-form-urlencoded`.",
     );
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_FORM_BYTES) throw tooLarge();
-  let text: string;
-  try {
-    text = await request.text();
-  } catch {
-    throw new AppError("invalid_body", "The request body was cut off: the connection closed before it ended.");
-  }
-  if (Buffer.byteLength(text) > MAX_FORM_BYTES) throw tooLarge();
   return validated(valuesOf([...new URLSearchParams(text)], schema as unknown as z.ZodObject), schema, "Form field");
 }
-
-const tooLarge = () =>
-  new AppError("invalid_body", `The body is larger than ${MAX_FORM_BYTES} bytes; split the request.`);
 
 function valuesOf(entries: [string, string][], schema: z.ZodObject): Record<string, string | string[]> {
   const shape = schema.shape as Record<string, z.ZodType>;

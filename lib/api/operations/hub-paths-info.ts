@@ -26,7 +26,7 @@ export const hubPathsInfo = defineOperation({
     description: `${HUB_DESCRIPTION} The entries (as in the tree) of the named paths that are files or folders of the revision; the others are left out. The body is a form: \`paths\` repeated, and \`expand\`. Discloses nothing.`,
     responses: {
       ...hubOk("The entries of the paths that exist.", HubTreePage, EXAMPLES.hubTree),
-      ...hubErrorResponses([...HUB_KEYED, "invalid_body", "version_not_licensed"]),
+      ...hubErrorResponses([...HUB_KEYED, "invalid_body", "body_too_large", "version_not_licensed"]),
     },
   },
   handler: async (ctx, { params, body }) => pathsInfo(ctx, await openRevision(ctx, params), body),
