@@ -7,6 +7,7 @@ import type { ErrorCode } from "../errors";
 import { MAX_PATHS_INFO, TREE_PAGE } from "../hub/tree";
 import { MAX_SIBLINGS } from "../hub/info";
 import { COMMON_HEADERS, errorResponses } from "./openapi-parts";
+import { cursorQuery } from "./requests";
 
 // ---- Requests.
 
@@ -41,7 +42,8 @@ export const HubInfoQuery = z.object({
 export const HubTreeQuery = z.object({
   recursive: Flag.meta({ description: "List every file and folder below, not only the folder's own." }),
   expand: Flag.meta({ description: "Add each entry's `lastCommit` (the version's release)." }),
-  cursor: z.string().optional().meta({ description: 'From a `Link: <...>; rel="next"` header of the page before.' }),
+  // The API's own signed cursor: its shape documented, and one the service did not issue 400.
+  cursor: cursorQuery('From a `Link: <...>; rel="next"` header of the page before, unchanged.'),
 });
 export const PathsInfoForm = z.object({
   paths: z

@@ -48,13 +48,20 @@ const limit = limitParam.meta({
     Object.assign(jsonSchema, { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT });
   },
 });
-const cursor = cursorParam.meta({
-  description:
-    "The `next_cursor` of the previous page, unchanged. Cursors are bound to the query that made them; only `limit` may change. A cursor of this shape that the service did not issue for this query is 400 `invalid_cursor`.",
-  override: ({ jsonSchema }) => {
-    jsonSchema.pattern = CURSOR_PATTERN.source;
-  },
-});
+/**
+ * A cursor as a query value: any text up to its length on the wire, refused as `invalid_cursor` by
+ * the verb when the service did not issue it, and documented with the shape every issued one has.
+ */
+export const cursorQuery = (description: string) =>
+  cursorParam.meta({
+    description,
+    override: ({ jsonSchema }) => {
+      jsonSchema.pattern = CURSOR_PATTERN.source;
+    },
+  });
+const cursor = cursorQuery(
+  "The `next_cursor` of the previous page, unchanged. Cursors are bound to the query that made them; only `limit` may change. A cursor of this shape that the service did not issue for this query is 400 `invalid_cursor`.",
+);
 const filter = (what: string, example: string) =>
   filterValue.optional().meta({ description: `Only episodes whose ${what} is exactly this value.`, example });
 

@@ -23,6 +23,7 @@ export const planPull = defineOperation({
       ...errorResponses([
         ...KEYED,
         "invalid_body",
+        "body_too_large",
         "version_not_licensed",
         "not_found",
         "episode_withdrawn",
