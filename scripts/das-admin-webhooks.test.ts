@@ -115,7 +115,7 @@ describe("das-admin webhook", () => {
     }
     const stopped = await worker.done;
     expect(stopped.code, stopped.stderr).toBe(0);
-    expect(stopped.stderr).toContain("Stopping: finishing the attempts in flight.");
+    expect(stopped.stderr).toContain("Stopping: finishing the work in flight.");
     expect(received.length).toBe(2);
     expect(received.every((r) => r.verified)).toBe(true);
     expect(new Set(received.map((r) => r.id)).size).toBe(1);

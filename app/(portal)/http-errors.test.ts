@@ -250,7 +250,8 @@ function expectSensible(target: string, kind: Kind, res: RawResponse) {
     if (res.status >= 400) expect(header(res, "content-type"), where).toMatch(/^application\/json/);
     return;
   }
-  if (/^\/api(\/|$)/.test(normalised)) {
+  // The API and the Hub protocol answer JSON everywhere, an address neither has included.
+  if (/^\/(api|hub)(\/|$)/.test(normalised)) {
     expect(header(res, "content-type"), where).toMatch(/^application\/json/);
     return;
   }

@@ -27,14 +27,19 @@ const json = (response: ServerResponse, status: number, body: unknown, headers: 
 };
 const envelope = (code: string, message: string) => ({ error: { code, message, request_id: "req_hostile" } });
 
+// A cursor of the shape the API documents (`<payload>.<22-character MAC>`), so that the client takes
+// the answer as well formed and only its own bounds can stop it.
+const cursor = (n: number) => `c${n}.${"m".repeat(22)}`;
+const cursorNumber = (text: string | null) => Number((text ?? cursor(0)).split(".")[0]!.slice(1));
+
 const routes: Record<string, Handler> = {
   // The same cursor, again and again.
-  "/api/v1/notices": (_, response) => json(response, 200, { notices: [], next_cursor: "again" }),
+  "/api/v1/notices": (_, response) => json(response, 200, { notices: [], next_cursor: cursor(0) }),
   // Always a new cursor.
   "/api/v1/datasets": (_, response, url) =>
     json(response, 200, {
       datasets: [],
-      next_cursor: `c${Number((url.searchParams.get("cursor") ?? "c0").slice(1)) + 1}`,
+      next_cursor: cursor(cursorNumber(url.searchParams.get("cursor")) + 1),
     }),
   // A body that never ends.
   "/api/v1/licences": (_, response) => {

@@ -61,7 +61,10 @@ export type FingerprintStatus = {
   licences: LicenceCopyStatus[];
 };
 
-/** Whether a version is fingerprinted and, per licence, how many of its files have their copy. */
+/**
+ * Whether a version is fingerprinted and, per licence, how many of its files have their copy. Every
+ * file the version stores gets one, withdrawn or not, so the files are counted where they are stored.
+ */
 export async function fingerprintStatus(
   ctx: Ctx,
   input: { datasetId: string; version: string },
@@ -70,8 +73,9 @@ export async function fingerprintStatus(
   const sql = sqlOf(ctx.db);
   const [version] = DATASET_ID_PATTERN.test(input.datasetId)
     ? await sql<{ id: number; fingerprinted: boolean; files: number }[]>`
-        select id, fingerprinted, file_count as files from dataset_versions
-        where dataset_id = ${input.datasetId} and version = ${input.version}`
+        select v.id, v.fingerprinted, (select count(*)::int from files f where f.version_id = v.id) as files
+        from dataset_versions v
+        where v.dataset_id = ${input.datasetId} and v.version = ${input.version}`
     : [];
   if (!version) throw new AppError("not_found", `Dataset '${input.datasetId}' has no version '${input.version}'.`);
   const licences = await sql<LicenceCopyStatus[]>`

@@ -522,6 +522,7 @@ describe("importing a LeRobot dataset into the object store (--upload)", () => {
       files: all.length,
       missing: [],
       wrongSize: [],
+      dataTable: "data/chunk-000/file-000.parquet",
     });
 
     // A second run sends nothing.
@@ -535,6 +536,7 @@ describe("importing a LeRobot dataset into the object store (--upload)", () => {
       files: all.length,
       missing: ["meta/info.json"],
       wrongSize: [{ path: "README.md", expected: statSync(path.join(f.root, "README.md")).size, actual: 5 }],
+      dataTable: "data/chunk-000/file-000.parquet",
     });
     client.destroy();
   });
