@@ -8,6 +8,7 @@ import { MAX_PATHS_INFO, TREE_PAGE } from "../hub/tree";
 import { MAX_SIBLINGS } from "../hub/info";
 import { COMMON_HEADERS, errorResponses } from "./openapi-parts";
 import { cursorQuery } from "./requests";
+import { WITHOUT_CONTROL_CHARACTERS } from "../characters";
 
 // ---- Requests.
 
@@ -47,7 +48,7 @@ export const HubTreeQuery = z.object({
 });
 export const PathsInfoForm = z.object({
   paths: z
-    .array(z.string())
+    .array(z.string().regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters"))
     .min(1, "name at least one path")
     .meta({ description: `Paths to describe (a form field, repeated), at most ${MAX_PATHS_INFO}.` }),
   expand: Flag,

@@ -29,11 +29,26 @@ function documented(operation: Operation): ZodOpenApiOperationObject {
           requestBody: {
             required: requestBody?.required,
             description: requestBody?.description,
-            content: { "application/json": { schema: operation.body, examples: requestBody?.examples as never } },
+            content:
+              operation.bodyType === "form"
+                ? // A form repeats a name for each item of an array (`paths=a&paths=b`), as the Hub's clients send it.
+                  { [FORM]: { schema: operation.body, encoding: formEncoding(operation.body) } }
+                : { "application/json": { schema: operation.body, examples: requestBody?.examples as never } },
           },
         }
       : {}),
   };
+}
+
+const FORM = "application/x-www-form-urlencoded";
+
+function formEncoding(body: z.ZodType): Record<string, { style: "form"; explode: true }> {
+  const shape = body instanceof z.ZodObject ? (body.shape as Record<string, z.ZodType>) : {};
+  return Object.fromEntries(
+    Object.entries(shape)
+      .filter(([, field]) => field instanceof z.ZodArray)
+      .map(([name]) => [name, { style: "form", explode: true }]),
+  );
 }
 
 function paths(operations: readonly Operation[]): ZodOpenApiPathsObject {

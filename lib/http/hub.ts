@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { AppError, type ErrorCode } from "../errors";
 import { CONTROL_CHARACTERS } from "../characters";
+import { AppError, type ErrorCode } from "../errors";
 import { headerText, type HubErrorCode } from "../hub/errors";
 import { clientProto } from "../client-address";
 import { MAX_BODY_BYTES, readBodyText } from "./body";
@@ -43,7 +43,7 @@ export function asHubError(error: AppError): AppError {
 
 /** A Hub operation's query: the parameters it reads, arrays where its schema takes one; the others are left out. */
 export function parseHubQuery<S extends z.ZodObject>(url: URL, schema: S): z.infer<S> {
-  return validated(valuesOf([...url.searchParams], schema), schema, "Query parameter");
+  return validated(valuesOf([...url.searchParams], schema, "Query parameter"), schema, "Query parameter");
 }
 
 /** A form-encoded body (`application/x-www-form-urlencoded`) against a schema, as the query. */
@@ -57,16 +57,20 @@ export async function readFormBody<S extends z.ZodType>(request: Request, schema
       "invalid_body",
       "Send the body as a form, with `Content-Type: application/x-www-form-urlencoded`.",
     );
-  return validated(valuesOf([...new URLSearchParams(text)], schema as unknown as z.ZodObject), schema, "Form field");
+  const form = schema as unknown as z.ZodObject;
+  return validated(valuesOf([...new URLSearchParams(text)], form, "Form field"), schema, "Form field");
 }
 
-function valuesOf(entries: [string, string][], schema: z.ZodObject): Record<string, string | string[]> {
+type Part = "Query parameter" | "Form field";
+
+function valuesOf(entries: [string, string][], schema: z.ZodObject, what: Part): Record<string, string | string[]> {
   const shape = schema.shape as Record<string, z.ZodType>;
   const values: Record<string, string | string[]> = {};
   for (const [name, value] of entries) {
     if (!Object.hasOwn(shape, name)) continue;
+    // Refused before the repository is looked up, as every query of the API is.
     if (CONTROL_CHARACTERS.test(value))
-      throw new AppError("invalid_parameter", `'${name}': must not contain control characters`);
+      throw new AppError(codeFor(what), `${what} '${name}': must not contain control characters`);
     if (takesArray(shape[name]!)) values[name] = [...((values[name] as string[] | undefined) ?? []), value];
     else values[name] ??= value;
   }
@@ -79,14 +83,13 @@ function takesArray(field: z.ZodType): boolean {
   return def?.innerType ? takesArray(def.innerType) : false;
 }
 
-function validated<S extends z.ZodType>(raw: unknown, schema: S, what: string): z.infer<S> {
+const codeFor = (what: Part) => (what === "Form field" ? "invalid_body" : "invalid_parameter");
+
+function validated<S extends z.ZodType>(raw: unknown, schema: S, what: Part): z.infer<S> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new AppError(
-      what === "Form field" ? "invalid_body" : "invalid_parameter",
-      `${what} '${String(issue.path[0])}': ${issue.message}`,
-    );
+    throw new AppError(codeFor(what), `${what} '${String(issue.path[0])}': ${issue.message}`);
   }
   return parsed.data;
 }

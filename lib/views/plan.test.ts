@@ -177,7 +177,7 @@ describe("a version of our own format", () => {
       body: { streams: ["nope"] },
     });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toContain("Unknown stream(s)");
+    expect(unknown.json.error.message).toContain("Unknown streams for");
     const missing = await call(api.POST, `/api/v1/datasets/${stored.datasetId}/versions/1.0.0/plan`, {
       method: "POST",
       key: stored.key,

@@ -248,7 +248,7 @@ function checkStreams(request: PlanRequest, streams: string[], where: string, le
   if (unknown.length)
     throw new AppError(
       "invalid_body",
-      `Unknown stream(s) for ${where}: ${unknown.join(", ")}. Its streams are: ${streams.join(", ")}.`,
+      `Unknown streams for ${where}: ${unknown.join(", ")}. Its streams are: ${streams.join(", ")}.`,
     );
   // A LeRobot dataset without its frames does not open, and adding them unasked would disclose more than asked for.
   if (lerobot && !request.streams.includes("data"))

@@ -43,6 +43,14 @@ STATE_REFUSALS: list[tuple[str, str, re.Pattern[str]]] = [
     ("POST /api/v1/downloads", "invalid_body", re.compile(r"^Unknown streams for ")),
     ("POST /api/v1/downloads", "invalid_body", re.compile(r"^These episode_ids are not in ")),
     ("POST /api/v1/downloads", "invalid_body", re.compile(r"^The scope matches no files in ")),
+    # lib/views/plan.ts: the same questions of the version as a download's scope, and whether it is LeRobot.
+    ("POST /api/v1/datasets/{id}/versions/{version}/plan", "invalid_body", re.compile(r"^Unknown streams for ")),
+    ("POST /api/v1/datasets/{id}/versions/{version}/plan", "invalid_body", re.compile(r"^No files of these episodes in ")),
+    (
+        "POST /api/v1/datasets/{id}/versions/{version}/plan",
+        "invalid_body",
+        re.compile(r" is a LeRobot dataset, which is written as one"),
+    ),
     # lib/withdrawals/acknowledge.ts: which files a notice's downloads delivered is the service's to know.
     (
         "POST /api/v1/notices/{notice_id}/acknowledgements",

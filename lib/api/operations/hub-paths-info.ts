@@ -24,6 +24,7 @@ export const hubPathsInfo = defineOperation({
     tags: ["Hub"],
     summary: "Named paths of a revision",
     description: `${HUB_DESCRIPTION} The entries (as in the tree) of the named paths that are files or folders of the revision; the others are left out. The body is a form: \`paths\` repeated, and \`expand\`. Discloses nothing.`,
+    requestBody: { required: true },
     responses: {
       ...hubOk("The entries of the paths that exist.", HubTreePage, EXAMPLES.hubTree),
       ...hubErrorResponses([...HUB_KEYED, "invalid_body", "body_too_large", "version_not_licensed"]),
