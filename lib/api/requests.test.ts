@@ -188,7 +188,17 @@ describe("query values", () => {
         const res = await episodesOf({ outcome: value });
         expect(res.status, JSON.stringify(value)).toBe(allows(at, value) ? 200 : 400);
       }),
-      { numRuns: 60, examples: [["\u{1F600}".repeat(200)], ["\u{1F600}".repeat(201)], ["a\u202eb"], ["tab\t"]] },
+      {
+        numRuns: 60,
+        examples: [
+          ["__proto__"],
+          ["constructor"],
+          ["\u{1F600}".repeat(200)],
+          ["\u{1F600}".repeat(201)],
+          ["a\u202eb"],
+          ["tab\t"],
+        ],
+      },
     );
   });
 });

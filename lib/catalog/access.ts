@@ -2,7 +2,7 @@ import type { PendingQuery, Row } from "postgres";
 import type { Ctx } from "../context";
 import type { Principal } from "../auth/principal";
 import { sqlOf, type Sql } from "../db/client";
-import type { FacetCounts, LeRobotFormatInfo, SourceFormat } from "../db/schema";
+import { countOf, type FacetCounts, type LeRobotFormatInfo, type SourceFormat } from "../db/schema";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { cachedRead } from "../cache/read-cache";
 import { DATASET_ID_PATTERN } from "./identifiers";
@@ -149,7 +149,7 @@ async function withdrawnTotals(sql: Sql, versions: (Totals & { versionId: number
     for (const f of facets) {
       if (f.versionId !== v.versionId) continue;
       const less = (into: Record<string, number>, key: string) => {
-        const left = (into[key] ?? 0) - f.n;
+        const left = countOf(into, key) - f.n;
         if (left > 0) into[key] = left;
         else delete into[key];
       };

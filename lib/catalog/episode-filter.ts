@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from "postgres";
 import type { Sql } from "../db/client";
-import type { FacetCounts } from "../db/schema";
+import { countOf, type FacetCounts } from "../db/schema";
 import { AppError } from "../errors";
 import { episodeNotWithdrawn } from "./withdrawn";
 
@@ -99,9 +99,9 @@ export function episodeConditions(sql: Sql, filter: EpisodeFilter): PendingQuery
 export function facetCount(counts: FacetCounts, episodeCount: number, filter: EpisodeFilter): number {
   const { outcome, environment } = filter;
   if (outcome !== undefined && environment !== undefined)
-    return counts.pairs[JSON.stringify([outcome, environment])] ?? 0;
-  if (outcome !== undefined) return counts.outcome[outcome] ?? 0;
-  if (environment !== undefined) return counts.environment[environment] ?? 0;
+    return countOf(counts.pairs, JSON.stringify([outcome, environment]));
+  if (outcome !== undefined) return countOf(counts.outcome, outcome);
+  if (environment !== undefined) return countOf(counts.environment, environment);
   return episodeCount;
 }
 

@@ -2,7 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
 import type { z } from "zod";
-import type { FacetCounts, LeRobotFormatInfo, SourceFormat } from "../../db/schema";
+import { countOf, type FacetCounts, type LeRobotFormatInfo, type SourceFormat } from "../../db/schema";
 import { canonicalJson } from "../../canonical-json";
 import { parseVersion } from "../semver";
 import { arrayLiteral, copyRow } from "./copy-text";
@@ -517,10 +517,15 @@ async function writeVersion(
 async function facetCounts(tx: Tx): Promise<FacetCounts> {
   const rows = await tx<{ outcome: string; environment: string; n: number }[]>`
     select outcome, environment, count(*)::int as n from stage_episodes group by outcome, environment`;
-  const counts: FacetCounts = { outcome: {}, environment: {}, pairs: {} };
+  // Without a prototype, so that an outcome named `__proto__` is counted as any other.
+  const counts: FacetCounts = {
+    outcome: Object.create(null),
+    environment: Object.create(null),
+    pairs: Object.create(null),
+  };
   for (const { outcome, environment, n } of rows) {
-    counts.outcome[outcome] = (counts.outcome[outcome] ?? 0) + n;
-    counts.environment[environment] = (counts.environment[environment] ?? 0) + n;
+    counts.outcome[outcome] = countOf(counts.outcome, outcome) + n;
+    counts.environment[environment] = countOf(counts.environment, environment) + n;
     counts.pairs[JSON.stringify([outcome, environment])] = n;
   }
   return counts;

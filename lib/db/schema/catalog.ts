@@ -34,6 +34,13 @@ export type FacetCounts = {
   pairs: Record<string, number>;
 };
 
+/**
+ * A facet's count: own keys only, since an outcome or environment is whatever a dataset names
+ * (`__proto__` or `constructor` among them) and must not reach Object.prototype.
+ */
+export const countOf = (counts: Record<string, number>, key: string): number =>
+  Object.hasOwn(counts, key) ? counts[key]! : 0;
+
 /** What a version was imported from: our own import directory (docs/import-format.md) or a LeRobot dataset. */
 export const SOURCE_FORMATS = ["jsonl", "lerobot"] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];
