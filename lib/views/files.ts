@@ -1,10 +1,16 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { fileHoldsNoWithdrawn } from "../catalog/withdrawn";
-import { objectKey, renderedObjectKey } from "../storage/config";
-import { isMetaPath, type VersionView, type ViewMeta } from "./view";
+import { deliveredFiles } from "../fingerprints/delivered";
+import { renderedObjectKey } from "../storage/config";
+import { deliveredVersion, isMetaPath, type VersionView, type ViewMeta } from "./view";
 
-/** A file of a view, by its path in the view. */
+/**
+ * A file of a view, by its path in the view, as the caller receives it: for a fingerprinted
+ * version, its size and SHA-256 are those of the caller's licence's own copy, and its object that
+ * copy (lib/fingerprints/delivered.ts; a 503 while the copy is being made). Every reader by path
+ * (the Hub's listings and resolve, the pull plan) therefore names the bytes its caller gets.
+ */
 export type ViewFile = {
   path: string;
   size_bytes: number;
@@ -50,9 +56,8 @@ export async function lookUpPath(ctx: Ctx, view: VersionView, meta: ViewMeta, pa
   const { withdrawn, ...file } = row;
   if (withdrawn.length)
     return { absent: "withdrawn", withdrawn, only: withdrawn.length === new Set(file.episode_ids).size };
-  return {
-    file: { ...file, objectKey: objectKey(view.datasetId, view.version.version, file.path), rendered: false },
-  };
+  const [delivered] = await deliveredFiles(sql, deliveredVersion(view), view.copiesOf, [file]);
+  return { file: { ...delivered!, rendered: false } };
 }
 
 const renderedFile = (f: { path: string; size_bytes: number; sha256: string }): HeldFile => ({
@@ -84,9 +89,8 @@ export async function filesInRange(
       ${meta ? sql`and not (f.path >= 'meta/' and f.path < 'meta0')` : sql``}
       ${view.withdrawn.length ? sql`and ${fileHoldsNoWithdrawn(sql)}` : sql``}
     order by f.path limit ${range.limit}`;
-  const files: ViewFile[] = own.map((f) => ({
+  const files: ViewFile[] = (await deliveredFiles(sql, deliveredVersion(view), view.copiesOf, own)).map((f) => ({
     ...f,
-    objectKey: objectKey(view.datasetId, view.version.version, f.path),
     rendered: false,
   }));
   if (!meta) return files;
