@@ -140,21 +140,29 @@ describe("a fingerprinted version on the Hub", () => {
     expect(digests.size).toBe(2);
   });
 
-  it("answers 503 with Retry-After while a licence's copies are being made, and discloses nothing", async () => {
-    for (const [url, method] of [
-      [resolveUrl("main", DATA_FILE), "HEAD"],
-      [resolveUrl("main", DATA_FILE), "GET"],
-      [repoApi("/tree/main?recursive=true"), "GET"],
-      [repoApi(), "GET"],
+  it("answers 503 with Retry-After for any size or sha256 while a licence's copies are being made, and discloses nothing", async () => {
+    for (const [url, options] of [
+      [resolveUrl("main", DATA_FILE), { method: "HEAD" }],
+      [resolveUrl("main", DATA_FILE), {}],
+      [repoApi("/tree/main?recursive=true"), {}],
+      [repoApi("/paths-info/main"), { method: "POST", form: [["paths", DATA_FILE]] }],
+      [repoApi("/revision/main?blobs=true"), {}],
     ] as const) {
-      const answer = await hubCall(late.key, url, { method });
-      expect(answer.status, `${method} ${url}`).toBe(503);
+      const answer = await hubCall(late.key, url, options as Parameters<typeof hubCall>[2]);
+      expect(answer.status, url).toBe(503);
       expect(answer.headers.get("retry-after")).toBe("30");
       expect(answer.headers.get("location")).toBeNull();
     }
-    // The refs name no file: they answer, with the licence's own sha.
+    // The refs and the info without blobs name paths and the licence's own sha, no bytes: they
+    // answer, so a client goes on to each file and retries its 503 on its own.
     const refs = await hubCall(late.key, repoApi("/refs"));
     expect(refs.status).toBe(200);
+    const info = await hubCall(late.key, repoApi());
+    expect(info.status, info.text).toBe(200);
+    expect(info.json.sha).toBe(refs.json.branches[0].targetCommit);
+    expect(info.json.siblings.map((s: { rfilename: string }) => s.rfilename).sort()).toEqual(
+      [...(await copiesOf(holders[0]!.licenceId)).keys()].sort(),
+    );
     expect(await entriesOf(late.keyId)).toEqual([]);
   });
 
