@@ -16,6 +16,7 @@ import { runCli, type CliRun } from "@/lib/testing/cli";
 import { createTestKey, createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { expectOk } from "@/lib/testing/expect-api";
 import { call } from "@/lib/testing/http";
+import { makeDueCopies } from "@/lib/testing/hub-fixtures";
 import { buildLeRobotFixture } from "@/lib/testing/lerobot-fixtures";
 import { runPython } from "@/lib/testing/python";
 import { POST } from "@/app/api/[[...path]]/route";
@@ -211,5 +212,33 @@ describe("das-admin trace", () => {
     const results = traced(await trace([snapshot]));
     expect(results.map((r) => path.relative(snapshot, r.file)).sort()).toEqual([...names].sort());
     for (const r of results) expect(r).toMatchObject({ verdict: "copy", licences: [{ licence_id: holder.licenceId }] });
+  });
+
+  it("names the licence when a newer fingerprinted version holds the same rows", async () => {
+    // The same episodes imported again as another dataset (as a later version keeping earlier
+    // episodes would hold them), fingerprinted, with a licence and copies of its own: its originals
+    // match the leaked rows first, and its licence's mark does not pass on them.
+    const twinId = uniqueId("trtwin");
+    const location = storeLocation();
+    const client = s3Client(location);
+    try {
+      await importLeRobotVersion(sql(), {
+        dir: path.join(scratch, "dataset"),
+        datasetId: twinId,
+        version: VERSION,
+        upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(twinId, VERSION, p) },
+      });
+    } finally {
+      client.destroy();
+    }
+    const org = await createTestOrg();
+    await grantLicence(operatorCtx(), { organizationId: org.id, datasetId: twinId, version: VERSION });
+    await setFingerprinting(operatorCtx(), { datasetId: twinId, version: VERSION, on: true });
+    await makeDueCopies(twinId, VERSION);
+    const holder = holders[0]!;
+    const [result] = traced(await trace([path.join(scratch, `${holder.licenceId}-leaks`, "subset.parquet")]));
+    expect(result!.verdict, result!.detail).toBe("mark");
+    expect(result!.licences.map((l) => l.licence_id)).toEqual([holder.licenceId]);
+    expect(result!.licences[0]!.dataset_id).toBe(datasetId);
   });
 });

@@ -236,6 +236,11 @@ async function traceTable(
     where v.source_format = 'lerobot' and exists (select 1 from licence_copies c where c.version_id = v.id)
     order by v.imported_at desc`;
   const client = s3Client(storeLocation());
+  // Rows can match several versions' originals (a later version keeping earlier episodes, one
+  // dataset imported twice): the first whose licences' marks pass is where they left from, so a
+  // version that names no licence does not end the search. Each version's test is adjusted for its
+  // own licences; over V matching versions the chance of naming an innocent one is at most V·alpha.
+  let unnamed: FileTrace | null = null;
   try {
     for (const version of versions) {
       const original = await originalsFor(sql, client, version, episodes, false);
@@ -251,11 +256,14 @@ async function traceTable(
         files = all.files;
       }
       if (!matches(comparison)) continue;
-      return await markVerdict(sql, base, version, files, comparison, alpha);
+      const verdict = await markVerdict(sql, base, version, files, comparison, alpha);
+      if (verdict.licences.length) return verdict;
+      unnamed ??= verdict;
     }
   } finally {
     client.destroy();
   }
+  if (unnamed) return unnamed;
   return {
     ...base,
     verdict: "no licence",
