@@ -9,6 +9,7 @@ import { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
 import { grantLicence } from "@/lib/admin/licences";
 import { setFingerprinting } from "@/lib/fingerprints/admin";
 import { startCopyWorker } from "@/lib/fingerprints/jobs";
+import { JOB_QUEUE_SCHEMA, JOB_QUEUES } from "@/lib/db/job-queue";
 import type { FileTrace } from "@/lib/fingerprints/trace";
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
@@ -16,6 +17,7 @@ import { runCli, type CliRun } from "@/lib/testing/cli";
 import { createTestKey, createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { expectOk } from "@/lib/testing/expect-api";
 import { call } from "@/lib/testing/http";
+import { makeDueCopies } from "@/lib/testing/hub-fixtures";
 import { buildLeRobotFixture } from "@/lib/testing/lerobot-fixtures";
 import { runPython } from "@/lib/testing/python";
 import { POST } from "@/app/api/[[...path]]/route";
@@ -39,6 +41,19 @@ function trace(args: string[]): Promise<CliRun> {
       DAS_DATA_DIR: scratch,
     },
   });
+}
+
+/**
+ * The copy jobs of the licences whose copies this suite leaves unmade, taken off the queue: the
+ * suites of a run share its database and its queue, and another suite's copy worker
+ * (lib/fingerprints/fingerprints.test.ts) would otherwise make them, and spend its own time on them.
+ */
+async function forgetQueuedCopies(): Promise<void> {
+  const holding = holders.map((h) => h.licenceId);
+  await sql()`
+    delete from ${sql()(`${JOB_QUEUE_SCHEMA}.job`)} where name = ${JOB_QUEUES.fingerprintCopy} and state = 'created'
+      and data->>'licenceId' in (select l.id from licences l join dataset_versions v on v.id = l.version_id
+                                 where v.dataset_id = ${datasetId} and not (l.id = any(${holding}::text[])))`;
 }
 
 const traced = (run: CliRun): FileTrace[] => {
@@ -95,6 +110,7 @@ beforeAll(async () => {
     const org = await createTestOrg();
     await grantLicence(operatorCtx(), { organizationId: org.id, datasetId, version: VERSION });
   }
+  await forgetQueuedCopies();
   // Each holder downloads the version into a LeRobot-shaped directory of its own.
   for (const holder of holders) {
     const res = await call(POST, "/api/v1/downloads", {
@@ -186,6 +202,7 @@ describe("das-admin trace", () => {
     const on = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "on"], { env });
     // The 47 licences without copies get theirs enqueued; the three with copies, nothing.
     expect(on.stderr).toContain(`${datasetId}@${VERSION}: fingerprinting on; ${47 * status.files} copies enqueued.`);
+    await forgetQueuedCopies();
     const bad = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "maybe"], { env });
     expect(bad.code).toBe(2);
   });
@@ -211,5 +228,33 @@ describe("das-admin trace", () => {
     const results = traced(await trace([snapshot]));
     expect(results.map((r) => path.relative(snapshot, r.file)).sort()).toEqual([...names].sort());
     for (const r of results) expect(r).toMatchObject({ verdict: "copy", licences: [{ licence_id: holder.licenceId }] });
+  });
+
+  it("names the licence when a newer fingerprinted version holds the same rows", async () => {
+    // The same episodes imported again as another dataset (as a later version keeping earlier
+    // episodes would hold them), fingerprinted, with a licence and copies of its own: its originals
+    // match the leaked rows first, and its licence's mark does not pass on them.
+    const twinId = uniqueId("trtwin");
+    const location = storeLocation();
+    const client = s3Client(location);
+    try {
+      await importLeRobotVersion(sql(), {
+        dir: path.join(scratch, "dataset"),
+        datasetId: twinId,
+        version: VERSION,
+        upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(twinId, VERSION, p) },
+      });
+    } finally {
+      client.destroy();
+    }
+    const org = await createTestOrg();
+    await grantLicence(operatorCtx(), { organizationId: org.id, datasetId: twinId, version: VERSION });
+    await setFingerprinting(operatorCtx(), { datasetId: twinId, version: VERSION, on: true });
+    await makeDueCopies(twinId, VERSION);
+    const holder = holders[0]!;
+    const [result] = traced(await trace([path.join(scratch, `${holder.licenceId}-leaks`, "subset.parquet")]));
+    expect(result!.verdict, result!.detail).toBe("mark");
+    expect(result!.licences.map((l) => l.licence_id)).toEqual([holder.licenceId]);
+    expect(result!.licences[0]!.dataset_id).toBe(datasetId);
   });
 });

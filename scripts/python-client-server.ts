@@ -8,7 +8,11 @@
 // `{"withdraw": ["episode-id", ...]}` on its standard input withdraws those episodes as das-admin
 // withdraw does (so that a test gets a real notice for what it pulled); it answers with one JSON line.
 // The Hub protocol's tests (test_hub.py, test_lerobot_hub.py) ask for a key of their own with
-// `{"key": "name"}` and read what a key disclosed with `{"entries": "<key id>"}`.
+// `{"key": "name"}` (`"organization": "other"`: of the second organisation licensed to the
+// fingerprinted v3.0 version), read what a key disclosed with `{"entries": "<key id>"}`, grant a new
+// organisation a licence with `{"grant": "<dataset id>"}` (its copies then wait for
+// `{"make_copies": true}`: the server runs no copy worker of its own), and run `das-admin trace
+// --json` on files or directories with `{"trace": ["<path>", ...]}`.
 //
 // `--rate-limit-per-minute N` sets every key's budget (240 by default; the API fuzzer,
 // scripts/api-fuzz/run.py, sends far more requests than a person would).
@@ -46,6 +50,8 @@ if (!productionBuildIsCurrent()) {
 const runtime = await startEmbeddedDefault({ log });
 Object.assign(process.env, runtime.env);
 let server: Awaited<ReturnType<typeof startNextServer>> | undefined;
+/** The organisations the Hub's tests ask keys of: the main one, and the other licensee of the fingerprinted version. */
+const organizations = { main: "", other: "" };
 let closeDb: (() => Promise<void>) | undefined;
 const stop = async () => {
   await server?.stop();
@@ -65,6 +71,11 @@ try {
   const location = storeLocation();
   const client = s3Client(location);
   const org = await fixtures.createTestOrg();
+  // A second licensee of the fingerprinted v3.0 version: its copies are its own.
+  const otherOrg = await fixtures.createTestOrg();
+  organizations.main = org.id;
+  organizations.other = otherOrg.id;
+  const fingerprintedLicences: Record<string, string> = {};
 
   // A plain version (cam and joints per episode, a README of the whole version) in the store, and a
   // second version of the same dataset the organisation holds no licence for.
@@ -131,6 +142,7 @@ try {
   const fingerprinted: Record<string, string> = {};
   const { setFingerprinting } = await import("../lib/fingerprints/admin");
   const { startCopyWorker } = await import("../lib/fingerprints/jobs");
+  const { licenceOf, plainRepo } = await import("../lib/testing/hub-fixtures");
   for (const version of ["v2.1", "v3.0"] as const) {
     const datasetId = fixtures.uniqueId(`lr${version.replace(".", "")}`);
     const root = mkdtempSync(path.join(dataDir, "lerobot-"));
@@ -163,6 +175,11 @@ try {
       upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(fingerprintedId, "1.0.0", p) },
     });
     await fixtures.grant(org.id, fingerprintedId, "1.0.0");
+    if (version === "v3.0") {
+      await fixtures.grant(otherOrg.id, fingerprintedId, "1.0.0");
+      fingerprintedLicences.main = await licenceOf(org.id, fingerprintedId, "1.0.0");
+      fingerprintedLicences.other = await licenceOf(otherOrg.id, fingerprintedId, "1.0.0");
+    }
     await setFingerprinting(fixtures.operatorCtx(), { datasetId: fingerprintedId, version: "1.0.0", on: true });
     fingerprinted[version] = fingerprintedId;
   }
@@ -234,9 +251,29 @@ try {
 
   // For the Hub protocol: a dataset of our own format with 1.0.0 licensed, 2.0.0's licence ended
   // and 3.0.0's starting tomorrow, and one of its own to withdraw from.
-  const { plainRepo } = await import("../lib/testing/hub-fixtures");
   const hubPlain = await plainRepo(org.id, { episodes: 6 });
   const hubWithdrawn = await plainRepo(org.id, { episodes: 3 });
+  // A dataset whose every licence is out of its term: 1.0.0's ended yesterday, 2.0.0's starts tomorrow.
+  const gatedId = fixtures.uniqueId("gated");
+  {
+    const DAY = 86_400_000;
+    const [episode] = fixtures.randomEpisodes(1, 37).map((e) => ({ ...e, streams: ["s"] }));
+    const files = [
+      { path: "a.bin", episode_id: episode!.episode_id, stream: "s", size_bytes: 1, sha256: "e".repeat(64) },
+    ];
+    await fixtures.importTestDataset(
+      ["1.0.0", "2.0.0"].map((v) => ({ version: v, episodes: [episode!], files })),
+      gatedId,
+    );
+    const { grantLicence } = await import("../lib/admin/licences");
+    const now = Date.now();
+    const terms = [
+      { version: "1.0.0", startsAt: new Date(now - 3 * DAY), endsAt: new Date(now - DAY) },
+      { version: "2.0.0", startsAt: new Date(now + DAY) },
+    ];
+    for (const term of terms)
+      await grantLicence(fixtures.operatorCtx(), { organizationId: org.id, datasetId: gatedId, ...term });
+  }
   // LeRobot 0.4's StreamingLeRobotDataset seeks a frame in a video file at `index / fps`, which holds
   // only where one file per camera holds every episode: a v3.0 dataset laid out so, for it.
   const streamId = fixtures.uniqueId("lrstream");
@@ -270,6 +307,9 @@ try {
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
     AUTH_FAILURES_PER_MINUTE: String(Math.max(1000, RATE_LIMIT_PER_MINUTE)),
     DIGEST_INTERVAL_MINUTES: "0",
+    // Copies are made before the server starts, and on a test's command: a licence granted while
+    // it runs waits for them, as one waits for the job in production.
+    COPY_WORKER: "off",
   });
   process.stdout.write(
     `${JSON.stringify({
@@ -293,6 +333,10 @@ try {
         },
         // Licensed to the sync organisation only: to the main one, as if it did not exist.
         unlicensed: { dataset_id: syncPlainId },
+        // Licensed to the main organisation only out of term.
+        gated: { dataset_id: gatedId },
+        // The v3.0 version fingerprinted, licensed to the main organisation and to another.
+        fingerprinted: { dataset_id: fingerprinted["v3.0"], licences: fingerprintedLicences },
         streamable: { dataset_id: streamId, episodes: 4 },
       },
     })}\n`,
@@ -306,7 +350,10 @@ try {
 // Up until the test session closes our standard input (or ends); each line on it is a command.
 const { withdrawEpisodes } = await import("../lib/withdrawals/withdraw");
 const { operatorCtx, createTestKey } = await import("../lib/testing/fixtures");
-const { entriesOf } = await import("../lib/testing/hub-fixtures");
+const { entriesOf, licenceOf: licenceHeld } = await import("../lib/testing/hub-fixtures");
+const { createTestOrg, grant } = await import("../lib/testing/fixtures");
+const { makeCopy } = await import("../lib/fingerprints/copies");
+const { runCli } = await import("../lib/testing/cli");
 const { getDb: db } = await import("../lib/db/client");
 let stopping = false;
 const shutdown = async () => {
@@ -321,13 +368,36 @@ commands.on("line", (line) => {
   pending = pending.then(async () => {
     let answer: unknown;
     try {
-      const command = JSON.parse(line) as { withdraw?: unknown; key?: unknown; entries?: unknown };
+      const command = JSON.parse(line) as {
+        withdraw?: unknown;
+        key?: unknown;
+        organization?: unknown;
+        entries?: unknown;
+        grant?: unknown;
+        make_copies?: unknown;
+        trace?: unknown;
+      };
       if (typeof command.key === "string") {
-        // The main organisation's: it holds every licence the Hub's tests use.
-        const [org] = await db().$client<{ organization_id: string }[]>`
-          select organization_id from api_keys where name = 'python main'`;
-        const issued = await createTestKey(org!.organization_id, { name: `python ${command.key}` });
+        // The main organisation's (it holds every licence the Hub's tests use), or the other licensee's.
+        const issued = await createTestKey(organizations[command.organization === "other" ? "other" : "main"], {
+          name: `python ${command.key}`,
+        });
         answer = { key: issued.secret, key_id: issued.id };
+      } else if (typeof command.grant === "string") {
+        const org = await createTestOrg();
+        await grant(org.id, command.grant, "1.0.0");
+        const issued = await createTestKey(org.id, { name: "python granted" });
+        answer = {
+          key: issued.secret,
+          key_id: issued.id,
+          licence_id: await licenceHeld(org.id, command.grant, "1.0.0"),
+        };
+      } else if (command.make_copies === true) {
+        answer = { made: await makeDueCopies() };
+      } else if (Array.isArray(command.trace)) {
+        const run = await runCli("das-admin", ["trace", "--json", ...command.trace.map(String)], { env: process.env });
+        if (run.code !== 0) throw new Error(`das-admin trace exited with ${run.code}: ${run.stderr.slice(-2000)}`);
+        answer = JSON.parse(run.stdout);
       } else if (typeof command.entries === "string") {
         const entries = await entriesOf(command.entries);
         answer = { entries: entries.map((e) => ({ ...e, expires_at: e.expires_at.toISOString() })) };
@@ -346,4 +416,15 @@ commands.on("line", (line) => {
   });
 });
 commands.on("close", () => void pending.then(shutdown));
+
+/** Every copy due on a fingerprinted version, made here as the copy job makes it. */
+async function makeDueCopies(): Promise<number> {
+  const due = await db().$client<{ licenceId: string; path: string }[]>`
+    select l.id as "licenceId", f.path from licences l join dataset_versions v on v.id = l.version_id
+    join files f on f.version_id = v.id
+    where v.fingerprinted and l.revoked_at is null
+      and not exists (select 1 from licence_copies c where c.licence_id = l.id and c.path = f.path)`;
+  for (const job of due) await makeCopy(db(), job);
+  return due.length;
+}
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, shutdown);

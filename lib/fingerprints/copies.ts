@@ -81,6 +81,25 @@ export async function makeCopy(db: Db, job: CopyJob): Promise<CopyOutcome> {
   return { made: true, method: made.method, sha256: made.sha256, sizeBytes: made.sizeBytes };
 }
 
+/**
+ * A licence's copy of a file held in memory, made by the same rules as its stored copies: a
+ * parquet file marked (a frame table) or given its token, any other file its trailer. What a
+ * fingerprinted view's rendered meta/ is written as (lib/views/render.ts): those files are made for
+ * the view on first use, small, and carry no frame, so the rendering makes each licence's own.
+ */
+export async function copyOfBytes(licenceId: string, path: string, bytes: Uint8Array): Promise<Uint8Array> {
+  const key = markKey(requireEnv("APP_SECRET"), licenceId);
+  const token = copyToken(key, path);
+  if (path.endsWith(".parquet")) return (await markParquet(bytes, key, token.toString("hex"))).bytes;
+  const { keep, suffix } = trailerOf(
+    trailerKind(path, "application/octet-stream"),
+    token,
+    bytes.length,
+    bytes.length ? bytes[bytes.length - 1]! : null,
+  );
+  return Buffer.concat([bytes.subarray(0, keep), suffix]);
+}
+
 type Made = { method: CopyMethod; sha256: string; sizeBytes: number; markedCells: number | null };
 
 async function markedCopy(

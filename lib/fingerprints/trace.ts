@@ -96,6 +96,14 @@ export async function traceFile(ctx: Ctx, input: TraceInput, options: { alpha?: 
       detail: `a licence's copy, byte for byte: ${copy[0]!.path} of ${copy[0]!.dataset_id}@${copy[0]!.version}`,
       licences: copy,
     };
+  const rendered = await deliveredTo(sql, sha256);
+  if (rendered.length)
+    return {
+      ...base,
+      verdict: "copy",
+      detail: `a licence's copy, byte for byte: ${rendered[0]!.path} of ${rendered[0]!.dataset_id}@${rendered[0]!.version}, rendered for its view`,
+      licences: rendered,
+    };
   const tokened = await byToken(
     sql,
     "bytes" in input ? input.bytes : null,
@@ -149,6 +157,23 @@ async function copiesWhere(sql: Sql, condition: ReturnType<Sql>): Promise<FileTr
   const out: FileTrace["licences"] = [];
   for (const { sha256, ...row } of rows) out.push({ ...row, deliveries: await deliveriesOf(sql, [sha256]) });
   return out;
+}
+
+/**
+ * The licences the log says received these bytes, for a copy made for a delivery rather than kept
+ * in licence_copies: a fingerprinted view's meta/, rendered with the licence's tokens
+ * (lib/views/render.ts). Every delivery of a copy names its sha256 (decision 0133).
+ */
+async function deliveredTo(sql: Sql, sha256: string): Promise<FileTrace["licences"]> {
+  const rows = await sql<(Omit<TracedLicence, "deliveries"> & { path: string })[]>`
+    select distinct on (d.licence_id) d.licence_id, o.id as organization_id, o.slug as organization_slug,
+           o.name as organization_name, d.dataset_id, d.version, l.revoked_at is not null as revoked, f.path
+    from disclosure_files f join disclosures d on d.id = f.disclosure_id
+    join licences l on l.id = d.licence_id join organizations o on o.id = l.organization_id
+    where f.sha256 = ${sha256} order by d.licence_id, d.seq limit 20`;
+  // The bytes carry one licence's tokens, so every delivery of them is that licence's.
+  const deliveries = rows.length ? await deliveriesOf(sql, [sha256]) : [];
+  return rows.map((row) => ({ ...row, deliveries }));
 }
 
 /** The entries of the log that delivered any of these copies. */
@@ -211,6 +236,11 @@ async function traceTable(
     where v.source_format = 'lerobot' and exists (select 1 from licence_copies c where c.version_id = v.id)
     order by v.imported_at desc`;
   const client = s3Client(storeLocation());
+  // Rows can match several versions' originals (a later version keeping earlier episodes, one
+  // dataset imported twice): the first whose licences' marks pass is where they left from, so a
+  // version that names no licence does not end the search. Each version's test is adjusted for its
+  // own licences; over V matching versions the chance of naming an innocent one is at most V·alpha.
+  let unnamed: FileTrace | null = null;
   try {
     for (const version of versions) {
       const original = await originalsFor(sql, client, version, episodes, false);
@@ -226,11 +256,14 @@ async function traceTable(
         files = all.files;
       }
       if (!matches(comparison)) continue;
-      return await markVerdict(sql, base, version, files, comparison, alpha);
+      const verdict = await markVerdict(sql, base, version, files, comparison, alpha);
+      if (verdict.licences.length) return verdict;
+      unnamed ??= verdict;
     }
   } finally {
     client.destroy();
   }
+  if (unnamed) return unnamed;
   return {
     ...base,
     verdict: "no licence",

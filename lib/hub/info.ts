@@ -4,7 +4,7 @@ import { cachedRead } from "../cache/read-cache";
 import { getObjectBytes, s3Client } from "../storage/client";
 import { storeLocation } from "../storage/config";
 import { log } from "../log";
-import { lookUpPath } from "../views/files";
+import { delivered, lookUpStored } from "../views/files";
 import type { VersionView } from "../views/view";
 import { fileEntry } from "./entries";
 import { refsOf, NAMESPACE, type Repository } from "./repository";
@@ -44,8 +44,14 @@ export type RepoInfo = {
   }[];
 };
 
+/**
+ * Without `blobs` the info names paths only, so it answers while a fingerprinted version's copies
+ * are still being made (the clients then retry each file's 503 on their own); with them, sizes
+ * and sha256s are the caller's own copies'.
+ */
 export async function repoInfo(ctx: Ctx, view: VersionView, options: { blobs: boolean }): Promise<RepoInfo> {
-  const files = await allFiles(ctx, view, MAX_SIBLINGS);
+  const stored = await allFiles(ctx, view, MAX_SIBLINGS);
+  const files = stored && options.blobs ? await delivered(ctx, view, stored) : stored;
   const card = await cardData(ctx, view);
   const released = view.version.releasedAt.toISOString();
   return {
@@ -104,8 +110,9 @@ export async function repoRefs(ctx: Ctx, repo: Repository): Promise<RefsDocument
  * to refuse the info.
  */
 function cardData(ctx: Ctx, view: VersionView): Promise<Record<string, unknown> | undefined> {
-  return cachedRead(ctx, "datasets", ["hub-card", view.version.versionId, view.sha], async () => {
-    const found = await lookUpPath(ctx, view, null, "README.md");
+  // The README is the version's own (never rendered, the same front matter in every licence's copy).
+  return cachedRead(ctx, "datasets", ["hub-card", view.version.versionId], async () => {
+    const found = await lookUpStored(ctx, view, null, "README.md");
     if (!("file" in found) || found.file.size_bytes > MAX_CARD_BYTES || found.file.episode_ids.length) return null;
     try {
       const location = storeLocation();

@@ -1,6 +1,6 @@
 import type { Ctx } from "../context";
-import { AppError, NOT_VISIBLE } from "../errors";
-import { assertLicensed, requireVisibleDataset, type LicensedVersion, type VersionAccess } from "../catalog/access";
+import { NOT_VISIBLE } from "../errors";
+import { assertLicensed, datasetVersionAccess, type LicensedVersion, type VersionAccess } from "../catalog/access";
 import { DATASET_ID_PATTERN } from "../catalog/identifiers";
 import { versionView, type VersionView } from "../views/view";
 import { hubError } from "./errors";
@@ -13,9 +13,11 @@ import { hubError } from "./errors";
  * - a tag per LeRobot codebase version (`v2.1`, `v3.0`) on the newest of them in that format, so
  *   that LeRobot finds a dataset without being told a revision;
  * - the 40-hex sha of any of those views.
- * Licences and their terms decide as on /api/v1: a dataset without a version the caller may read
- * now is RepoNotFound (404, as if it did not exist), a named version outside the caller's licence
- * or its term GatedRepo (403, saying when the licence ended or starts).
+ * Licences and their terms decide as on /api/v1, in the Hub's words: a dataset the caller holds no
+ * licence to is RepoNotFound (404, exactly as if it did not exist); one it holds licences to, none
+ * of them in term now, is GatedRepo (403, saying when they ended or start: the caller's own
+ * licences, which tell it nothing about anyone else's); a named version outside the caller's
+ * licence or its term GatedRepo as well (decision 0125).
  */
 
 export const NAMESPACE = "das";
@@ -27,7 +29,10 @@ const REF = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/;
 
 export type Repository = { datasetId: string; versions: VersionAccess[] };
 
-/** The repository a key names: RepoNotFound for another namespace, a name no dataset can have, or a dataset it may not read. */
+/**
+ * The repository a key names: RepoNotFound for another namespace, a name no dataset can have, or a
+ * dataset it holds no licence to; GatedRepo for one whose licences are all out of their term.
+ */
 export async function openRepository(ctx: Ctx, namespace: string, name: string): Promise<Repository> {
   if (namespace !== NAMESPACE)
     throw hubError(
@@ -36,13 +41,28 @@ export async function openRepository(ctx: Ctx, namespace: string, name: string):
       `No repository '${namespace}/${name}': the datasets here are the repositories ${NAMESPACE}/<dataset_id>.`,
     );
   if (!DATASET_ID_PATTERN.test(name)) throw hubError("not_found", "RepoNotFound", NOT_VISIBLE.dataset);
-  try {
-    return { datasetId: name, versions: await requireVisibleDataset(ctx, name) };
-  } catch (error) {
-    if (error instanceof AppError && error.code === "not_found")
-      throw hubError("not_found", "RepoNotFound", NOT_VISIBLE.dataset);
-    throw error;
-  }
+  const now = new Date();
+  const versions = await datasetVersionAccess(ctx, name, now);
+  if (versions.some((v) => v.licenceId !== null)) return { datasetId: name, versions };
+  const held = versions.filter((v) => v.heldOutOfTerm !== null);
+  // Nothing held: the same answer, byte for byte, as a dataset that does not exist (the API's 404 rule).
+  if (!held.length) throw hubError("not_found", "RepoNotFound", NOT_VISIBLE.dataset);
+  throw hubError("version_not_licensed", "GatedRepo", notInTerm(name, held, now));
+}
+
+/** Most versions a GatedRepo message names; the rest are counted. */
+const NAMED_VERSIONS = 5;
+
+/** What a caller whose licences to a dataset are all out of term is told: when each ended or starts. */
+export function notInTerm(datasetId: string, held: readonly VersionAccess[], now: Date): string {
+  const terms = held.slice(0, NAMED_VERSIONS).map((v) => {
+    const term = v.heldOutOfTerm!;
+    return term.endsAt && term.endsAt.getTime() <= now.getTime()
+      ? `to version ${v.version} ended on ${term.endsAt.toISOString()}`
+      : `to version ${v.version} starts on ${term.startsAt.toISOString()}`;
+  });
+  const more = held.length > NAMED_VERSIONS ? `, and ${held.length - NAMED_VERSIONS} more are not in term either` : "";
+  return `Dataset '${datasetId}' is not licensed to you now: your licence ${terms.join("; your licence ")}${more}. Ask your administrator for a licence in term.`;
 }
 
 /** The versions the caller may read now, newest first. */

@@ -5,7 +5,7 @@ import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { refuseWithdrawnContent } from "../catalog/withdrawn";
 import { appendToLog, logClock, reusableEntry, WithdrawnMeanwhile } from "../disclosures/append";
-import { episodesDigest, sha256Hex } from "../disclosures/chain";
+import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { presigner, URL_TTL_SECONDS } from "../storage/config";
 import { lookUpPath, type HeldFile } from "../views/files";
 import { isMetaPath, viewMeta, type VersionView } from "../views/view";
@@ -14,7 +14,8 @@ import { hubError } from "./errors";
 
 /**
  * `resolve`: one file of a revision. HEAD answers its metadata (the revision's sha, the file's
- * SHA-256 as its ETag, its size) and discloses nothing. GET answers a redirect to a signed URL of
+ * SHA-256 as its ETag, its size: of the caller's own copy on a fingerprinted version, whose
+ * redirect is to that copy) and discloses nothing. GET answers a redirect to a signed URL of
  * the file in the object store, which the clients follow without the key (another host); the file
  * is first disclosed (channel `hub`, every episode it carries, as a download of it would: none for
  * a README or meta/), and the URL is signed only once that entry has committed. A GET of the same
@@ -90,6 +91,8 @@ async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date> {
   if (principal.kind !== "api_key") throw new AppError("forbidden", "Files are fetched with an API key.");
   const { version } = view;
   const sql = sqlOf(ctx.db);
+  // The bytes are part of the request: an earlier entry is reused only for the same bytes (a
+  // licence's copy, or the original while the version was not fingerprinted), never across the two.
   const requestSha256 = sha256Hex(
     canonicalJson({
       hub: {
@@ -97,12 +100,16 @@ async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date> {
         version_id: version.versionId,
         licence_id: version.licenceId,
         path: file.path,
+        sha256: file.sha256,
       },
     }),
   );
   const earlier = await validEntry(sql, requestSha256);
   if (earlier) return earlier;
   const episodeIds = [...new Set(file.episode_ids)].sort(byteOrder);
+  // A fingerprinted view delivers the licence's own copy (or meta/ rendered for it): the entry
+  // names its sha256, as a download of copies does (decision 0133).
+  const copies = view.copiesOf ? [{ path: file.path, sha256: file.sha256 }] : undefined;
   const chained = await appendToLog(ctx, {
     entry: {
       id: newLogId("hb"),
@@ -121,12 +128,14 @@ async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date> {
       fileCount: 1,
       totalBytes: file.size_bytes,
       episodesSha256: episodesDigest(episodeIds),
+      ...(copies ? { filesSha256: filesDigest(copies) } : {}),
       requestId: ctx.requestId,
       idempotencyScope: null,
       idempotencyKey: null,
       requestSha256,
     },
     episodeIds,
+    ...(copies ? { files: copies } : {}),
     ttlSeconds: URL_TTL_SECONDS,
     reuseMarginSeconds: HUB_REUSE_MARGIN_SECONDS,
   });

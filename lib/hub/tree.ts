@@ -1,6 +1,6 @@
 import type { Ctx } from "../context";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
-import { filesInRange, justAfter, type ViewFile } from "../views/files";
+import { delivered, justAfter, storedInRange, type ViewFile } from "../views/files";
 import { isMetaPath, viewMeta, type VersionView, type ViewMeta } from "../views/view";
 import { checkedPath, fileEntry, folderEntry, type TreeEntry } from "./entries";
 import { hubError } from "./errors";
@@ -32,7 +32,7 @@ export async function listTree(
   const binding = queryBinding(["hub-tree", view.datasetId, view.sha, folder, input.recursive ? 1 : 0]);
   let [from, previous] = input.cursor ? decodeCursor(input.cursor, binding, ["string", "string"]) : [prefix, ""];
   if (!input.cursor && folder) {
-    const [first] = await filesInRange(ctx, view, meta, { from: prefix, below, limit: 1 });
+    const [first] = await storedInRange(ctx, view, meta, { from: prefix, below, limit: 1 });
     if (!first)
       throw hubError(
         "not_found",
@@ -40,30 +40,49 @@ export async function listTree(
         `No folder '${folder}' in revision ${view.sha} of das/${view.datasetId}.`,
       );
   }
-  const entries: TreeEntry[] = [];
-  while (entries.length < TREE_PAGE) {
-    const files = await filesInRange(ctx, view, meta, { from, below, limit: TREE_PAGE });
-    if (!files.length) return { entries, cursor: null };
+  // The page is walked on the stored files (paths decide it), then its files delivered at once.
+  const page: (ViewFile | TreeEntry)[] = [];
+  let last: "end" | "page" = "page";
+  while (page.length < TREE_PAGE) {
+    const files = await storedInRange(ctx, view, meta, { from, below, limit: TREE_PAGE });
+    if (!files.length) {
+      last = "end";
+      break;
+    }
     for (const file of files) {
       const rest = file.path.slice(prefix.length);
       const slash = rest.indexOf("/");
       if (!input.recursive && slash >= 0) {
         // A subfolder: shown once, then everything under it skipped in one step.
         const sub = prefix + rest.slice(0, slash);
-        entries.push(folderEntry(view, sub, input.expand));
+        page.push(folderEntry(view, sub, input.expand));
         from = `${sub}0`;
         break;
       }
       if (input.recursive)
-        for (const sub of newFolders(prefix, previous, file.path)) entries.push(folderEntry(view, sub, input.expand));
-      entries.push(fileEntry(view, file, input.expand));
+        for (const sub of newFolders(prefix, previous, file.path)) page.push(folderEntry(view, sub, input.expand));
+      page.push(file);
       from = justAfter(file.path);
       previous = file.path;
-      if (entries.length >= TREE_PAGE) break;
+      if (page.length >= TREE_PAGE) break;
     }
   }
-  const more = (await filesInRange(ctx, view, meta, { from, below, limit: 1 })).length > 0;
+  const entries = await pageEntries(ctx, view, page, input.expand);
+  const more = last === "page" && (await storedInRange(ctx, view, meta, { from, below, limit: 1 })).length > 0;
   return { entries, cursor: more ? encodeCursor(binding, [from, previous]) : null };
+}
+
+/** A page's entries, its files as the caller receives them (lib/views/files.ts's `delivered`). */
+async function pageEntries(
+  ctx: Ctx,
+  view: VersionView,
+  page: (ViewFile | TreeEntry)[],
+  expand: boolean,
+): Promise<TreeEntry[]> {
+  const isFile = (item: ViewFile | TreeEntry): item is ViewFile => !("type" in item);
+  const files = await delivered(ctx, view, page.filter(isFile));
+  let next = 0;
+  return page.map((item) => (isFile(item) ? fileEntry(view, files[next++]!, expand) : item));
 }
 
 /** The folders (below `prefix`) that hold `path` but not `previous`, outermost first. */
@@ -92,14 +111,14 @@ export async function pathsInfo(
     );
   const paths = [...new Set(input.paths.map(checkedPath))];
   const meta = paths.some(isMetaPath) ? await viewMeta(ctx, view) : null;
-  const entries: TreeEntry[] = [];
+  const page: (ViewFile | TreeEntry)[] = [];
   for (const path of paths) {
-    const [file] = await filesInRange(ctx, view, meta, { from: path, below: justAfter(path), limit: 1 });
-    if (file) entries.push(fileEntry(view, file, input.expand));
-    else if ((await filesInRange(ctx, view, meta, { from: `${path}/`, below: `${path}0`, limit: 1 })).length)
-      entries.push(folderEntry(view, path, input.expand));
+    const [file] = await storedInRange(ctx, view, meta, { from: path, below: justAfter(path), limit: 1 });
+    if (file) page.push(file);
+    else if ((await storedInRange(ctx, view, meta, { from: `${path}/`, below: `${path}0`, limit: 1 })).length)
+      page.push(folderEntry(view, path, input.expand));
   }
-  return entries;
+  return pageEntries(ctx, view, page, input.expand);
 }
 
 /** The view's meta/ when a listing of this folder can reach it (rendered only then). */
@@ -107,13 +126,16 @@ function metaFor(ctx: Ctx, view: VersionView, folder: string): Promise<ViewMeta>
   return folder === "" || isMetaPath(`${folder}/`) ? viewMeta(ctx, view) : Promise.resolve(null);
 }
 
-/** Every file of the view (the repository's siblings), or null when there are more than `limit`. */
+/**
+ * Every file of the view (the repository's siblings) as stored, or null when there are more than
+ * `limit`: its paths; `delivered` gives what the caller receives of them.
+ */
 export async function allFiles(ctx: Ctx, view: VersionView, limit: number): Promise<ViewFile[] | null> {
   const meta = await viewMeta(ctx, view);
   const files: ViewFile[] = [];
   let from = "";
   for (;;) {
-    const batch = await filesInRange(ctx, view, meta, { from, below: null, limit: 5000 });
+    const batch = await storedInRange(ctx, view, meta, { from, below: null, limit: 5000 });
     files.push(...batch);
     if (files.length > limit) return null;
     if (batch.length < 5000) return files;

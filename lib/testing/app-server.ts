@@ -29,8 +29,11 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
     // The suites play the one proxy in front, reporting each client's address and scheme.
     TRUSTED_PROXIES: "1",
     // Servers of the run share its database: a delivery worker in each would take the jobs of the
-    // suite that tests deliveries. That suite turns its own server's worker on.
+    // suite that tests deliveries. That suite turns its own server's worker on. So would a copy
+    // worker take the copy jobs of suites that make their copies themselves, or leave some unmade
+    // on purpose (scripts/das-admin-trace.test.ts's 47 licences without copies).
     NOTICE_WORKER: "off",
+    COPY_WORKER: "off",
     ...env,
   });
 }

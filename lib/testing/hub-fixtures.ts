@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { getDb } from "../db/client";
 import { grantLicence } from "../admin/licences";
+import { setFingerprinting } from "../fingerprints/admin";
+import { makeCopy } from "../fingerprints/copies";
 import { importLeRobotVersion } from "../catalog/import/lerobot/source";
 import { putObject, s3Client } from "../storage/client";
 import { objectKey, storeLocation } from "../storage/config";
@@ -104,6 +106,40 @@ export async function leRobotRepo(organizationId: string, options: LeRobotFixtur
 
 export const removeRepoDir = (repo: LeRobotRepo) => rmSync(repo.root, { recursive: true, force: true });
 
+/**
+ * Fingerprinting turned on for a version, and every copy then due made here and now, as the copy
+ * job makes it (lib/fingerprints/copies.ts), rather than waiting for a worker. A licence granted
+ * after this has no copies until `makeDueCopies` runs again.
+ */
+export async function fingerprint(datasetId: string, version: string): Promise<void> {
+  await setFingerprinting(operatorCtx(), { datasetId, version, on: true });
+  await makeDueCopies(datasetId, version);
+}
+
+export async function makeDueCopies(datasetId: string, version: string): Promise<void> {
+  const due = await getDb().$client<{ licenceId: string; path: string }[]>`
+    select l.id as "licenceId", f.path from licences l join dataset_versions v on v.id = l.version_id
+    join files f on f.version_id = v.id
+    where v.dataset_id = ${datasetId} and v.version = ${version} and l.revoked_at is null
+      and not exists (select 1 from licence_copies c where c.licence_id = l.id and c.path = f.path)`;
+  for (const job of due) await makeCopy(getDb(), job);
+}
+
+/** The licence an organisation holds to a version. */
+export async function licenceOf(organizationId: string, datasetId: string, version: string): Promise<string> {
+  const [row] = await getDb().$client<{ id: string }[]>`
+    select l.id from licences l join dataset_versions v on v.id = l.version_id
+    where l.organization_id = ${organizationId} and v.dataset_id = ${datasetId} and v.version = ${version}`;
+  return row!.id;
+}
+
+/** A licence's copies of a version's files, by path: what it is handed instead of the originals. */
+export async function copiesOf(licenceId: string): Promise<Map<string, { sha256: string; size_bytes: number }>> {
+  const rows = await getDb().$client<{ path: string; sha256: string; size_bytes: number }[]>`
+    select path, sha256, size_bytes::float8 as size_bytes from licence_copies where licence_id = ${licenceId}`;
+  return new Map(rows.map(({ path: p, ...copy }) => [p, copy]));
+}
+
 async function upload(datasetId: string, versions: string[], content: Map<string, Buffer>): Promise<void> {
   const location = storeLocation();
   const client = s3Client(location);
@@ -156,7 +192,10 @@ export async function entriesOf(keyId: string) {
       requested_scope: { paths?: string[] };
       episode_count: number;
       file_count: number;
+      total_bytes: number;
+      files_sha256: string | null;
       expires_at: Date;
     }[]
-  >`select id, channel, requested_scope, episode_count, file_count, expires_at from disclosures where api_key_id = ${keyId} order by seq`;
+  >`select id, channel, requested_scope, episode_count, file_count, total_bytes::float8 as total_bytes, files_sha256, expires_at
+    from disclosures where api_key_id = ${keyId} order by seq`;
 }

@@ -1,10 +1,16 @@
 import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { fileHoldsNoWithdrawn } from "../catalog/withdrawn";
+import { deliveredFiles } from "../fingerprints/delivered";
 import { objectKey, renderedObjectKey } from "../storage/config";
-import { isMetaPath, type VersionView, type ViewMeta } from "./view";
+import { deliveredVersion, isMetaPath, type VersionView, type ViewMeta } from "./view";
 
-/** A file of a view, by its path in the view. */
+/**
+ * A file of a view, by its path in the view, as the caller receives it: for a fingerprinted
+ * version, its size and SHA-256 are those of the caller's licence's own copy, and its object that
+ * copy (lib/fingerprints/delivered.ts; a 503 while the copy is being made). Every reader by path
+ * (the Hub's listings and resolve, the pull plan) therefore names the bytes its caller gets.
+ */
 export type ViewFile = {
   path: string;
   size_bytes: number;
@@ -29,6 +35,18 @@ export type PathLookup =
   | { absent: "withdrawn"; withdrawn: string[]; only: boolean };
 
 export async function lookUpPath(ctx: Ctx, view: VersionView, meta: ViewMeta, path: string): Promise<PathLookup> {
+  const found = await lookUpStored(ctx, view, meta, path);
+  if (!("file" in found)) return found;
+  const [file] = await delivered(ctx, view, [found.file]);
+  return { file: file! };
+}
+
+/**
+ * A path of the view as the service stores it (a fingerprinted version's original, not the
+ * caller's copy): for what the service reads itself, such as a README's card. Never hand its
+ * size, sha256 or object to the caller; `lookUpPath` does.
+ */
+export async function lookUpStored(ctx: Ctx, view: VersionView, meta: ViewMeta, path: string): Promise<PathLookup> {
   if (meta && isMetaPath(path)) {
     const rendered = meta.files.get(path);
     return rendered ? { file: renderedFile(rendered) } : { absent: "missing" };
@@ -55,6 +73,20 @@ export async function lookUpPath(ctx: Ctx, view: VersionView, meta: ViewMeta, pa
   };
 }
 
+/**
+ * Files of the view as the caller receives them: the version's own files of a fingerprinted
+ * version become the caller's licence's copies (one query for all; a 503 while any is being
+ * made), rendered files are already the view's. Order kept.
+ */
+export async function delivered<F extends ViewFile>(ctx: Ctx, view: VersionView, files: readonly F[]): Promise<F[]> {
+  if (view.copiesOf === null) return [...files];
+  const own = files.filter((f) => !f.rendered);
+  const copies = new Map(
+    (await deliveredFiles(sqlOf(ctx.db), deliveredVersion(view), view.copiesOf, own)).map((c) => [c.path, c]),
+  );
+  return files.map((f) => (f.rendered ? f : copies.get(f.path)!));
+}
+
 const renderedFile = (f: { path: string; size_bytes: number; sha256: string }): HeldFile => ({
   ...f,
   stream: null,
@@ -63,18 +95,23 @@ const renderedFile = (f: { path: string; size_bytes: number; sha256: string }): 
   rendered: true,
 });
 
+type Range = { from: string; below: string | null; limit: number };
+
 /**
  * The view's files from `from` (included) to `below` (excluded; null: to the end), in byte order,
- * at most `limit`: the version's own, less those holding withdrawn episodes and, when meta/ is
- * rendered, its own meta/, merged with the rendered files. Keyset bounds only, so a listing of a
- * version of millions of files reads what it returns.
+ * at most `limit`, as the caller receives them (`delivered`).
  */
-export async function filesInRange(
-  ctx: Ctx,
-  view: VersionView,
-  meta: ViewMeta,
-  range: { from: string; below: string | null; limit: number },
-): Promise<ViewFile[]> {
+export async function filesInRange(ctx: Ctx, view: VersionView, meta: ViewMeta, range: Range): Promise<ViewFile[]> {
+  return delivered(ctx, view, await storedInRange(ctx, view, meta, range));
+}
+
+/**
+ * The view's files in a range as stored: the version's own, less those holding withdrawn episodes
+ * and, when meta/ is rendered, its own meta/, merged with the rendered files. Keyset bounds only,
+ * so a listing of a version of millions of files reads what it returns. For walking the view's
+ * paths; what reaches the caller of a file goes through `delivered` first.
+ */
+export async function storedInRange(ctx: Ctx, view: VersionView, meta: ViewMeta, range: Range): Promise<ViewFile[]> {
   const sql = sqlOf(ctx.db);
   const { versionId } = view.version;
   const upper = range.below === null ? sql`` : sql`and f.path < ${range.below}`;

@@ -7,7 +7,16 @@ import { ApiClient } from "../client/api";
 import { pull } from "../client/pull";
 import { createTestKey, createTestOrg, grant } from "../testing/fixtures";
 import { call } from "../testing/http";
-import { entriesOf, leRobotRepo, removeRepoDir, type LeRobotRepo } from "../testing/hub-fixtures";
+import {
+  copiesOf,
+  entriesOf,
+  fingerprint,
+  leRobotRepo,
+  licenceOf,
+  removeRepoDir,
+  type LeRobotRepo,
+} from "../testing/hub-fixtures";
+import { filesDigest } from "../disclosures/chain";
 import { storedVersion, type StoredVersion } from "../testing/pull-fixtures";
 import { carryOutPlan, inProcessFetch } from "../testing/plan-executor";
 import * as api from "../../app/api/[[...path]]/route";
@@ -191,6 +200,76 @@ describe("a version of our own format", () => {
       body: {},
     });
     expect(hidden.status).toBe(404);
+  });
+});
+
+describe("a fingerprinted LeRobot v3.0 version", () => {
+  let repo: LeRobotRepo;
+  const holders: { key: string; keyId: string; licenceId: string }[] = [];
+  beforeAll(async () => {
+    const org = await createTestOrg();
+    repo = await leRobotRepo(org.id, {
+      version: "v3.0",
+      episodes: 6,
+      episodesPerFile: 2,
+      extra: (e) => ({ outcome: [1, 4].includes(e) ? "failure" : "success" }),
+    });
+    for (const organizationId of [org.id, (await createTestOrg()).id]) {
+      if (organizationId !== org.id) await grant(organizationId, repo.datasetId, "1.0.0");
+      const issued = await createTestKey(organizationId);
+      holders.push({
+        key: issued.secret,
+        keyId: issued.id,
+        licenceId: await licenceOf(organizationId, repo.datasetId, "1.0.0"),
+      });
+    }
+    await fingerprint(repo.datasetId, "1.0.0");
+  }, 240_000);
+  afterAll(() => removeRepoDir(repo));
+
+  it.each([
+    ["the failures (meta/ rendered, data renumbered)", { filter: { outcome: "failure" } }],
+    ["the whole version", {}],
+  ] as const)("%s: each licence's plan names its own copies, and carried out gets them", async (_, scope) => {
+    const rendered: Set<string>[] = [];
+    for (const h of holders) {
+      const before = (await entriesOf(h.keyId)).length;
+      const plan = await planOf(h.key, { datasetId: repo.datasetId, version: "1.0.0", ...scope });
+      // Every file checked against the plan's size and sha256 as it is fetched (the downloads deliver copies).
+      await carryOutPlan(plan, newDir("das-plan-fingerprinted-"), h.key);
+      const copies = await copiesOf(h.licenceId);
+      // The version's own files are the licence's copies (by its downloads or by URL); the rest is
+      // meta/ rendered for it.
+      const made = plan.files.filter((f) => "url" in f.get && new URL(f.get.url).pathname.includes("/_rendered/"));
+      for (const f of plan.files.filter((f) => !made.includes(f))) {
+        expect(f.sha256, f.path).toBe(copies.get(f.path)!.sha256);
+        expect(f.size_bytes, f.path).toBe(copies.get(f.path)!.size_bytes);
+        if ("url" in f.get) expect(new URL(f.get.url).pathname).toContain(`/copies/${h.licenceId}/`);
+      }
+      expect(made.every((f) => f.path.startsWith("meta/"))).toBe(true);
+      expect(made.length > 0).toBe("filter" in scope);
+      const byUrl = plan.files.filter((f) => "url" in f.get);
+      const entry = (await entriesOf(h.keyId)).slice(before).find((e) => e.id.startsWith("pl_"))!;
+      expect(entry.files_sha256).toBe(filesDigest(byUrl.map((f) => ({ path: f.path, sha256: f.sha256 }))));
+      expect(entry.total_bytes).toBe(byUrl.reduce((n, f) => n + f.size_bytes, 0));
+      rendered.push(new Set(made.map((f) => f.sha256)));
+    }
+    // No rendered file of one licence's is another's.
+    expect([...rendered[0]!].filter((sha) => rendered[1]!.has(sha))).toEqual([]);
+  });
+
+  it("is a 503 with Retry-After while the licence's copies are being made", async () => {
+    const org = await createTestOrg();
+    await grant(org.id, repo.datasetId, "1.0.0");
+    const key = await createTestKey(org.id);
+    const answer = await call(api.POST, `/api/v1/datasets/${repo.datasetId}/versions/1.0.0/plan`, {
+      method: "POST",
+      key: key.secret,
+      body: {},
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("30");
+    expect(await entriesOf(key.id)).toEqual([]);
   });
 });
 

@@ -10,13 +10,14 @@ import { episodeNotWithdrawn, fileHoldsNoWithdrawn, withdrawnAmong } from "../ca
 import type { DownloadRequest } from "../downloads/scope";
 import { needsRenumbering, RENUMBERED_COLUMNS } from "../lerobot/subset";
 import type { CodebaseVersion } from "../lerobot/format";
-import { objectKey, presigner, renderedObjectKey, URL_TTL_SECONDS } from "../storage/config";
+import { presigner, renderedObjectKey, URL_TTL_SECONDS } from "../storage/config";
+import { deliveredFiles, type DeliveredFile } from "../fingerprints/delivered";
 import { renderView, type RenderedView } from "./render";
 import { planRequests } from "./requests";
 import { appendToLog } from "../disclosures/append";
-import { episodesDigest, sha256Hex } from "../disclosures/chain";
+import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { newLogId } from "../ids";
-import { episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./view";
+import { deliveredVersion, episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./view";
 
 /**
  * What a version, or a part of it, becomes on a client's disk: which files, where, how to get
@@ -37,11 +38,15 @@ import { episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./vi
  *   `keep_original_indices`;
  * - the bytes: a file that carries episodes through a download (each listed download is one
  *   request to POST /api/v1/downloads, and so one disclosure; at most 10,000 files each), every
- *   other file (one of the whole version, or rendered) by the signed URL given here.
+ *   other file (one of the whole version, or rendered) by the signed URL given here;
+ * - for a fingerprinted version, each file's size and SHA-256 are those of the caller's licence's
+ *   own copy (what its downloads deliver, lib/fingerprints/delivered.ts), its URLs are of those
+ *   copies, and meta/ is rendered for the licence (lib/views/view.ts); a 503 while any copy in
+ *   the plan is being made.
  *
  * Those URLs are the plan's own delivery: when it hands out any, it appends one entry for them
- * (channel `api`, their paths, no episode) before signing them, as a download would. Every other
- * file leaves through the downloads it lists.
+ * (channel `api`, their paths, no episode; the copies' sha256s for a fingerprinted version) before
+ * signing them, as a download would. Every other file leaves through the downloads it lists.
  */
 
 /** The most files one plan holds (memory stays bounded); larger pulls are split by episodes, a filter or streams. */
@@ -74,7 +79,7 @@ export type PlannedFile = {
   /** Where the file goes, relative to the directory pulled into. */
   path: string;
   size_bytes: number;
-  /** SHA-256 of the bytes fetched (before a transform). */
+  /** SHA-256 of the bytes fetched (before a transform): the caller's own copy's, for a fingerprinted version. */
   sha256: string;
   episode_ids: string[];
   stream: string | null;
@@ -154,21 +159,24 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
   requests.forEach((r, i) => {
     for (const file of r.files) downloadOf.set(file.path, i);
   });
-  const direct = byUrl(view, inScope, lerobot?.rendered ?? null, lerobot?.metaAsDelivered ?? false);
+  const { viaDownloads, direct } = await asDelivered(
+    ctx,
+    view,
+    fetched.filter((f) => downloadOf.has(f.path)),
+    byUrl(view, inScope, lerobot?.rendered ?? null, lerobot?.metaAsDelivered ?? false),
+  );
   const { signedAt, expiresAt } = await discloseByUrl(ctx, view, request, direct);
   const urls = await presigner().presignKeys(
-    direct.map((d) => d.key),
+    direct.map((d) => d.objectKey),
     { signingDate: signedAt, expiresIn: URL_TTL_SECONDS },
   );
   const files: PlannedFile[] = [
-    ...fetched
-      .filter((f) => downloadOf.has(f.path))
-      .map((f) => ({
-        ...planned(f),
-        get: { download: downloadOf.get(f.path)! },
-        transform: written?.has(f.path) ? transformOf(written.get(f.path)!) : null,
-      })),
-    ...direct.map((d, i) => ({ ...planned(d.file), get: { url: urls[i]! }, transform: null })),
+    ...viaDownloads.map((f) => ({
+      ...planned(f),
+      get: { download: downloadOf.get(f.path)! },
+      transform: written?.has(f.path) ? transformOf(written.get(f.path)!) : null,
+    })),
+    ...direct.map((d, i) => ({ ...planned(d), get: { url: urls[i]! }, transform: null })),
   ].sort((a, b) => byteOrder(a.path, b.path));
   return {
     dataset_id: request.datasetId,
@@ -184,20 +192,47 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
   };
 }
 
+type PlanFile = Pick<FileRecord, "path" | "size_bytes" | "sha256" | "episode_ids" | "stream">;
+
+/**
+ * The plan's files as the caller receives them, in one lookup: those of its downloads, and those it
+ * hands out by URL with the object each URL is of. The version's own files are the licence's
+ * copies on a fingerprinted version (lib/fingerprints/delivered.ts); rendered ones already are the
+ * view's (rendered for the licence).
+ */
+async function asDelivered(
+  ctx: Ctx,
+  view: VersionView,
+  viaDownloads: FileRecord[],
+  byUrl: { file: PlanFile; rendered: boolean }[],
+): Promise<{ viaDownloads: PlanFile[]; direct: DeliveredFile<PlanFile>[] }> {
+  const own = [...viaDownloads, ...byUrl.filter((d) => !d.rendered).map((d) => d.file)];
+  const copies = await deliveredFiles(sqlOf(ctx.db), deliveredVersion(view), view.copiesOf, own);
+  const of = new Map(copies.map((c) => [c.path, c]));
+  return {
+    viaDownloads: viaDownloads.map((f) => of.get(f.path)!),
+    direct: byUrl.map((d) =>
+      d.rendered ? { ...d.file, objectKey: renderedObjectKey(d.file.sha256) } : of.get(d.file.path)!,
+    ),
+  };
+}
+
 /**
  * The entry of the files a plan hands out by URL (of no episode: the version's README, its meta/
  * or meta/ rendered for the pull), appended before any of them is signed; none when there are none.
+ * On a fingerprinted version it names each file's sha256 (decision 0133), the bytes that leave.
  */
 async function discloseByUrl(
   ctx: Ctx,
   view: VersionView,
   request: PlanRequest,
-  direct: { file: { path: string; size_bytes: number } }[],
+  direct: { path: string; size_bytes: number; sha256: string }[],
 ): Promise<{ signedAt: Date; expiresAt: Date }> {
   if (!direct.length) return { signedAt: new Date(), expiresAt: new Date(Date.now() + URL_TTL_SECONDS * 1000) };
   const principal = ctx.principal;
   if (principal.kind !== "api_key") throw new AppError("forbidden", "Plans are made with an API key.");
-  const paths = direct.map((d) => d.file.path);
+  const paths = direct.map((d) => d.path);
+  const copies = view.copiesOf ? direct.map((d) => ({ path: d.path, sha256: d.sha256 })) : undefined;
   try {
     const chained = (await appendToLog(ctx, {
       entry: {
@@ -215,14 +250,16 @@ async function discloseByUrl(
         requestedScope: { paths },
         episodeCount: 0,
         fileCount: direct.length,
-        totalBytes: direct.reduce((sum, d) => sum + d.file.size_bytes, 0),
+        totalBytes: direct.reduce((sum, d) => sum + d.size_bytes, 0),
         episodesSha256: episodesDigest([]),
+        ...(copies ? { filesSha256: filesDigest(copies) } : {}),
         requestId: ctx.requestId,
         idempotencyScope: null,
         idempotencyKey: null,
         requestSha256: sha256Hex(canonicalJson({ plan: { request, revision: view.sha, paths } })),
       },
       episodeIds: [],
+      ...(copies ? { files: copies } : {}),
       ttlSeconds: URL_TTL_SECONDS,
     }))!;
     return { signedAt: chained.occurredAt, expiresAt: chained.expiresAt };
@@ -234,7 +271,7 @@ async function discloseByUrl(
   }
 }
 
-const planned = (f: Pick<FileRecord, "path" | "size_bytes" | "sha256" | "episode_ids" | "stream">) => ({
+const planned = (f: PlanFile) => ({
   path: f.path,
   size_bytes: f.size_bytes,
   sha256: f.sha256,
@@ -405,6 +442,7 @@ async function leRobotLayout(
             }),
           )
           .digest("hex"),
+        copiesOf: view.copiesOf,
         episodes: async () => indices,
         videoKeys,
         rewrite,
@@ -433,17 +471,14 @@ function byUrl(
   inScope: FileRecord[],
   rendered: RenderedView | null,
   metaAsDelivered: boolean,
-): { file: Pick<FileRecord, "path" | "size_bytes" | "sha256" | "episode_ids" | "stream">; key: string }[] {
+): { file: PlanFile; rendered: boolean }[] {
   const lerobot = view.version.format !== null;
   const own = inScope
     .filter((f) => !f.episode_ids.length && (!lerobot || !f.path.startsWith("meta/") || metaAsDelivered))
-    .map((file) => ({ file, key: objectKey(view.datasetId, view.version.version, file.path) }));
+    .map((file) => ({ file, rendered: false }));
   const made =
     rendered && !rendered.facts.whole
-      ? rendered.files.map((f) => ({
-          file: { ...f, episode_ids: [], stream: null },
-          key: renderedObjectKey(f.sha256),
-        }))
+      ? rendered.files.map((f) => ({ file: { ...f, episode_ids: [], stream: null }, rendered: true }))
       : [];
   return [...own, ...made];
 }

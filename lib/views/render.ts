@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
+import { copyOfBytes } from "../fingerprints/copies";
 import { listedEpisodes, SubsetError, writeSubsetMeta, type SubsetResult } from "../lerobot/subset";
 import { log } from "../log";
 import { downloadObject, objectExists, putObject, s3Client } from "../storage/client";
@@ -48,6 +49,12 @@ export type RenderRequest = {
   key: string;
   /** The episode indices meta/ is written for; only called when the view was never rendered. */
   episodes: () => Promise<number[]>;
+  /**
+   * A fingerprinted view's licence: each file is written as its copy (lib/fingerprints/copies.ts),
+   * so that every licence's rendered meta/ has sha256s of its own (decision 0124). The key must
+   * then name the licence too.
+   */
+  copiesOf?: string | null;
   /** The cameras meta/ keeps (default every one). */
   videoKeys?: string[];
   /** v3.0: plan the data files' rewrite for LeRobot (see lib/lerobot/subset.ts's rewriteData). */
@@ -117,7 +124,7 @@ async function render(ctx: Ctx, request: RenderRequest): Promise<RenderedView> {
         loader: result.loader,
         rewrite: result.rewrite && { renumbered: result.rewrite.renumbered, layout: result.rewrite.layout },
       };
-      files.push(...(await store(target, result.written)));
+      files.push(...(await store(target, result.written, request.copiesOf ?? null)));
     }
     await sql.begin(async (tx) => {
       const inserted = await tx`
@@ -170,14 +177,18 @@ async function fetchMeta(sql: Sql, version: RenderRequest["version"], dir: strin
   }
 }
 
-/** Each written file into the store under its SHA-256 (once: the same bytes are never uploaded twice). */
-async function store(root: string, written: string[]): Promise<RenderedFile[]> {
+/**
+ * Each written file into the store under its SHA-256 (once: the same bytes are never uploaded
+ * twice), as the licence's copy of it when the view is a licence's.
+ */
+async function store(root: string, written: string[], copiesOf: string | null): Promise<RenderedFile[]> {
   const location = storeLocation();
   const client = s3Client(location);
   try {
     const files: RenderedFile[] = [];
     for (const relative of [...new Set(written)].sort(byteOrder)) {
-      const bytes = await readFile(path.join(root, ...relative.split("/")));
+      const rendered = await readFile(path.join(root, ...relative.split("/")));
+      const bytes = copiesOf ? Buffer.from(await copyOfBytes(copiesOf, relative, rendered)) : rendered;
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       const key = renderedObjectKey(sha256);
       if (!(await objectExists(client, location.bucket, key))) await putObject(client, location.bucket, key, bytes);

@@ -4,6 +4,7 @@ import { sqlOf, type Sql } from "../db/client";
 import { canonicalJson } from "../canonical-json";
 import { cachedRead } from "../cache/read-cache";
 import type { LicensedVersion } from "../catalog/access";
+import type { DeliveredVersion } from "../fingerprints/delivered";
 import { renderView, type RenderedFile, type RenderedView } from "./render";
 
 /**
@@ -17,7 +18,11 @@ import { renderView, type RenderedFile, type RenderedView } from "./render";
  *   view (not withdrawn, and sharing no file with a withdrawn one), in place of the version's own;
  * - its revision `sha`: 40 hex digits of a digest of the version's content and its withdrawn
  *   episodes, so the same view has the same sha on every instance and after every restart, and
- *   a withdrawal gives it a new one (decision 0120).
+ *   a withdrawal gives it a new one (decision 0120);
+ * - for a fingerprinted version, the caller's licence's own copies of those files
+ *   (lib/fingerprints/delivered.ts) and meta/ rendered with its tokens, under a sha of its own
+ *   that names the licence, so that no cache keyed by a revision (a client's, this service's)
+ *   ever holds one licence's bytes under another's revision (decision 0124).
  */
 
 /**
@@ -33,15 +38,19 @@ export type VersionView = {
   sha: string;
   /** The version's withdrawn episodes, in byte order. */
   withdrawn: readonly string[];
+  /** The licence whose own copies the view hands out (a fingerprinted version), or null: the originals. */
+  copiesOf: string | null;
 };
 
 export async function versionView(ctx: Ctx, datasetId: string, version: LicensedVersion): Promise<VersionView> {
   const withdrawn = version.withdrawnEpisodes > 0 ? await withdrawnEpisodes(ctx, version.versionId) : [];
+  const copiesOf = version.fingerprinted ? version.licenceId : null;
   return {
     datasetId,
     version,
     withdrawn,
-    sha: viewSha({ datasetId, version: version.version, contentSha256: version.contentSha256, withdrawn }),
+    copiesOf,
+    sha: viewSha({ datasetId, version: version.version, contentSha256: version.contentSha256, withdrawn, copiesOf }),
   };
 }
 
@@ -50,6 +59,8 @@ export function viewSha(input: {
   version: string;
   contentSha256: string;
   withdrawn: readonly string[];
+  /** A fingerprinted view's licence; left out of the digest otherwise, so other views keep the sha they had. */
+  copiesOf?: string | null;
 }): string {
   return sha256Hex({
     view: VIEW_FORMAT,
@@ -57,8 +68,17 @@ export function viewSha(input: {
     version: input.version,
     content_sha256: input.contentSha256,
     withdrawn: input.withdrawn,
+    ...(input.copiesOf ? { copies_of: input.copiesOf } : {}),
   }).slice(0, 40);
 }
+
+/** The view's version as lib/fingerprints/delivered.ts takes it: which object each file of it is for the caller. */
+export const deliveredVersion = (view: VersionView): DeliveredVersion => ({
+  versionId: view.version.versionId,
+  datasetId: view.datasetId,
+  version: view.version.version,
+  fingerprinted: view.copiesOf !== null,
+});
 
 const sha256Hex = (value: unknown) => createHash("sha256").update(canonicalJson(value)).digest("hex");
 
@@ -77,7 +97,9 @@ export type ViewMeta = { files: ReadonlyMap<string, RenderedFile>; rendered: Ren
 /**
  * The view's meta/, rendered on first use. A version without withdrawals, or not imported from
  * LeRobot, keeps its own; otherwise meta/ lists the episodes still whole in the view, so that
- * LeRobot finds every file of every episode it lists.
+ * LeRobot finds every file of every episode it lists. A fingerprinted view's is rendered for its
+ * licence (its sha is the licence's own, and so is the rendering's key), each file carrying the
+ * licence's token as its copies do.
  */
 export async function viewMeta(ctx: Ctx, view: VersionView): Promise<ViewMeta> {
   if (!view.withdrawn.length || !view.version.format) return null;
@@ -85,6 +107,7 @@ export async function viewMeta(ctx: Ctx, view: VersionView): Promise<ViewMeta> {
   const rendered = await renderView(ctx, {
     version: { versionId, datasetId: view.datasetId, version: view.version.version },
     key: sha256Hex({ rendered: "withdrawals", view: view.sha, version_id: versionId }),
+    copiesOf: view.copiesOf,
     episodes: async () =>
       (await wholeEpisodes(sqlOf(ctx.db), versionId)).map((id) => episodeIndexOf(view.datasetId, id)),
   });

@@ -15,6 +15,9 @@ import {
   type PlainRepo,
 } from "@/lib/testing/hub-fixtures";
 import { viewSha } from "@/lib/views/view";
+import { grantLicence } from "@/lib/admin/licences";
+import { call } from "@/lib/testing/http";
+import { GET as apiGet } from "@/app/api/[[...path]]/route";
 import { MAX_PATH_CHARACTERS } from "@/lib/hub/entries";
 import { TREE_PAGE } from "@/lib/hub/tree";
 
@@ -22,6 +25,7 @@ import { TREE_PAGE } from "@/lib/hub/tree";
 // what discloses and what does not, revisions and their shas, withdrawals, refusals and bad input.
 
 type Caller = Awaited<ReturnType<typeof hubCaller>>;
+const DAY = 86_400_000;
 let caller: Caller;
 let plain: PlainRepo;
 const repoApi = (datasetId: string, tail = "") => `/hub/api/datasets/das/${datasetId}${tail}`;
@@ -165,6 +169,55 @@ describe("revisions", () => {
     expect(later.headers.get("location")).toBeNull();
   });
 
+  it("a dataset whose every licence is out of its term is GatedRepo saying when each ended or starts, on every request", async () => {
+    const holder = await hubCaller();
+    const episodes = randomEpisodes(1, 97).map((e) => ({ ...e, streams: ["s"] }));
+    const files = [
+      { path: "a.bin", episode_id: episodes[0]!.episode_id, stream: "s", size_bytes: 1, sha256: "d".repeat(64) },
+    ];
+    const datasetId = await importTestDataset(["1.0.0", "2.0.0"].map((version) => ({ version, episodes, files })));
+    const ended = new Date(Date.now() - DAY);
+    const starts = new Date(Date.now() + DAY);
+    await grantLicence(operatorCtx(), {
+      organizationId: holder.organizationId,
+      datasetId,
+      version: "1.0.0",
+      startsAt: new Date(Date.now() - 3 * DAY),
+      endsAt: ended,
+    });
+    await grantLicence(operatorCtx(), {
+      organizationId: holder.organizationId,
+      datasetId,
+      version: "2.0.0",
+      startsAt: starts,
+    });
+    const requests: [string, Parameters<typeof hubCall>[2]][] = [
+      [repoApi(datasetId), {}],
+      [repoApi(datasetId, "/refs"), {}],
+      [repoApi(datasetId, "/revision/main"), {}],
+      [repoApi(datasetId, "/tree/main?recursive=true"), {}],
+      [repoApi(datasetId, "/paths-info/main"), { method: "POST", form: [["paths", "a.bin"]] }],
+      [resolveUrl(datasetId, "main", "a.bin"), { method: "HEAD" }],
+      [resolveUrl(datasetId, "1.0.0", "a.bin"), {}],
+    ];
+    for (const [url, options] of requests) {
+      const answer = await hubCall(holder.key, url, options);
+      expect(answer.status, url).toBe(403);
+      expect(answer.headers.get("x-error-code")).toBe("GatedRepo");
+      expect(answer.headers.get("location")).toBeNull();
+      const message = answer.headers.get("x-error-message")!;
+      expect(message).toContain(`your licence to version 1.0.0 ended on ${ended.toISOString()}`);
+      expect(message).toContain(`your licence to version 2.0.0 starts on ${starts.toISOString()}`);
+      if (options?.method !== "HEAD")
+        expect(answer.json.error).toMatchObject({ code: "version_not_licensed", message });
+    }
+    expect(await entriesOf(holder.keyId)).toEqual([]);
+    // /api/v1 is unchanged: a dataset with no version usable now does not exist for the key.
+    const api = await call(apiGet, `/api/v1/datasets/${datasetId}`, { key: holder.key });
+    expect(api.status).toBe(404);
+    expect(api.json.error.code).toBe("not_found");
+  });
+
   it("refuses what the key may not read as RepoNotFound, the same as what does not exist", async () => {
     const stranger = await hubCaller();
     const hidden = await hubCall(stranger.key, repoApi(plain.datasetId));
@@ -174,6 +227,10 @@ describe("revisions", () => {
       expect(answer.headers.get("x-error-code")).toBe("RepoNotFound");
     }
     expect(hidden.json.error.message).toBe(missing.json.error.message);
+    expect(hidden.headers.get("x-error-message")).toBe(missing.headers.get("x-error-message"));
+    expect(hidden.text.replace(hidden.json.error.request_id, "")).toBe(
+      missing.text.replace(missing.json.error.request_id, ""),
+    );
     const resolve = await hubCall(stranger.key, resolveUrl(plain.datasetId, "main", episodeFile().path));
     expect(resolve.status).toBe(404);
     expect(await entriesOf(stranger.keyId)).toEqual([]);

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,12 +69,22 @@ def interpreter(request) -> str:
 
 
 class Hub:
-    """A client interpreter with its own key and Hugging Face home, against the service."""
+    """A client interpreter with its own key and Hugging Face home, against the service: a new key of
+    the main organisation named `name`, of the other licensee of the fingerprinted version
+    (`organization="other"`), or one issued already."""
 
-    def __init__(self, service: dict[str, Any], interpreter: str, home: Path, name: str):
+    def __init__(
+        self,
+        service: dict[str, Any],
+        interpreter: str,
+        home: Path,
+        name: str = "",
+        organization: str = "main",
+        issued: dict[str, Any] | None = None,
+    ):
         self.service = service
         self.interpreter = interpreter
-        issued = service["ask"]({"key": name})
+        issued = issued or service["ask"]({"key": name, "organization": organization})
         self.key, self.key_id = issued["key"], issued["key_id"]
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("HF_")},
@@ -87,15 +98,26 @@ class Hub:
         }
 
     def run(self, repo: str, code: str, timeout: int = 600) -> Any:
-        run = subprocess.run(
+        return self.finish(self.start(repo, code), timeout)
+
+    def start(self, repo: str, code: str) -> subprocess.Popen:
+        return subprocess.Popen(
             [self.interpreter, "-c", PRELUDE + code, repo],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
             env=self.env,
         )
-        assert run.returncode == 0, run.stderr[-4000:]
-        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    def finish(self, process: subprocess.Popen, timeout: int = 600) -> Any:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+        self.stderr = stderr
+        assert process.returncode == 0, stderr[-4000:]
+        return json.loads(stdout.strip().splitlines()[-1])
 
     def entries(self) -> list[dict[str, Any]]:
         return self.service["ask"]({"entries": self.key_id})["entries"]
@@ -339,3 +361,83 @@ out({"frames": frames, "total_frames": info["total_frames"], "episodes": sorted(
     assert got["readme"] is None or "EntryNotFoundError" in got["readme"]["mro"]
     data_files = {p for e in hub.entries() if e["episode_count"] for p in e["requested_scope"]["paths"]}
     assert data_files == {"data/chunk-000/file-000.parquet", "data/chunk-000/file-001.parquet", "data/chunk-000/file-002.parquet"}
+
+
+def test_a_dataset_whose_every_licence_is_out_of_term_is_the_clients_gated_error(hub, service):
+    gated = service["hub"]["gated"]["dataset_id"]
+    got = hub.run(
+        f"das/{gated}",
+        """
+out({
+    "info": refusal(lambda: HfApi().dataset_info(REPO)),
+    "refs": refusal(lambda: HfApi().list_repo_refs(REPO, repo_type="dataset")),
+    "file": refusal(lambda: hf_hub_download(REPO, "a.bin", repo_type="dataset")),
+    "snapshot": refusal(lambda: snapshot_download(REPO, repo_type="dataset")),
+})
+""",
+    )
+    for case, refused in got.items():
+        assert refused is not None and "GatedRepoError" in refused["mro"], (case, refused)
+        # The key's own licences, and when each ended or starts.
+        assert "to version 1.0.0 ended on" in refused["message"], (case, refused)
+        assert "to version 2.0.0 starts on" in refused["message"], (case, refused)
+    assert hub.entries() == []
+
+
+# The snapshot first: only the clients' own downloads retry a 503 (the listings they make
+# themselves; huggingface_hub 0.35's list_repo_tree does not).
+SNAPSHOT = """
+from huggingface_hub.hf_api import RepoFile
+path = snapshot_download(REPO, repo_type="dataset")
+api = HfApi()
+info = api.dataset_info(REPO)
+tree = {f.path: [f.lfs.sha256, f.size] for f in api.list_repo_tree(REPO, repo_type="dataset", recursive=True) if isinstance(f, RepoFile)}
+out({"sha": info.sha, "tree": tree, "files": files_under(path), "snapshot": path})
+"""
+
+
+def test_two_licensees_snapshots_of_a_fingerprinted_version_differ_and_trace_names_each(service, interpreter, tmp_path, request):
+    fingerprinted = service["hub"]["fingerprinted"]
+    repo = f"das/{fingerprinted['dataset_id']}"
+    got: dict[str, Any] = {}
+    for who in ("main", "other"):
+        hub = Hub(service, interpreter, tmp_path / who, f"hub {who} {request.node.name}"[-80:], organization=who)
+        snapshot = hub.run(repo, SNAPSHOT)
+        # Every file hashes to what the licensee's own tree said of it; the snapshot is its own revision.
+        assert snapshot["files"] == {path: sha for path, (sha, _) in snapshot["tree"].items()}
+        assert Path(snapshot["snapshot"]).name == snapshot["sha"]
+        # One entry per file, each naming the sha256 of the copy that left.
+        entries = hub.entries()
+        assert sorted(p for e in entries for p in e["requested_scope"]["paths"]) == sorted(snapshot["files"])
+        assert all(e["files_sha256"] for e in entries)
+        # das-admin trace on the snapshot directory (links into the cache's blobs/) and on one file of it.
+        data_file = Path(snapshot["snapshot"]) / "data/chunk-000/file-000.parquet"
+        traced = service["ask"]({"trace": [snapshot["snapshot"], str(data_file)]})["files"]
+        assert len(traced) == len(snapshot["files"]) + 1
+        for file in traced:
+            assert file["verdict"] == "copy", file
+            assert [licence["licence_id"] for licence in file["licences"]] == [fingerprinted["licences"][who]], file
+            assert hub.key_id in {d["api_key_id"] for d in file["licences"][0]["deliveries"]}, file
+        got[who] = snapshot
+    main, other = got["main"], got["other"]
+    assert main["sha"] != other["sha"]
+    assert main["files"].keys() == other["files"].keys()
+    # The same path, different bytes: each licence's copy is its own.
+    assert all(main["files"][path] != other["files"][path] for path in main["files"])
+
+
+def test_a_licence_whose_copies_are_being_made_downloads_once_they_are(service, interpreter, tmp_path):
+    fingerprinted = service["hub"]["fingerprinted"]
+    granted = service["ask"]({"grant": fingerprinted["dataset_id"]})
+    hub = Hub(service, interpreter, tmp_path / "granted", issued=granted)
+    running = hub.start(f"das/{fingerprinted['dataset_id']}", SNAPSHOT)
+    # The client meets 503s with Retry-After until the copies are made; nothing leaves meanwhile.
+    time.sleep(4)
+    assert running.poll() is None, running.communicate()
+    assert hub.entries() == []
+    assert service["ask"]({"make_copies": True})["made"] > 0
+    snapshot = hub.finish(running)
+    assert "503" in hub.stderr
+    assert snapshot["files"] == {path: sha for path, (sha, _) in snapshot["tree"].items()}
+    traced = service["ask"]({"trace": [snapshot["snapshot"]]})["files"]
+    assert {licence["licence_id"] for file in traced for licence in file["licences"]} == {granted["licence_id"]}

@@ -18,7 +18,7 @@ const openapi = (operationId: string, summary: string) => ({
   operationId,
   tags: ["Hub"],
   summary,
-  description: `${HUB_DESCRIPTION} The folder's files and folders (with \`recursive\`, everything below it) in path order, each file with its size and SHA-256 (\`lfs.oid\`). Withdrawn episodes' files are not there, and meta/ is the one for the episodes the revision holds. Paged by \`Link: <...>; rel="next"\`.`,
+  description: `${HUB_DESCRIPTION} The folder's files and folders (with \`recursive\`, everything below it) in path order, each file with its size and SHA-256 (\`lfs.oid\`): on a fingerprinted version those of the key's licence's own copy (503 with Retry-After while its copies are being made). Withdrawn episodes' files are not there, and meta/ is the one for the episodes the revision holds. Paged by \`Link: <...>; rel="next"\`.`,
   responses: {
     ...hubOk("One page of entries.", HubTreePage, EXAMPLES.hubTree, true),
     ...hubErrorResponses([...HUB_KEYED, "invalid_cursor", "version_not_licensed"]),
