@@ -9,7 +9,7 @@ import { openParquet, parquetBatches } from "../lerobot/parquet";
 import { buildLeRobotFixture, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { das } from "../testing/pull-fixtures";
 import { ApiClient, type ManifestDocument, type ManifestFile } from "./api";
-import { ORIGINALS_DIR, PROVENANCE_FILE } from "./lerobot-pull";
+import { ORIGINALS_DIR, PROVENANCE_FILE } from "./plan";
 import { describeSummary, pull } from "./pull";
 
 // `das pull` against a malicious service: the API and the store are served by the test itself on

@@ -15,7 +15,7 @@ import { reviewWithdrawals } from "../withdrawals/review";
 import { openParquet, parquetBatches } from "../lerobot/parquet";
 import { listedEpisodes } from "../lerobot/subset";
 import { ApiClient } from "./api";
-import { PROVENANCE_FILE } from "./lerobot-pull";
+import { PROVENANCE_FILE } from "./plan";
 import { pull } from "./pull";
 import { sync } from "./sync";
 
