@@ -73,7 +73,7 @@ export async function writeTransformed(
       const before = earlier?.written?.find((w) => w.path === file.path);
       if (before && before.from?.sha256 === file.sha256 && sameTransform(before.transform, file.transform)) {
         if ((await sha256File(target).catch(() => null)) === before.sha256) {
-          out.written.push({ ...before, change: changeOf(file, leftOut) });
+          out.written.push({ ...before, change: changeOf(file, leftOut, Boolean(plan.lerobot?.renumbering)) });
           out.kept++;
           continue;
         }
@@ -91,7 +91,7 @@ export async function writeTransformed(
         sha256: await sha256File(target),
         from: { path: fetchedPlace(file), sha256: file.sha256 },
         transform: file.transform,
-        change: changeOf(file, leftOut),
+        change: changeOf(file, leftOut, Boolean(plan.lerobot?.renumbering)),
       });
       out.rewritten++;
     } catch (error) {
@@ -104,12 +104,11 @@ export async function writeTransformed(
 const sameTransform = (a: DataTransform | undefined, b: DataTransform) =>
   a !== undefined && canonicalJson(a) === canonicalJson(b);
 
-function changeOf(file: PlannedFile, leftOut: Set<string>): string {
+function changeOf(file: PlannedFile, leftOut: Set<string>, renumberedSubset: boolean): string {
   const transform = file.transform!;
   const dropped = file.episode_ids.filter((id) => leftOut.has(id));
-  const renumbered = transform.episodes.some(
-    (e) => e.new_episode_index !== e.episode_index || e.new_index_from !== e.index_from,
-  );
+  // A renumbered subset writes each data file renumbered, one whose episodes keep their indices too.
+  const renumbered = renumberedSubset;
   const changes = [
     dropped.length
       ? `the frames of ${dropped.join(", ")} (not in meta/: not every file of theirs was delivered) left out`

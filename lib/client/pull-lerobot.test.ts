@@ -366,7 +366,14 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
       expect(await simulateLeRobotLoad(dir)).toMatchObject({ ok: false });
 
-      // Renumbered in the same directory: the data files as delivered move under .das/original/, nothing is fetched.
+      // meta/ comes rendered for each layout by URL (no disclosure): only its files that differ are fetched.
+      const metaShas = () =>
+        new Map(filesUnder(dir, "meta").map((p) => [p, sha256(path.join(dir, p))] as [string, string]));
+      const metaChanged = (before: Map<string, string>) =>
+        [...metaShas()].filter(([p, sha]) => before.get(p) !== sha).length;
+      const keptMeta = metaShas();
+
+      // Renumbered in the same directory: the data files as delivered move under .das/original/, none is fetched.
       const again = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--json"], env);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stderr).toContain(`data files written with the episodes renumbered 0..3`);
@@ -374,7 +381,10 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
         `Open it with: LeRobotDataset("${datasetId}", root=${JSON.stringify(path.resolve(dir))})`,
       );
       const moved = JSON.parse(again.stdout) as PullSummary;
-      expect(moved).toMatchObject({ failed: [], downloaded: 0, downloads: [], already_verified: kept.files });
+      expect(moved).toMatchObject({ failed: [], downloads: [], downloaded: metaChanged(keptMeta) });
+      expect(moved.downloaded).toBeGreaterThan(0);
+      expect(moved.already_verified + moved.downloaded).toBe(moved.files);
+      const movedMeta = metaShas();
       expect(moved.lerobot).toMatchObject({ loads_as_is: true, renumbered: { data_files_written: 2 } });
       expect(asDelivered(path.join(dir, ORIGINALS_DIR))).toBe(true);
       expect(await simulateLeRobotLoad(dir)).toEqual({
@@ -392,7 +402,8 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
         keepOriginalIndices: true,
         stderr: sink,
       });
-      expect(back).toMatchObject({ failed: [], downloaded: 0, downloads: [], lerobot: { renumbered: null } });
+      expect(back).toMatchObject({ failed: [], downloads: [], lerobot: { renumbered: null } });
+      expect(back.downloaded).toBe(metaChanged(movedMeta));
       expect(asDelivered(dir)).toBe(true);
       expect(filesUnder(path.join(dir, ORIGINALS_DIR)).filter((p) => p.startsWith("data/"))).toEqual([]);
       expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
