@@ -72,11 +72,16 @@ describe("das pull", () => {
     });
     expect(summary.bytes_received).toBe(small.files.reduce((sum, f) => sum + f.size_bytes, 0));
     expectExactly(dir, small, small.files);
-    // One request for the whole version, one disclosure-log entry naming it.
+    // One request for the whole version, one disclosure-log entry naming it; the files of no
+    // episode come by the plan's own URLs, under the plan's one entry.
     const entries = (await disclosuresOf(small.keyId)).slice(before);
-    expect(entries.map((e) => e.id)).toEqual(summary.downloads);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]!.requested_scope).toEqual({});
+    const downloads = entries.filter((e) => e.id.startsWith("dl_"));
+    expect(downloads.map((e) => e.id)).toEqual(summary.downloads);
+    expect(downloads).toHaveLength(1);
+    expect(downloads[0]!.requested_scope).toEqual({});
+    expect(entries.filter((e) => !e.id.startsWith("dl_")).map((e) => e.id.slice(0, 3))).toEqual(
+      small.files.some((f) => f.episode_id === null) ? ["pl_"] : [],
+    );
     expect(run.stderr).toMatch(/Done: .*: \d+ files/);
     expect(run.stderr).toMatch(/\d+\/\d+ files .* ETA/);
   });
@@ -477,10 +482,11 @@ describe("rate limits", () => {
   afterAll(() => limited?.stop());
 
   it("waits out a 429 for Retry-After seconds and finishes", async () => {
-    // manifest, episodes, download: the third request is over a budget of two per minute.
+    // A listing, the plan, then the download: the third request is over a budget of two per minute.
     const v = await storedVersion({ episodes: 3, seed: 14, fileBytes: [10, 100] });
     const dir = newDir();
     const started = Date.now();
+    expect((await das(["datasets", "--json"], envOf(v, limited.url))).code).toBe(0);
     const run = await das(
       ["pull", `${v.datasetId}@1.0.0`, "--dir", dir, "--outcome", v.episodes[0]!.outcome, "--json"],
       envOf(v, limited.url),

@@ -369,7 +369,7 @@ const plan = {
       sha256: SHA("b"),
       episode_ids: ["kitchen-pick-place-000000", "kitchen-pick-place-000001"],
       stream: "data",
-      get: { download: 0 },
+      get: { download: 0, episode_id: "kitchen-pick-place-000001" },
       transform: {
         kind: "lerobot_v3_data_rows" as const,
         changed_columns: ["episode_index", "index"],

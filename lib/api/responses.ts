@@ -250,7 +250,7 @@ const PlannedDownload = z
   })
   .meta({
     description:
-      "A body for POST /api/v1/downloads. Skip it when every file it gets is on disk already; otherwise send it with `episode_ids` cut down to the episodes of the files still missing.",
+      "A body for POST /api/v1/downloads. Skip it when every file it gets is on disk already; otherwise send it with `episode_ids` (in place of a `filter`) set to the `get.episode_id` of the files still missing.",
   });
 
 const DataTransform = z
@@ -280,10 +280,15 @@ export const PlannedFile = z
     sha256: Sha256.meta({ description: "SHA-256 of the bytes fetched (before a transform)." }),
     episode_ids: z.array(z.string()),
     stream: z.string().nullable(),
-    get: z.union([z.object({ download: z.number().int().nonnegative() }), z.object({ url: z.url() })]).meta({
-      description:
-        "How to get the bytes: `download`: in the answer to `downloads[download]`, under the same path (a disclosure); `url`: a signed URL, valid until `expires_at` (a file of no episode).",
-    }),
+    get: z
+      .union([
+        z.object({ download: z.number().int().nonnegative(), episode_id: z.string() }),
+        z.object({ url: z.url() }),
+      ])
+      .meta({
+        description:
+          "How to get the bytes: `download`: in the answer to `downloads[download]`, under the same path (a disclosure), where `episode_id` is the chosen episode it is requested with; `url`: a signed URL, valid until `expires_at` (a file of no episode).",
+      }),
     transform: DataTransform.nullable(),
   })
   .meta({ id: "PlannedFile" });

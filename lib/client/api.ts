@@ -8,11 +8,12 @@ import {
   EpisodePage,
   ErrorEnvelope,
   Manifest,
+  Plan,
   VersionList,
   NoticeList,
   Acknowledgement,
 } from "../api/responses";
-import type { DownloadBody } from "../api/requests";
+import type { DownloadBody, PlanBody } from "../api/requests";
 import { backoffSeconds, MAX_WAIT_SECONDS, retryAfterSeconds, sleep, waitTooLong } from "./retry";
 
 /** An error answer of the API, shown as `code: message (request_id)`. */
@@ -61,6 +62,9 @@ export type ManifestFile = ManifestDocument["files"][number];
 export type EpisodeRecord = z.output<typeof EpisodePage>["episodes"][number];
 export type AnnotationPageDocument = z.output<typeof AnnotationPage>;
 export type DownloadDocument = z.output<typeof Download>;
+export type PlanDocument = z.output<typeof Plan>;
+export type PlannedFile = PlanDocument["files"][number];
+export type PlanRequestBody = z.input<typeof PlanBody>;
 export type NoticeDocument = z.output<typeof NoticeList>["notices"][number];
 export type AcknowledgementDocument = z.output<typeof Acknowledgement>;
 
@@ -76,6 +80,8 @@ export const MAX_PAGES = 2_000;
 export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 /** A manifest's: a version of a million files is about 350 MB of it. */
 export const MAX_MANIFEST_BYTES = 512 * 1024 * 1024;
+/** A plan's: at most 200,000 files (the service's bound), a few hundred bytes each. */
+export const MAX_PLAN_BYTES = 256 * 1024 * 1024;
 
 /** The API's base, always ending in /api/v1. */
 export function apiBase(url: string): string {
@@ -126,6 +132,18 @@ export class ApiClient {
   async manifest(datasetId: string, version: string): Promise<ManifestDocument> {
     return this.send("GET", `/datasets/${enc(datasetId)}/versions/${enc(version)}/manifest`, {}, Manifest, {
       maxBytes: MAX_MANIFEST_BYTES,
+    });
+  }
+
+  /**
+   * What a pull of the version writes, decided by the service (POST .../plan): each file's place,
+   * size, SHA-256 and source, and the downloads that deliver them. The files it hands out by URL
+   * (of no episode) are recorded in the disclosure log as the plan is made.
+   */
+  async plan(datasetId: string, version: string, body: PlanRequestBody): Promise<PlanDocument> {
+    return this.send("POST", `/datasets/${enc(datasetId)}/versions/${enc(version)}/plan`, {}, Plan, {
+      body,
+      maxBytes: MAX_PLAN_BYTES,
     });
   }
 

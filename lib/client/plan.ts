@@ -1,190 +1,98 @@
 import type { DownloadBody } from "../api/requests";
-import { MAX_FILES_PER_DOWNLOAD } from "../api/requests";
-import type { EpisodeFilter, ManifestDocument, ManifestFile } from "./api";
+import { showUnsafe } from "../characters";
+import { joinSafely } from "../safe-path";
+import { TransportError, type PlanDocument, type PlannedFile } from "./api";
 
 /**
- * Splitting a pull into download requests. A request names a scope (episodes, a filter, or the
- * whole version, each narrowed by streams), and the server resolves it to *every* file of that
- * scope; so a request is sized by what it resolves to, not by the files still missing, and must
- * stay within the server's 10,000 files and its 1 MB body.
+ * The plan of a pull as the service sends it (POST .../plan), checked before anything is fetched
+ * or written, and the two things a client may derive from it: where a file's fetched bytes are
+ * kept, and a download cut down to the files still missing. What the pull writes is decided by
+ * the service (lib/views/plan.ts); the client checks only that the plan is one it can carry out
+ * without leaving the directory or overwriting its own bookkeeping.
  */
 
-export type Scope = {
-  datasetId: string;
-  version: string;
-  /** Explicit episodes (--episodes). */
-  episodeIds?: string[];
-  /** The episode filters (--outcome, --task, --has-recovery, a duration range, ...). */
-  filter?: EpisodeFilter;
-  streams?: string[];
-  /**
-   * Also the files of the whole version (no episode: a LeRobot dataset's meta/), whatever the
-   * streams: requested with `include_version_files` along with the episodes.
-   */
-  includeVersionFiles?: boolean;
-};
+/** The client's own files under the directory: the provenance, `.das/` and partial transfers. */
+export const PROVENANCE_FILE = "das-provenance.json";
+export const OWN_DIR = ".das";
+/** Where a file written transformed keeps its bytes as fetched (verified against the plan, and again on every run). */
+export const ORIGINALS_DIR = `${OWN_DIR}/original`;
+const PARTIAL_SUFFIX = ".das-partial";
 
-export type PlannedRequest = { body: DownloadBody; files: ManifestFile[] };
-export type Unplannable = { file: ManifestFile; reason: string };
+/** Where the bytes as fetched of a planned file are kept, relative to the directory. */
+export const fetchedPlace = (file: Pick<PlannedFile, "path" | "transform">) =>
+  file.transform ? `${ORIGINALS_DIR}/${file.path}` : file.path;
 
+/** The other place an earlier run may have kept the same bytes (the plan then said otherwise about a transform). */
+export const otherPlace = (file: Pick<PlannedFile, "path" | "transform">) =>
+  file.transform ? file.path : `${ORIGINALS_DIR}/${file.path}`;
+
+/** The largest body a narrowed download may have (the API's is 1 MB). */
 const MAX_BODY_CHARS = 900_000;
 
-/** The files of a manifest inside the scope, given the episodes the scope's filter matched: every file holding one of them. */
-export function filesInScope(manifest: ManifestDocument, scope: Scope, episodes: Set<string> | null): ManifestFile[] {
-  return manifest.files.filter((f) => {
-    if (scope.includeVersionFiles && f.episode_ids.length === 0) return true;
-    return (
-      (episodes === null || f.episode_ids.some((id) => episodes.has(id))) &&
-      (!scope.streams || (f.stream !== null && scope.streams.includes(f.stream)))
-    );
-  });
+/**
+ * Refuses a plan the client cannot carry out as it is: one for another version, a path that
+ * would leave `dir` (or holds unsafe characters) or land on the client's own files, a path given
+ * twice or under another file, a download it does not list, a URL that is not HTTP(S), a download
+ * body for another dataset. Nothing has been fetched or written when it throws.
+ */
+export function checkPlan(plan: PlanDocument, dir: string, asked: { datasetId: string; version: string }): void {
+  const refuse = (why: string) =>
+    new TransportError(`The service's plan for ${asked.datasetId}@${asked.version} ${why}: nothing was fetched.`);
+  if (plan.dataset_id !== asked.datasetId || plan.version !== asked.version)
+    throw refuse(`is for ${showUnsafe(`${plan.dataset_id}@${plan.version}`)}`);
+  for (const body of plan.downloads)
+    if (body.dataset_id !== asked.datasetId || body.version !== asked.version)
+      throw refuse(`lists a download of ${showUnsafe(`${body.dataset_id}@${body.version}`)}`);
+  const paths = new Set<string>();
+  for (const file of plan.files) {
+    const shown = showUnsafe(JSON.stringify(file.path));
+    try {
+      joinSafely(dir, file.path);
+    } catch (error) {
+      throw refuse(`names an unsafe path: ${(error as Error).message}`);
+    }
+    if (file.path === PROVENANCE_FILE || file.path.startsWith(`${OWN_DIR}/`) || file.path.endsWith(PARTIAL_SUFFIX))
+      throw refuse(`names ${shown}, which is where das keeps its own records`);
+    if (paths.has(file.path)) throw refuse(`names ${shown} twice`);
+    paths.add(file.path);
+    if ("download" in file.get && file.get.download >= plan.downloads.length)
+      throw refuse(`fetches ${shown} with download ${file.get.download}, which it does not list`);
+    if ("url" in file.get && !/^https?:$/.test(new URL(file.get.url).protocol))
+      throw refuse(`fetches ${shown} from a URL that is not HTTP(S)`);
+  }
+  // A path that is a directory of another cannot be written beside it.
+  for (const file of plan.files) {
+    const segments = file.path.split("/");
+    for (let n = 1; n < segments.length; n++) {
+      const parent = segments.slice(0, n).join("/");
+      if (paths.has(parent)) throw refuse(`names both ${showUnsafe(JSON.stringify(parent))} and a file under it`);
+    }
+  }
 }
 
 /**
- * Requests that together cover `pending` (a subset of `inScope`, the scope's files). `filterCovers`
- * says the scope's filter alone describes exactly `inScope`, so a single filter request may be used.
- * `episodes` are the episodes the scope chose (null: every episode): a request names only those,
- * and a file shared by several episodes is fetched with the first of them.
+ * The download `body` for only `files` of it (the rest are on disk): its episodes set to those
+ * the plan requests these files with (`get.episode_id`), in place of a filter or of the whole
+ * version, in as many bodies as the API's body size takes. A request naming an episode resolves
+ * to every file of the scope that holds it, so each body stays within what the plan's did.
  */
-export function planRequests(
-  scope: Scope,
-  inScope: readonly ManifestFile[],
-  pending: readonly ManifestFile[],
-  options: { filterCovers?: boolean; limit?: number; episodes?: Set<string> | null } = {},
-): { requests: PlannedRequest[]; unplannable: Unplannable[] } {
-  const limit = options.limit ?? MAX_FILES_PER_DOWNLOAD;
-  const chosen = options.episodes ?? (scope.episodeIds ? new Set(scope.episodeIds) : null);
-  const base = {
-    dataset_id: scope.datasetId,
-    version: scope.version,
-    ...(scope.streams ? { streams: scope.streams } : {}),
-  };
-  const withVersionFiles = (body: DownloadBody): DownloadBody =>
-    scope.includeVersionFiles ? { ...body, include_version_files: true } : body;
-  if (!pending.length) return { requests: [], unplannable: [] };
-
-  // Everything still missing and the whole scope fits in one request: ask for the scope as the user gave it.
-  if (pending.length === inScope.length && inScope.length <= limit) {
-    if (!scope.episodeIds && !scope.filter)
-      return { requests: [{ body: withVersionFiles(base), files: [...pending] }], unplannable: [] };
-    if (options.filterCovers && scope.filter && !scope.episodeIds)
-      return {
-        requests: [{ body: withVersionFiles({ ...base, filter: scope.filter }), files: [...pending] }],
-        unplannable: [],
-      };
-  }
-
-  type Planned = PlannedRequest & { resolves: number; split?: true };
-  const requests: Planned[] = [];
-  const unplannable: Unplannable[] = [];
-  const versionLevel = pending.filter((f) => f.episode_ids.length === 0);
-  const versionLevelInScope = inScope.filter((f) => f.episode_ids.length === 0).length;
-  if (versionLevel.length && !scope.includeVersionFiles) {
-    // Files of no episode are only in a whole-version request.
-    const whole = inScope.length;
-    if (!scope.episodeIds && !scope.filter && whole <= limit)
-      requests.push({ body: base, files: versionLevel, resolves: whole });
-    else
-      for (const file of versionLevel)
-        unplannable.push({
-          file,
-          reason: `only a download of the whole version holds it, and that is ${whole} files (more than ${limit})`,
-        });
-  }
-
-  // What a request for an episode resolves to: every file of the scope that holds it.
-  const requestable = (f: ManifestFile) => f.episode_ids.filter((id) => chosen === null || chosen.has(id));
-  const perEpisode = new Map<string, ManifestFile[]>();
-  for (const f of inScope) for (const id of requestable(f)) push(perEpisode, id, f);
-  // Each pending file is fetched with one episode: the first of its chosen ones.
-  const pendingByEpisode = new Map<string, ManifestFile[]>();
-  for (const f of pending) {
-    const first = requestable(f)[0];
-    if (first !== undefined) push(pendingByEpisode, first, f);
-  }
-
-  let batch: { ids: string[]; files: ManifestFile[]; resolved: Set<string>; chars: number } = {
-    ids: [],
-    files: [],
-    resolved: new Set(),
-    chars: 0,
-  };
-  const flush = () => {
-    if (batch.ids.length)
-      requests.push({ body: { ...base, episode_ids: batch.ids }, files: batch.files, resolves: batch.resolved.size });
-    batch = { ids: [], files: [], resolved: new Set(), chars: 0 };
-  };
-  for (const [episodeId, files] of pendingByEpisode) {
-    const resolving = perEpisode.get(episodeId)!;
-    if (resolving.length > limit) {
-      // One episode beyond the limit: one request per stream of it.
-      for (const [stream, ofStream] of groupBy(files, (f) => f.stream)) {
-        const streamTotal = resolving.filter((f) => f.stream === stream).length;
-        if (stream === null || streamTotal > limit) {
-          for (const file of ofStream)
-            unplannable.push({
-              file,
-              reason: `episode ${episodeId} has ${streamTotal} files${stream ? ` of stream ${stream}` : " without a stream"}, more than one download holds (${limit})`,
-            });
-        } else {
-          requests.push({
-            body: { ...base, episode_ids: [episodeId], streams: [stream] },
-            files: ofStream,
-            resolves: streamTotal,
-            split: true,
-          });
-        }
-      }
-      continue;
+export function narrowed(body: DownloadBody, files: PlannedFile[], whole: boolean): DownloadBody[] {
+  if (whole) return [body];
+  const ids = [...new Set(files.flatMap((f) => ("download" in f.get && f.get.episode_id ? [f.get.episode_id] : [])))];
+  if (!ids.length) return [body];
+  const { filter: _, episode_ids: __, ...scope } = body;
+  const bodies: DownloadBody[] = [];
+  let batch: string[] = [];
+  let chars = 0;
+  for (const id of ids) {
+    if (batch.length && chars + id.length + 3 > MAX_BODY_CHARS) {
+      bodies.push({ ...scope, episode_ids: batch });
+      batch = [];
+      chars = 0;
     }
-    const chars = episodeId.length + 3;
-    const adds = resolving.filter((f) => !batch.resolved.has(f.path)).length;
-    if (batch.resolved.size + adds > limit || batch.chars + chars > MAX_BODY_CHARS || batch.ids.length >= limit)
-      flush();
-    batch.ids.push(episodeId);
-    batch.files.push(...files);
-    for (const f of resolving) batch.resolved.add(f.path);
-    batch.chars += chars;
+    batch.push(id);
+    chars += id.length + 3;
   }
-  flush();
-
-  if (versionLevel.length && scope.includeVersionFiles) {
-    // The files of the whole version ride along on the episode request that resolves the fewest files.
-    const carrier = requests.filter((r) => r.body.episode_ids && !r.split).sort((a, b) => a.resolves - b.resolves)[0];
-    if (carrier && carrier.resolves + versionLevelInScope <= limit) {
-      carrier.body = { ...carrier.body, include_version_files: true };
-      carrier.files.push(...versionLevel);
-    } else {
-      // Nothing else to fetch (or no room): a request of its own, for the smallest chosen episode.
-      const smallest = [...perEpisode].sort((a, b) => a[1].length - b[1].length)[0];
-      if (smallest && smallest[1].length + versionLevelInScope <= limit) {
-        requests.push({
-          body: { ...base, episode_ids: [smallest[0]], include_version_files: true },
-          files: versionLevel,
-          resolves: smallest[1].length + versionLevelInScope,
-        });
-      } else if (!smallest && !scope.episodeIds && !scope.filter && versionLevelInScope <= limit) {
-        requests.push({ body: withVersionFiles(base), files: versionLevel, resolves: inScope.length });
-      } else {
-        for (const file of versionLevel)
-          unplannable.push({
-            file,
-            reason: `no request for the chosen episodes has room for the ${versionLevelInScope} files of the whole version (at most ${limit})`,
-          });
-      }
-    }
-  }
-  return { requests: requests.map(({ body, files }) => ({ body, files })), unplannable };
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
-}
-
-function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) push(groups, key(item), item);
-  return groups;
+  bodies.push({ ...scope, episode_ids: batch });
+  return bodies;
 }

@@ -1,15 +1,22 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openParquet, parquetBatches } from "../lerobot/parquet";
-import { buildLeRobotFixture, type LeRobotFixture } from "../testing/lerobot-fixtures";
 import { das } from "../testing/pull-fixtures";
-import { ApiClient, type ManifestDocument, type ManifestFile } from "./api";
-import { ORIGINALS_DIR, PROVENANCE_FILE } from "./lerobot-pull";
+import { ApiClient, type ManifestDocument, type ManifestFile, type PlanDocument } from "./api";
 import { describeSummary, pull } from "./pull";
 
 // `das pull` against a malicious service: the API and the store are served by the test itself on
@@ -39,7 +46,16 @@ type Hostile = {
   url: string;
   /** Every POST /downloads body. */
   downloads: Record<string, unknown>[];
+  /** Every request to the store, by path. */
+  storeGets: string[];
   episodes: Record<string, unknown>[];
+};
+
+/** What the hostile service changes in the plan it would honestly send, and what a download answers beyond it. */
+type Tampering = {
+  plan?: (plan: PlanDocument) => PlanDocument;
+  /** Files a download's answer lists besides those it resolves to (the client must take only the plan's). */
+  extraInDownload?: { path: string; url: string; size_bytes: number; sha256: string }[];
 };
 
 /**
@@ -51,8 +67,32 @@ async function hostileService(
   files: Served[],
   format?: ManifestDocument["format"],
   episodes: Record<string, unknown>[] = [],
+  tampering: Tampering = {},
 ): Promise<Hostile> {
-  const hostile: Hostile = { url: "", downloads: [], episodes };
+  const hostile: Hostile = { url: "", downloads: [], storeGets: [], episodes };
+  const storeUrl = (file: ManifestFile) => `${hostile.url}/store/${files.findIndex((f) => f.file.path === file.path)}`;
+  // The plan an honest service would send for the whole version: a file of episodes through one
+  // download, requested with its first episode; a file of none by its own URL.
+  const honestPlan = (): PlanDocument => ({
+    dataset_id: DATASET,
+    version: "1.0.0",
+    revision: "0".repeat(40),
+    codebase_version: null,
+    episode_ids: [...new Set(files.flatMap((f) => f.file.episode_ids))].sort(),
+    downloads: [{ dataset_id: DATASET, version: "1.0.0" }],
+    files: files.map(({ file }) => ({
+      path: file.path,
+      size_bytes: file.size_bytes,
+      sha256: file.sha256,
+      episode_ids: file.episode_ids,
+      stream: file.stream,
+      get: file.episode_ids.length ? { download: 0, episode_id: file.episode_ids[0]! } : { url: storeUrl(file) },
+      transform: null,
+    })),
+    unplannable: [],
+    expires_at: new Date(Date.now() + 900_000).toISOString(),
+    lerobot: null,
+  });
   const manifest: ManifestDocument = {
     dataset_id: DATASET,
     version: "1.0.0",
@@ -78,6 +118,8 @@ async function hostileService(
         episodes,
         next_cursor: null,
       });
+    if (url.pathname === `/api/v1/datasets/${DATASET}/versions/1.0.0/plan` && request.method === "POST")
+      return json(response, 200, (tampering.plan ?? ((p) => p))(honestPlan()));
     if (url.pathname === "/api/v1/downloads" && request.method === "POST") {
       let text = "";
       for await (const chunk of request) text += chunk;
@@ -96,14 +138,20 @@ async function hostileService(
         expires_at: new Date(Date.now() + 900_000).toISOString(),
         file_count: resolved.length,
         total_bytes: resolved.reduce((n, f) => n + f.file.size_bytes, 0),
-        files: resolved.map(({ file: { media_type: _, ...file } }) => ({
-          ...file,
-          url: `${hostile.url}/store/${files.findIndex((f) => f.file.path === file.path)}`,
-        })),
+        files: [
+          ...resolved.map(({ file: { media_type: _, ...file } }) => ({ ...file, url: storeUrl(file as ManifestFile) })),
+          ...(tampering.extraInDownload ?? []).map((extra) => ({
+            ...extra,
+            episode_id: null,
+            episode_ids: [],
+            stream: null,
+          })),
+        ],
         co_delivered_episode_ids: [],
       });
     }
     const stored = /^\/store\/(\d+)$/.exec(url.pathname);
+    if (url.pathname.startsWith("/store/")) hostile.storeGets.push(url.pathname);
     const served = stored ? files[Number(stored[1])] : undefined;
     if (served) {
       if (typeof served.body === "function") return served.body(response);
@@ -134,56 +182,7 @@ const served = (p: string, body: Buffer, episodeIds: string[] = [], stream: stri
 const api = (hostile: Hostile) => new ApiClient({ baseUrl: hostile.url, key: "das_test", maxAttempts: 1 });
 const episodeId = (index: number) => `${DATASET}-${String(index).padStart(6, "0")}`;
 
-/** A LeRobot dataset on disk as a manifest and a store would serve it (meta/ as files of the whole version). */
-function servedDataset(fixture: LeRobotFixture, overrides: Record<string, Buffer> = {}): Served[] {
-  const out: Served[] = [];
-  const walk = (relative: string) => {
-    for (const entry of readdirSync(path.join(fixture.root, relative), { withFileTypes: true })) {
-      const child = relative ? `${relative}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) walk(child);
-      else {
-        const placed = fixture.files.find((f) => f.path === child);
-        const body = overrides[child] ?? readFileSync(path.join(fixture.root, child));
-        out.push(served(child, body, placed?.episodes.map(episodeId) ?? [], placed?.stream ?? null));
-      }
-    }
-  };
-  walk("");
-  return out;
-}
-
-const formatOf = (fixture: LeRobotFixture): ManifestDocument["format"] => ({
-  source: "lerobot",
-  codebase_version: fixture.version,
-  robot_type: null,
-  fps: fixture.fps,
-  total_frames: fixture.episodes.reduce((n, e) => n + e.length, 0),
-  cameras: fixture.cameras.map((key) => ({ key, storage: "video", codec: null, height: null, width: null, fps: null })),
-});
-
 describe("das pull against a malicious server", () => {
-  it("never writes a file that meta/info.json's data_path template places outside --dir", async () => {
-    const fixture = await buildLeRobotFixture(newDir("das-hostile-src-"), { version: "v3.0", episodes: 4 });
-    // The template names a file two levels above --dir; the manifest delivers a parquet file that
-    // the rewrite would read (via the same template, from .das/original/) and write there.
-    const info = JSON.parse(readFileSync(path.join(fixture.root, "meta/info.json"), "utf8"));
-    info.data_path = "../../victim.parquet";
-    const files = servedDataset(fixture, { "meta/info.json": Buffer.from(JSON.stringify(info, null, 4)) });
-    files.push(served("victim.parquet", readFileSync(path.join(fixture.root, "data/chunk-000/file-001.parquet"))));
-    const hostile = await hostileService(files, formatOf(fixture));
-
-    const outside = newDir("das-hostile-victim-");
-    const dir = path.join(outside, "a", "b");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(outside, "victim.parquet"), "the user's own file");
-
-    await expect(
-      pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, episodeIds: [episodeId(2)], stderr: sink }),
-    ).rejects.toThrow(/"\.\.\/\.\.\/victim\.parquet", which is not a safe relative path/);
-    expect(readFileSync(path.join(outside, "victim.parquet"), "utf8")).toBe("the user's own file");
-    expect(readdirSync(outside).sort()).toEqual(["a", "victim.parquet"]);
-  });
-
   it("stops reading a body at size_bytes + 1 and reports it, however much the store sends", async () => {
     let sent = 0;
     let closedAfter: number | undefined;
@@ -223,7 +222,7 @@ describe("das pull against a malicious server", () => {
   it("prints paths and texts from the server escaped, never as terminal control sequences", async () => {
     const retitle = "clip\u001b]0;owned\u0007\u202e4pm.exe";
     const hostile = await hostileService(
-      [served(`${retitle}.bin`, Buffer.from("x"), [episodeId(1)], "cam")],
+      [served("x.bin", Buffer.from("x"), [episodeId(1)], "cam")],
       undefined,
       [
         {
@@ -237,6 +236,8 @@ describe("das pull against a malicious server", () => {
           streams: ["cam"],
         },
       ],
+      // A path the plan says it cannot deliver, and why: both shown to the user, never obeyed by the terminal.
+      { plan: (plan) => ({ ...plan, unplannable: [{ path: `${retitle}.bin`, reason: "too big\u001b[2J" }] }) },
     );
     const dir = newDir("das-hostile-escape-");
     const summary = await pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
@@ -275,112 +276,117 @@ describe("das pull against a malicious server", () => {
     expect(shown.stdout + shown.stderr).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
   });
 
-  for (const version of ["v2.1", "v3.0"] as const) {
-    it(`keeps no metadata of episodes it did not deliver (${version} subset)`, async () => {
-      const fixture = await buildLeRobotFixture(newDir("das-hostile-src-"), {
-        version,
-        episodes: 6,
-        task: (e) => `task of episode ${e}`,
-      });
-      const hostile = await hostileService(servedDataset(fixture), formatOf(fixture));
-      const dir = newDir("das-hostile-subset-");
-      const run = () =>
-        pull({
-          api: api(hostile),
-          datasetId: DATASET,
-          version: "1.0.0",
-          dir,
-          episodeIds: [episodeId(2)],
-          stderr: sink,
-        });
-      const first = await run();
-      expect(first.failed).toEqual([]);
-      // v3.0 files hold two episodes each: episode 3 came along with 2.
-      const delivered = version === "v3.0" ? [2, 3] : [2];
-      expect(first.lerobot!.episode_indices).toEqual(delivered);
-
-      // The originals kept under .das/ list the delivered episodes only, and meta/ (renumbered 0..k-1 in v3.0) as many.
-      const mentioned = async () => ({
-        originals: await episodesMentioned(path.join(dir, ORIGINALS_DIR, "meta")),
-        meta: await episodesMentioned(path.join(dir, "meta")),
-      });
-      const expected = { originals: delivered, meta: version === "v3.0" ? [0, 1] : delivered };
-      expect(await mentioned()).toEqual(expected);
-      for (const meta of ["meta", `${ORIGINALS_DIR}/meta`])
-        expect(JSON.parse(readFileSync(path.join(dir, meta, "info.json"), "utf8")).total_episodes).toBe(
-          delivered.length,
-        );
-      // Nor their tasks: v2.x keeps the tasks used, v3.0 keeps every position of tasks.parquet
-      // (LeRobot reads a task by it) with a placeholder for the text of a task not performed.
-      const texts = `${everyText(dir)}\n${await tasksListed(dir)}`;
-      for (const e of fixture.episodes)
-        if (delivered.includes(e.episode_index)) expect(texts).toContain(`task of episode ${e.episode_index}`);
-        else expect(texts).not.toContain(`task of episode ${e.episode_index}`);
-      const provenance = JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8"));
-      expect(provenance.meta_originals_trimmed.episode_indices).toEqual(delivered);
-
-      // A second run finds everything verified: the cut-down originals stand for the delivered ones,
-      // so nothing is requested again (which would be another disclosure).
-      const requested = hostile.downloads.length;
-      const second = await run();
-      expect(second.failed).toEqual([]);
-      expect(second.downloads).toEqual([]);
-      expect(hostile.downloads.length).toBe(requested);
-      expect(second.already_verified).toBe(second.files);
-      expect(await mentioned()).toEqual(expected);
-      // And so does every run after it: the provenance still describes what is kept.
-      const third = await run();
-      expect(third).toMatchObject({ failed: [], downloads: [], already_verified: third.files });
-      expect(JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8")).meta_originals_trimmed).toEqual(
-        provenance.meta_originals_trimmed,
-      );
-    });
-  }
-});
-
-/** Every text file's content under a directory, concatenated (parquet files are binary, but their strings are plain). */
-function everyText(dir: string): string {
-  const out: string[] = [];
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const full = path.join(at, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (!entry.name.endsWith(".mp4")) out.push(readFileSync(full, "latin1"));
-    }
+  // The plan: the service's word on what a pull writes, which a hostile service can bend.
+  const honest = () => [
+    served("data/chunk-000/a.bin", Buffer.from("the frames of episode one"), [episodeId(1)], "data"),
+    served("README.md", Buffer.from("a card")),
+  ];
+  /** A directory two levels below one that must stay as it is. */
+  const nested = () => {
+    const outside = newDir("das-hostile-victim-");
+    const dir = path.join(outside, "a", "b");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(outside, "victim.bin"), "the user's own file");
+    return { outside, dir };
   };
-  walk(dir);
-  return out.join("\n");
-}
+  const untouched = (outside: string) => {
+    expect(readFileSync(path.join(outside, "victim.bin"), "utf8")).toBe("the user's own file");
+    expect(readdirSync(outside).sort()).toEqual(["a", "victim.bin"]);
+  };
 
-/** The task texts of every v3.0 tasks.parquet in the directory, decoded (the files are compressed). */
-async function tasksListed(dir: string): Promise<string> {
-  const out: unknown[] = [];
-  for (const meta of ["meta", `${ORIGINALS_DIR}/meta`]) {
-    const file = path.join(dir, meta, "tasks.parquet");
-    if (existsSync(file))
-      for await (const { rows } of parquetBatches(await openParquet(file))) out.push(...rows.map((r) => r.task));
-  }
-  return out.join("\n");
-}
+  const escapes: [string, (outside: string) => string][] = [
+    ["a parent directory", () => "../../victim.bin"],
+    ["'..' inside the path", () => "data/../../../victim.bin"],
+    ["an absolute path", (outside) => path.join(outside, "victim.bin")],
+    ["a backslash", () => "..\\..\\victim.bin"],
+    ["a control character", () => "data/\u001b]0;owned\u0007.bin"],
+    ["das's own records", () => "das-provenance.json"],
+    ["a partial transfer", () => "README.md.das-partial"],
+  ];
+  it.each(escapes)("refuses a plan naming %s before it fetches or discloses anything", async (_, bad) => {
+    const { outside, dir } = nested();
+    const hostile = await hostileService(honest(), undefined, [], {
+      plan: (plan) => ({ ...plan, files: plan.files.map((f, i) => (i === 0 ? { ...f, path: bad(outside) } : f)) }),
+    });
+    const run = pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
+    await expect(run).rejects.toThrow(/The service's plan for hostile@1\.0\.0 names .*: nothing was fetched\./);
+    await run.catch((error: Error) => expect(error.message).not.toMatch(/[\u001b\u0007]/));
+    expect(hostile.downloads).toEqual([]);
+    expect(hostile.storeGets).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
+    untouched(outside);
+  });
 
-/** The episode indices every episode-metadata file of a meta/ directory lists. */
-async function episodesMentioned(meta: string): Promise<number[]> {
-  const found = new Set<number>();
-  {
-    for (const name of ["episodes.jsonl", "episodes_stats.jsonl"]) {
-      const file = path.join(meta, name);
-      if (!existsSync(file)) continue;
-      for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean))
-        found.add((JSON.parse(line) as { episode_index: number }).episode_index);
-    }
-    const episodes = path.join(meta, "episodes");
-    if (existsSync(episodes))
-      for (const chunk of readdirSync(episodes))
-        for (const name of readdirSync(path.join(episodes, chunk)))
-          for await (const { rows } of parquetBatches(await openParquet(path.join(episodes, chunk, name)), [
-            "episode_index",
-          ]))
-            for (const row of rows) found.add(Number(row.episode_index));
-  }
-  return [...found].sort((a, b) => a - b);
-}
+  it("writes nothing through a symbolic link at the destination that leads out of it, and asks for nothing behind it", async () => {
+    const { outside, dir } = nested();
+    mkdirSync(path.join(outside, "elsewhere"));
+    // data/ leads to another directory; README.md is a link to the user's file.
+    symlinkSync(path.join(outside, "elsewhere"), path.join(dir, "data"));
+    symlinkSync(path.join(outside, "victim.bin"), path.join(dir, "README.md"));
+    const hostile = await hostileService(honest());
+    const summary = await pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
+    expect(summary.failed.map((f) => [f.path, f.reason]).sort()).toEqual([
+      ["README.md", expect.stringContaining("a symbolic link on its way leads out of the directory")],
+      ["data/chunk-000/a.bin", expect.stringContaining("a symbolic link on its way leads out of the directory")],
+    ]);
+    // Refused when the disk was checked: no download (no disclosure), no store request.
+    expect(hostile.downloads).toEqual([]);
+    expect(hostile.storeGets).toEqual([]);
+    expect(readdirSync(path.join(outside, "elsewhere"))).toEqual([]);
+    expect(readFileSync(path.join(outside, "victim.bin"), "utf8")).toBe("the user's own file");
+    expect(lstatSync(path.join(dir, "README.md")).isSymbolicLink()).toBe(true);
+    expect(existsSync(path.join(dir, "das-provenance.json"))).toBe(false);
+  });
+
+  it("keeps only the plan's files when a download lists more, however they are named", async () => {
+    const { outside, dir } = nested();
+    const stray = Buffer.from("not in the plan");
+    const hostile = await hostileService(honest(), undefined, [], {
+      extraInDownload: ["../../victim.bin", "extra.bin", "das-provenance.json"].map((p) => ({
+        path: p,
+        url: "http://127.0.0.1:9/never",
+        size_bytes: stray.length,
+        sha256: sha256(stray),
+      })),
+    });
+    const summary = await pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
+    expect(summary).toMatchObject({ failed: [], files: 2, downloaded: 2 });
+    expect(readdirSync(dir).sort()).toEqual(["README.md", "das-provenance.json", "data"]);
+    expect(hostile.storeGets.sort()).toEqual(["/store/0", "/store/1"]);
+    untouched(outside);
+  });
+
+  it("fails a file whose bytes do not match the plan's sha256, and leaves nothing at its path", async () => {
+    const dir = newDir("das-hostile-sha-");
+    const hostile = await hostileService(honest(), undefined, [], {
+      plan: (plan) => ({ ...plan, files: plan.files.map((f, i) => (i === 0 ? { ...f, sha256: "0".repeat(64) } : f)) }),
+    });
+    const summary = await pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
+    expect(summary.failed).toEqual([
+      {
+        path: "data/chunk-000/a.bin",
+        reason: expect.stringMatching(/^verification failed: sha256 [0-9a-f]{64} instead of 0{64}$/),
+      },
+    ]);
+    expect(existsSync(path.join(dir, "data/chunk-000/a.bin"))).toBe(false);
+    expect(readdirSync(path.join(dir, "data/chunk-000"))).toEqual([]);
+    // Nothing das writes about a pull that did not finish.
+    expect(existsSync(path.join(dir, "das-provenance.json"))).toBe(false);
+  });
+
+  it("fails a file the plan gives an absurd size, in bounded time and memory, and writes no more than the store sent", async () => {
+    const dir = newDir("das-hostile-size-");
+    const hostile = await hostileService(honest(), undefined, [], {
+      plan: (plan) => ({ ...plan, files: plan.files.map((f, i) => (i === 0 ? { ...f, size_bytes: 2 ** 52 } : f)) }),
+    });
+    const rssBefore = process.memoryUsage().rss;
+    const summary = await pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
+    expect(summary.bytes).toBe(2 ** 52 + Buffer.byteLength("a card"));
+    expect(summary.failed).toEqual([
+      { path: "data/chunk-000/a.bin", reason: expect.stringContaining(`the store sent 25 of ${2 ** 52} bytes`) },
+    ]);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+    expect(existsSync(path.join(dir, "data/chunk-000/a.bin"))).toBe(false);
+    expect(existsSync(path.join(dir, "das-provenance.json"))).toBe(false);
+  });
+});

@@ -20,7 +20,7 @@ import { buildLeRobotFixture, simulateLeRobotLoad, type LeRobotFixture } from ".
 import { disclosureEpisodes } from "../testing/downloads";
 import { das, disclosuresOf } from "../testing/pull-fixtures";
 import { ApiClient } from "./api";
-import { ORIGINALS_DIR, PROVENANCE_FILE } from "./lerobot-pull";
+import { ORIGINALS_DIR, PROVENANCE_FILE } from "./plan";
 import { describeSummary, pull, type PullSummary } from "./pull";
 
 // `das pull` of a version imported from a LeRobot dataset writes a LeRobot dataset of what it
@@ -163,13 +163,9 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
     expect(info.total_episodes).toBe(delivered.length);
     expect(info.total_frames).toBe(delivered.reduce((n, e) => n + f.episodes[e]!.length, 0));
     expect(info.total_frames).toBe([...listed.values()].reduce((a, b) => a + b, 0));
-    // The version's own meta/ is kept where LeRobot does not look, cut down to the delivered
-    // episodes: it describes every episode of the version, and only the delivered ones may stay.
-    const originals = JSON.parse(readFileSync(path.join(dir, ORIGINALS_DIR, "meta/info.json"), "utf8"));
-    expect(originals.total_episodes).toBe(delivered.length);
-    expect(JSON.parse(readFileSync(path.join(dir, PROVENANCE_FILE), "utf8")).meta_originals_trimmed).toMatchObject({
-      episode_indices: delivered,
-    });
+    // The version's own meta/ (every episode of the version) never reaches a subset: meta/ comes
+    // rendered for the delivered episodes by the service (decision 0123), and nothing else of it is kept.
+    expect(existsSync(path.join(dir, ORIGINALS_DIR, "meta"))).toBe(false);
 
     if (version === "v3.0") {
       // Not episodes 0..k-1: LeRobot v3.0 looks episodes up by position, so they are renumbered 0..3 (in ascending order) and it opens as it is.
@@ -207,36 +203,30 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       episode_indices: delivered,
     });
     expect(provenance.downloads.map((d: { download_id: string }) => d.download_id)).toEqual(summary.downloads);
-    const versionFiles = filesUnder(f.root).filter((p) => !p.startsWith("data/") && !p.startsWith("videos/"));
-    expect(versionFiles).toContain("README.md");
+    // Every file of the plan: the data and videos, the version's README and meta/ as rendered.
+    const meta = filesUnder(dir).filter((p) => p.startsWith("meta/"));
     expect(provenance.files.map((file: { path: string }) => file.path).sort()).toEqual(
-      [...onDisk, ...versionFiles].sort(),
+      [...onDisk, "README.md", ...meta].sort(),
     );
-    for (const file of provenance.files) expect(summary.downloads).toContain(file.download_id);
-    // Each delivered file's sha256 is the one the manifest (and the disclosure log) has, and it is
-    // kept with it where stored_at says; a file of meta/ cut down to the delivered episodes is
-    // kept as meta_originals_trimmed says.
+    // Each file of an episode came through a download, its sha256 the one the manifest (and the
+    // disclosure log) has; every file is kept as fetched where stored_at says.
     const manifest = await api.manifest(datasetId, "1.0.0");
-    const cutDown = new Map(
-      (provenance.meta_originals_trimmed.files as { path: string; kept_sha256: string | null }[]).map((f) => [
-        f.path,
-        f.kept_sha256,
-      ]),
-    );
-    for (const file of provenance.files as { path: string; sha256: string; stored_at: string | null }[]) {
-      expect(file.sha256, file.path).toBe(manifest.files.find((m) => m.path === file.path)!.sha256);
-      if (file.stored_at !== null) expect(sha256(path.join(dir, file.stored_at)), file.path).toBe(file.sha256);
-      else {
-        const kept = cutDown.get(file.path);
-        const place = path.join(dir, ORIGINALS_DIR, file.path);
-        if (kept === null) expect(existsSync(place), file.path).toBe(false);
-        else expect(sha256(place), file.path).toBe(kept);
+    for (const file of provenance.files as {
+      path: string;
+      sha256: string;
+      stored_at: string;
+      episode_ids: string[];
+      download_id: string | null;
+    }[]) {
+      expect(sha256(path.join(dir, file.stored_at)), file.path).toBe(file.sha256);
+      if (!file.episode_ids.length) {
+        expect(file.download_id, file.path).toBeNull();
+        continue;
       }
+      expect(summary.downloads).toContain(file.download_id);
+      expect(file.sha256, file.path).toBe(manifest.files.find((m) => m.path === file.path)!.sha256);
     }
-    expect(provenance.files.filter((f: { stored_at: string | null }) => f.stored_at === null).length).toBeGreaterThan(
-      0,
-    );
-    // Files das pull wrote: meta/ always; the renumbered data files with what they were made from and the mapping.
+    // Files das pull wrote itself: the renumbered data files, with what they were made from and how.
     for (const file of provenance.written as { path: string; sha256: string }[])
       expect(sha256(path.join(dir, file.path)), file.path).toBe(file.sha256);
     if (renumbered) {
@@ -246,6 +236,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
           path: p,
           sha256: sha256(path.join(dir, p)),
           from: { path: `${ORIGINALS_DIR}/${p}`, sha256: sha256(path.join(f.root, p)) },
+          transform: expect.objectContaining({ kind: "lerobot_v3_data_rows" }),
           change: expect.stringContaining("episode_index and index renumbered"),
         })),
       );
@@ -269,7 +260,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       });
     } else {
       expect(provenance.renumbering).toBeNull();
-      expect(provenance.written.every((w: { path: string }) => w.path.startsWith("meta/"))).toBe(true);
+      expect(provenance.written).toEqual([]);
     }
     const disclosed = (await Promise.all(summary.downloads.map(disclosureEpisodes))).flat();
     for (const e of delivered) expect(disclosed).toContain(id(e));
@@ -375,7 +366,14 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
       expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
       expect(await simulateLeRobotLoad(dir)).toMatchObject({ ok: false });
 
-      // Renumbered in the same directory: the data files as delivered move under .das/original/, nothing is fetched.
+      // meta/ comes rendered for each layout by URL (no disclosure): only its files that differ are fetched.
+      const metaShas = () =>
+        new Map(filesUnder(dir, "meta").map((p) => [p, sha256(path.join(dir, p))] as [string, string]));
+      const metaChanged = (before: Map<string, string>) =>
+        [...metaShas()].filter(([p, sha]) => before.get(p) !== sha).length;
+      const keptMeta = metaShas();
+
+      // Renumbered in the same directory: the data files as delivered move under .das/original/, none is fetched.
       const again = await das(["pull", `${datasetId}@1.0.0`, "--dir", dir, "--outcome", "failure", "--json"], env);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stderr).toContain(`data files written with the episodes renumbered 0..3`);
@@ -383,7 +381,10 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
         `Open it with: LeRobotDataset("${datasetId}", root=${JSON.stringify(path.resolve(dir))})`,
       );
       const moved = JSON.parse(again.stdout) as PullSummary;
-      expect(moved).toMatchObject({ failed: [], downloaded: 0, downloads: [], already_verified: kept.files });
+      expect(moved).toMatchObject({ failed: [], downloads: [], downloaded: metaChanged(keptMeta) });
+      expect(moved.downloaded).toBeGreaterThan(0);
+      expect(moved.already_verified + moved.downloaded).toBe(moved.files);
+      const movedMeta = metaShas();
       expect(moved.lerobot).toMatchObject({ loads_as_is: true, renumbered: { data_files_written: 2 } });
       expect(asDelivered(path.join(dir, ORIGINALS_DIR))).toBe(true);
       expect(await simulateLeRobotLoad(dir)).toEqual({
@@ -401,7 +402,8 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
         keepOriginalIndices: true,
         stderr: sink,
       });
-      expect(back).toMatchObject({ failed: [], downloaded: 0, downloads: [], lerobot: { renumbered: null } });
+      expect(back).toMatchObject({ failed: [], downloads: [], lerobot: { renumbered: null } });
+      expect(back.downloaded).toBe(metaChanged(movedMeta));
       expect(asDelivered(dir)).toBe(true);
       expect(filesUnder(path.join(dir, ORIGINALS_DIR)).filter((p) => p.startsWith("data/"))).toEqual([]);
       expect([...(await listedEpisodes(dir, version)).keys()].sort((a, b) => a - b)).toEqual(delivered);
@@ -463,7 +465,7 @@ describe.each(["v2.1", "v3.0"] as const)("das pull of a LeRobot %s version", (ve
         streams: [front],
         stderr: sink,
       }),
-    ).rejects.toThrow(/--streams must include data \(e\.g\. --streams data,observation\.images\.front\)/);
+    ).rejects.toThrow(/streams must include data \(e\.g\. data,observation\.images\.front\)/);
     expect((await disclosuresOf(keyId)).length).toBe(before);
     expect(readdirSync(refused)).toEqual([]);
   });
@@ -711,10 +713,8 @@ describe.each(["v2.1", "v3.0"] as const)(
       const summary = await pull({ api, datasetId, version: "1.0.0", dir, stderr: sink });
       expect(summary.failed).toEqual([]);
       // Every file of the version was delivered, but the version's meta/ still lists the 6 episodes of
-      // the original: what is kept of it is cut down to the episodes the version holds.
-      expect(JSON.parse(readFileSync(path.join(dir, ORIGINALS_DIR, "meta/info.json"), "utf8")).total_episodes).toBe(
-        kept.length,
-      );
+      // the original: meta/ comes rendered for the episodes the version holds, and nothing else of it is kept.
+      expect(existsSync(path.join(dir, ORIGINALS_DIR, "meta"))).toBe(false);
       expect(summary.lerobot).toMatchObject({
         episode_indices: kept,
         meta: "rewritten",

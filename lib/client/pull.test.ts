@@ -1,184 +1,79 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAppServer, type AppServer } from "../testing/app-server";
 import { disclosuresOf, filesUnder, sha256Of, storedVersion, type StoredVersion } from "../testing/pull-fixtures";
-import { ApiClient, apiBase, type ManifestDocument, type ManifestFile } from "./api";
-import { filesInScope, planRequests } from "./plan";
-import { destination, pull } from "./pull";
+import { ApiClient, apiBase, type PlanDocument, type PlannedFile } from "./api";
+import { checkPlan, narrowed } from "./plan";
+import { carryOutPlan, pull } from "./pull";
 import { backoffSeconds, retryAfterSeconds } from "./retry";
 
-const file = (p: string, episode: string | null, stream: string | null = "cam"): ManifestFile => ({
+const planned = (p: string, get: PlannedFile["get"], episodes: string[] = ["a"]): PlannedFile => ({
   path: p,
-  episode_id: episode,
-  episode_ids: episode === null ? [] : [episode],
-  stream,
   size_bytes: 1,
   sha256: "0".repeat(64),
-  media_type: "application/octet-stream",
+  episode_ids: episodes,
+  stream: "cam",
+  get,
+  transform: null,
+});
+const planOf = (files: PlannedFile[], downloads = 1): PlanDocument => ({
+  dataset_id: "ds",
+  version: "1.0.0",
+  revision: "0".repeat(40),
+  codebase_version: null,
+  episode_ids: ["a"],
+  downloads: Array.from({ length: downloads }, () => ({ dataset_id: "ds", version: "1.0.0" })),
+  files,
+  unplannable: [],
+  expires_at: "2030-01-01T00:00:00.000Z",
+  lerobot: null,
 });
 
-describe("planning download requests", () => {
-  const scope = { datasetId: "ds", version: "1.0.0" };
-  // 6 episodes of 2 files (cam, joints) and one file of the whole version.
-  const files = [
-    file("README.md", null, null),
-    ...["a", "b", "c", "d", "e", "f"].flatMap((e) => [file(`${e}/cam`, e), file(`${e}/joints`, e, "joints")]),
-  ];
+describe("checking the service's plan before anything is fetched", () => {
+  const asked = { datasetId: "ds", version: "1.0.0" };
+  const check = (plan: PlanDocument) => () => checkPlan(plan, "/tmp/d", asked);
 
-  it("asks for the whole version at once when it fits", () => {
-    const { requests } = planRequests(scope, files, files, { limit: 13 });
-    expect(requests).toEqual([{ body: { dataset_id: "ds", version: "1.0.0" }, files }]);
+  it("refuses paths that would leave the directory, or land on das's own records", () => {
+    for (const bad of ["../x", "/etc/passwd", "a/../../x", "a//b", "a\\b", "./a", "a\u001bb"])
+      expect(check(planOf([planned(bad, { download: 0, episode_id: "a" })])), bad).toThrow(/unsafe path/);
+    for (const own of ["das-provenance.json", ".das/original/x.parquet", "a.bin.das-partial"])
+      expect(check(planOf([planned(own, { download: 0, episode_id: "a" })])), own).toThrow(/its own records/);
+    expect(check(planOf([planned("a/b.mp4", { download: 0, episode_id: "a" })]))).not.toThrow();
   });
 
-  it("splits into requests that each resolve to at most `limit` files and together cover every file once", () => {
-    const inScope = files.filter((f) => f.episode_id !== null);
-    const { requests, unplannable } = planRequests(
-      { ...scope, episodeIds: ["a", "b", "c", "d", "e", "f"] },
-      inScope,
-      inScope,
-      { limit: 5 },
-    );
-    expect(unplannable).toEqual([]);
-    // Whole episodes of 2 files each: 2 episodes per request.
-    expect(requests.map((r) => r.body.episode_ids)).toEqual([
-      ["a", "b"],
-      ["c", "d"],
-      ["e", "f"],
-    ]);
-    expect(requests.flatMap((r) => r.files)).toEqual(inScope);
+  it("refuses a path given twice or under another file, a download it does not list, a URL that is not HTTP(S), another version", () => {
+    const get = { download: 0, episode_id: "a" };
+    expect(check(planOf([planned("a", get), planned("a", get)]))).toThrow(/twice/);
+    expect(check(planOf([planned("a", get), planned("a/b", get)]))).toThrow(/a file under it/);
+    expect(check(planOf([planned("a", { download: 1, episode_id: "a" })]))).toThrow(/does not list/);
+    expect(check(planOf([planned("a", { url: "file:///etc/passwd" })]))).toThrow(/not HTTP/);
+    expect(check({ ...planOf([]), version: "2.0.0" })).toThrow(/is for ds@2.0.0/);
+    const other = planOf([planned("a", get)]);
+    other.downloads[0] = { dataset_id: "elsewhere", version: "1.0.0" };
+    expect(check(other)).toThrow(/lists a download of elsewhere@1.0.0/);
   });
 
-  it("sizes a request by everything its episodes resolve to, not only the missing files", () => {
-    const inScope = files.filter((f) => f.episode_id !== null);
-    const pending = inScope.filter((f) => f.stream === "cam"); // the joints files are on disk already
-    const { requests } = planRequests({ ...scope, episodeIds: ["a", "b", "c", "d", "e", "f"] }, inScope, pending, {
-      limit: 4,
-    });
-    expect(requests.map((r) => r.body.episode_ids)).toEqual([
-      ["a", "b"],
-      ["c", "d"],
-      ["e", "f"],
-    ]);
-    expect(requests.flatMap((r) => r.files)).toEqual(pending);
-  });
-
-  it("keeps the user's filter and streams when one request covers the scope", () => {
-    const inScope = files.filter((f) => f.stream === "cam");
-    const { requests } = planRequests(
-      { ...scope, filter: { outcome: "failure" }, streams: ["cam"] },
-      inScope,
-      inScope,
-      { filterCovers: true, limit: 10 },
-    );
-    expect(requests.map((r) => r.body)).toEqual([
-      { dataset_id: "ds", version: "1.0.0", streams: ["cam"], filter: { outcome: "failure" } },
-    ]);
-  });
-
-  it("fetches a missing file of the whole version with a whole-version request, or reports that it cannot", () => {
-    const readme = files[0]!;
-    expect(planRequests(scope, files, [readme], { limit: 13 }).requests).toEqual([
-      { body: { dataset_id: "ds", version: "1.0.0" }, files: [readme] },
-    ]);
-    const tooBig = planRequests(scope, files, [readme, files[1]!], { limit: 12 });
-    expect(tooBig.unplannable.map((u) => u.file)).toEqual([readme]);
-    expect(tooBig.unplannable[0]!.reason).toContain("13 files (more than 12)");
-    expect(tooBig.requests).toEqual([
-      { body: { dataset_id: "ds", version: "1.0.0", episode_ids: ["a"] }, files: [files[1]] },
-    ]);
-  });
-
-  it("splits an episode larger than a request by stream", () => {
-    const big = [file("x/1", "x"), file("x/2", "x"), file("x/3", "x", "joints")];
-    const { requests } = planRequests({ ...scope, episodeIds: ["x"] }, big, big, { limit: 2 });
-    expect(requests.map((r) => r.body)).toEqual([
-      { dataset_id: "ds", version: "1.0.0", episode_ids: ["x"], streams: ["cam"] },
-      { dataset_id: "ds", version: "1.0.0", episode_ids: ["x"], streams: ["joints"] },
-    ]);
-  });
-
-  it("fetches a file shared by several chosen episodes once, with the first of them, and sizes requests by what they resolve to", () => {
-    const shared = (p: string, episodes: string[], stream = "cam"): ManifestFile => ({
-      ...file(p, episodes.length === 1 ? episodes[0]! : null, stream),
-      episode_ids: episodes,
-    });
+  it("cuts a download down to the episodes its missing files are requested with, in place of its filter", () => {
+    const body = { dataset_id: "ds", version: "1.0.0", filter: { outcome: "failure" }, streams: ["cam"] };
     const files = [
-      shared("v0", ["a", "b"]),
-      shared("d0", ["a", "b"], "joints"),
-      shared("v1", ["c", "d"]),
-      shared("d1", ["c"], "joints"),
-      shared("d2", ["d"], "joints"),
+      planned("a1", { download: 0, episode_id: "a" }),
+      planned("a2", { download: 0, episode_id: "a" }),
+      planned("b1", { download: 0, episode_id: "b" }, ["b", "z"]),
     ];
-    const chosen = new Set(["a", "b", "c", "d"]);
-    const { requests, unplannable } = planRequests({ ...scope, episodeIds: [...chosen] }, files, files, {
-      limit: 3,
-      episodes: chosen,
-    });
-    expect(unplannable).toEqual([]);
-    // a and b resolve to the same two files; c and d to v1, d1, d2 (three).
-    expect(requests.map((r) => r.body.episode_ids)).toEqual([["a"], ["c", "d"]]);
-    expect(requests.map((r) => r.files.map((f) => f.path))).toEqual([
-      ["v0", "d0"],
-      ["v1", "d1", "d2"],
+    expect(narrowed(body, files, true)).toEqual([body]);
+    expect(narrowed(body, files, false)).toEqual([
+      { dataset_id: "ds", version: "1.0.0", streams: ["cam"], episode_ids: ["a", "b"] },
     ]);
-    // Only chosen episodes are named, even where a file holds others.
-    const one = planRequests({ ...scope, episodeIds: ["b"] }, files.slice(0, 2), files.slice(0, 2), {
-      limit: 10,
-      episodes: new Set(["b"]),
-    });
-    expect(one.requests.map((r) => r.body)).toEqual([{ dataset_id: "ds", version: "1.0.0", episode_ids: ["b"] }]);
-  });
-
-  it("with includeVersionFiles, asks for the files of the whole version along with an episode request, whatever the streams", () => {
-    const meta = file("meta/info.json", null, null);
-    const inScope = [meta, ...files.slice(1, 5)]; // a and b, cam and joints
-    const chosen = new Set(["a", "b"]);
-    const whole = planRequests({ ...scope, episodeIds: ["a", "b"], includeVersionFiles: true }, inScope, inScope, {
-      limit: 13,
-      episodes: chosen,
-    });
-    expect(whole.requests.map((r) => r.body)).toEqual([
-      { dataset_id: "ds", version: "1.0.0", episode_ids: ["a", "b"], include_version_files: true },
-    ]);
-    expect(whole.requests[0]!.files).toEqual([...files.slice(1, 5), meta]);
-    // Only meta/ left to fetch: a request of the smallest chosen episode carries it.
-    const rest = planRequests(
-      { ...scope, episodeIds: ["a", "b"], streams: ["cam"], includeVersionFiles: true },
-      inScope,
-      [meta],
-      { limit: 13, episodes: chosen },
+    // Within the API's body size: a list of long ids in as many bodies as it takes.
+    const many = Array.from({ length: 5000 }, (_, i) =>
+      planned(`f${i}`, { download: 0, episode_id: `${"e".repeat(190)}${i}` }),
     );
-    expect(rest.requests).toEqual([
-      {
-        body: { dataset_id: "ds", version: "1.0.0", streams: ["cam"], episode_ids: ["a"], include_version_files: true },
-        files: [meta],
-      },
-    ]);
-    // A whole version with streams: one request with the flag.
-    const manifest = { files, streams: ["cam", "joints"] } as ManifestDocument;
-    const camOnly = filesInScope(manifest, { ...scope, streams: ["cam"], includeVersionFiles: true }, null);
-    expect(camOnly.map((f) => f.path)).toEqual(["README.md", "a/cam", "b/cam", "c/cam", "d/cam", "e/cam", "f/cam"]);
-    expect(
-      planRequests({ ...scope, streams: ["cam"], includeVersionFiles: true }, camOnly, camOnly, {
-        limit: 13,
-      }).requests.map((r) => r.body),
-    ).toEqual([{ dataset_id: "ds", version: "1.0.0", streams: ["cam"], include_version_files: true }]);
-  });
-
-  it("selects the scope's files from a manifest", () => {
-    const manifest = { files, streams: ["cam", "joints"] } as ManifestDocument;
-    expect(filesInScope(manifest, { ...scope, streams: ["joints"] }, new Set(["b"])).map((f) => f.path)).toEqual([
-      "b/joints",
-    ]);
-    expect(filesInScope(manifest, scope, null)).toHaveLength(13);
-  });
-
-  it("refuses manifest paths that would leave the directory", () => {
-    for (const bad of ["../x", "/etc/passwd", "a/../../x", "a//b", "a\\b", "./a"])
-      expect(() => destination("/tmp/d", bad), bad).toThrow(/unsafe path/);
-    expect(destination("/tmp/d", "a/b.mp4")).toBe("/tmp/d/a/b.mp4");
+    const bodies = narrowed(body, many, false);
+    expect(bodies.length).toBeGreaterThan(1);
+    expect(bodies.flatMap((b) => b.episode_ids)).toHaveLength(5000);
+    for (const b of bodies) expect(JSON.stringify(b).length).toBeLessThan(1_000_000);
   });
 });
 
@@ -239,29 +134,59 @@ describe("pull against the server and the store", () => {
     return { counts, storeFetch, api: new ApiClient({ baseUrl: server.url, key: v.key, fetch: apiFetch }) };
   }
 
-  it("splits a scope into several downloads when it is larger than one request may be", async () => {
+  it("carries out every download a plan lists, each once, each file through its own", async () => {
     const dir = newDir();
     const { api, counts } = instrumented();
+    const request = { episode_ids: v.episodes.map((e) => e.episode_id) };
+    const plan = await api.plan(v.datasetId, "1.0.0", request);
+    expect(plan.downloads).toHaveLength(1);
+    // As the service splits a larger scope (lib/views/requests.test.ts): here 2 + 2 + 1 episodes.
+    const ids = [...plan.downloads[0]!.episode_ids!];
+    const groups = [ids.slice(0, 2), ids.slice(2, 4), ids.slice(4)];
+    const split: PlanDocument = {
+      ...plan,
+      downloads: groups.map((episode_ids) => ({ ...plan.downloads[0]!, episode_ids })),
+      files: plan.files.map((f) => {
+        if (!("download" in f.get)) return f;
+        const episode = f.get.episode_id;
+        return { ...f, get: { download: groups.findIndex((g) => g.includes(episode)), episode_id: episode } };
+      }),
+    };
     const before = (await disclosuresOf(v.keyId)).length;
-    const summary = await pull({
+    const { summary } = await carryOutPlan(split, {
       api,
+      dir,
       datasetId: v.datasetId,
       version: "1.0.0",
-      dir,
-      episodeIds: v.episodes.map((e) => e.episode_id),
-      maxFilesPerRequest: 4,
+      request,
       stderr: sink,
     });
     expect(summary.failed).toEqual([]);
-    // 5 episodes of 2 files, at most 4 files per request: 2 + 2 + 1 episodes.
     expect(summary.downloads).toHaveLength(3);
-    expect(counts.posts).toBe(3);
+    expect(counts.posts).toBe(4);
     const entries = (await disclosuresOf(v.keyId)).slice(before);
     expect(entries.map((e) => e.file_count)).toEqual([4, 4, 2]);
-    expect(entries.flatMap((e) => e.requested_scope.episode_ids)).toEqual(
-      v.episodes.map((e) => e.episode_id).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
-    );
+    expect(entries.map((e) => e.requested_scope.episode_ids)).toEqual(groups);
     expect(filesUnder(dir)).toHaveLength(10);
+  });
+
+  it("asks again only for what is missing: a download cut down to the episodes of the files not on disk", async () => {
+    const dir = newDir();
+    const { api } = instrumented();
+    // The whole version: the plan's download asks for all of it.
+    const first = await pull({ api, datasetId: v.datasetId, version: "1.0.0", dir, stderr: sink });
+    expect(first.failed).toEqual([]);
+    const gone = v.episodes[1]!.episode_id;
+    const lost = v.files.filter((f) => f.episode_id === gone);
+    for (const f of lost) unlinkSync(path.join(dir, f.path));
+    const before = (await disclosuresOf(v.keyId)).length;
+    const again = await pull({ api, datasetId: v.datasetId, version: "1.0.0", dir, stderr: sink });
+    expect(again).toMatchObject({ failed: [], downloaded: lost.length, already_verified: first.files - lost.length });
+    // Not the whole version again (a disclosure of every episode): the one episode whose files were missing.
+    // (The plan's own entry, for the files of no episode it hands out by URL, is made on every run.)
+    const entries = (await disclosuresOf(v.keyId)).slice(before).filter((e) => e.id.startsWith("dl_"));
+    expect(entries.map((e) => [e.requested_scope, e.file_count])).toEqual([[{ episode_ids: [gone] }, lost.length]]);
+    for (const f of lost) expect(sha256Of(path.join(dir, f.path))).toBe(f.sha256);
   });
 
   it("requests URLs again when they expire mid-run: a new download, a new disclosure, only for the files left", async () => {
@@ -303,7 +228,7 @@ describe("pull against the server and the store", () => {
     expect(summary.failed).toEqual([]);
     expect(summary.url_renewals).toBe(1);
     expect(summary.downloads).toHaveLength(2);
-    expect(counts.posts).toBe(2);
+    expect(counts.posts).toBe(3);
     expect(counts.storeGets).toBe(10);
     const entries = (await disclosuresOf(v.keyId)).slice(before);
     expect(entries.map((e) => e.id)).toEqual(summary.downloads);
@@ -334,7 +259,7 @@ describe("pull against the server and the store", () => {
     });
     expect(summary.failed).toEqual([]);
     expect(summary.url_renewals).toBe(1);
-    expect(once.counts.posts).toBe(2);
+    expect(once.counts.posts).toBe(3);
     expectComplete(dir);
 
     const always = instrumented(() => forbidden());

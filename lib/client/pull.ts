@@ -2,25 +2,39 @@ import { mkdir, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import type { DownloadBody } from "../api/requests";
 import { showUnsafe } from "../characters";
-import { joinSafely } from "../safe-path";
-import type { ApiClient, DownloadDocument, ManifestDocument, ManifestFile } from "./api";
-import { bytes } from "./format";
+import { joinSafely, pathInside } from "../safe-path";
 import {
-  earlierTrimmedOriginals,
-  finishLeRobotPull,
-  leRobotLayout,
-  type DownloadRecord,
-  type LeRobotLayout,
-  type LeRobotPullResult,
-} from "./lerobot-pull";
-import { filesInScope, planRequests, type PlannedRequest, type Scope } from "./plan";
-import { writeFilesProvenance } from "./provenance";
+  ApiError,
+  type ApiClient,
+  type DownloadDocument,
+  type EpisodeFilter,
+  type PlanDocument,
+  type PlannedFile,
+  type PlanRequestBody,
+} from "./api";
+import { bytes } from "./format";
+import { leRobotResult, removeLeftovers, writeTransformed, type LeRobotPullResult } from "./lerobot-pull";
+import { checkPlan, fetchedPlace, narrowed, otherPlace, PROVENANCE_FILE } from "./plan";
+import { earlierProvenance, provenanceOf, writeProvenance, type DownloadRecord, type Provenance } from "./provenance";
 import { Progress } from "./progress";
-import { fetchFile, localState, partialPath, sha256File, Throttle } from "./transfer";
+import { fetchFile, localState, partialPath, Throttle } from "./transfer";
 
-export type PullOptions = Scope & {
+export type PullOptions = Transfers & {
   api: ApiClient;
   dir: string;
+  datasetId: string;
+  version: string;
+  /** Explicit episodes (--episodes). */
+  episodeIds?: string[];
+  /** The episode filters (--outcome, --task, --has-recovery, a duration range, ...). */
+  filter?: EpisodeFilter;
+  streams?: string[];
+  /** A LeRobot v3.0 subset: keep the delivered data files in place and the indices as they are, rather than have them written renumbered 0..k-1 (--keep-original-indices). */
+  keepOriginalIndices?: boolean;
+};
+
+/** How files are transferred, whoever asks for them (das pull, das sync). */
+export type Transfers = {
   /** Parallel transfers. */
   concurrency?: number;
   /** Bytes per second over all transfers (--limit-rate). */
@@ -32,18 +46,16 @@ export type PullOptions = Scope & {
   refreshMarginSeconds?: number;
   /** The clock URLs expire by (tests move it forward). */
   now?: () => number;
-  /** Files per download request; the server's limit unless a test asks for smaller requests. */
-  maxFilesPerRequest?: number;
   stderr?: { write(text: string): unknown; isTTY?: boolean; columns?: number };
-  /** A LeRobot v3.0 subset: keep the delivered data files in place and the indices as they are, rather than write them renumbered 0..k-1 and without the frames of episodes meta/ leaves out (--keep-original-indices). */
-  keepOriginalIndices?: boolean;
 };
 
 export type PullSummary = {
   dataset_id: string;
   version: string;
   dir: string;
-  /** Files and bytes in the scope. */
+  /** The revision of the version the plan was made from (the Hub protocol's sha of the caller's view). */
+  revision: string;
+  /** Files and bytes in the plan. */
   files: number;
   bytes: number;
   /** Verified on disk before this run, so not fetched. */
@@ -59,7 +71,7 @@ export type PullSummary = {
   downloads: string[];
   /** Episodes delivered beyond those chosen, because delivered files also hold them (byte order). */
   co_delivered_episode_ids: string[];
-  /** Downloads requested again because URLs expired. */
+  /** Downloads (or the plan) requested again because URLs expired. */
   url_renewals: number;
   /** Partial files the store sent whole again because it ignored the Range header. */
   range_ignored: number;
@@ -76,41 +88,73 @@ export class PullError extends Error {
 }
 
 /**
- * Pulls a scope of a version into a directory: plans download requests of at most 10,000 files
- * from the manifest, skips files already verified on disk, fetches the rest with N parallel
- * transfers, verifies each against the manifest and renames it into place, and renews URLs that
- * expire on the way (each renewal is a new download, and so a new disclosure).
+ * Pulls a scope of a version into a directory: asks the service for the plan of it (which files,
+ * where, how to get and check each one, what to write for LeRobot), and carries it out.
  */
 export async function pull(options: PullOptions): Promise<PullSummary> {
-  const started = Date.now();
-  const { api } = options;
-  const err = options.stderr ?? process.stderr;
-  const manifest = await api.manifest(options.datasetId, options.version);
-  // A LeRobot version is written as a LeRobot dataset: its meta/ comes along, whatever the streams.
-  const format = manifest.format ?? null;
-  const scope: Scope = format ? { ...options, includeVersionFiles: true } : options;
-  const episodes = await episodeSet(options, manifest);
-  if (format && options.streams && !options.streams.includes("data")) {
-    // A LeRobot dataset without its frames does not open, and adding them unasked would disclose more than asked for.
-    throw new PullError(
-      `${options.datasetId}@${options.version} is a LeRobot dataset, which das pull writes as one: LeRobot reads every frame from the data files, so --streams must include data (e.g. --streams data,${options.streams.join(",")}).`,
-    );
+  const request: PlanRequestBody = {
+    ...(options.episodeIds ? { episode_ids: options.episodeIds } : {}),
+    ...(options.filter ? { filter: options.filter } : {}),
+    ...(options.streams ? { streams: options.streams } : {}),
+    ...(options.keepOriginalIndices ? { keep_original_indices: true } : {}),
+  };
+  const plan = await askForPlan(options.api, options.datasetId, options.version, request);
+  const { summary, provenance } = await carryOutPlan(plan, { ...options, request });
+  if (provenance) await writeProvenance(options.dir, provenance);
+  return summary;
+}
+
+/** The service's plan; a request it refuses as such (an unknown stream or episode) is a PullError. */
+export async function askForPlan(
+  api: ApiClient,
+  datasetId: string,
+  version: string,
+  request: PlanRequestBody,
+): Promise<PlanDocument> {
+  try {
+    return await api.plan(datasetId, version, request);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "invalid_body") throw new PullError(error.message);
+    throw error;
   }
-  const inScope = filesInScope(manifest, scope, episodes);
-  const layout = format
-    ? leRobotLayout(manifest, inScope, {
-        keepOriginalIndices: options.keepOriginalIndices,
-        streams: options.streams,
-        trimmed: await earlierTrimmedOriginals(options.dir, manifest),
-      })
-    : null;
-  const placeOf = layout?.placeOf ?? ((file: ManifestFile) => file.path);
+}
+
+export type CarryOutOptions = Transfers & {
+  api: ApiClient;
+  dir: string;
+  /** The version asked for: a plan of another is refused. */
+  datasetId: string;
+  version: string;
+  /** What the plan was made for: recorded in the provenance, and asked for again when the plan's URLs expire. */
+  request: PlanRequestBody;
+  keepOriginalIndices?: boolean;
+  /** false: fetch only the files the plan hands out by URL; a file of an episode not on disk fails (das sync fetches no episode). */
+  downloads?: boolean;
+};
+
+/**
+ * Carries a plan out: skips the files already verified on disk (moving one an earlier run kept
+ * at its other place), fetches the rest with N parallel transfers (a download at a time, cut down
+ * to the files missing, its URLs renewed as a new download when they expire; then the files the
+ * plan hands out by URL), verifies each against the plan and renames it into place, and once
+ * every file is there writes the transformed ones. Returns the provenance to write, or null when
+ * files are missing (interrupted or failed: run it again).
+ */
+export async function carryOutPlan(
+  plan: PlanDocument,
+  options: CarryOutOptions,
+): Promise<{ summary: PullSummary; provenance: Provenance | null }> {
+  const started = Date.now();
+  const err = options.stderr ?? process.stderr;
+  checkPlan(plan, options.dir, options);
+  const earlier = await earlierProvenance(options.dir, plan.dataset_id, plan.version);
   const summary: PullSummary = {
-    dataset_id: options.datasetId,
-    version: options.version,
+    dataset_id: plan.dataset_id,
+    version: plan.version,
     dir: options.dir,
-    files: inScope.length,
-    bytes: inScope.reduce((sum, f) => sum + f.size_bytes, 0),
+    revision: plan.revision,
+    files: plan.files.length,
+    bytes: plan.files.reduce((sum, f) => sum + f.size_bytes, 0),
     already_verified: 0,
     downloaded: 0,
     resumed: 0,
@@ -120,22 +164,13 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
     co_delivered_episode_ids: [],
     url_renewals: 0,
     range_ignored: 0,
-    failed: [],
+    failed: plan.unplannable.map((u) => ({ path: u.path, reason: u.reason })),
     interrupted: false,
     seconds: 0,
     lerobot: null,
   };
-
-  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, inScope, summary, placeOf, layout);
-  if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the manifest and will be fetched again.\n`);
-  const plan = planRequests(scope, inScope, pending, {
-    filterCovers: Boolean(options.filter && !options.episodeIds),
-    limit: options.maxFilesPerRequest,
-    episodes,
-  });
-  for (const { file, reason } of plan.unplannable)
-    summary.failed.push({ path: file.path, reason: `cannot be requested: ${reason}` });
-
+  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, plan.files, summary);
+  if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the plan and will be fetched again.\n`);
   const progress = new Progress(
     pending.length,
     pending.reduce((sum, f) => sum + f.size_bytes, 0),
@@ -144,98 +179,88 @@ export async function pull(options: PullOptions): Promise<PullSummary> {
   progress.credit(partialBytes);
   const context: RunContext = {
     options,
+    plan,
     summary,
     progress,
     corrupt,
     throttle: options.limitRate ? new Throttle(options.limitRate) : undefined,
-    placeOf,
     deliveredBy: new Map(),
     downloadRecords: [],
   };
   if (pending.length) {
-    for (const request of plan.requests) {
-      if (options.signal?.aborted) break;
-      try {
-        await runRequest(context, request);
-      } catch (error) {
-        // The download itself was refused (a licence revoked mid-run, say): its files fail, the rest go on.
-        if (options.signal?.aborted) break;
-        for (const file of request.files) summary.failed.push({ path: file.path, reason: String(error) });
-      }
-    }
+    await fetchPending(context, pending);
     progress.finish();
   }
   summary.interrupted = Boolean(options.signal?.aborted);
   summary.co_delivered_episode_ids = [
     ...new Set(context.downloadRecords.flatMap((d) => d.co_delivered_episode_ids)),
   ].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  // meta/ describes what is on disk, so it is written only once every file of the scope is.
-  if (format && layout && !summary.interrupted && !summary.failed.length) {
-    summary.lerobot = await finishLeRobotPull({
-      dir: options.dir,
-      format,
-      manifest,
-      inScope,
-      layout,
-      chosen: episodes,
-      deliveredBy: context.deliveredBy,
-      downloads: context.downloadRecords,
-    });
+  let provenance: Provenance | null = null;
+  // What das writes itself describes what is on disk, so it is written only once every file of the plan is.
+  if (!summary.interrupted && !summary.failed.length) {
+    const transformed = await writeTransformed(options.dir, plan, earlier);
+    summary.failed.push(...transformed.failed);
+    if (!summary.failed.length) {
+      await removeLeftovers(options.dir, plan, earlier);
+      provenance = provenanceOf({
+        plan,
+        request: options.request,
+        earlier,
+        deliveredBy: context.deliveredBy,
+        downloads: context.downloadRecords,
+        written: transformed.written,
+      });
+      summary.lerobot = leRobotResult(plan, transformed, {
+        dir: options.dir,
+        provenance: joinSafely(options.dir, PROVENANCE_FILE),
+        keepOriginalIndices: Boolean(options.keepOriginalIndices ?? options.request.keep_original_indices),
+      });
+    }
   }
-  // Any other format: the directory says which download delivered which file of which episodes.
-  if (!format && !summary.interrupted && !summary.failed.length)
-    await writeFilesProvenance({
-      dir: options.dir,
-      manifest,
-      inScope,
-      deliveredBy: context.deliveredBy,
-      downloads: context.downloadRecords,
-    });
   summary.seconds = (Date.now() - started) / 1000;
-  return summary;
+  return { summary, provenance };
 }
 
-/** The episodes the scope names or matches, or null for "every file of the version". */
-async function episodeSet(options: PullOptions, manifest: ManifestDocument): Promise<Set<string> | null> {
-  if (options.streams) {
-    const unknown = options.streams.filter((s) => !manifest.streams.includes(s));
-    if (unknown.length)
-      throw new PullError(
-        `Unknown stream(s) for ${options.datasetId}@${options.version}: ${unknown.join(", ")}. Its streams are: ${manifest.streams.join(", ")}.`,
-      );
+/** Every download with files missing, in the plan's order, then the files the plan hands out by URL. */
+async function fetchPending(context: RunContext, pending: PlannedFile[]): Promise<void> {
+  const { options, plan, summary } = context;
+  const ofDownload = new Map<number, PlannedFile[]>();
+  const byUrl: PlannedFile[] = [];
+  for (const file of pending) {
+    if ("download" in file.get) push(ofDownload, file.get.download, file);
+    else byUrl.push(file);
   }
-  let set: Set<string> | null = null;
-  if (options.episodeIds) {
-    const withFiles = new Set(manifest.files.flatMap((f) => f.episode_ids));
-    const unknown = options.episodeIds.filter((id) => !withFiles.has(id));
-    if (unknown.length)
-      throw new PullError(
-        `No files of these episodes in ${options.datasetId}@${options.version}: ${unknown.slice(0, 20).join(", ")}${unknown.length > 20 ? ", ..." : ""}.`,
-      );
-    set = new Set(options.episodeIds);
+  const sizes = new Map<number, number>();
+  for (const file of plan.files)
+    if ("download" in file.get) sizes.set(file.get.download, (sizes.get(file.get.download) ?? 0) + 1);
+  for (const [index, files] of [...ofDownload].sort((a, b) => a[0] - b[0])) {
+    if (options.signal?.aborted) return;
+    if (options.downloads === false) {
+      for (const file of files)
+        summary.failed.push({
+          path: file.path,
+          reason: "not on disk as the plan has it: run das pull again to fetch it",
+        });
+      continue;
+    }
+    const body = plan.downloads[index]!;
+    for (const narrow of narrowed(body, files, files.length === sizes.get(index))) {
+      const ids = new Set(narrow.episode_ids ?? []);
+      const own = narrow === body ? files : files.filter((f) => "download" in f.get && ids.has(f.get.episode_id));
+      try {
+        await runFiles(context, new Lease(context, narrow, own), own);
+      } catch (error) {
+        // The download itself was refused (a licence revoked mid-run, say): its files fail, the rest go on.
+        if (options.signal?.aborted) return;
+        for (const file of own) summary.failed.push({ path: file.path, reason: String(error) });
+      }
+    }
   }
-  if (options.filter) {
-    const matching = new Set<string>();
-    for await (const episode of options.api.episodes(options.datasetId, options.version, options.filter))
-      matching.add(episode.episode_id);
-    set = set ? new Set([...set].filter((id) => matching.has(id))) : matching;
-  }
-  return set;
+  if (byUrl.length && !options.signal?.aborted) await runFiles(context, new PlanUrls(context), byUrl);
 }
 
-/** Where a manifest path lands under `dir`; a path that would leave it (or holds unsafe characters) is refused. */
-export function destination(dir: string, file: string): string {
-  return joinSafely(dir, file);
-}
-
-async function checkLocal(
-  dir: string,
-  files: ManifestFile[],
-  summary: PullSummary,
-  placeOf: (file: ManifestFile) => string,
-  layout: LeRobotLayout | null,
-) {
-  const pending: ManifestFile[] = [];
+async function checkLocal(dir: string, files: PlannedFile[], summary: PullSummary) {
+  const pending: PlannedFile[] = [];
   const corrupt = new Set<string>();
   let partialBytes = 0;
   let next = 0;
@@ -244,107 +269,94 @@ async function checkLocal(
       const file = files[next++]!;
       let dest: string;
       try {
-        dest = destination(dir, placeOf(file));
+        dest = await pathInside(dir, fetchedPlace(file));
+        const state = await localState(dest, file);
+        if (state === "verified" || (await adoptOtherCopy(dir, file, dest))) {
+          summary.already_verified++;
+          continue;
+        }
+        if (state === "corrupt") corrupt.add(file.path);
       } catch (error) {
         summary.failed.push({ path: file.path, reason: (error as Error).message });
         continue;
       }
-      const state = await localState(dest, file);
-      if (
-        state === "verified" ||
-        (await keptTrimmed(dest, layout?.trimmedCopyOf(file))) ||
-        (await adoptVerifiedCopy(dir, file, dest, layout?.alternativesOf(file) ?? []))
-      ) {
-        summary.already_verified++;
-        continue;
-      }
-      if (state === "corrupt") corrupt.add(file.path);
       const partial = await stat(partialPath(dest)).catch(() => undefined);
       if (partial && partial.size <= file.size_bytes) partialBytes += partial.size;
       pending.push(file);
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
-  // Back in manifest order, so that requests and progress follow the manifest.
+  // Back in the plan's order, so that requests and progress follow it.
   const order = new Map(files.map((f, i) => [f.path, i]));
   pending.sort((a, b) => order.get(a.path)! - order.get(b.path)!);
   return { pending, corrupt, partialBytes };
 }
 
-/** A file of the version's meta/ that an earlier pull delivered and cut down to its episodes, still as it left it. */
-async function keptTrimmed(dest: string, trimmed: { sha256: string | null } | undefined): Promise<boolean> {
-  if (!trimmed) return false;
-  const now = await sha256File(dest).catch(() => null);
-  return now === trimmed.sha256;
-}
-
 /**
- * A verified copy of the file where an earlier pull into the directory kept it (a LeRobot data file
- * it did or did not rewrite) is moved into place: fetching it again would be another disclosure.
+ * A verified copy where an earlier run kept the file's bytes (at its path, or under
+ * .das/original/ when that run wrote it transformed) is moved into place: fetching it again
+ * would be another disclosure.
  */
-async function adoptVerifiedCopy(
-  dir: string,
-  file: ManifestFile,
-  dest: string,
-  alternatives: string[],
-): Promise<boolean> {
-  for (const alternative of alternatives) {
-    const from = destination(dir, alternative);
-    if ((await localState(from, file)) !== "verified") continue;
-    await mkdir(path.dirname(dest), { recursive: true });
-    await rename(from, dest);
-    return true;
-  }
-  return false;
+async function adoptOtherCopy(dir: string, file: PlannedFile, dest: string): Promise<boolean> {
+  const other = await pathInside(dir, otherPlace(file));
+  if ((await localState(other, file)) !== "verified") return false;
+  await mkdir(path.dirname(dest), { recursive: true });
+  await rename(other, dest);
+  return true;
 }
 
 type RunContext = {
-  options: PullOptions;
+  options: CarryOutOptions;
+  plan: PlanDocument;
   summary: PullSummary;
   progress: Progress;
   corrupt: Set<string>;
   throttle?: Throttle;
-  /** Where a file lands under the directory (its path, or under .das/original/ for a LeRobot meta/ file and a renumbered data file). */
-  placeOf: (file: ManifestFile) => string;
   /** The download each file of this run came from. */
   deliveredBy: Map<string, string>;
   downloadRecords: DownloadRecord[];
 };
 
-/** The signed URLs of one planned request, renewed (as a new download) when they expire. */
-class Lease {
-  generation = 0;
+/** Where a run gets the URLs of some files: a download, or the plan itself. */
+interface UrlSource {
+  /** A URL for the file that will not expire within the margin, and the generation it belongs to. */
+  url(file: PlannedFile): Promise<{ url: string; generation: number } | null>;
+  /** New URLs for the files still open, once per generation however many transfers ask. */
+  renew(from: number, why: "expire" | "refused"): Promise<void>;
+  /** The download a file came from (null: the plan's own URL). */
+  deliveredBy(file: PlannedFile): string | null;
+  close(file: PlannedFile): void;
+}
+
+const expiring = (context: RunContext, expiresAt: string) => {
+  const { now = Date.now, refreshMarginSeconds = 60 } = context.options;
+  return now() >= Date.parse(expiresAt) - refreshMarginSeconds * 1000;
+};
+
+/** The signed URLs of one download, renewed (as a new download, for the files still open) when they expire. */
+class Lease implements UrlSource {
+  private generation = 0;
   private document!: DownloadDocument;
   private urls = new Map<string, string>();
   private renewing: Promise<void> | undefined;
+  private readonly open: Set<string>;
+  private started: Promise<void> | undefined;
 
   constructor(
     private readonly context: RunContext,
-    private readonly request: PlannedRequest,
-    private readonly open: Set<string>,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.issue(this.request.body);
+    private readonly body: DownloadBody,
+    private readonly files: PlannedFile[],
+  ) {
+    this.open = new Set(files.map((f) => f.path));
   }
 
-  has(file: ManifestFile): boolean {
-    return this.urls.has(file.path);
+  async url(file: PlannedFile): Promise<{ url: string; generation: number } | null> {
+    await (this.started ??= this.issue(this.body));
+    if (expiring(this.context, this.document.expires_at)) await this.renew(this.generation, "expire");
+    const url = this.urls.get(file.path);
+    return url === undefined ? null : { url, generation: this.generation };
   }
 
-  get downloadId(): string {
-    return this.document.download_id;
-  }
-
-  /** A URL for the file that will not expire within the margin, and the generation it belongs to. */
-  async url(file: ManifestFile): Promise<{ url: string; generation: number }> {
-    const { now = Date.now, refreshMarginSeconds = 60 } = this.context.options;
-    if (now() >= Date.parse(this.document.expires_at) - refreshMarginSeconds * 1000)
-      await this.renew(this.generation, "expire");
-    return { url: this.urls.get(file.path)!, generation: this.generation };
-  }
-
-  /** Requests the still-open files again, once per generation however many transfers ask. */
   renew(from: number, why: "expire" | "refused"): Promise<void> {
     if (from !== this.generation) return Promise.resolve();
     this.renewing ??= (async () => {
@@ -354,21 +366,27 @@ class Lease {
           ? `URLs of ${this.document.download_id} expire at ${this.document.expires_at}: requesting them again (a new download).`
           : `The store refused a URL of ${this.document.download_id}: requesting the files again (a new download).`,
       );
-      await this.issue(
-        narrowed(
-          this.request.body,
-          this.request.files.filter((f) => this.open.has(f.path)),
-        ),
-      );
+      const open = this.files.filter((f) => this.open.has(f.path));
+      // Cut down to the open files' episodes, in one body: they are fewer than the download's.
+      await this.issue(narrowed(this.body, open, false)[0]!);
       this.generation++;
     })().finally(() => (this.renewing = undefined));
     return this.renewing;
   }
 
+  deliveredBy(): string {
+    return this.document.download_id;
+  }
+
+  close(file: PlannedFile): void {
+    this.open.delete(file.path);
+  }
+
   private async issue(body: DownloadBody): Promise<void> {
-    this.document = await this.context.options.api.createDownload(body);
-    this.context.summary.downloads.push(this.document.download_id);
-    this.context.downloadRecords.push({
+    const { options, summary, downloadRecords } = this.context;
+    this.document = await options.api.createDownload(body);
+    summary.downloads.push(this.document.download_id);
+    downloadRecords.push({
       download_id: this.document.download_id,
       co_delivered_episode_ids: this.document.co_delivered_episode_ids,
     });
@@ -376,36 +394,74 @@ class Lease {
   }
 }
 
-/** The same request for fewer files: its episode list cut down to theirs (files of the whole version keep the first). */
-function narrowed(body: DownloadBody, files: ManifestFile[]): DownloadBody {
-  if (!body.episode_ids) return body;
-  const episodes = new Set(files.flatMap((f) => f.episode_ids));
-  const kept = body.episode_ids.filter((id) => episodes.has(id));
-  return { ...body, episode_ids: kept.length ? kept : body.episode_ids.slice(0, 1) };
+/**
+ * The URLs the plan hands out itself (files of no episode: meta/, a README), renewed by asking for
+ * the plan again when they expire: a plan of another revision (a withdrawal since) is not mixed in.
+ */
+class PlanUrls implements UrlSource {
+  private generation = 0;
+  private renewing: Promise<void> | undefined;
+  private urls: Map<string, string>;
+  private expiresAt: string;
+
+  constructor(private readonly context: RunContext) {
+    this.urls = urlsOf(context.plan);
+    this.expiresAt = context.plan.expires_at;
+  }
+
+  async url(file: PlannedFile): Promise<{ url: string; generation: number } | null> {
+    if (expiring(this.context, this.expiresAt)) await this.renew(this.generation, "expire");
+    const url = this.urls.get(`${file.path}\0${file.sha256}`);
+    return url === undefined ? null : { url, generation: this.generation };
+  }
+
+  renew(from: number, why: "expire" | "refused"): Promise<void> {
+    if (from !== this.generation) return Promise.resolve();
+    this.renewing ??= (async () => {
+      const { options, plan, summary, progress } = this.context;
+      summary.url_renewals++;
+      progress.log(
+        why === "expire"
+          ? `The plan's URLs expire at ${this.expiresAt}: asking for the plan again.`
+          : "The store refused a URL of the plan: asking for the plan again.",
+      );
+      const again = await options.api.plan(plan.dataset_id, plan.version, options.request);
+      if (again.revision !== plan.revision)
+        throw new Error(
+          `the version changed while it was pulled (revision ${plan.revision}, now ${again.revision}): run das pull again`,
+        );
+      this.urls = urlsOf(again);
+      this.expiresAt = again.expires_at;
+      this.generation++;
+    })().finally(() => (this.renewing = undefined));
+    return this.renewing;
+  }
+
+  deliveredBy(): null {
+    return null;
+  }
+
+  close(): void {}
 }
 
-async function runRequest(context: RunContext, request: PlannedRequest): Promise<void> {
+const urlsOf = (plan: PlanDocument) =>
+  new Map(plan.files.flatMap((f) => ("url" in f.get ? [[`${f.path}\0${f.sha256}`, f.get.url] as const] : [])));
+
+/** The files of one source, N at a time. */
+async function runFiles(context: RunContext, source: UrlSource, files: PlannedFile[]): Promise<void> {
   const { options, summary } = context;
-  const open = new Set(request.files.map((f) => f.path));
-  const lease = new Lease(context, request, open);
-  await lease.start();
-  const queue = request.files.filter((file) => {
-    if (lease.has(file)) return true;
-    summary.failed.push({ path: file.path, reason: "the download did not include it" });
-    return false;
-  });
   let next = 0;
   const worker = async () => {
-    while (next < queue.length && !options.signal?.aborted) {
-      const file = queue[next++]!;
+    while (next < files.length && !options.signal?.aborted) {
+      const file = files[next++]!;
       try {
-        const reason = await transfer(context, lease, file);
+        const reason = await transfer(context, source, file);
         if (reason) summary.failed.push({ path: file.path, reason });
       } catch (error) {
         if (options.signal?.aborted) return;
-        summary.failed.push({ path: file.path, reason: String(error) });
+        summary.failed.push({ path: file.path, reason: error instanceof Error ? error.message : String(error) });
       } finally {
-        open.delete(file.path);
+        source.close(file);
       }
     }
   };
@@ -413,12 +469,13 @@ async function runRequest(context: RunContext, request: PlannedRequest): Promise
 }
 
 /** One file, renewing its URL once if the store refuses it; returns why it failed, if it did. */
-async function transfer(context: RunContext, lease: Lease, file: ManifestFile): Promise<string | undefined> {
+async function transfer(context: RunContext, source: UrlSource, file: PlannedFile): Promise<string | undefined> {
   const { options, summary, progress } = context;
-  const dest = destination(options.dir, context.placeOf(file));
+  const dest = await pathInside(options.dir, fetchedPlace(file));
   for (let renewed = false; ; renewed = true) {
-    const { url, generation } = await lease.url(file);
-    const result = await fetchFile(file, url, dest, {
+    const leased = await source.url(file);
+    if (!leased) return "the download did not include it";
+    const result = await fetchFile(file, leased.url, dest, {
       fetch: options.fetch,
       signal: options.signal,
       throttle: context.throttle,
@@ -429,7 +486,8 @@ async function transfer(context: RunContext, lease: Lease, file: ManifestFile): 
       onWait: (what, seconds) => progress.log(`${what}; retrying in ${seconds} s`),
     });
     if (result.ok) {
-      context.deliveredBy.set(file.path, lease.downloadId);
+      const by = source.deliveredBy(file);
+      if (by) context.deliveredBy.set(file.path, by);
       summary.downloaded++;
       if (result.resumedFrom > 0 && !result.rangeIgnored) summary.resumed++;
       if (result.rangeIgnored) {
@@ -442,8 +500,14 @@ async function transfer(context: RunContext, lease: Lease, file: ManifestFile): 
     }
     if (!result.expired) return result.reason;
     if (renewed) return "the store refused the URL (403) even after it was requested again";
-    await lease.renew(generation, "refused");
+    await source.renew(leased.generation, "refused");
   }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /** The closing lines on stderr. */
@@ -468,25 +532,7 @@ export function describeSummary(s: PullSummary): string {
       `  ${s.co_delivered_episode_ids.length} more episode(s) came along in files they share with the chosen ones, and are recorded in the disclosure log too.`,
     );
   }
-  if (s.lerobot) {
-    const l = s.lerobot;
-    lines.push(
-      `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${l.meta === "rewritten" ? "written for them" : "as delivered"} (the version's own under .das/original/)${
-        l.renumbered
-          ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}`
-          : l.data_rewritten
-            ? ", data files written with only their frames"
-            : ""
-      }, provenance in ${l.provenance}.`,
-    );
-    if (l.left_out.length) {
-      lines.push(
-        `  ${l.left_out.length} episode(s) that came along are not in it, because not every file of theirs was delivered (${l.left_out.slice(0, 5).join(", ")}${l.left_out.length > 5 ? ", ..." : ""}); name them with --episodes to pull them whole.`,
-      );
-    }
-    if (l.open_with) lines.push(`  Open it with: ${l.open_with}`);
-    if (l.note) lines.push(`  Note: ${l.note}`);
-  }
+  if (s.lerobot) lines.push(...describeLeRobot(s.lerobot));
   if (s.failed.length) {
     lines.push(`${s.failed.length} file(s) could not be fetched or verified:`);
     for (const f of s.failed.slice(0, 50)) lines.push(`  ${f.path}: ${f.reason}`);
@@ -496,4 +542,24 @@ export function describeSummary(s: PullSummary): string {
     lines.push("Run the same command again to resume: verified files are kept, partial files are continued.");
   // Paths, ids and reasons come from the server: every line is shown escaped (an ESC in a path would drive the terminal).
   return `${lines.map(showUnsafe).join("\n")}\n`;
+}
+
+function describeLeRobot(l: LeRobotPullResult): string[] {
+  const meta = { "as delivered": "as delivered", rewritten: "written for them", none: "none" }[l.meta];
+  const lines = [
+    `  LeRobot ${l.codebase_version} dataset of ${l.episode_indices.length} episode(s): meta/ ${meta}${
+      l.renumbered
+        ? `, data files written with the episodes renumbered 0..${l.episode_indices.length - 1}`
+        : l.data_rewritten
+          ? ", data files written with only their frames"
+          : ""
+    }, provenance in ${l.provenance}.`,
+  ];
+  if (l.left_out.length)
+    lines.push(
+      `  ${l.left_out.length} episode(s) that came along are not in it, because not every file of theirs was delivered (${l.left_out.slice(0, 5).join(", ")}${l.left_out.length > 5 ? ", ..." : ""}); name them with --episodes to pull them whole.`,
+    );
+  if (l.open_with) lines.push(`  Open it with: ${l.open_with}`);
+  if (l.note) lines.push(`  Note: ${l.note}`);
+  return lines;
 }

@@ -1,24 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
-import path from "node:path";
-import {
-  needsRenumbering,
-  RENUMBERED_COLUMNS,
-  writeAtomically,
-  writeSubsetMeta,
-  type DataRewrite,
-} from "../lerobot/subset";
+import { readFile, rm, stat } from "node:fs/promises";
 import { pathInside } from "../safe-path";
-import type { ApiClient, NoticeDocument } from "./api";
-import {
-  ORIGINALS_DIR,
-  PROVENANCE_FILE,
-  trimOriginalMeta,
-  type Provenance,
-  type TrimmedOriginals,
-} from "./lerobot-pull";
-import type { FilesProvenance } from "./provenance";
-import { sha256File } from "./transfer";
+import type { ApiClient, NoticeDocument, PlanRequestBody } from "./api";
+import { ORIGINALS_DIR, PROVENANCE_FILE } from "./plan";
+import { writeProvenance, type Provenance, type SyncRecord } from "./provenance";
+import { askForPlan, carryOutPlan } from "./pull";
 
 type WithdrawalNoticeDocument = Extract<NoticeDocument, { kind: "withdrawal" }>;
 
@@ -38,6 +23,8 @@ export type SyncResult = {
   deleted: string[];
   /** A LeRobot directory: meta/ written again for the episodes left, or removed when none is left; null for other formats. */
   meta: "rewritten" | "removed" | null;
+  /** Why meta/ was removed although episodes are left (the service would not plan them), or null. */
+  note: string | null;
 };
 
 /** A directory `das sync` cannot work on (no provenance, or one from before episodes were recorded). */
@@ -45,14 +32,9 @@ export class SyncError extends Error {
   override name = "SyncError";
 }
 
-/**
- * What the directory keeps of each sync: the notice and counts only. The episodes' ids (and the
- * paths of their files, which may hold them) stay with the acknowledgement on the server, so that
- * nothing under the directory names a withdrawn episode any more.
- */
-export type SyncRecord = { notice_id: string; episodes: number; deleted_files: number; synced_at: string };
+export type { SyncRecord };
 
-type AnyProvenance = (Provenance | FilesProvenance) & { withdrawals?: SyncRecord[] };
+type Read = Partial<Provenance> & Pick<Provenance, "dataset_id" | "version" | "files">;
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -60,11 +42,12 @@ const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffe
  * Brings a pulled directory in line with the withdrawal notices addressed to the key's
  * organisation: reads the directory's provenance (which download delivered which file of which
  * episodes), takes the notices naming one of those downloads, deletes every file that holds a
- * withdrawn episode (a shared v3.0 file takes the other episodes it holds with it), writes a
- * LeRobot directory's meta/ again for the episodes left so that it still loads, records what it did
- * in the provenance, and acknowledges each notice with the paths it deleted (one acknowledged
- * already only when this run deleted something). Every path it touches
- * is resolved inside the directory (lib/safe-path.ts), whatever the provenance says. With
+ * withdrawn episode (a shared v3.0 file takes the other episodes it holds with it), has a LeRobot
+ * directory's meta/ (and the data files written for it) made again for the episodes left by
+ * carrying out the service's plan of them (it fetches no file of an episode: they are all on disk),
+ * records what it did in the provenance, and acknowledges each notice with the paths it deleted
+ * (one acknowledged already only when this run deleted something). Every path it touches is
+ * resolved inside the directory (lib/safe-path.ts), whatever the provenance or the plan says. With
  * `dryRun` it changes nothing and acknowledges nothing.
  */
 export async function sync(options: {
@@ -72,21 +55,10 @@ export async function sync(options: {
   dir: string;
   dryRun?: boolean;
   statement?: string;
+  stderr?: { write(text: string): unknown };
 }): Promise<SyncResult> {
   const { api, dir } = options;
-  const provenanceFile = await pathInside(dir, PROVENANCE_FILE);
-  let provenance: AnyProvenance;
-  try {
-    provenance = JSON.parse(await readFile(provenanceFile, "utf8")) as AnyProvenance;
-  } catch {
-    throw new SyncError(
-      `${dir} has no readable ${PROVENANCE_FILE}: das sync works on a directory das pull wrote (it says which download delivered which file).`,
-    );
-  }
-  if (!Array.isArray(provenance.files) || provenance.files.some((f) => !Array.isArray(f.episode_ids)))
-    throw new SyncError(
-      `${PROVENANCE_FILE} in ${dir} does not say which episodes each file holds (an older das pull wrote it): pull the version again into a new directory.`,
-    );
+  const provenance = await readProvenance(dir);
   const ours = new Set([
     ...(provenance.downloads ?? []).map((d) => d.download_id),
     ...provenance.files.map((f) => f.download_id).filter((id): id is string => id !== null),
@@ -100,25 +72,19 @@ export async function sync(options: {
   const removedEpisodes = new Set(doomed.flatMap((f) => f.episode_ids));
   const inDirectory = new Set(provenance.files.flatMap((f) => f.episode_ids));
 
-  // Every place a doomed file is kept: where it was delivered to, its copy as delivered, and what das pull wrote from it.
+  // Every place a doomed file is kept: where it was delivered to, its copy as fetched, and what das wrote from it.
   const doomedPlaces = new Set(doomed.flatMap((f) => [f.path, ...(f.stored_at ? [f.stored_at] : [])]));
-  const writtenFrom =
-    "written" in provenance
-      ? provenance.written.filter((w) => doomedPlaces.has(w.path) || (w.from && doomedPlaces.has(w.from.path)))
-      : [];
+  const writtenFrom = (provenance.written ?? []).filter(
+    (w) => doomedPlaces.has(w.path) || (w.from && doomedPlaces.has(w.from.path)),
+  );
   const candidates = [...new Set([...doomedPlaces, ...writtenFrom.map((w) => w.path)])].sort(byteOrder);
   const deleted: string[] = [];
-  for (const relative of candidates) {
-    const place = await pathInside(dir, relative);
-    if (await stat(place).catch(() => null)) deleted.push(relative);
-  }
+  for (const relative of candidates)
+    if (await stat(await pathInside(dir, relative)).catch(() => null)) deleted.push(relative);
 
-  const lerobot = provenance.source_format === "lerobot" ? (provenance as Provenance) : null;
-  const remaining = lerobot
-    ? lerobot.episodes.episode_indices.filter(
-        (index) => !removedEpisodes.has(`${lerobot.dataset_id}-${String(index).padStart(6, "0")}`),
-      )
-    : [];
+  const lerobot = provenance.source_format === "lerobot";
+  const gone = (id: string) => removedEpisodes.has(id);
+  const listed = lerobot ? listedEpisodes(provenance).filter((id) => !gone(id)) : [];
   const result: SyncResult = {
     dir,
     dataset_id: provenance.dataset_id,
@@ -126,156 +92,185 @@ export async function sync(options: {
     dry_run: Boolean(options.dryRun),
     notices: notices.map((n) => ({
       notice_id: n.notice_id,
-      episode_ids: ownEpisodes(n, inDirectory),
+      episode_ids: n.episode_ids.filter((id) => inDirectory.has(id)),
       acknowledgement_id: null,
     })),
     withdrawn_episodes: [...withdrawn].filter((id) => inDirectory.has(id)).sort(byteOrder),
     also_removed: [...removedEpisodes].filter((id) => !withdrawn.has(id)).sort(byteOrder),
     deleted,
-    meta: lerobot && doomed.length ? (remaining.length ? "rewritten" : "removed") : null,
+    meta: lerobot && doomed.length ? (listed.length ? "rewritten" : "removed") : null,
+    note: null,
   };
   if (options.dryRun || !notices.length) return result;
 
+  // meta/ for what is left first (a plan of the episodes left, carried out from what is on disk),
+  // then the deletions: a plan that cannot be had or carried out never holds them back.
+  const madeAgain = lerobot && doomed.length && listed.length ? await rewriteFor(options, provenance, listed) : null;
   for (const relative of deleted) await rm(await pathInside(dir, relative), { force: true });
-  const keptFiles = provenance.files.filter((f) => !doomed.includes(f));
-  const written = new Map<string, { sha256: string; from: { path: string; sha256: string } | null }>();
-  let renumbered: DataRewrite | null = null;
-  let trimmed: TrimmedOriginals | null = null;
-  if (lerobot && doomed.length) {
-    // meta/ is das pull's, written from the version's own under .das/original/: written again for what is left.
-    const meta = await pathInside(dir, "meta");
-    const staging = await pathInside(dir, `.das/sync.${randomBytes(6).toString("hex")}.tmp`);
-    try {
-      if (remaining.length) {
-        // v3.0 opens by position: episodes that are no longer 0..k-1 need their data files renumbered,
-        // as das pull does, from the copies as delivered under .das/original/.
-        const dataFiles = keptFiles.filter((f) => f.path.startsWith("data/") && f.episode_ids.length);
-        const rewrite =
-          lerobot.codebase_version === "v3.0" && (lerobot.renumbering !== null || needsRenumbering("v3.0", remaining));
-        if (rewrite)
-          for (const f of dataFiles) {
-            if (f.stored_at !== f.path) continue;
-            const kept = await pathInside(dir, `${ORIGINALS_DIR}/${f.path}`);
-            await mkdir(path.dirname(kept), { recursive: true });
-            await rename(await pathInside(dir, f.path), kept);
-            f.stored_at = `${ORIGINALS_DIR}/${f.path}`;
-          }
-        const subset = await writeSubsetMeta({
-          sourceRoot: await pathInside(dir, ORIGINALS_DIR),
-          targetRoot: staging,
-          episodes: remaining,
-          videoKeys: await videoKeysOf(dir),
-          rewriteData: rewrite && { dataFiles: new Set(dataFiles.map((f) => f.path)) },
-        });
-        await rm(meta, { recursive: true, force: true });
-        await rename(await pathInside(staging, "meta"), meta);
-        for (const relative of subset.written) {
-          const into = await pathInside(dir, relative);
-          if (!relative.startsWith("meta/")) {
-            await mkdir(path.dirname(into), { recursive: true });
-            await rename(await pathInside(staging, relative), into);
-          }
-          const delivered = dataFiles.find((f) => f.path === relative);
-          written.set(relative, {
-            sha256: await sha256File(into),
-            from: delivered?.stored_at ? { path: delivered.stored_at, sha256: delivered.sha256 } : null,
-          });
-        }
-        renumbered = subset.rewrite?.renumbered ? subset.rewrite : null;
-      } else await rm(meta, { recursive: true, force: true });
-    } finally {
-      await rm(staging, { recursive: true, force: true });
+  if (lerobot && doomed.length && !madeAgain?.provenance) {
+    await rm(await pathInside(dir, "meta"), { recursive: true, force: true });
+    await rm(await pathInside(dir, `${ORIGINALS_DIR}/meta`), { recursive: true, force: true });
+    if (listed.length) {
+      result.meta = "removed";
+      result.note = madeAgain?.note ?? null;
     }
-    // The version's meta/ kept under .das/original/ still lists the withdrawn episodes (their
-    // lengths, statistics, tasks): cut down to the episodes left, as das pull cuts it to those delivered.
-    trimmed = await trimOriginalMeta(
-      dir,
-      keptFiles.filter((f) => f.episode_ids.length === 0 && f.path.startsWith("meta/")),
-      remaining,
-      true,
-    );
   }
 
   const syncedAt = new Date().toISOString();
-  const cutDown = new Set(trimmed?.files.filter((f) => f.kept_sha256 !== f.sha256).map((f) => f.path));
-  const next: AnyProvenance = {
-    ...provenance,
+  const next: Read = {
+    ...(madeAgain?.provenance ?? provenance),
+    request: withoutEpisodes(provenance.request, gone),
     downloads: (provenance.downloads ?? []).map((d) => ({
       ...d,
-      co_delivered_episode_ids: d.co_delivered_episode_ids.filter((id) => !removedEpisodes.has(id)),
+      co_delivered_episode_ids: d.co_delivered_episode_ids.filter((id) => !gone(id)),
     })),
-    files: keptFiles.map((f) => (cutDown.has(f.path) ? { ...f, stored_at: null } : f)),
     withdrawals: [
       ...(provenance.withdrawals ?? []).map(withoutEpisodeIds),
-      ...notices.map((n) => ({
+      ...result.notices.map((n) => ({
         notice_id: n.notice_id,
-        episodes: ownEpisodes(n, inDirectory).length,
+        episodes: n.episode_ids.length,
         deleted_files: deleted.length,
         synced_at: syncedAt,
       })),
     ],
-  } as AnyProvenance;
-  if (lerobot && "written" in next) {
-    const kept = (next as Provenance).written.filter((w) => !deleted.includes(w.path) && !written.has(w.path));
-    (next as Provenance).written = [
-      ...kept,
-      ...[...written].map(([relative, w]) => ({
-        path: relative,
-        sha256: w.sha256,
-        from: w.from,
-        change: w.from
-          ? `written again by das sync for the episodes left after a withdrawal: ${RENUMBERED_COLUMNS.join(" and ")} renumbered as in renumbering.episodes, the frames of episodes not left dropped`
-          : `written again by das sync for the episodes left after a withdrawal, from the version's meta/ in ${ORIGINALS_DIR}/meta`,
-      })),
-    ].sort((a, b) => byteOrder(a.path, b.path));
-    const gone = (id: string) => removedEpisodes.has(id);
-    if (trimmed) (next as Provenance).meta_originals_trimmed = trimmed;
-    (next as Provenance).episodes = {
-      requested: lerobot.episodes.requested.filter((id) => !gone(id)),
-      co_delivered: lerobot.episodes.co_delivered.filter((id) => !gone(id)),
-      left_out: lerobot.episodes.left_out.filter((id) => !gone(id)),
-      episode_indices: remaining,
-    };
-    // The renumbering of the data files now on disk (none: the indices are the version's).
-    (next as Provenance).renumbering = renumbered && {
-      changed_columns: [...RENUMBERED_COLUMNS],
-      episodes: renumbered.episodes.map((e) => ({
-        episode_id: `${lerobot.dataset_id}-${String(e.originalEpisodeIndex).padStart(6, "0")}`,
-        original_episode_index: e.originalEpisodeIndex,
-        episode_index: e.episodeIndex,
-        original_dataset_from_index: e.originalFrom,
-        original_dataset_to_index: e.originalTo,
-        dataset_from_index: e.from,
-        dataset_to_index: e.to,
-      })),
+  };
+  if (!madeAgain?.provenance) {
+    next.files = provenance.files.filter((f) => !doomed.includes(f));
+    if (next.written)
+      next.written = next.written.filter((w) => !deleted.includes(w.path) && !w.path.startsWith("meta/"));
+  }
+  if (provenance.episodes) {
+    const left = new Set([...provenance.episodes.left_out, ...(madeAgain?.provenance?.episodes?.left_out ?? [])]);
+    next.episodes = {
+      requested: provenance.episodes.requested.filter((id) => !gone(id)),
+      co_delivered: provenance.episodes.co_delivered.filter((id) => !gone(id)),
+      left_out: [...left].filter((id) => !gone(id)).sort(byteOrder),
+      episode_indices: madeAgain?.provenance?.episodes?.episode_indices ?? [],
     };
   }
-  await writeAtomically(provenanceFile, `${JSON.stringify(next, null, 2)}\n`);
+  await writeProvenance(dir, next as Provenance);
+  await acknowledge(api, options.statement, provenance, notices, result, { doomed, deleted, writtenFrom });
+  return result;
+}
 
-  const statement =
-    options.statement ??
-    `das sync deleted ${deleted.length} file(s) of the withdrawn episodes from a pulled copy of ${provenance.dataset_id}@${provenance.version}.`;
-  // Each notice is told which of the files its own downloads delivered went, by their manifest's
-  // paths (the service takes no other); one acknowledged already only when this run deleted some.
-  const gone = new Set(deleted);
+async function readProvenance(dir: string): Promise<Read> {
+  let provenance: Read;
+  try {
+    provenance = JSON.parse(await readFile(await pathInside(dir, PROVENANCE_FILE), "utf8")) as Read;
+  } catch {
+    throw new SyncError(
+      `${dir} has no readable ${PROVENANCE_FILE}: das sync works on a directory das pull wrote (it says which download delivered which file).`,
+    );
+  }
+  if (!Array.isArray(provenance.files) || provenance.files.some((f) => !Array.isArray(f.episode_ids)))
+    throw new SyncError(
+      `${PROVENANCE_FILE} in ${dir} does not say which episodes each file holds (an older das pull wrote it): pull the version again into a new directory.`,
+    );
+  return provenance;
+}
+
+/** The episodes meta/ lists: those delivered whole (every one delivered, less those left out of meta/). */
+function listedEpisodes(provenance: Read): string[] {
+  const episodes = provenance.episodes;
+  if (!episodes) return [];
+  const leftOut = new Set(episodes.left_out);
+  return [...episodes.requested, ...episodes.co_delivered].filter((id) => !leftOut.has(id)).sort(byteOrder);
+}
+
+/**
+ * The service's plan of the episodes left, in the streams pulled, carried out without fetching any
+ * file of an episode: meta/ rendered for them comes by URL, data files are transformed again from
+ * their copies as fetched. Null provenance (and why) when the service would not plan them (a licence
+ * ended, say) or a file of theirs is not on disk.
+ */
+async function rewriteFor(
+  options: { api: ApiClient; dir: string; stderr?: { write(text: string): unknown } },
+  provenance: Read,
+  listed: string[],
+): Promise<{ provenance: Provenance | null; note: string | null }> {
+  const request: PlanRequestBody = {
+    episode_ids: listed,
+    streams: provenance.request?.streams ?? (await pulledStreams(options.dir)),
+    ...(provenance.request?.keep_original_indices ? { keep_original_indices: true } : {}),
+  };
+  try {
+    const plan = await askForPlan(options.api, provenance.dataset_id, provenance.version, request);
+    const { summary, provenance: made } = await carryOutPlan(plan, {
+      api: options.api,
+      dir: options.dir,
+      datasetId: provenance.dataset_id,
+      version: provenance.version,
+      request,
+      downloads: false,
+      stderr: options.stderr ?? { write: () => true },
+    });
+    if (made) return { provenance: made, note: null };
+    return {
+      provenance: null,
+      note: `meta/ could not be made again for the episodes left (${summary.failed[0]?.path}: ${summary.failed[0]?.reason}), so it was removed: nothing in the directory describes a withdrawn episode. Pull the version again to get it back.`,
+    };
+  } catch (error) {
+    return {
+      provenance: null,
+      note: `meta/ could not be made again for the episodes left (${String(error)}), so it was removed: nothing in the directory describes a withdrawn episode. Pull the version again to get it back.`,
+    };
+  }
+}
+
+/** The streams an older das pull wrote (it did not record its request): the data and the cameras meta/info.json declares. */
+async function pulledStreams(dir: string): Promise<string[] | undefined> {
+  try {
+    const info = JSON.parse(await readFile(await pathInside(dir, "meta/info.json"), "utf8")) as {
+      features?: Record<string, { dtype?: string }>;
+    };
+    const cameras = Object.entries(info.features ?? {}).filter(([, feature]) => feature?.dtype === "video");
+    return ["data", ...cameras.map(([key]) => key)];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request as recorded, less the withdrawn episodes it named (nothing in the directory names them any more). */
+function withoutEpisodes(request: PlanRequestBody | undefined, gone: (id: string) => boolean) {
+  if (!request?.episode_ids) return request;
+  const { episode_ids, ...rest } = request;
+  const left = episode_ids.filter((id) => !gone(id));
+  return left.length ? { ...rest, episode_ids: left } : rest;
+}
+
+/**
+ * Each notice is told which of the files its own downloads delivered went, by the paths the
+ * service named (it takes no other); one acknowledged already only when this run deleted some.
+ */
+async function acknowledge(
+  api: ApiClient,
+  statement: string | undefined,
+  provenance: Read,
+  notices: WithdrawalNoticeDocument[],
+  result: SyncResult,
+  removed: { doomed: Read["files"]; deleted: string[]; writtenFrom: NonNullable<Read["written"]> },
+): Promise<void> {
+  const said =
+    statement ??
+    `das sync deleted ${removed.deleted.length} file(s) of the withdrawn episodes from a pulled copy of ${provenance.dataset_id}@${provenance.version}.`;
+  const gone = new Set(removed.deleted);
   for (const [i, entry] of result.notices.entries()) {
     const notice = notices[i]!;
-    const paths = deliveredFilesDeleted(notice, doomed, gone, writtenFrom);
+    const paths = deliveredFilesDeleted(notice, removed.doomed, gone, removed.writtenFrom);
     if (notice.acknowledged_at && !paths.length) continue;
-    const made = await api.acknowledgeNotice(entry.notice_id, { statement, deleted_paths: paths });
+    const made = await api.acknowledgeNotice(entry.notice_id, { statement: said, deleted_paths: paths });
     entry.acknowledgement_id = made.acknowledgement_id;
   }
-  return result;
 }
 
 /**
  * The files holding one of a notice's episodes of which this run deleted a copy (where it was
- * delivered to, its copy as delivered, or what das pull wrote from it), by the path the download's
- * manifest names, in byte order: what the notice's acknowledgement lists.
+ * delivered to, its copy as fetched, or what das wrote from it), by their paths, in byte order:
+ * what the notice's acknowledgement lists.
  */
 function deliveredFilesDeleted(
   notice: WithdrawalNoticeDocument,
-  doomed: AnyProvenance["files"],
+  doomed: Read["files"],
   gone: Set<string>,
   writtenFrom: { path: string; from?: { path: string } | null }[],
 ): string[] {
@@ -306,24 +301,6 @@ function withoutEpisodeIds(
   };
 }
 
-/** A notice's episodes that this directory held. */
-const ownEpisodes = (notice: WithdrawalNoticeDocument, inDirectory: Set<string>) =>
-  notice.episode_ids.filter((id) => inDirectory.has(id));
-
-/** The cameras the directory's meta/info.json declares (das pull may have left some out with --streams). */
-async function videoKeysOf(dir: string): Promise<string[] | undefined> {
-  try {
-    const info = JSON.parse(await readFile(await pathInside(dir, "meta/info.json"), "utf8")) as {
-      features?: Record<string, { dtype?: string }>;
-    };
-    return Object.entries(info.features ?? {})
-      .filter(([, feature]) => feature?.dtype === "video")
-      .map(([key]) => key);
-  } catch {
-    return undefined;
-  }
-}
-
 export function describeSync(result: SyncResult): string {
   const lines = [
     result.notices.length
@@ -343,7 +320,7 @@ export function describeSync(result: SyncResult): string {
     lines.push(
       result.meta === "rewritten"
         ? `meta/ ${result.dry_run ? "would be" : "was"} written again for the episodes left.`
-        : `meta/ ${result.dry_run ? "would be" : "was"} removed: no episode is left.`,
+        : `meta/ ${result.dry_run ? "would be" : "was"} removed: ${result.note ?? "no episode is left."}`,
     );
   if (!result.dry_run)
     for (const n of result.notices)

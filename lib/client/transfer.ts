@@ -15,6 +15,9 @@ import { backoffSeconds, MAX_WAIT_SECONDS, retryAfterSeconds, sleep, waitTooLong
  */
 
 export const PARTIAL_SUFFIX = ".das-partial";
+
+/** What a file is checked against: its size and SHA-256 (in the plan, or a manifest). */
+type Checked = Pick<ManifestFile, "path" | "size_bytes" | "sha256">;
 export const partialPath = (dest: string) => `${dest}${PARTIAL_SUFFIX}`;
 
 export type TransferResult =
@@ -71,7 +74,7 @@ async function sizeOf(file: string): Promise<number | undefined> {
 }
 
 /** A file already on disk: verified against the manifest, missing, or different. */
-export async function localState(dest: string, file: ManifestFile): Promise<"verified" | "missing" | "corrupt"> {
+export async function localState(dest: string, file: Checked): Promise<"verified" | "missing" | "corrupt"> {
   const size = await sizeOf(dest);
   if (size === undefined) return "missing";
   if (size !== file.size_bytes) return "corrupt";
@@ -79,7 +82,7 @@ export async function localState(dest: string, file: ManifestFile): Promise<"ver
 }
 
 export async function fetchFile(
-  file: ManifestFile,
+  file: Checked,
   url: string,
   dest: string,
   options: TransferOptions = {},

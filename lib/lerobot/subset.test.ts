@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,7 +14,8 @@ import {
 import { aggregateStats, formatPathTemplate, plainValue, statsFromColumns, type StatsTree } from "./format";
 import { parquetWriteFile } from "hyparquet-writer";
 import { openParquet, parquetBatches, rewriteParquet, writeParquet } from "./parquet";
-import { SubsetError, writeSubsetMeta } from "./subset";
+import { rewriteDataRows } from "./data-rows";
+import { rowTransformOf, SubsetError, writeSubsetMeta, type SubsetOptions } from "./subset";
 
 const roots: string[] = [];
 afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
@@ -70,6 +71,26 @@ async function deliver(
     delivered.set(file.path, sha(path.join(target, file.path)));
   }
   return { target, delivered };
+}
+
+/**
+ * A subset as a pull leaves it: meta/ by writeSubsetMeta (on the service), and each data file it
+ * plans a rewrite of written from the one delivered (by the client), as the plan's transform says.
+ */
+async function writeSubset(options: SubsetOptions) {
+  const result = await writeSubsetMeta(options);
+  const dataFiles: { path: string; rows: number; dropped: number }[] = [];
+  for (const layout of result.rewrite?.layout ?? []) {
+    const target = path.join(options.targetRoot, layout.path);
+    const { rows, dropped } = await rewriteDataRows(
+      path.join(options.sourceRoot, layout.path),
+      `${target}.tmp`,
+      rowTransformOf(layout),
+    );
+    renameSync(`${target}.tmp`, target);
+    dataFiles.push({ path: layout.path, rows, dropped });
+  }
+  return { ...result, dataFiles };
 }
 
 async function episodeStats(f: LeRobotFixture, episodes: number[]): Promise<StatsTree[]> {
@@ -217,7 +238,7 @@ describe.each(["v2.0", "v2.1", "v3.0"] as const)("a %s subset", (version) => {
       expect(await simulateLeRobotLoad(target, prefix)).toEqual({ ok: true, frames });
       // With those frames dropped, as das pull does, it opens as it is.
       const { target: rewritten } = await deliver(f.root, prefix);
-      const again = await writeSubsetMeta({
+      const again = await writeSubset({
         sourceRoot: f.root,
         targetRoot: rewritten,
         episodes: prefix,
@@ -240,7 +261,7 @@ describe.each(["v2.0", "v2.1", "v3.0"] as const)("a %s subset", (version) => {
     const f = await source;
     const [front, wrist] = ["observation.images.front", "observation.images.wrist"];
     const { target, delivered } = await deliver(f.root, subset, ["data", front]);
-    const result = await writeSubsetMeta({
+    const result = await writeSubset({
       sourceRoot: f.root,
       targetRoot: target,
       episodes: subset,
@@ -414,7 +435,7 @@ describe("a renumbered v3.0 subset", () => {
   it("opens in LeRobot with no episode list: episodes 0..k-1, frames with their values but episode_index and index, files' schemas kept", async () => {
     const f = await source;
     const { target, delivered } = await deliver(f.root, subset);
-    const result = await writeSubsetMeta({
+    const result = await writeSubset({
       sourceRoot: f.root,
       targetRoot: target,
       episodes: subset,
@@ -429,14 +450,7 @@ describe("a renumbered v3.0 subset", () => {
     expect(result.rewrite).toEqual({
       episodes: renumberedEpisodes,
       renumbered: true,
-      dataFiles: renumberedData.map((p, i) => ({
-        path: p,
-        rows: [50, 25][i],
-        written: true,
-        droppedEpisodes: [],
-        droppedFrames: 0,
-      })),
-      // What each file becomes, for whoever writes it elsewhere (the service's pull plan).
+      // What each file becomes, for the client that fetched it to write (the service's pull plan).
       layout: [
         {
           path: renumberedData[0],
@@ -446,19 +460,9 @@ describe("a renumbered v3.0 subset", () => {
         { path: renumberedData[1], episodes: [{ ...renumberedEpisodes[2]!, length: 25 }], dropped: [] },
       ],
     });
-    // Planned only, the same metadata and layout, and no data file read or written.
-    const planned = await writeSubsetMeta({
-      sourceRoot: f.root,
-      targetRoot: tempDir(),
-      episodes: subset,
-      rewriteData: { write: false },
-    });
-    expect(planned.rewrite!.layout).toEqual(result.rewrite!.layout);
-    expect(planned.rewrite!.dataFiles.every((d) => !d.written)).toBe(true);
-    expect(planned.written.filter((p) => p.startsWith("data/"))).toEqual([]);
-    expect(planned.written.filter((p) => p.startsWith("meta/"))).toEqual(
-      result.written.filter((p) => p.startsWith("meta/")),
-    );
+    expect(result.dataFiles).toEqual(renumberedData.map((p, i) => ({ path: p, rows: [50, 25][i], dropped: 0 })));
+    // The metadata only: no data file is written where the subset is planned.
+    expect(result.written.filter((p) => p.startsWith("data/"))).toEqual([]);
     expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
 
@@ -520,7 +524,7 @@ describe("a renumbered v3.0 subset", () => {
   it("renumbers nothing for a subset of episodes 0..k-1", async () => {
     const f = await source;
     const { target, delivered } = await deliver(f.root, [0, 1]);
-    const result = await writeSubsetMeta({
+    const result = await writeSubset({
       sourceRoot: f.root,
       targetRoot: target,
       episodes: [0, 1],
@@ -532,41 +536,18 @@ describe("a renumbered v3.0 subset", () => {
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 45 });
   });
 
-  it("leaves a data file the caller says is already renumbered as it is", async () => {
-    const f = await source;
-    const { target } = await deliver(f.root, subset);
-    await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: subset, rewriteData: true });
-    const before = renumberedData.map((p) => statSync(path.join(target, p)).mtimeMs);
-    const asked: string[] = [];
-    const again = await writeSubsetMeta({
-      sourceRoot: f.root,
-      targetRoot: target,
-      episodes: subset,
-      rewriteData: { unchanged: async (p) => (asked.push(p), true) },
-    });
-    expect(asked).toEqual(renumberedData);
-    expect(again.rewrite!.dataFiles.map((d) => d.written)).toEqual([false, false]);
-    expect(renumberedData.map((p) => statSync(path.join(target, p)).mtimeMs)).toEqual(before);
-    expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 75 });
-  });
-
   it("drops from the data files the frames of episodes outside the subset, as LeRobot's delete_episodes does", async () => {
     const f = await source;
     // Episodes 1, 3 and 4 of files (0, 1), (2, 3), (4): the frames of 0 and 2 come along in the files and are left out.
     const kept = [1, 3, 4];
     const { target, delivered } = await deliver(f.root, kept);
-    const result = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: target, episodes: kept, rewriteData: true });
+    const result = await writeSubset({ sourceRoot: f.root, targetRoot: target, episodes: kept, rewriteData: true });
     const files = ["data/chunk-000/file-000.parquet", ...renumberedData];
-    expect(result.rewrite).toMatchObject({
-      renumbered: true,
-      dataFiles: files.map((p, i) => ({
-        path: p,
-        written: true,
-        droppedEpisodes: [[0], [2], []][i],
-        droppedFrames: [20, 30, 0][i],
-        rows: [25, 20, 25][i],
-      })),
-    });
+    expect(result.rewrite).toMatchObject({ renumbered: true });
+    expect(result.rewrite!.layout.map((l) => l.dropped)).toEqual([[0], [2], []]);
+    expect(result.dataFiles).toEqual(
+      files.map((p, i) => ({ path: p, dropped: [20, 30, 0][i], rows: [25, 20, 25][i] })),
+    );
     expect(result.sharedDataFiles).toEqual([]);
     expect(result.loader).toEqual({ loadsAsIs: true, loadsWithEpisodeList: true, note: null });
     expect(await simulateLeRobotLoad(target)).toEqual({ ok: true, frames: 70 });
@@ -586,11 +567,9 @@ describe("a renumbered v3.0 subset", () => {
     // Episodes 0..k-1 need no renumbering, but a shared data file is still rewritten: without it
     // the frames of episode 1 would sit in data/ with no episode row.
     const { target: prefix } = await deliver(f.root, [0]);
-    const pruned = await writeSubsetMeta({ sourceRoot: f.root, targetRoot: prefix, episodes: [0], rewriteData: true });
-    expect(pruned.rewrite).toMatchObject({
-      renumbered: false,
-      dataFiles: [{ path: "data/chunk-000/file-000.parquet", droppedEpisodes: [1], droppedFrames: 25, rows: 20 }],
-    });
+    const pruned = await writeSubset({ sourceRoot: f.root, targetRoot: prefix, episodes: [0], rewriteData: true });
+    expect(pruned.rewrite).toMatchObject({ renumbered: false, layout: [{ dropped: [1] }] });
+    expect(pruned.dataFiles).toEqual([{ path: "data/chunk-000/file-000.parquet", dropped: 25, rows: 20 }]);
     expect((await rowsUnder(prefix, "data")).map((r) => r.episode_index)).toEqual(Array(20).fill(0));
     expect(await simulateLeRobotLoad(prefix)).toEqual({ ok: true, frames: 20 });
     // Without rewriteData the data file stays as delivered, and the result says LeRobot needs the episode list.
@@ -605,44 +584,19 @@ describe("a renumbered v3.0 subset", () => {
     expect(await simulateLeRobotLoad(asIs, [0])).toEqual({ ok: true, frames: 20 });
   });
 
-  it("refuses source and target in one directory, or a v2.x subset, and writes nothing", async () => {
-    const f = await source;
-    const { target, delivered } = await deliver(f.root, [1, 3, 4]);
-    await expect(
-      writeSubsetMeta({ sourceRoot: f.root, targetRoot: f.root, episodes: subset, rewriteData: true }),
-    ).rejects.toThrow(/another directory/);
+  it("refuses to plan a v2.x subset's data files, and writes nothing", async () => {
     const v2 = await buildLeRobotFixture(tempDir(), { ...options("v2.1"), episodes: 3 });
+    const target = tempDir();
     await expect(
-      writeSubsetMeta({ sourceRoot: v2.root, targetRoot: tempDir(), episodes: [2], rewriteData: true }),
+      writeSubsetMeta({ sourceRoot: v2.root, targetRoot: target, episodes: [2], rewriteData: true }),
     ).rejects.toThrow(SubsetError);
-    expect(existsSync(path.join(target, "meta"))).toBe(false);
-    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative))).toBe(hash);
-  });
-
-  it("refuses frames that disagree with the episode metadata, leaving the target's data files as they were", async () => {
-    const f = await source;
-    const broken = tempDir();
-    cpSync(f.root, broken, { recursive: true });
-    // Episode 4 loses its last frame: its row still says 25.
-    const file = path.join(broken, "data/chunk-001/file-000.parquet");
-    const parquet = await openParquet(file);
-    const rows: Record<string, unknown>[] = [];
-    for await (const batch of parquetBatches(parquet)) rows.push(...batch.rows);
-    await writeParquet(file, rows.slice(0, -1), parquet.metadata.schema, parquet.metadata.key_value_metadata);
-    const { target, delivered } = await deliver(f.root, subset);
-    await expect(
-      writeSubsetMeta({ sourceRoot: broken, targetRoot: target, episodes: subset, rewriteData: true }),
-    ).rejects.toThrow(/episode 4 has 24 frames, its metadata says 25/);
-    // The first data file was written before the second failed: it is not swapped in, and no temporary file is left.
-    for (const [relative, hash] of delivered) expect(sha(path.join(target, relative)), relative).toBe(hash);
-    expect(readdirSync(path.join(target, "data/chunk-000"))).toEqual(["file-001.parquet"]);
     expect(existsSync(path.join(target, "meta"))).toBe(false);
   });
 
   it("is what LeRobot needs: episode_index renumbered alone, with each frame's index kept, does not open", async () => {
     const f = await source;
     const { target } = await deliver(f.root, subset);
-    const result = await writeSubsetMeta({
+    const result = await writeSubset({
       sourceRoot: f.root,
       targetRoot: target,
       episodes: subset,

@@ -22,13 +22,15 @@
  *
  * LeRobot looks v3.0 episodes up by position, so a v3.0 subset other than episodes 0..k-1 opens
  * only renumbered; and its data files, which hold several episodes each, may hold episodes the
- * subset leaves out. With `rewriteData`, the data files are written again under targetRoot the way
- * LeRobot's dataset_tools.py (delete_episodes) does it: the frames of episodes outside the subset
- * dropped, the episodes renumbered 0..k-1 (in ascending original index) where they are not
- * already, `episode_index` and `index` changed and everything else as it was; the episode rows get
- * the new indices and frame ranges. Without it (and for v2.x, whose loader takes an episode list
- * and whose files hold one episode each) the data files and indices are kept. `result.loader`
- * says how LeRobot can open the result.
+ * subset leaves out. With `rewriteData`, the data files' rewrite is planned the way LeRobot's
+ * dataset_tools.py (delete_episodes) does it: the frames of episodes outside the subset dropped,
+ * the episodes renumbered 0..k-1 (in ascending original index) where they are not already,
+ * `episode_index` and `index` changed and everything else as it was; the episode rows get the new
+ * indices and frame ranges, and `result.rewrite.layout` says what each data file becomes. The
+ * service plans (lib/views/plan.ts); the client that fetched a data file writes it
+ * (lib/lerobot/data-rows.ts), so no data file is read here. Without it (and for v2.x, whose
+ * loader takes an episode list and whose files hold one episode each) the data files and indices
+ * are kept. `result.loader` says how LeRobot can open the result.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -57,7 +59,8 @@ import {
 } from "./format";
 import { showUnsafe } from "../characters";
 import { pathInside, safePathProblem, UnsafePathError } from "../safe-path";
-import { openParquet, parquetBatches, rewriteParquet, writeParquet, type ParquetFile } from "./parquet";
+import { openParquet, parquetBatches, writeParquet, type ParquetFile } from "./parquet";
+import { RENUMBERED_COLUMNS, type DataTransform } from "./data-rows";
 
 export type SubsetResult = {
   codebaseVersion: CodebaseVersion;
@@ -75,7 +78,7 @@ export type SubsetResult = {
   referencedFiles: string[];
   /** Video features (cameras) of the version left out of info.json and stats.json (`videoKeys`). */
   droppedVideoKeys: string[];
-  /** v3.0 with `rewriteData`: the data files written again under targetRoot, or null when none needed it. */
+  /** v3.0 with `rewriteData`: the data files to write again, or null when none needs it. */
   rewrite: DataRewrite | null;
   /** Data files the metadata points at that were left as they are although they also hold frames of episodes outside the subset (no `rewriteData`). */
   sharedDataFiles: { path: string; otherEpisodes: number[] }[];
@@ -89,7 +92,7 @@ export type SubsetResult = {
 };
 
 /** The columns of a data file that renumbering changes; every other column stays as it was. */
-export const RENUMBERED_COLUMNS = ["episode_index", "index"] as const;
+export { RENUMBERED_COLUMNS };
 
 /** One episode of a rewritten subset: its index and frame range (LeRobot's global `index`) before and after. */
 export type RenumberedEpisode = {
@@ -107,15 +110,10 @@ export type DataRewrite = {
   /** Whether an episode's index or frame range changed, so that RENUMBERED_COLUMNS differ from the delivered files. */
   renumbered: boolean;
   /**
-   * The data files written under targetRoot (`written: false`: the target already held them, see
-   * `unchanged`, or they were only planned, see `write`): their rows, and the episodes whose frames
-   * were dropped from them.
-   */
-  dataFiles: RewrittenDataFile[];
-  /**
    * What each data file becomes, in the order LeRobot reads them: the subset's episodes it holds
    * (each with its index and frame range before and after, and its length) in the order of its
-   * frames, and the episodes whose frames are dropped from it. Enough to write it from the original.
+   * frames, and the episodes whose frames are dropped from it. Enough to write it from the original
+   * (rowTransformOf).
    */
   layout: RewrittenDataLayout[];
 };
@@ -126,13 +124,21 @@ export type RewrittenDataLayout = {
   dropped: number[];
 };
 
-export type RewrittenDataFile = {
-  path: string;
-  rows: number;
-  written: boolean;
-  droppedEpisodes: number[];
-  droppedFrames: number;
-};
+/** A data file's layout as the transform a pull plan hands the client that writes it (lib/lerobot/data-rows.ts). */
+export function rowTransformOf(layout: RewrittenDataLayout): DataTransform {
+  return {
+    kind: "lerobot_v3_data_rows",
+    changed_columns: [...RENUMBERED_COLUMNS],
+    episodes: layout.episodes.map((e) => ({
+      episode_index: e.originalEpisodeIndex,
+      new_episode_index: e.episodeIndex,
+      index_from: e.originalFrom,
+      new_index_from: e.from,
+      length: e.length,
+    })),
+    dropped_episode_indices: layout.dropped,
+  };
+}
 
 export type SubsetOptions = {
   sourceRoot: string;
@@ -141,26 +147,12 @@ export type SubsetOptions = {
   /** The video features (cameras) to keep; default every one. */
   videoKeys?: string[];
   /**
-   * v3.0: write the data files again where LeRobot could not open them as they are: a subset that
+   * v3.0: plan the data files' rewrite where LeRobot could not open them as they are: a subset that
    * is not episodes 0..k-1 is renumbered, and frames of episodes outside the subset are dropped
-   * (see the module comment). The original data files are read from sourceRoot, so targetRoot must
-   * then be another directory. `unchanged` may say that the target already holds a data file
-   * written for this same subset (a resumed pull that checked its checksum), which is then not
-   * written again. `dataFiles` are the only data files that may be read and written (for `das pull`,
-   * those delivered): a rewrite the metadata leads to any other file is refused.
+   * (see the module comment). Only the metadata is written; `rewrite.layout` says what each data
+   * file becomes, for whoever writes it (the client that fetched it).
    */
-  rewriteData?:
-    | boolean
-    | {
-        unchanged?: (relative: string) => Promise<boolean>;
-        dataFiles?: ReadonlySet<string>;
-        /**
-         * false: plan the rewrite (the episode rows of meta/ get their new indices, `rewrite.layout`
-         * says what each data file becomes) without reading or writing a data file, for whoever
-         * writes them elsewhere (the server plans, `das pull` writes).
-         */
-        write?: false;
-      };
+  rewriteData?: boolean;
 };
 
 /** Whether LeRobot needs a subset of these episodes renumbered to open it without an episode list. */
@@ -197,9 +189,6 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
     throw new SubsetError(
       `rewriting data files is for LeRobot v3.0; a ${parsed.data.codebase_version} subset opens with its episode list`,
     );
-  const unchanged = typeof options.rewriteData === "object" ? options.rewriteData.unchanged : undefined;
-  const writeData = typeof options.rewriteData !== "object" || options.rewriteData.write !== false;
-  const rewritable = typeof options.rewriteData === "object" ? options.rewriteData.dataFiles : undefined;
   const allVideoKeys = videoKeysOf(parsed.data);
   const unknown = (options.videoKeys ?? []).filter((key) => !allVideoKeys.includes(key));
   if (unknown.length) throw new SubsetError(`${INFO_PATH} has no video feature ${unknown.join(", ")}`);
@@ -207,16 +196,6 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
   const plan = v3
     ? await planV3(sourceRoot, parsed.data, selected, Boolean(options.rewriteData), dropped)
     : await planV2(sourceRoot, parsed.data, selected, dropped);
-  const foreign = plan.rewrite?.dataFiles.find((f) => rewritable && !rewritable.has(f.path));
-  if (foreign)
-    throw new SubsetError(
-      `the episode metadata places episodes in ${showUnsafe(JSON.stringify(foreign.path))}, which is not one of the data files that may be rewritten`,
-    );
-  if (plan.rewrite && writeData && path.resolve(sourceRoot) === path.resolve(targetRoot))
-    throw new SubsetError(
-      "rewriting data files reads the original ones from sourceRoot, so targetRoot must be another directory",
-    );
-
   info.total_episodes = selected.length;
   info.total_frames = plan.totalFrames;
   info.total_tasks = plan.totalTasks;
@@ -239,19 +218,6 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
     plan.writes.push([SUBTASKS_PATH, (target) => writeAtomically(target, subtasks)]);
 
   const written: string[] = [];
-  // The data files first, all of them swapped in together, then the metadata that describes them.
-  const dataFiles = !plan.rewrite
-    ? []
-    : writeData
-      ? await rewriteDataFiles(sourceRoot, targetRoot, plan.rewrite, unchanged)
-      : plan.rewrite.dataFiles.map(({ path: relative, episodes, others }) => ({
-          path: relative,
-          rows: episodes.reduce((n, e) => n + e.length, 0),
-          written: false,
-          droppedEpisodes: [...others].sort((a, b) => a - b),
-          droppedFrames: 0,
-        }));
-  written.push(...dataFiles.filter((f) => f.written).map((f) => f.path));
   for (const [relative, write] of plan.writes) {
     await write(await within(targetRoot, relative));
     written.push(relative);
@@ -300,7 +266,6 @@ export async function writeSubsetMeta(options: SubsetOptions): Promise<SubsetRes
       ? {
           episodes: plan.rewrite.episodes,
           renumbered: plan.rewrite.renumbered,
-          dataFiles,
           layout: plan.rewrite.dataFiles.map(({ path: relative, episodes, others }) => ({
             path: relative,
             episodes,
@@ -703,110 +668,6 @@ function planRewrite(
     .sort((a, b) => a.episodeIndex - b.episodeIndex);
   const renumbered = episodes.some((e) => e.episodeIndex !== e.originalEpisodeIndex || e.from !== e.originalFrom);
   return { episodes, renumbered, dataFiles };
-}
-
-/**
- * Writes every data file of a rewritten subset beside its place under targetRoot, checking each
- * frame on the way, and renames them into place only once all are written: a refused subset
- * leaves the target's data files as they were.
- */
-async function rewriteDataFiles(
-  sourceRoot: string,
-  targetRoot: string,
-  plan: RewritePlan,
-  unchanged?: (relative: string) => Promise<boolean>,
-): Promise<RewrittenDataFile[]> {
-  const done: RewrittenDataFile[] = [];
-  const staged: [string, string][] = [];
-  try {
-    for (const { path: relative, episodes, others } of plan.dataFiles) {
-      const rows = episodes.reduce((n, e) => n + e.length, 0);
-      if (unchanged && (await unchanged(relative))) {
-        done.push({
-          path: relative,
-          rows,
-          written: false,
-          droppedEpisodes: [...others].sort((a, b) => a - b),
-          droppedFrames: 0,
-        });
-        continue;
-      }
-      const target = await within(targetRoot, relative);
-      await mkdir(path.dirname(target), { recursive: true });
-      const temporary = `${target}.${randomBytes(6).toString("hex")}.tmp`;
-      staged.push([temporary, target]);
-      const droppedFrames = await rewriteDataFile(sourceRoot, relative, temporary, episodes, new Set(others));
-      done.push({
-        path: relative,
-        rows,
-        written: true,
-        droppedEpisodes: [...others].sort((a, b) => a - b),
-        droppedFrames,
-      });
-    }
-  } catch (error) {
-    await Promise.all(staged.map(([temporary]) => rm(temporary, { force: true })));
-    throw error;
-  }
-  for (const [temporary, target] of staged) await rename(temporary, target);
-  return done;
-}
-
-/** One data file: the subset's frames renumbered, the frames of `others` (episodes the metadata places in it outside the subset) dropped. Returns how many were dropped. */
-async function rewriteDataFile(
-  sourceRoot: string,
-  relative: string,
-  temporary: string,
-  episodes: (RenumberedEpisode & { length: number })[],
-  others: Set<number>,
-): Promise<number> {
-  let parquet: ParquetFile;
-  try {
-    parquet = await openParquet(await within(sourceRoot, relative));
-  } catch (error) {
-    throw new SubsetError(
-      `${relative}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "file is missing" : (error as Error).message}`,
-    );
-  }
-  const lacking = RENUMBERED_COLUMNS.filter((c) => !parquet.columns.includes(c));
-  if (lacking.length) throw new SubsetError(`${relative}: no ${lacking.join(", ")} column`);
-  const byOriginal = new Map(episodes.map((e) => [e.originalEpisodeIndex, e]));
-  const counts = new Map<number, number>();
-  let expected = episodes[0]?.from ?? 0;
-  let dropped = 0;
-  await rewriteParquet(parquet, temporary, (rows) =>
-    rows.map((row) => {
-      const original = Number(row.episode_index);
-      const e = byOriginal.get(original);
-      if (!e) {
-        if (!others.has(original))
-          throw new SubsetError(
-            `${relative}: holds frames of episode ${original}, which its episode metadata does not place there`,
-          );
-        dropped++;
-        return null;
-      }
-      const index = Number(row.index);
-      if (index < e.originalFrom || index >= e.originalTo)
-        throw new SubsetError(
-          `${relative}: frame index ${index} of episode ${original} is outside its dataset_from_index..dataset_to_index (${e.originalFrom}..${e.originalTo})`,
-        );
-      const renumbered = e.from + (index - e.originalFrom);
-      if (renumbered !== expected)
-        throw new SubsetError(`${relative}: frame index ${index} of episode ${original} is not stored in index order`);
-      expected++;
-      counts.set(original, (counts.get(original) ?? 0) + 1);
-      return { ...row, episode_index: like(row.episode_index, e.episodeIndex), index: like(row.index, renumbered) };
-    }),
-  );
-  for (const e of episodes) {
-    const n = counts.get(e.originalEpisodeIndex) ?? 0;
-    if (n !== e.length)
-      throw new SubsetError(
-        `${relative}: episode ${e.originalEpisodeIndex} has ${n} frames, its metadata says ${e.length}`,
-      );
-  }
-  return dropped;
 }
 
 /** Python's order of paths (`sorted(glob(...))`, which LeRobot's loader reads in): segment by segment, by code point. */

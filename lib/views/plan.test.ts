@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiClient } from "../client/api";
-import { pull } from "../client/pull";
+import { carryOutPlan } from "../client/pull";
 import { createTestKey, createTestOrg, grant } from "../testing/fixtures";
 import { call } from "../testing/http";
 import {
@@ -18,13 +18,14 @@ import {
 } from "../testing/hub-fixtures";
 import { filesDigest } from "../disclosures/chain";
 import { storedVersion, type StoredVersion } from "../testing/pull-fixtures";
-import { carryOutPlan, inProcessFetch } from "../testing/plan-executor";
+import { inProcessFetch } from "../testing/in-process-fetch";
 import * as api from "../../app/api/[[...path]]/route";
 import type { Plan, PlanRequest } from "./plan";
 
-// The plan decides on the service what `das pull` decided on the client: carried out by a client
-// that decides nothing (lib/testing/plan-executor.ts), it writes what `das pull` writes, byte for
-// byte, less what das pull keeps for itself (.das/original/, das-provenance.json).
+// The plan decides on the service what a pull writes (decision 0123). Carried out by das pull's
+// own code (lib/client/pull.ts's carryOutPlan, in-process against the same service), every file
+// it names is written where it says, as fetched or as its transform says; its downloads and the
+// files it hands out by URL are disclosed as it says, and no more.
 
 const dirs: string[] = [];
 const newDir = (prefix: string) => {
@@ -37,19 +38,15 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Every file under a directory with its SHA-256, but das pull's own bookkeeping. */
-function contents(dir: string, prefix = ""): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const entry of readdirSync(path.join(dir, prefix), { withFileTypes: true })) {
+const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+/** Every file under a directory, but das pull's own bookkeeping. */
+function filesIn(dir: string, prefix = ""): string[] {
+  return readdirSync(path.join(dir, prefix), { withFileTypes: true }).flatMap((entry) => {
     const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (relative === ".das" || relative === "das-provenance.json") continue;
-    if (entry.isDirectory()) Object.assign(out, contents(dir, relative));
-    else
-      out[relative] = createHash("sha256")
-        .update(readFileSync(path.join(dir, relative)))
-        .digest("hex");
-  }
-  return out;
+    if (relative === ".das" || relative === "das-provenance.json") return [];
+    return entry.isDirectory() ? filesIn(dir, relative) : [relative];
+  });
 }
 
 async function planOf(key: string, request: PlanRequest): Promise<Plan> {
@@ -63,26 +60,34 @@ async function planOf(key: string, request: PlanRequest): Promise<Plan> {
   return answer.json as Plan;
 }
 
-/** das pull (in-process against the same service) and the plan carried out, into directories of their own. */
-async function both(key: string, request: PlanRequest) {
-  const pulled = newDir("das-plan-pull-");
-  const client = new ApiClient({ baseUrl: "http://localhost", key, fetch: inProcessFetch() });
-  const summary = await pull({
-    api: client,
-    dir: pulled,
-    datasetId: request.datasetId,
-    version: request.version,
-    episodeIds: request.episode_ids,
-    filter: request.filter,
-    streams: request.streams,
-    keepOriginalIndices: request.keep_original_indices,
+/** The plan, carried out by das pull's code into a directory of its own: exactly its files, each as it says. */
+async function carriedOut(key: string, request: PlanRequest) {
+  const plan = await planOf(key, request);
+  const dir = newDir("das-plan-carried-");
+  const { datasetId, version, ...body } = request;
+  const { summary } = await carryOutPlan(plan as never, {
+    api: new ApiClient({ baseUrl: "http://localhost", key, fetch: inProcessFetch() }),
+    dir,
+    datasetId,
+    version,
+    request: body,
     stderr: sink,
   });
   expect(summary.failed).toEqual([]);
-  const plan = await planOf(key, request);
-  const planned = newDir("das-plan-carried-");
-  await carryOutPlan(plan, planned, key);
-  return { summary, plan, pulled, planned };
+  expect(filesIn(dir).sort()).toEqual(plan.files.map((f) => f.path).sort());
+  for (const file of plan.files) {
+    const fetched = file.transform ? path.join(dir, ".das/original", file.path) : path.join(dir, file.path);
+    expect(sha256(fetched), file.path).toBe(file.sha256);
+    // Written from the fetched bytes; the same bytes only where the transform moves and drops nothing.
+    const moves =
+      file.transform &&
+      (file.transform.dropped_episode_indices.length > 0 ||
+        file.transform.episodes.some(
+          (e) => e.new_episode_index !== e.episode_index || e.new_index_from !== e.index_from,
+        ));
+    if (moves) expect(sha256(path.join(dir, file.path)), file.path).not.toBe(file.sha256);
+  }
+  return { summary, plan, dir };
 }
 
 describe.each(["v3.0", "v2.1"] as const)("a LeRobot %s version", (codebase) => {
@@ -121,28 +126,24 @@ describe.each(["v3.0", "v2.1"] as const)("a LeRobot %s version", (codebase) => {
       ...(scope.episode_ids ? { episode_ids: [`${repo.datasetId}-000002`] } : {}),
     };
     const before = (await entriesOf(keyId)).length;
-    const { summary, plan, pulled, planned } = await both(key, request);
-    expect(contents(planned)).toEqual(contents(pulled));
-    const lerobot = summary.lerobot!;
-    expect(plan.lerobot).toMatchObject({
-      codebase_version: codebase,
-      episode_indices: lerobot.episode_indices,
-      requested: lerobot.requested,
-      co_delivered: lerobot.co_delivered,
-      left_out: lerobot.left_out,
-      meta: lerobot.meta,
-      cameras: lerobot.cameras,
-      renumbering: lerobot.renumbered?.episodes ?? null,
-      loads_as_is: lerobot.loads_as_is,
-      loads_with_episode_list: lerobot.loads_with_episode_list,
-      missing_files: [],
+    const { summary, plan } = await carriedOut(key, request);
+    expect(plan.lerobot).toMatchObject({ codebase_version: codebase, missing_files: [] });
+    expect(summary.lerobot).toMatchObject({
+      episode_indices: plan.lerobot!.episode_indices,
+      left_out: plan.lerobot!.left_out,
+      loads_as_is: plan.lerobot!.loads_as_is,
     });
+    // v3.0 data files are transformed where LeRobot could not open them as delivered, never kept indices.
+    const transformed = plan.files.filter((f) => f.transform);
+    if (scope.keep_original_indices || codebase === "v2.1") expect(transformed).toEqual([]);
+    if (codebase === "v3.0" && scope.filter && !scope.keep_original_indices)
+      expect(transformed.length).toBeGreaterThan(0);
     // Each planned download is one entry, as each of das pull's; the files the plan hands out by
     // URL (meta/, of no episode) one more.
     const byUrl = plan.files.filter((f) => "url" in f.get);
     const entries = await entriesOf(keyId);
-    expect(entries.length - before).toBe(summary.downloads.length + plan.downloads.length + (byUrl.length ? 1 : 0));
-    expect(plan.downloads.length).toBe(summary.downloads.length);
+    expect(entries.length - before).toBe(plan.downloads.length + (byUrl.length ? 1 : 0));
+    expect(summary.downloads).toHaveLength(plan.downloads.length);
     const planEntry = entries.find((e) => e.id.startsWith("pl_") && entries.indexOf(e) >= before)!;
     expect(planEntry).toMatchObject({ channel: "api", episode_count: 0, file_count: byUrl.length });
     expect(planEntry.requested_scope.paths).toEqual(byUrl.map((f) => f.path));
@@ -171,9 +172,9 @@ describe("a version of our own format", () => {
         ? { episode_ids: [stored.episodes[0]!.episode_id, stored.episodes[3]!.episode_id] }
         : {}),
     };
-    const { plan, pulled, planned } = await both(stored.key, request);
-    expect(contents(planned)).toEqual(contents(pulled));
+    const { plan, dir } = await carriedOut(stored.key, request);
     expect(plan.lerobot).toBeNull();
+    expect(existsSync(path.join(dir, ".das"))).toBe(false);
     // A file of no episode comes by its own URL, never through a download.
     const readme = plan.files.find((f) => f.path === "README.md");
     if (readme) expect(Object.keys(readme.get)).toEqual(["url"]);
@@ -234,9 +235,8 @@ describe("a fingerprinted LeRobot v3.0 version", () => {
     const rendered: Set<string>[] = [];
     for (const h of holders) {
       const before = (await entriesOf(h.keyId)).length;
-      const plan = await planOf(h.key, { datasetId: repo.datasetId, version: "1.0.0", ...scope });
       // Every file checked against the plan's size and sha256 as it is fetched (the downloads deliver copies).
-      await carryOutPlan(plan, newDir("das-plan-fingerprinted-"), h.key);
+      const { plan } = await carriedOut(h.key, { datasetId: repo.datasetId, version: "1.0.0", ...scope });
       const copies = await copiesOf(h.licenceId);
       // The version's own files are the licence's copies (by its downloads or by URL); the rest is
       // meta/ rendered for it.

@@ -8,12 +8,13 @@ import { episodeConditions, type EpisodeFilter } from "../catalog/episode-filter
 import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { episodeNotWithdrawn, fileHoldsNoWithdrawn, withdrawnAmong } from "../catalog/withdrawn";
 import type { DownloadRequest } from "../downloads/scope";
-import { needsRenumbering, RENUMBERED_COLUMNS } from "../lerobot/subset";
+import { needsRenumbering, rowTransformOf } from "../lerobot/subset";
+import type { DataTransform } from "../lerobot/data-rows";
 import type { CodebaseVersion } from "../lerobot/format";
 import { presigner, renderedObjectKey, URL_TTL_SECONDS } from "../storage/config";
 import { deliveredFiles, type DeliveredFile } from "../fingerprints/delivered";
 import { renderView, type RenderedView } from "./render";
-import { planRequests } from "./requests";
+import { planRequests, requestedWith } from "./requests";
 import { appendToLog } from "../disclosures/append";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { newLogId } from "../ids";
@@ -61,19 +62,8 @@ export type PlanRequest = {
   keep_original_indices?: boolean;
 };
 
-/** Each row of a v3.0 data file, written again: `episode_index` and `index` renumbered, the frames of `dropped_episode_indices` left out. */
-export type DataTransform = {
-  kind: "lerobot_v3_data_rows";
-  changed_columns: string[];
-  episodes: {
-    episode_index: number;
-    new_episode_index: number;
-    index_from: number;
-    new_index_from: number;
-    length: number;
-  }[];
-  dropped_episode_indices: number[];
-};
+/** Each row of a v3.0 data file, written again (lib/lerobot/data-rows.ts carries it out). */
+export type { DataTransform };
 
 export type PlannedFile = {
   /** Where the file goes, relative to the directory pulled into. */
@@ -83,8 +73,13 @@ export type PlannedFile = {
   sha256: string;
   episode_ids: string[];
   stream: string | null;
-  /** How to get the bytes: in the answer to `downloads[download]`, under the same path, or at `url` (valid until `expires_at`). */
-  get: { download: number } | { url: string };
+  /**
+   * How to get the bytes: in the answer to `downloads[download]`, under the same path, or at `url`
+   * (valid until `expires_at`). `episode_id` is the chosen episode the file is requested with: a
+   * client that needs only some of a download's files (the others are on its disk) sends it with
+   * `episode_ids` cut down to theirs.
+   */
+  get: { download: number; episode_id: string } | { url: string };
   /** What to write instead of the bytes as fetched, or null: as fetched. */
   transform: DataTransform | null;
 };
@@ -135,7 +130,13 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
   const format = licensed.format;
   checkStreams(request, licensed.streams, where, format !== null);
   const chosen = await chosenEpisodes(sql, view, request, where);
-  const inScope = await filesInScope(sql, view, request, format !== null);
+  // A fingerprinted version's files are the caller's licence's copies: their sha256s, sizes and keys.
+  const inScope = await deliveredFiles(
+    sql,
+    { ...licensed, datasetId: request.datasetId },
+    licensed.licenceId,
+    await filesInScope(sql, view, request, format !== null),
+  );
   const delivered = [...new Set(inScope.flatMap((f) => f.episode_ids))].sort(byteOrder);
   const episodeFiles = inScope.filter((f) => f.episode_ids.length);
   const lerobot = format ? await leRobotLayout(ctx, view, request, inScope, delivered, chosen) : null;
@@ -173,8 +174,8 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
   const files: PlannedFile[] = [
     ...viaDownloads.map((f) => ({
       ...planned(f),
-      get: { download: downloadOf.get(f.path)! },
-      transform: written?.has(f.path) ? transformOf(written.get(f.path)!) : null,
+      get: { download: downloadOf.get(f.path)!, episode_id: requestedWith(f, chosen)! },
+      transform: written?.has(f.path) ? rowTransformOf(written.get(f.path)!) : null,
     })),
     ...direct.map((d, i) => ({ ...planned(d), get: { url: urls[i]! }, transform: null })),
   ].sort((a, b) => byteOrder(a.path, b.path));
@@ -271,7 +272,7 @@ async function discloseByUrl(
   }
 }
 
-const planned = (f: PlanFile) => ({
+const planned = (f: PlanFile): Omit<PlannedFile, "get" | "transform"> => ({
   path: f.path,
   size_bytes: f.size_bytes,
   sha256: f.sha256,
@@ -291,7 +292,7 @@ function checkStreams(request: PlanRequest, streams: string[], where: string, le
   if (lerobot && !request.streams.includes("data"))
     throw new AppError(
       "invalid_body",
-      `${where} is a LeRobot dataset, which is written as one: LeRobot reads every frame from the data files, so streams must include data.`,
+      `${where} is a LeRobot dataset, which is written as one: LeRobot reads every frame from the data files, so streams must include data (e.g. ${["data", ...request.streams].join(",")}).`,
     );
 }
 
@@ -468,7 +469,7 @@ async function leRobotLayout(
  */
 function byUrl(
   view: VersionView,
-  inScope: FileRecord[],
+  inScope: DeliveredFile<FileRecord>[],
   rendered: RenderedView | null,
   metaAsDelivered: boolean,
 ): { file: PlanFile; rendered: boolean }[] {
@@ -481,21 +482,6 @@ function byUrl(
       ? rendered.files.map((f) => ({ file: { ...f, episode_ids: [], stream: null }, rendered: true }))
       : [];
   return [...own, ...made];
-}
-
-function transformOf(layout: NonNullable<RenderedView["facts"]["rewrite"]>["layout"][number]): DataTransform {
-  return {
-    kind: "lerobot_v3_data_rows",
-    changed_columns: [...RENUMBERED_COLUMNS],
-    episodes: layout.episodes.map((e) => ({
-      episode_index: e.originalEpisodeIndex,
-      new_episode_index: e.episodeIndex,
-      index_from: e.originalFrom,
-      new_index_from: e.from,
-      length: e.length,
-    })),
-    dropped_episode_indices: layout.dropped,
-  };
 }
 
 function summary(layout: Layout, files: PlannedFile[], datasetId: string): LeRobotPlan {

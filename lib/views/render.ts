@@ -115,7 +115,7 @@ async function render(ctx: Ctx, request: RenderRequest): Promise<RenderedView> {
         targetRoot: target,
         episodes,
         videoKeys: request.videoKeys,
-        rewriteData: request.rewrite ? { write: false } : undefined,
+        rewriteData: request.rewrite,
       });
       facts = {
         whole: false,

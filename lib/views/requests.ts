@@ -86,14 +86,12 @@ export function planRequests<F extends ManifestFile>(
   }
 
   // What a request for an episode resolves to: every file of the scope that holds it.
-  const requestable = (f: ManifestFile) => f.episode_ids.filter((id) => chosen === null || chosen.has(id));
   const perEpisode = new Map<string, F[]>();
-  for (const f of inScope) for (const id of requestable(f)) push(perEpisode, id, f);
-  // Each pending file is fetched with one episode: the first of its chosen ones.
+  for (const f of inScope) for (const id of requestable(f, chosen)) push(perEpisode, id, f);
   const pendingByEpisode = new Map<string, F[]>();
   for (const f of pending) {
-    const first = requestable(f)[0];
-    if (first !== undefined) push(pendingByEpisode, first, f);
+    const first = requestedWith(f, chosen);
+    if (first !== null) push(pendingByEpisode, first, f);
   }
 
   let batch: { ids: string[]; files: F[]; resolved: Set<string>; chars: number } = {
@@ -168,6 +166,19 @@ export function planRequests<F extends ManifestFile>(
     }
   }
   return { requests: requests.map(({ body, files }) => ({ body, files })), unplannable };
+}
+
+/** The file's episodes a request may name: the chosen ones (null: every episode is). */
+const requestable = (f: ManifestFile, chosen: Set<string> | null) =>
+  f.episode_ids.filter((id) => chosen === null || chosen.has(id));
+
+/**
+ * The episode a file is requested with: the first of its chosen ones (null for a file of no
+ * episode). A request naming it resolves to the file and to nothing outside the scope, since every
+ * file holding a chosen episode is in it.
+ */
+export function requestedWith(f: ManifestFile, chosen: Set<string> | null): string | null {
+  return requestable(f, chosen)[0] ?? null;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {

@@ -86,6 +86,11 @@ def comparable_lerobot(result: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in result.items() if k not in ("provenance", "open_with")}
 
 
+# `das pull` now carries out the service's plan (docs/decisions/0128-das-pull-carries-out-the-plan.md):
+# its provenance records the plan's revision and request, and a LeRobot subset's meta/ comes rendered
+# by the service with no copy of the version's own kept. The Python client still decides for itself,
+# so the two trees differ until it carries out the plan too; strict, so that the move shows here.
+@pytest.mark.xfail(strict=True, reason="the Python client does not carry out the service's plan yet (decision 0128)")
 @pytest.mark.parametrize("name", list(VECTORS))
 def test_node_and_python_pulls_leave_the_same_tree(service, tmp_path, name):
     dataset_id, args = VECTORS[name](service)
