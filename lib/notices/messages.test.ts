@@ -10,9 +10,8 @@ import { createOrganization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import { createUser } from "@/lib/admin/users";
 import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
-import { enqueueNoticeJobs } from "@/lib/notice-delivery/enqueue";
-import { startNoticeDeliveryWorker, type NoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
-import { withdrawalNoticeDeliveries } from "@/lib/withdrawals/withdraw";
+import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
+import { tellWithdrawalNotices } from "@/lib/withdrawals/withdraw";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import {
   createTestKey,
@@ -24,7 +23,7 @@ import {
 } from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";
 import * as api from "../../app/api/[[...path]]/route";
-import { noticeDelivery, type WrittenNotice } from "./records";
+import { tellNotices } from "./messages";
 import { remindOutstandingNotices } from "./reminders";
 
 // What every kind of notice says, byte for byte: its webhook (webhook-id and body) and its email
@@ -113,14 +112,14 @@ async function writeNotices(sql: Sql, organizationId: string, first: number, ver
         jsonb_build_object('download_id', 'pv_golden2', 'seq', 57, 'occurred_at', '2026-11-02T11:30:00.250Z', 'channel', 'preview',
           'dataset_id', 'kitchen-pick-place', 'version', '1.1.0', 'episode_ids', jsonb_build_array('ep-042'))),
       '2026-11-20T08:30:00.123456Z')`;
-  const [newVersion] = await sql<WrittenNotice[]>`
+  const [newVersion] = await sql<{ notice_id: string; organization_id: string }[]>`
     insert into notices (id, organization_id, kind, version_id, details, created_at)
     values (${id(first + 1)}, ${organizationId}, 'new_version', ${versionId},
       jsonb_build_object('dataset_id', 'kitchen-pick-place', 'version', '1.2.0', 'released_at', '2026-11-21T00:00:00.000Z',
         'licensed_versions', jsonb_build_array('1.0.0', '1.1.0')),
       '2026-11-21T06:00:00.5Z')
     returning id as notice_id, organization_id, created_at, details`;
-  const [licenceEnding] = await sql<WrittenNotice[]>`
+  const [licenceEnding] = await sql<{ notice_id: string; organization_id: string }[]>`
     insert into notices (id, organization_id, kind, licence_id, version_id, threshold_days, ends_at, details, created_at)
     values (${id(first + 2)}, ${organizationId}, 'licence_ending', ${licenceId}, ${versionId}, 7, '2026-12-01T00:00:00Z',
       jsonb_build_object('dataset_id', 'kitchen-pick-place', 'version', '1.0.0', 'ends_at', '2026-12-01T00:00:00.000Z', 'days_before', 7),
@@ -160,14 +159,14 @@ describe("every kind of notice, as it leaves", () => {
     const written = await writeNotices(iso.sql, org.id, 1, versionId, licenceId);
 
     // Each told as the product tells it: the withdrawal's notices, their reminder, a new version, a licence's end.
-    await enqueueNoticeJobs(iso.sql, await withdrawalNoticeDeliveries(iso.sql, written.withdrawalId));
+    await tellWithdrawalNotices(iso.sql, written.withdrawalId);
     expect(await remindOutstandingNotices(iso.sql, new Date("2026-11-27T09:00:00.500Z"), 7)).toBe(1);
-    await enqueueNoticeJobs(iso.sql, [
-      noticeDelivery("new_version", written.newVersion),
-      noticeDelivery("licence_ending", written.licenceEnding),
+    await tellNotices(iso.sql, [
+      { noticeId: written.newVersion.notice_id, organizationId: org.id, kind: "new_version" },
+      { noticeId: written.licenceEnding.notice_id, organizationId: org.id, kind: "licence_ending" },
     ]);
 
-    worker = await startNoticeDeliveryWorker({
+    worker = await startNoticeWorker({
       url: iso.url,
       db: iso.db,
       pollingIntervalSeconds: 0.5,

@@ -22,9 +22,9 @@ import { createOrganization } from "@/lib/admin/organizations";
 import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
 import { createIsolatedDb } from "@/lib/testing/isolated-db";
 import { previewWithdrawal, withdrawEpisodes } from "./withdraw";
-import { computeWithdrawalNotices } from "./notices";
-import { acknowledgeNotice, MAX_ACKNOWLEDGEMENTS_PER_NOTICE, verifyAcknowledgements } from "./acknowledge";
-import { listNotices } from "./list-notices";
+import { computeWithdrawalNotices } from "@/lib/notices/withdrawal-notices";
+import { acknowledgeNotice, MAX_ACKNOWLEDGEMENTS_PER_NOTICE, verifyAcknowledgements } from "@/lib/notices/acknowledge";
+import { listNotices } from "@/lib/notices/list-notices";
 import * as api from "../../app/api/[[...path]]/route";
 
 // Consent withdrawal end to end on a real database, through the API's real handlers: three
