@@ -29,7 +29,7 @@ const { startEmbeddedDefault } = await import("@/lib/dev/embedded-default");
 const { createDb, sqlOf } = await import("@/lib/db/client");
 const { withTx } = await import("@/lib/db/tx");
 const { createOrganization } = await import("@/lib/admin/organizations");
-const { addWebhookEndpoint } = await import("@/lib/notice-delivery/webhook-endpoints");
+const { addWebhookEndpoint } = await import("@/lib/admin/webhook-endpoints");
 const { tellNotices } = await import("@/lib/notices/messages");
 const { startVerifyingReceiver, timeDeliveries } = await import("./bench/webhook-receiver");
 

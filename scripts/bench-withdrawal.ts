@@ -15,7 +15,7 @@ import { migrateDatabase } from "@/lib/db/migrate";
 import { createDb, sqlOf } from "@/lib/db/client";
 import type { Ctx } from "@/lib/context";
 import { tellWithdrawalNotices, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
-import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startVerifyingReceiver, timeDeliveries } from "./bench/webhook-receiver";
 import { computeWithdrawalNotices } from "@/lib/notices/withdrawal-notices";
 import { BENCH_SHAPE, generateDisclosureLog } from "./bench/disclosure-log";

@@ -20,7 +20,7 @@ import type { OrganizationRecord } from "@/lib/admin/list-organizations";
 import type { LicenceRecord } from "@/lib/admin/list-licences";
 import type { KeyRecord } from "@/lib/admin/list-keys";
 import { KEY_STATUSES, type KeyStatus } from "@/lib/admin/key-statuses";
-import type { WebhookEndpointRecord } from "@/lib/notice-delivery/webhook-endpoints";
+import type { WebhookEndpointRecord } from "@/lib/admin/webhook-endpoints";
 import type { DeliveryAttemptRecord } from "@/lib/notice-delivery/attempts";
 import type { FileTrace } from "@/lib/fingerprints/trace";
 import { tracedFiles } from "./cli/trace-files";

@@ -17,11 +17,7 @@ import { listDatasetVersions } from "./list-datasets";
 import { listDatasetListings, setDatasetListing } from "./listing";
 import { fingerprintStatus, setFingerprinting } from "@/lib/fingerprints/admin";
 import { approveAccessRequest, listAccessRequests, rejectAccessRequest } from "./access-requests";
-import {
-  addWebhookEndpoint,
-  listWebhookEndpoints,
-  removeWebhookEndpoint,
-} from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
 import {
   ADMIN_CALLERS,

@@ -15,7 +15,7 @@ import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { reviewWithdrawals } from "@/lib/withdrawals/review";
 import { Rollback } from "@/lib/testing/isolated-db";
 import { tellTestNotice } from "@/lib/testing/notices";
-import { addWebhookEndpoint, removeWebhookEndpoint } from "./webhook-endpoints";
+import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { listDeliveryAttempts } from "./attempts";
 import { listNotices } from "@/lib/notices/list-notices";

@@ -7,7 +7,7 @@ import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createOrganization } from "@/lib/admin/organizations";
 import { uniqueId } from "@/lib/testing/fixtures";
 import { tellTestNotice } from "@/lib/testing/notices";
-import { addWebhookEndpoint } from "./webhook-endpoints";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { listDeliveryAttempts } from "./attempts";
 
 // The service delivers by itself: `next start` (what npm start serves) runs the delivery worker

@@ -9,7 +9,7 @@ import { importVersion } from "@/lib/catalog/import/import-version";
 import { createOrganization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import { createUser } from "@/lib/admin/users";
-import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { tellWithdrawalNotices } from "@/lib/withdrawals/withdraw";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";

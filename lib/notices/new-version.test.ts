@@ -18,7 +18,7 @@ import {
   uniqueId,
   writeImportDir,
 } from "@/lib/testing/fixtures";
-import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
 import * as api from "../../app/api/[[...path]]/route";

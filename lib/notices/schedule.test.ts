@@ -11,7 +11,7 @@ import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { startJobQueue, JOB_QUEUES } from "@/lib/db/job-queue";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
-import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { acknowledgeNotice } from "@/lib/notices/acknowledge";
 import { listNotices } from "@/lib/notices/list-notices";

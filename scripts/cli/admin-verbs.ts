@@ -23,7 +23,7 @@ export {
   addWebhookEndpoint,
   listWebhookEndpoints,
   removeWebhookEndpoint,
-} from "@/lib/notice-delivery/webhook-endpoints";
+} from "@/lib/admin/webhook-endpoints";
 export { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
 export { startNoticeWorker } from "@/lib/notices/worker";
 export { startCopyWorker } from "@/lib/fingerprints/jobs";
