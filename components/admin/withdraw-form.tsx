@@ -9,7 +9,7 @@ import { formatNumber } from "../ui/format";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
-import { withdrawalProblems, type WithdrawalInput } from "@/lib/withdrawals/withdrawal-input";
+import { WITHDRAWAL_REASON_MAX, withdrawalProblems, type WithdrawalInput } from "@/lib/withdrawals/withdrawal-input";
 
 /** What the form's actions take: the withdrawal every caller of the verb parses. */
 export type WithdrawalRequest = WithdrawalInput;
@@ -215,7 +215,7 @@ export function WithdrawForm({
             value={reason}
             onChange={(e) => edit(setReason)(e.target.value)}
             rows={2}
-            maxLength={2_000}
+            maxLength={WITHDRAWAL_REASON_MAX}
             placeholder="e.g. consent withdrawn by email of 2026-11-28"
             className={`${textarea} ${invalidProps("withdraw-reason", errors).className}`}
           />
