@@ -8,9 +8,9 @@ export async function register() {
   // Signed head digests of the disclosure log, every DIGEST_INTERVAL_MINUTES (lib/disclosures/digest-schedule.ts).
   const { startDigestScheduleFromEnv } = await import("./lib/disclosures/digest-schedule");
   startDigestScheduleFromEnv();
-  // Notice deliveries (webhooks, email): this process works the job queue (lib/notice-delivery/worker.ts).
-  const { startNoticeDeliveryWorkerFromEnv } = await import("./lib/notice-delivery/worker");
-  startNoticeDeliveryWorkerFromEnv();
+  // Notice deliveries (webhooks, email): this process works the job queue (lib/notices/worker.ts).
+  const { startNoticeWorkerFromEnv } = await import("./lib/notices/worker");
+  startNoticeWorkerFromEnv();
   // Licences' copies of fingerprinted versions, made ahead of use (lib/fingerprints/jobs.ts).
   const { startCopyWorkerFromEnv } = await import("./lib/fingerprints/jobs");
   startCopyWorkerFromEnv();

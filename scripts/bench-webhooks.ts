@@ -29,8 +29,8 @@ const { startEmbeddedDefault } = await import("@/lib/dev/embedded-default");
 const { createDb, sqlOf } = await import("@/lib/db/client");
 const { withTx } = await import("@/lib/db/tx");
 const { createOrganization } = await import("@/lib/admin/organizations");
-const { addWebhookEndpoint } = await import("@/lib/notice-delivery/webhook-endpoints");
-const { enqueueNoticeDeliveries } = await import("@/lib/notice-delivery/enqueue");
+const { addWebhookEndpoint } = await import("@/lib/admin/webhook-endpoints");
+const { tellNotices } = await import("@/lib/notices/messages");
 const { startVerifyingReceiver, timeDeliveries } = await import("./bench/webhook-receiver");
 
 const runtime = await startEmbeddedDefault();
@@ -51,17 +51,24 @@ try {
     const added = await addWebhookEndpoint(ctx, { organizationId: org.id, url: `${receiver.base}/${name}` });
     receiver.verifyWith(name, added.secret);
   }
+  // Notices as a withdrawal writes them (one per withdrawal and organisation), then told in one
+  // call for every notice, as the notice code tells a withdrawal's notices.
+  const tag = org.id;
+  const written = await sqlOf(db)<{ id: string }[]>`
+    with made as (
+      insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
+      select 'wd_bench_' || ${tag} || '_' || n, 'operator', 'bench', 'bench-webhooks', 'bench:webhooks', 1
+      from generate_series(0, ${notices - 1}::int) n
+      returning id
+    )
+    insert into notices (id, organization_id, kind, withdrawal_id, episode_ids, deliveries)
+    select 'nt_' || md5(id), ${org.id}, 'withdrawal', id, array['ep-1'], '[]'::jsonb from made
+    returning id`;
   const enqueueStarted = performance.now();
-  // One call for every notice, as the notice code enqueues a withdrawal's notices.
   await withTx(ctx, (tx) =>
-    enqueueNoticeDeliveries(
-      tx,
-      Array.from({ length: notices }, (_, n) => ({
-        organisationId: org.id,
-        noticeId: `bench-${org.id}-${n}`,
-        eventType: "notice.withdrawal",
-        payload: { notice: n, episode_ids: [`ep-${n}`] },
-      })),
+    tellNotices(
+      sqlOf(tx.db),
+      written.map((n) => ({ noticeId: n.id, organizationId: org.id, kind: "withdrawal" as const })),
     ),
   );
   const enqueueS = (performance.now() - enqueueStarted) / 1000;

@@ -14,11 +14,10 @@ import { startEmbeddedDefault } from "@/lib/dev/embedded-default";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { createDb, sqlOf } from "@/lib/db/client";
 import type { Ctx } from "@/lib/context";
-import { withdrawalNoticeDeliveries, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
-import { enqueueNoticeJobs } from "@/lib/notice-delivery/enqueue";
-import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { tellWithdrawalNotices, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
+import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startVerifyingReceiver, timeDeliveries } from "./bench/webhook-receiver";
-import { computeWithdrawalNotices } from "@/lib/withdrawals/notices";
+import { computeWithdrawalNotices } from "@/lib/notices/withdrawal-notices";
 import { BENCH_SHAPE, generateDisclosureLog } from "./bench/disclosure-log";
 import { progress } from "./bench/common";
 
@@ -122,7 +121,7 @@ try {
       await sql<{ n: number }[]>`select count(*)::int as n from notices where withdrawal_id = ${withdrawalId}`
     )[0]!.n;
     // Delivered again, to this run's endpoints, as the withdrawal delivered them the first time.
-    await enqueueNoticeJobs(sql, await withdrawalNoticeDeliveries(sql, withdrawalId));
+    await tellWithdrawalNotices(sql, withdrawalId);
   } else {
     const started = performance.now();
     const done = await withdrawEpisodes(ctx, { contributor: chosen!.contributor, reason: "bench:withdrawal" });
@@ -143,10 +142,7 @@ try {
         const started = performance.now();
         const made = await computeWithdrawalNotices(tx as unknown as typeof sql, withdrawalId);
         const computed = performance.now();
-        await enqueueNoticeJobs(
-          tx as unknown as typeof sql,
-          await withdrawalNoticeDeliveries(tx as unknown as typeof sql, withdrawalId),
-        );
+        await tellWithdrawalNotices(tx as unknown as typeof sql, withdrawalId);
         const seconds = (performance.now() - started) / 1000;
         const enqueueSeconds = (performance.now() - computed) / 1000;
         if (made !== notices) throw new Error(`computed ${made} notices again, ${notices} the first time`);

@@ -9,7 +9,7 @@ import { runCli, spawnCli } from "@/lib/testing/cli";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createOrganization } from "@/lib/admin/organizations";
 import { uniqueId } from "@/lib/testing/fixtures";
-import { enqueueNoticeDelivery } from "@/lib/notice-delivery/enqueue";
+import { tellTestNotice } from "@/lib/testing/notices";
 
 // das-admin webhook add|list|remove|attempts and das-admin worker, as an operator runs them, on a
 // database of their own (a worker takes every job of its database).
@@ -98,14 +98,8 @@ describe("das-admin webhook", () => {
     const [audit] = await iso.sql`select action, actor_label from admin_audit where target_id = ${id}`;
     expect(audit).toMatchObject({ action: "webhook.add", actor_label: "cli-test (das-admin)" });
 
-    // A notice enqueued by the notice code (here, directly) is delivered by `das-admin worker`.
-    const noticeId = uniqueId("ntc");
-    await enqueueNoticeDelivery(iso.operator, {
-      organisationId: org.id,
-      noticeId,
-      eventType: "notice.withdrawal",
-      payload: { notice_id: noticeId },
-    });
+    // A notice told as the notice code tells one is delivered by `das-admin worker`.
+    const { noticeId } = await tellTestNotice(iso.sql, org.id);
     const worker = spawnCli("das-admin", ["worker"], { env: { ...baseEnv(), WEBHOOKS_ALLOW_PRIVATE: "1" } });
     try {
       const until = Date.now() + 90_000;

@@ -85,7 +85,7 @@ describe("das-admin withdraw", () => {
     ]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(
-      /^das-admin: --dataset narrows --episodes; a contributor's episodes are taken from every dataset\.\n/,
+      /^das-admin: A dataset narrows named episodes only: a contributor's are taken from every dataset\.\n/,
     );
     expect(elsewhere).toMatchObject({
       code: 1,

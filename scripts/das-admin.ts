@@ -20,7 +20,7 @@ import type { OrganizationRecord } from "@/lib/admin/list-organizations";
 import type { LicenceRecord } from "@/lib/admin/list-licences";
 import type { KeyRecord } from "@/lib/admin/list-keys";
 import { KEY_STATUSES, type KeyStatus } from "@/lib/admin/key-statuses";
-import type { WebhookEndpointRecord } from "@/lib/notice-delivery/webhook-endpoints";
+import type { WebhookEndpointRecord } from "@/lib/admin/webhook-endpoints";
 import type { DeliveryAttemptRecord } from "@/lib/notice-delivery/attempts";
 import type { FileTrace } from "@/lib/fingerprints/trace";
 import { tracedFiles } from "./cli/trace-files";
@@ -432,10 +432,6 @@ program
           json?: boolean;
         },
       ) => {
-        if ((options.contributor === undefined) === (options.episodes === undefined))
-          throw new UsageError("Give either --contributor NAME or --episodes ID,ID,... (one of them).");
-        if (options.dataset !== undefined && options.episodes === undefined)
-          throw new UsageError("--dataset narrows --episodes; a contributor's episodes are taken from every dataset.");
         const input = {
           contributor: options.contributor,
           episodeIds: options.episodes
@@ -445,6 +441,9 @@ program
           datasetId: options.dataset,
           reason: options.reason,
         };
+        // The rules every caller of the verb parses (lib/withdrawals/withdrawal-input.ts), as a usage error.
+        const [problem] = verbs.withdrawalProblems(input);
+        if (problem) throw new UsageError(problem.message);
         const done = options.dryRun
           ? { withdrawal_id: null, ...(await verbs.previewWithdrawal(ctx, input)) }
           : await verbs.withdrawEpisodes(ctx, input);
@@ -859,7 +858,7 @@ program
     onDatabase(async ({ ctx, runtime }) => {
       const url = runtime.env.DATABASE_URL!;
       const workers = [
-        await verbs.startNoticeDeliveryWorker({ url, db: ctx.db }),
+        await verbs.startNoticeWorker({ url, db: ctx.db }),
         await verbs.startCopyWorker({ url, db: ctx.db }),
       ];
       say("Delivering notices and making licences' copies; press Ctrl-C to stop.");

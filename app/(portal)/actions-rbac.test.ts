@@ -214,7 +214,7 @@ describe("withdrawal and webhook actions over HTTP", () => {
   it("preview then withdraw: the preview writes nothing, a stale confirmation is refused, bad input names its problem", async () => {
     const admin = session.admin!.cookie;
     const w = await world();
-    const input = { by: "episodes", datasetId: w.datasetId, episodeIds: w.episodeIds, reason: "consent withdrawn" };
+    const input = { datasetId: w.datasetId, episodeIds: w.episodeIds, reason: "consent withdrawn" };
     const withdrawn = async () =>
       (
         await getDb().$client<
@@ -247,10 +247,12 @@ describe("withdrawal and webhook actions over HTTP", () => {
     expect(
       await callAction("previewWithdrawalAction", { ...input, datasetId: "no-such-dataset" }, admin),
     ).toMatchObject({ ok: false, error: { code: "not_found", message: "There is no dataset 'no-such-dataset'." } });
-    expect(await callAction("previewWithdrawalAction", { ...input, by: "everything" }, admin)).toMatchObject({
-      ok: false,
-      error: { code: "invalid_body" },
-    });
+    expect(await callAction("previewWithdrawalAction", { ...input, episodeIds: w.episodeIds[0] }, admin)).toMatchObject(
+      {
+        ok: false,
+        error: { code: "invalid_body", message: expect.stringContaining("'episodeIds'") },
+      },
+    );
     expect(await callAction("withdrawAction", { ...input, expectedEpisodes: 3 }, admin)).toMatchObject({
       ok: true,
       data: { withdrawal_id: expect.stringMatching(/^wd_/), episodes: 3 },

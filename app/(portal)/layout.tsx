@@ -3,7 +3,7 @@ import { AppShell } from "@/components/shell/app-shell";
 import { currentUser } from "@/lib/http/portal";
 import { getDb } from "@/lib/db/client";
 import { mayEnter } from "@/lib/portal/access";
-import { outstandingNotices } from "@/lib/withdrawals/list-notices";
+import { outstandingNotices } from "@/lib/notices/list-notices";
 import { signOutAction } from "./actions";
 
 export default async function PortalLayout({ children }: { children: ReactNode }) {

@@ -9,21 +9,32 @@ import { formatNumber } from "../ui/format";
 import { ActionError } from "./action-error";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
+import { WITHDRAWAL_REASON_MAX, withdrawalProblems, type WithdrawalInput } from "@/lib/withdrawals/withdrawal-input";
 
-export type WithdrawalRequest =
-  | { by: "contributor"; contributor: string; reason: string; expectedEpisodes?: number }
-  | { by: "episodes"; datasetId: string; episodeIds: string[]; reason: string; expectedEpisodes?: number };
+/** What the form's actions take: the withdrawal every caller of the verb parses. */
+export type WithdrawalRequest = WithdrawalInput;
 
+/** What a review shows, and (with its id) a withdrawal made; the portal's actions answer with it. */
 export type WithdrawalPreviewView = {
   episodes: number;
+  /** The first episode ids (up to 100), in order. */
   episode_ids: string[];
   versions: { dataset_id: string; version: string; episodes: number }[];
+  /** Organisations that received any of them and will be notified. */
   notices: number;
 };
 
 export type WithdrawalDoneView = WithdrawalPreviewView & { withdrawal_id: string };
 
 const ORDER = ["withdraw-contributor", "withdraw-dataset", "withdraw-episodes", "withdraw-reason"];
+/** The form's field of each of the input's; a problem of the input as a whole is shown at the first. */
+const FIELD_OF = {
+  contributor: "withdraw-contributor",
+  datasetId: "withdraw-dataset",
+  episodeIds: "withdraw-episodes",
+  reason: "withdraw-reason",
+  expectedEpisodes: "withdraw-reason",
+} as const;
 const textarea =
   "block w-full rounded-md border-0 bg-white px-3 py-2 text-sm text-slate-900 shadow-sm ring-1 ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-inset focus:ring-brand-600";
 const plural = (n: number, one: string, many = `${one}s`) => `${formatNumber(n)} ${n === 1 ? one : many}`;
@@ -78,24 +89,21 @@ export function WithdrawForm({
     };
 
   const request = (): WithdrawalRequest | null => {
+    const input: WithdrawalRequest =
+      by === "contributor"
+        ? { contributor, reason }
+        : { datasetId: datasetId || undefined, episodeIds: idsOf(episodes), reason };
     const found: FieldErrors = {};
-    const ids = idsOf(episodes);
-    if (by === "contributor" && !contributor.trim())
-      found["withdraw-contributor"] = "Name the contributor as the dataset records them, e.g. operator-17.";
+    for (const problem of withdrawalProblems(input))
+      found[problem.field ? FIELD_OF[problem.field] : ORDER[0]!] ??= problem.message;
+    // The form names a dataset's episodes only (the verb also takes them from any dataset).
     if (by === "episodes" && !datasetId) found["withdraw-dataset"] = "Choose the dataset the episodes belong to.";
-    if (by === "episodes" && !ids.length) found["withdraw-episodes"] = "Paste at least one episode id.";
-    if (by === "episodes" && ids.length > 10_000)
-      found["withdraw-episodes"] = `At most 10,000 episodes at once (${formatNumber(ids.length)} given).`;
-    if (!reason.trim()) found["withdraw-reason"] = "Say why, for the record: recipients are not shown it.";
-    else if (reason.trim().length > 2_000) found["withdraw-reason"] = "At most 2,000 characters.";
     setErrors(found);
     if (Object.keys(found).length) {
       focusFirstError(ORDER, found);
       return null;
     }
-    return by === "contributor"
-      ? { by, contributor: contributor.trim(), reason: reason.trim() }
-      : { by, datasetId, episodeIds: ids, reason: reason.trim() };
+    return input;
   };
 
   const review = (e: FormEvent) => {
@@ -207,7 +215,7 @@ export function WithdrawForm({
             value={reason}
             onChange={(e) => edit(setReason)(e.target.value)}
             rows={2}
-            maxLength={2_000}
+            maxLength={WITHDRAWAL_REASON_MAX}
             placeholder="e.g. consent withdrawn by email of 2026-11-28"
             className={`${textarea} ${invalidProps("withdraw-reason", errors).className}`}
           />

@@ -17,13 +17,8 @@ import { listDatasetVersions } from "./list-datasets";
 import { listDatasetListings, setDatasetListing } from "./listing";
 import { fingerprintStatus, setFingerprinting } from "@/lib/fingerprints/admin";
 import { approveAccessRequest, listAccessRequests, rejectAccessRequest } from "./access-requests";
-import {
-  addWebhookEndpoint,
-  listWebhookEndpoints,
-  removeWebhookEndpoint,
-} from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint, listWebhookEndpoints, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
-import { enqueueNoticeDelivery } from "@/lib/notice-delivery/enqueue";
 import {
   ADMIN_CALLERS,
   CALLERS,
@@ -214,19 +209,6 @@ const VERBS: {
   },
   { name: "listWebhookEndpoints", audit: null, call: async (ctx) => (await listWebhookEndpoints(ctx), {}) },
   { name: "listDeliveryAttempts", audit: null, call: async (ctx) => (await listDeliveryAttempts(ctx), {}) },
-  {
-    name: "enqueueNoticeDelivery",
-    audit: null,
-    call: async (ctx, w) => (
-      await enqueueNoticeDelivery(ctx, {
-        organisationId: w.organizationId,
-        noticeId: uniqueId("ntc"),
-        eventType: "notice.test",
-        payload: {},
-      }),
-      {}
-    ),
-  },
   { name: "listOrganizations", audit: null, call: async (ctx) => (await listOrganizations(ctx), {}) },
   { name: "listUsers", audit: null, call: async (ctx) => (await listUsers(ctx), {}) },
   { name: "listLicences", audit: null, call: async (ctx) => (await listLicences(ctx), {}) },

@@ -110,36 +110,6 @@ export const AccessRequestInput = z.object({
   accepted: z.literal(true, "must be true: the terms must be accepted to make a request"),
 });
 
-/**
- * A withdrawal from the portal, by contributor or by episode ids of one dataset, as das-admin
- * withdraw takes it; withdrawEpisodes checks the reason and the ids themselves. `expectedEpisodes`
- * is the count the admin confirmed after the preview.
- */
-const withdrawalReason = z.string().max(10_000, "is too long");
-const expectedEpisodes = z.number().int().min(1).optional();
-export const WithdrawalInput = z.discriminatedUnion(
-  "by",
-  [
-    z.object({
-      by: z.literal("contributor"),
-      contributor: line().min(1, "is required").max(200, "is at most 200 characters"),
-      reason: withdrawalReason,
-      expectedEpisodes,
-    }),
-    z.object({
-      by: z.literal("episodes"),
-      datasetId: id,
-      episodeIds: z
-        .array(line().min(1, "must not be empty").max(200, "is too long"))
-        .min(1, "must name at least one episode")
-        .max(10_000, "names more than 10000 episodes"),
-      reason: withdrawalReason,
-      expectedEpisodes,
-    }),
-  ],
-  "must say by 'contributor' or by 'episodes'",
-);
-
 export const AddWebhookInput = z.object({
   organizationId: id,
   url: line().min(1, "is required").max(2_000, "is at most 2000 characters"),

@@ -301,7 +301,7 @@ describe("a sweep of every endpoint and status", () => {
     await grant(org.id, bigDatasetId, "1.0.0");
     key = (await createTestKey(org.id)).secret;
     otherOrgKey = (await createTestKey((await createTestOrg()).id)).secret;
-    // A notice to the organisation, as a withdrawal writes one (lib/withdrawals/notices.ts).
+    // A notice to the organisation, as a withdrawal writes one (lib/notices/withdrawal-notices.ts).
     noticeId = `nt_${randomBytes(16).toString("hex")}`;
     const sql = getDb().$client;
     const withdrawalId = `wd_sweep${randomBytes(4).toString("hex")}`;
@@ -1017,7 +1017,7 @@ function pointerInto(value: any, pointer: string): any {
     .reduce((node, token) => (node == null ? undefined : node[token]), value);
 }
 
-/** A withdrawal notice to the organisation, as lib/withdrawals/notices.ts writes one. */
+/** A withdrawal notice to the organisation, as lib/notices/withdrawal-notices.ts writes one. */
 async function insertWithdrawalNotice(organizationId: string): Promise<string> {
   const sql = getDb().$client;
   const noticeId = `nt_${randomBytes(16).toString("hex")}`;

@@ -12,8 +12,8 @@ import type { listAnnotations } from "../catalog/list-annotations";
 import type { listLicences } from "../catalog/list-licences";
 import type { Download as DownloadDocument } from "../downloads/download";
 import type { Preview as PreviewDocument } from "../previews/create-preview";
-import type { listNotices } from "../withdrawals/list-notices";
-import type { acknowledgeNotice } from "../withdrawals/acknowledge";
+import type { listNotices } from "../notices/list-notices";
+import type { acknowledgeNotice } from "../notices/acknowledge";
 import type { Plan as PlanDocument } from "../views/plan";
 
 /**

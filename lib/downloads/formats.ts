@@ -1,5 +1,5 @@
 import { csvLine } from "../csv";
-import { isSafeFilePath } from "../catalog/identifiers";
+import { safePathProblem } from "../safe-path";
 import { UNSAFE_CHARACTERS } from "../characters";
 import type { Download, DownloadFile } from "./download";
 
@@ -67,7 +67,8 @@ function assertSha256(format: DownloadFormat, file: DownloadFile): void {
 function aria2cEntry(file: DownloadFile): string {
   assertPlainUrl("aria2c", file);
   assertSha256("aria2c", file);
-  if (!isSafeFilePath(file.path)) throw new UnsafeValueError("aria2c", "the path", file.path);
+  // The safe-path rule the importer admits paths by and `das pull` judges them by.
+  if (safePathProblem(file.path) !== null) throw new UnsafeValueError("aria2c", "the path", file.path);
   return `${file.url}\n  out=${file.path}\n  checksum=sha-256=${file.sha256}\n`;
 }
 

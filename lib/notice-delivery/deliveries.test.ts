@@ -5,6 +5,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { withTx } from "@/lib/db/tx";
+import { sqlOf } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { createUser } from "@/lib/admin/users";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
@@ -13,11 +14,11 @@ import { createDownload } from "@/lib/downloads/create-download";
 import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { reviewWithdrawals } from "@/lib/withdrawals/review";
 import { Rollback } from "@/lib/testing/isolated-db";
-import { enqueueNoticeDelivery } from "./enqueue";
-import { addWebhookEndpoint, removeWebhookEndpoint } from "./webhook-endpoints";
-import { startNoticeDeliveryWorker, type NoticeDeliveryWorker } from "./worker";
+import { tellTestNotice } from "@/lib/testing/notices";
+import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
+import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { listDeliveryAttempts } from "./attempts";
-import { listNotices } from "@/lib/withdrawals/list-notices";
+import { listNotices } from "@/lib/notices/list-notices";
 import type { WithdrawalNotice } from "@/lib/notices/records";
 
 // Notice deliveries with real parts: the run's PostgreSQL (pg-boss's jobs in it), a real HTTP
@@ -89,7 +90,7 @@ process.env.SMTP_FROM = "notices@das.test";
 
 const workers: NoticeDeliveryWorker[] = [];
 const startWorker = async () => {
-  const worker = await startNoticeDeliveryWorker({
+  const worker = await startNoticeWorker({
     url: process.env.DATABASE_URL!,
     db: getDb(),
     pollingIntervalSeconds: 0.5,
@@ -128,22 +129,13 @@ describe("a notice delivered by webhook and email", () => {
     try {
       const endpoint = await addWebhookEndpoint(operator, { organizationId: org.id, url: receiver.url });
       receiver.verifyWith(endpoint.secret);
-      const noticeId = uniqueId("ntc");
-      const payload = { notice_id: noticeId, kind: "withdrawal", episode_ids: ["ep-1", "ep-7"] };
-
-      // Enqueued inside the transaction that writes the notice: rolled back, nothing is ever sent.
+      // Told inside the transaction that writes the notice: rolled back, nothing is ever sent.
+      let rolledBack = "";
       await withTx(operator, async (tx) => {
-        await enqueueNoticeDelivery(tx, {
-          organisationId: org.id,
-          noticeId: `${noticeId}-rolled-back`,
-          eventType: "notice.withdrawal",
-          payload,
-        });
+        rolledBack = (await tellTestNotice(sqlOf(tx.db), org.id)).noticeId;
         throw new Rollback(null);
       }).catch((e) => expect(e).toBeInstanceOf(Rollback));
-      const enqueued = await withTx(operator, (tx) =>
-        enqueueNoticeDelivery(tx, { organisationId: org.id, noticeId, eventType: "notice.withdrawal", payload }),
-      );
+      const { noticeId, enqueued } = await withTx(operator, (tx) => tellTestNotice(sqlOf(tx.db), org.id));
       expect(enqueued).toMatchObject({ webhookEndpointIds: [endpoint.id], email: true });
 
       // The receiver is down: the first worker meets it twice, then stops (a restart, a deploy).
@@ -173,7 +165,10 @@ describe("a notice delivered by webhook and email", () => {
       expect(got.every((r) => r.verified)).toBe(true);
       expect(new Set(got.map((r) => r.id))).toEqual(new Set([enqueued.messageId]));
       expect(new Set(got.map((r) => r.body)).size).toBe(1);
-      expect(JSON.parse(got[0]!.body)).toMatchObject({ type: "notice.withdrawal", data: payload });
+      expect(JSON.parse(got[0]!.body)).toMatchObject({
+        type: "notice.withdrawal",
+        data: { notice_id: noticeId, kind: "withdrawal", episode_ids: ["ep-1", "ep-7"] },
+      });
       // each attempt carries its own timestamp (receivers refuse stale ones), signed with it
       expect(got.every((r) => Math.abs(r.timestamp - Date.now() / 1000) < 60)).toBe(true);
       expect(attempts.map((a) => [a.attempt, a.delivered, a.status_code, a.next_retry_at])).toEqual([
@@ -194,8 +189,8 @@ describe("a notice delivered by webhook and email", () => {
       expect(emailAttempts).toMatchObject([{ delivered: true, status_code: 250, attempt: 1 }]);
 
       // The rolled-back notice was never delivered.
-      expect(mails.some((m) => m.text.includes(`${noticeId}-rolled-back`))).toBe(false);
-      expect(await listDeliveryAttempts(operator, { noticeId: `${noticeId}-rolled-back` })).toEqual([]);
+      expect(mails.some((m) => m.text.includes(rolledBack))).toBe(false);
+      expect(await listDeliveryAttempts(operator, { noticeId: rolledBack })).toEqual([]);
     } finally {
       await receiver.close();
     }
@@ -211,12 +206,7 @@ describe("a notice delivered by webhook and email", () => {
       one.verifyWith(kept.secret);
       two.verifyWith(removed.secret);
       await removeWebhookEndpoint(operator, { id: removed.id });
-      const enqueued = await enqueueNoticeDelivery(operator, {
-        organisationId: org.id,
-        noticeId: uniqueId("ntc"),
-        eventType: "notice.version_released",
-        payload: { dataset_id: "d", version: "2.0.0" },
-      });
+      const { enqueued } = await tellTestNotice(sqlOf(operator.db), org.id);
       expect(enqueued.webhookEndpointIds).toEqual([kept.id]);
       if (!workers.length) await startWorker();
       await waitFor("the delivery", () => one.received.length === 1);
@@ -227,24 +217,6 @@ describe("a notice delivered by webhook and email", () => {
       await one.close();
       await two.close();
     }
-  });
-
-  it("refuses an event type that is not dot-separated words, and callers that are not admins", async () => {
-    const org = await createTestOrg();
-    await expect(
-      enqueueNoticeDelivery(operatorCtx(), {
-        organisationId: org.id,
-        noticeId: "n",
-        eventType: "Bad Type",
-        payload: {},
-      }),
-    ).rejects.toMatchObject({ code: "invalid_parameter" });
-    await expect(
-      enqueueNoticeDelivery(
-        { ...operatorCtx(), principal: { kind: "api_key", keyId: "k", organizationId: org.id } as never },
-        { organisationId: org.id, noticeId: "n", eventType: "notice.withdrawal", payload: {} },
-      ),
-    ).rejects.toMatchObject({ code: "forbidden" });
   });
 });
 

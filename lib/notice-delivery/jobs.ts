@@ -1,29 +1,37 @@
 import { createHash } from "node:crypto";
 import { env } from "../env";
 import { base62 } from "../ids";
-import type { WithdrawalTelling } from "../notices/withdrawal-message";
+import type { Sql } from "../db/client";
 
-/** What every delivery job names: whose notice, which event, which message. */
+/** What every delivery job names: whose notice, which telling of it, which message. */
 export type JobCommon = {
   organizationId: string;
   noticeId: string;
   eventType: string;
   messageId: string;
+  /** Which telling of the notice, when one is told more than once by the same event (`reminder-2`). */
+  occurrence?: string;
 };
 
 /**
- * What a webhook job carries: everything needed to send it again, byte for byte. Either the body,
- * fixed at enqueue, or (a withdrawal notice, whose body can be tens of kilobytes) which telling of
- * the notice it is and the body's timestamp: the worker writes the body from the notice, which is
- * append-only, so every attempt sends the same bytes.
+ * A webhook job: the endpoint, and the body's timestamp (when the notice was told). The body's
+ * `data` is written at each attempt by the renderer the worker is handed, from the notice, which
+ * is append-only: every attempt sends the same bytes.
  */
-export type WebhookJobData = JobCommon & { endpointId: string } & (
-    | { body: string }
-    | { withdrawal: WithdrawalTelling; timestamp: string }
-  );
+export type WebhookJobData = JobCommon & { endpointId: string; timestamp: string };
 
-/** What an email job carries: the message, or which telling of a withdrawal notice it is. */
-export type EmailJobData = JobCommon & ({ subject: string; text: string } | { withdrawal: WithdrawalTelling });
+/** An email job: its subject and text are written at each attempt like a webhook's body. */
+export type EmailJobData = JobCommon;
+
+/** What a notice says when it leaves: the webhook body's `data`, and the email. */
+export type NoticeMessage = { data: unknown; email: { subject: string; text: string } };
+
+/**
+ * Writes what a batch's jobs say, by message id, from their notices: the worker is handed it
+ * (lib/notices/worker.ts hands it lib/notices/messages.ts), so delivery knows nothing of what a
+ * notice is. A job missing from the answer has no notice to tell, and is not sent.
+ */
+export type NoticeRenderer = (sql: Sql, jobs: JobCommon[]) => Promise<Map<string, NoticeMessage>>;
 
 /**
  * The message's id (webhook-id, and the email's Message-ID): derived from the notice and the event

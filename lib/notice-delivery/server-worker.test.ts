@@ -6,8 +6,8 @@ import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createOrganization } from "@/lib/admin/organizations";
 import { uniqueId } from "@/lib/testing/fixtures";
-import { enqueueNoticeDelivery } from "./enqueue";
-import { addWebhookEndpoint } from "./webhook-endpoints";
+import { tellTestNotice } from "@/lib/testing/notices";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { listDeliveryAttempts } from "./attempts";
 
 // The service delivers by itself: `next start` (what npm start serves) runs the delivery worker
@@ -80,13 +80,7 @@ describe("the server's delivery worker", () => {
         url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
       });
       secret = endpoint.secret;
-      const noticeId = uniqueId("ntc");
-      const enqueued = await enqueueNoticeDelivery(iso.operator, {
-        organisationId: org.id,
-        noticeId,
-        eventType: "notice.withdrawal",
-        payload: { notice_id: noticeId },
-      });
+      const { noticeId, enqueued } = await tellTestNotice(iso.sql, org.id);
 
       const first = await serve();
       await waitFor(

@@ -1,16 +1,14 @@
 import type PgBoss from "pg-boss";
 import { inArray } from "drizzle-orm";
 import { noticeDeliveryAttempts, webhookEndpoints, type DeliveryChannel } from "../db/schema";
-import { getDb, sqlOf, type Db } from "../db/client";
-import { env, requireEnv } from "../env";
-import { errorFields, log } from "../log";
+import { sqlOf, type Db } from "../db/client";
+import { env } from "../env";
 import { JOB_QUEUES, startJobQueue, type JobQueueName } from "../db/job-queue";
 import { openSecret } from "./secret-box";
 import { postWebhook, type AttemptOutcome } from "./post-webhook";
 import { sendNoticeEmail } from "./email";
-import { NOTICE_SCHEDULE_CRON, runNoticeSchedule } from "../notices/schedule";
-import { withdrawalMessage, withdrawalNoticesById, type WithdrawalNoticeRow } from "../notices/withdrawal-message";
-import type { EmailJobData, JobCommon, WebhookJobData } from "./jobs";
+import type { Ctx } from "../context";
+import type { EmailJobData, JobCommon, NoticeMessage, NoticeRenderer, WebhookJobData } from "./jobs";
 
 export type NoticeDeliveryWorker = {
   /** Finishes the attempts in flight, then stops fetching; jobs not yet fetched wait in the database. */
@@ -31,11 +29,13 @@ export type WorkerOptions = {
   allowPrivate?: boolean;
   /** Default: WEBHOOK_TIMEOUT_MS. */
   timeoutMs?: number;
+  /** What each job's notice says, written at each attempt (lib/notices/messages.ts). */
+  render: NoticeRenderer;
   /**
-   * Whether this worker also keeps the schedule (licence-end warnings, reminders): registers it,
-   * sends its job when due and works it. Default true; every server's worker does.
+   * Work due with time that this worker also keeps (licence-end warnings, reminders): it registers
+   * the cron, sends its job when due and works it. Every server's worker does (lib/notices/worker.ts).
    */
-  schedule?: boolean;
+  schedule?: { cron: string; run: (ctx: Ctx) => Promise<void> };
 };
 
 /**
@@ -43,8 +43,8 @@ export type WorkerOptions = {
  * records every attempt, and hands failures back to pg-boss, which retries them with backoff.
  */
 export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise<NoticeDeliveryWorker> {
-  const scheduled = options.schedule ?? true;
-  const boss = await startJobQueue(options.url, { schedule: scheduled });
+  const scheduled = options.schedule;
+  const boss = await startJobQueue(options.url, { schedule: scheduled !== undefined });
   const batchSize = options.batchSize ?? 50;
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   const env_ = env();
@@ -75,27 +75,25 @@ export async function startNoticeDeliveryWorker(options: WorkerOptions): Promise
   for (let i = 0; i < (options.webhookFetchers ?? 2); i++)
     await work(
       JOB_QUEUES.noticeWebhook,
-      (jobs: WebhookJobData[]) => webhookAttempter(options.db, jobs, e),
+      (jobs: WebhookJobData[]) => webhookAttempter(options.db, jobs, options.render, e),
       webhookTarget,
     );
   await work(
     JOB_QUEUES.noticeEmail,
-    (jobs: EmailJobData[]) => emailAttempter(options.db, jobs, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
+    (jobs: EmailJobData[]) =>
+      emailAttempter(options.db, jobs, options.render, { smtpUrl: e.SMTP_URL, from: e.SMTP_FROM }),
     () => ({ channel: "email", endpointId: null }),
   );
   if (scheduled) {
     // Registering is idempotent (one row per queue), so every worker does it at start; pg-boss
     // lets one of them a minute send the job, and the queue holds at most one waiting.
-    await boss.schedule(JOB_QUEUES.noticeSchedule, NOTICE_SCHEDULE_CRON, {}, { tz: "UTC", retryLimit: 2 });
-    const ctx = {
+    await boss.schedule(JOB_QUEUES.noticeSchedule, scheduled.cron, {}, { tz: "UTC", retryLimit: 2 });
+    const ctx: Ctx = {
       db: options.db,
       requestId: "notice-schedule",
-      principal: { kind: "operator" as const, name: "notice schedule", organizationId: null },
+      principal: { kind: "operator", name: "notice schedule", organizationId: null },
     };
-    await boss.work(JOB_QUEUES.noticeSchedule, { pollingIntervalSeconds }, async () => {
-      const run = await runNoticeSchedule(ctx);
-      if (run.licence_endings || run.reminders) log.info("notices due with time written", run);
-    });
+    await boss.work(JOB_QUEUES.noticeSchedule, { pollingIntervalSeconds }, () => scheduled.run(ctx));
   }
   return {
     stop: async () => {
@@ -116,42 +114,25 @@ const NOTICE_GONE: Outcome = {
   permanent: true,
 };
 
-/** The withdrawal notices a batch's jobs are told from, read once for the batch. */
-function withdrawalNoticesOf(
-  db: Db,
-  jobs: (WebhookJobData | EmailJobData)[],
-): Promise<Map<string, WithdrawalNoticeRow>> {
-  return withdrawalNoticesById(
-    sqlOf(db),
-    jobs.flatMap((j) => ("withdrawal" in j ? [j.noticeId] : [])),
-  );
-}
-
-/** One query for the endpoints of a whole batch, each secret opened once; one for its withdrawal notices. */
+/** One query for the endpoints of a whole batch, each secret opened once; its messages written at once. */
 async function webhookAttempter(
   db: Db,
   jobs: WebhookJobData[],
+  render: NoticeRenderer,
   e: { WEBHOOK_TIMEOUT_MS: number; WEBHOOKS_ALLOW_PRIVATE: boolean },
 ): Promise<Attempter<WebhookJobData>> {
-  const [rows, notices] = await Promise.all([
+  const [rows, messages] = await Promise.all([
     db
       .select()
       .from(webhookEndpoints)
       .where(inArray(webhookEndpoints.id, [...new Set(jobs.map((j) => j.endpointId))])),
-    withdrawalNoticesOf(db, jobs),
+    render(sqlOf(db), jobs),
   ]);
   const endpoints = new Map(
     rows
       .filter((r) => !r.removedAt)
       .map((r) => [r.id, { url: r.url, secret: openSecret(r.secretSealed, r.id) }] as const),
   );
-  const bodyOf = (data: WebhookJobData): string | null => {
-    if ("body" in data) return data.body;
-    const notice = notices.get(data.noticeId);
-    if (!notice) return null;
-    const { payload } = withdrawalMessage(notice, data.withdrawal);
-    return JSON.stringify({ type: data.eventType, timestamp: data.timestamp, data: payload });
-  };
   return async (data) => {
     const endpoint = endpoints.get(data.endpointId);
     if (!endpoint)
@@ -162,8 +143,9 @@ async function webhookAttempter(
         durationMs: 0,
         permanent: true,
       };
-    const body = bodyOf(data);
-    if (body === null) return NOTICE_GONE;
+    const message = messages.get(data.messageId);
+    if (!message) return NOTICE_GONE;
+    const body = JSON.stringify({ type: data.eventType, timestamp: data.timestamp, data: message.data });
     return postWebhook(
       { url: endpoint.url, secret: endpoint.secret, messageId: data.messageId, body },
       { timeoutMs: e.WEBHOOK_TIMEOUT_MS, allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE },
@@ -171,18 +153,18 @@ async function webhookAttempter(
   };
 }
 
-/** Emails of a batch, withdrawal notices' written from the notices read once for the batch. */
+/** Emails of a batch, their messages written at once. */
 async function emailAttempter(
   db: Db,
   jobs: EmailJobData[],
+  render: NoticeRenderer,
   settings: { smtpUrl: string | undefined; from: string },
 ): Promise<Attempter<EmailJobData>> {
-  const notices = await withdrawalNoticesOf(db, jobs);
+  const messages: Map<string, NoticeMessage> = await render(sqlOf(db), jobs);
   return async (data) => {
-    if (!("withdrawal" in data)) return sendNoticeEmail(db, data, settings);
-    const notice = notices.get(data.noticeId);
-    if (!notice) return NOTICE_GONE;
-    return sendNoticeEmail(db, { ...data, ...withdrawalMessage(notice, data.withdrawal).email }, settings);
+    const message = messages.get(data.messageId);
+    if (!message) return NOTICE_GONE;
+    return sendNoticeEmail(db, { ...data, ...message.email }, settings);
   };
 }
 
@@ -234,21 +216,4 @@ async function runBatch<T extends JobCommon>(
     if (!outcome.delivered && !outcome.permanent)
       await boss.fail(queue, job.id, { message: outcome.error ?? "not delivered" });
   }
-}
-
-const globalForWorker = globalThis as unknown as { dasNoticeWorker?: Promise<NoticeDeliveryWorker | null> };
-
-/**
- * The delivery worker of a server process (instrumentation.ts), unless NOTICE_WORKER=off: every
- * instance works the queue, pg-boss hands each job to one of them. Never a reason not to serve: a
- * worker that cannot start is logged, and the jobs wait in the database for one that can.
- */
-export function startNoticeDeliveryWorkerFromEnv(): void {
-  if (globalForWorker.dasNoticeWorker || env().NOTICE_WORKER === "off") return;
-  globalForWorker.dasNoticeWorker = startNoticeDeliveryWorker({ url: requireEnv("DATABASE_URL"), db: getDb() }).catch(
-    (error) => {
-      log.warn("notice delivery worker not started", errorFields(error));
-      return null;
-    },
-  );
 }

@@ -1,6 +1,5 @@
 import type { Sql } from "../db/client";
-import { enqueueNoticeJobs } from "../notice-delivery/enqueue";
-import { noticeDelivery, type WrittenNotice } from "./records";
+import { tellNotices } from "./messages";
 
 /** A licence's holder is warned this many days before its end, once at each. */
 export const LICENCE_WARNING_DAYS = [30, 7] as const;
@@ -15,7 +14,7 @@ export const LICENCE_WARNING_DAYS = [30, 7] as const;
  */
 export async function warnEndingLicences(sql: Sql, now: Date): Promise<number> {
   const [near, far] = [Math.min(...LICENCE_WARNING_DAYS), Math.max(...LICENCE_WARNING_DAYS)];
-  const written = await sql<WrittenNotice[]>`
+  const written = await sql<{ notice_id: string; organization_id: string }[]>`
     with due as (
       select l.id as licence_id, l.organization_id, l.version_id, l.ends_at, v.dataset_id, v.version,
              case when l.ends_at <= ${now}::timestamptz + make_interval(days => ${near}::int) then ${near}::int else ${far}::int end as days_before
@@ -32,10 +31,10 @@ export async function warnEndingLicences(sql: Sql, now: Date): Promise<number> {
     from due
     order by licence_id
     on conflict do nothing
-    returning id as notice_id, organization_id, created_at, details`;
-  await enqueueNoticeJobs(
+    returning id as notice_id, organization_id`;
+  await tellNotices(
     sql,
-    written.map((n) => noticeDelivery("licence_ending", n)),
+    written.map((n) => ({ noticeId: n.notice_id, organizationId: n.organization_id, kind: "licence_ending" })),
   );
   return written.length;
 }

@@ -18,8 +18,8 @@ import {
   uniqueId,
   writeImportDir,
 } from "@/lib/testing/fixtures";
-import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
-import { startNoticeDeliveryWorker, type NoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
+import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
 import * as api from "../../app/api/[[...path]]/route";
 import { announceNewVersion } from "./new-version";
@@ -158,7 +158,7 @@ describe("a new version of a dataset", () => {
 
       // Delivered by webhook as the API shows it, with its own event type.
       workers.push(
-        await startNoticeDeliveryWorker({
+        await startNoticeWorker({
           url: process.env.DATABASE_URL!,
           db: getDb(),
           pollingIntervalSeconds: 0.5,

@@ -1,6 +1,5 @@
 import type { Sql } from "../db/client";
-import { enqueueNoticeJobs } from "../notice-delivery/enqueue";
-import { noticeDelivery, type WrittenNotice } from "./records";
+import { tellNotices } from "./messages";
 
 /**
  * Tells every organisation that holds a current licence (not revoked, not ended) for an earlier
@@ -11,7 +10,7 @@ import { noticeDelivery, type WrittenNotice } from "./records";
  * Returns how many notices it wrote.
  */
 export async function announceNewVersion(sql: Sql, versionId: number): Promise<number> {
-  const written = await sql<WrittenNotice[]>`
+  const written = await sql<{ notice_id: string; organization_id: string }[]>`
     with released as (
       select id, dataset_id, version, major, minor, patch, released_at from dataset_versions where id = ${versionId}
     ), holders as (
@@ -32,10 +31,10 @@ export async function announceNewVersion(sql: Sql, versionId: number): Promise<n
     where not exists (select 1 from licences x where x.version_id = r.id and x.organization_id = h.organization_id and x.revoked_at is null)
     order by h.organization_id
     on conflict do nothing
-    returning id as notice_id, organization_id, created_at, details`;
-  await enqueueNoticeJobs(
+    returning id as notice_id, organization_id`;
+  await tellNotices(
     sql,
-    written.map((n) => noticeDelivery("new_version", n)),
+    written.map((n) => ({ noticeId: n.notice_id, organizationId: n.organization_id, kind: "new_version" })),
   );
   return written.length;
 }

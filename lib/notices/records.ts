@@ -1,5 +1,4 @@
 import type { Sql } from "../db/client";
-import type { NoticeDeliveryInput } from "../notice-delivery/enqueue";
 
 // What a notice says, one shape per kind, as GET /api/v1/notices shows it and as its webhook's
 // `data` carries it (without what the recipient did since: acknowledgements and reminders).
@@ -123,48 +122,3 @@ export const noticeColumns = (
   (select min(a.acknowledged_at) from notice_acknowledgements a where a.notice_id = n.id) as acknowledged_at,
   (select count(*)::int from notice_reminders r where r.notice_id = n.id) as reminders,
   (select max(r.reminded_at) from notice_reminders r where r.notice_id = n.id) as last_reminded_at`;
-
-/** A notice new and not yet acknowledged, as its delivery carries it. */
-export type WrittenNotice = {
-  notice_id: string;
-  organization_id: string;
-  created_at: Date;
-  details: Record<string, unknown>;
-};
-
-/** What the delivery of a notice of a new version or licence end carries: the record as first written. */
-export function noticeDelivery(kind: "new_version" | "licence_ending", notice: WrittenNotice): NoticeDeliveryInput {
-  const { acknowledged_at: _, ...payload } = noticeRecord({
-    notice_id: notice.notice_id,
-    kind,
-    created_at: notice.created_at,
-    withdrawal_id: null,
-    episode_ids: null,
-    deliveries: null,
-    details: notice.details,
-    acknowledged_at: null,
-    reminders: 0,
-    last_reminded_at: null,
-  });
-  return {
-    organisationId: notice.organization_id,
-    noticeId: notice.notice_id,
-    eventType: NOTICE_EVENT_TYPES[kind],
-    payload,
-    email: noticeEmail(payload as NewVersionNotice | LicenceEndingNotice),
-  };
-}
-
-function noticeEmail(notice: NewVersionNotice | LicenceEndingNotice): { subject: string; text: string } {
-  const name = `${notice.dataset_id}@${notice.version}`;
-  if (notice.kind === "new_version")
-    return {
-      subject: `Dataset Access Service: ${name} is released`,
-      text: `Version ${notice.version} of dataset ${notice.dataset_id} was released on ${notice.released_at.slice(0, 10)}. Your organisation holds a licence for ${notice.licensed_versions.join(", ")}; ask your administrator or request access in the portal to use the new version.\n\nNotice ${notice.notice_id}.\n`,
-    };
-  const date = notice.ends_at.slice(0, 10);
-  return {
-    subject: `Dataset Access Service: your licence to ${name} ends on ${date}`,
-    text: `Your organisation's licence to ${name} ends on ${notice.ends_at} (UTC), within ${notice.days_before} days. After that the version's episodes and files are no longer available to you; ask your administrator to extend it if you need them.\n\nNotice ${notice.notice_id}.\n`,
-  };
-}

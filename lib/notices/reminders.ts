@@ -1,8 +1,7 @@
 import type { Sql } from "../db/client";
-import { enqueueNoticeJobs } from "../notice-delivery/enqueue";
-import { WITHDRAWAL_REMINDER_EVENT } from "./records";
+import { tellNotices } from "./messages";
 
-type DueReminder = { notice_id: string; organization_id: string; number: number; reminded_at: Date };
+type DueReminder = { notice_id: string; organization_id: string; number: number };
 
 /**
  * Reminds each organisation of its withdrawal notices still not acknowledged `days` days after
@@ -28,18 +27,16 @@ export async function remindOutstandingNotices(sql: Sql, now: Date, days: number
       on conflict do nothing
       returning notice_id, number, reminded_at
     )
-    select d.id as notice_id, d.organization_id, i.number, i.reminded_at
+    select d.id as notice_id, d.organization_id, i.number
     from inserted i join due d on d.id = i.notice_id
     order by d.id`;
-  await enqueueNoticeJobs(
+  await tellNotices(
     sql,
     due.map((n) => ({
-      organisationId: n.organization_id,
       noticeId: n.notice_id,
-      eventType: WITHDRAWAL_REMINDER_EVENT,
-      occurrence: `reminder-${n.number}`,
-      // The notice as GET /api/v1/notices shows it with this reminder counted, written by the worker.
-      withdrawal: { reminder: { number: n.number, remindedAt: n.reminded_at.toISOString() } },
+      organizationId: n.organization_id,
+      kind: "withdrawal",
+      reminder: n.number,
     })),
   );
   return due.length;

@@ -11,10 +11,10 @@ import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { startJobQueue, JOB_QUEUES } from "@/lib/db/job-queue";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
-import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
-import { startNoticeDeliveryWorker, type NoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
-import { acknowledgeNotice } from "@/lib/withdrawals/acknowledge";
-import { listNotices } from "@/lib/withdrawals/list-notices";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
+import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
+import { acknowledgeNotice } from "@/lib/notices/acknowledge";
+import { listNotices } from "@/lib/notices/list-notices";
 import { reviewWithdrawals } from "@/lib/withdrawals/review";
 import { NOTICE_SCHEDULE_CRON, runNoticeSchedule } from "./schedule";
 
@@ -130,7 +130,7 @@ describe("reminders of withdrawal notices not acknowledged", () => {
     const [outstanding, acknowledged] = [await newOrg(), await newOrg()];
     // An endpoint, so that each reminder is queued for delivery (nothing listens there; it stays queued).
     await addWebhookEndpoint(iso.operator, { organizationId: outstanding.id, url: "http://127.0.0.1:9/das" });
-    // Notices as a withdrawal writes them (lib/withdrawals/notices.ts), written at T0.
+    // Notices as a withdrawal writes them (lib/notices/withdrawal-notices.ts), written at T0.
     const withdrawalId = uniqueId("wd");
     await iso.sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, episode_count)
       values (${withdrawalId}, 'operator', 'test', 'test (das-admin)', 'consent withdrawn', 1)`;
@@ -207,7 +207,7 @@ describe("the schedule in the delivery worker", () => {
       });
       verifier = new Webhook(endpoint.secret);
       for (const db of [iso.db, second.db])
-        workers.push(await startNoticeDeliveryWorker({ url: iso.url, db, pollingIntervalSeconds: 0.5 }));
+        workers.push(await startNoticeWorker({ url: iso.url, db, pollingIntervalSeconds: 0.5 }));
       const schedules = await iso.sql<{ name: string; cron: string; timezone: string }[]>`
         select name, cron, timezone from pgboss.schedule`;
       expect(schedules).toEqual([{ name: JOB_QUEUES.noticeSchedule, cron: NOTICE_SCHEDULE_CRON, timezone: "UTC" }]);

@@ -1,5 +1,5 @@
 import type { Ctx } from "../context";
-import { addWebhookEndpoint } from "../notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint } from "../admin/webhook-endpoints";
 import { getDb } from "../db/client";
 import type { ApiKeyPrincipal, OperatorPrincipal, Principal, UserPrincipal } from "../auth/principal";
 import { authenticateApiKey } from "../auth/api-keys";

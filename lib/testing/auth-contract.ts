@@ -448,7 +448,7 @@ export async function buildContractWorld(): Promise<ContractWorld> {
   await grant(org.id, scopedId, "1.0.0");
   await grant(org.id, scopedId, "2.0.0");
   await grant(org.id, outsideId, "1.0.0");
-  // A notice to the organisation, as a withdrawal writes one (lib/withdrawals/notices.ts).
+  // A notice to the organisation, as a withdrawal writes one (lib/notices/withdrawal-notices.ts).
   const withdrawalId = uniqueId("wd");
   const noticeId = `nt_${randomBytes(16).toString("hex")}`;
   const sql = getDb().$client;

@@ -5,29 +5,10 @@ import { withTx } from "../db/tx";
 import { AppError } from "../errors";
 import { newId } from "../ids";
 import { requireAdmin } from "../auth/authorize";
-import { FREE_TEXT } from "../characters";
-import { EPISODE_ID_PATTERN } from "../catalog/identifiers";
 import { recordAdminAction } from "../admin/audit";
-import { computeWithdrawalNotices } from "./notices";
-import { NOTICE_EVENT_TYPES } from "../notices/records";
-import { enqueueNoticeDeliveries, type NoticeDeliveryInput } from "../notice-delivery/enqueue";
-
-export const REASON_MAX_CHARS = 2_000;
-/** Episodes named one by one in one withdrawal; a contributor's are found by the database. */
-export const MAX_NAMED_EPISODES = 10_000;
-
-export type WithdrawInput = {
-  contributor?: string;
-  episodeIds?: string[];
-  /** Named episodes must all be of this dataset (they are still withdrawn from every version holding them). */
-  datasetId?: string;
-  reason: string;
-  /**
-   * How many episodes the caller confirmed after a preview: the withdrawal is refused, writing
-   * nothing, when it would now take a different number (another withdrawal or an import came between).
-   */
-  expectedEpisodes?: number;
-};
+import { computeWithdrawalNotices } from "../notices/withdrawal-notices";
+import { tellNotices } from "../notices/messages";
+import { parseWithdrawal, type WithdrawalInput } from "./withdrawal-input";
 
 export type WithdrawalRecord = {
   withdrawal_id: string;
@@ -45,39 +26,15 @@ export type WithdrawalRecord = {
 /**
  * Withdraws episodes (a contributor's, or named ones) from every version that holds them, in one
  * transaction: the withdrawal record (who, when, why), which episodes in which versions, the admin
- * audit, and a notice to every organisation that ever received one of them (lib/withdrawals/notices.ts).
+ * audit, and a notice to every organisation that ever received one of them (lib/notices/withdrawal-notices.ts).
  * From its commit on every read leaves them out (lib/catalog/withdrawn.ts), and every instance's
  * API cache is flushed by the database's notification (migration 0019). Episodes already withdrawn
  * are left as they are; a withdrawal that finds nothing new to withdraw is refused, so that each
  * record says what it did.
  */
-export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<WithdrawalRecord> {
+export async function withdrawEpisodes(ctx: Ctx, input: WithdrawalInput): Promise<WithdrawalRecord> {
   requireAdmin(ctx);
-  const reason = input.reason.trim();
-  if (!reason || reason.length > REASON_MAX_CHARS || !FREE_TEXT.test(reason))
-    throw new AppError(
-      "invalid_parameter",
-      `A withdrawal needs a reason of 1 to ${REASON_MAX_CHARS} characters without control characters other than line breaks.`,
-    );
-  if ((input.contributor === undefined) === (input.episodeIds === undefined))
-    throw new AppError("invalid_parameter", "Withdraw either a contributor's episodes or named episodes, not both.");
-  const named = input.episodeIds ? [...new Set(input.episodeIds)] : null;
-  if (named) {
-    if (!named.length) throw new AppError("invalid_parameter", "Name at least one episode to withdraw.");
-    if (named.length > MAX_NAMED_EPISODES)
-      throw new AppError("invalid_parameter", `At most ${MAX_NAMED_EPISODES} episodes can be named in one withdrawal.`);
-    const bad = named.find((id) => !EPISODE_ID_PATTERN.test(id));
-    if (bad !== undefined) throw new AppError("invalid_parameter", `'${bad}' is not an episode id.`);
-  }
-  if (input.datasetId !== undefined && !named)
-    throw new AppError(
-      "invalid_parameter",
-      "A dataset narrows named episodes only; a contributor's are taken from every dataset.",
-    );
-  const contributor = input.contributor?.trim() ?? null;
-  if (contributor !== null && !contributor)
-    throw new AppError("invalid_parameter", "Name the contributor whose episodes to withdraw.");
-
+  const { reason, contributor = null, episodeIds: named = null, datasetId, expectedEpisodes } = parseWithdrawal(input);
   return withTx(ctx, async (tx) => {
     const sql = sqlOf(tx.db);
     // Withdrawals one at a time: two naming the same episode would otherwise both find it new.
@@ -94,18 +51,18 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
         );
       }
     }
-    if (named && input.datasetId !== undefined) {
-      const [dataset] = await sql`select 1 from datasets where id = ${input.datasetId}`;
-      if (!dataset) throw new AppError("not_found", `There is no dataset '${input.datasetId}'.`);
+    if (named && datasetId !== undefined) {
+      const [dataset] = await sql`select 1 from datasets where id = ${datasetId}`;
+      if (!dataset) throw new AppError("not_found", `There is no dataset '${datasetId}'.`);
       const inDataset = await sql<{ episode_id: string }[]>`
         select distinct e.episode_id from episodes e join dataset_versions v on v.id = e.version_id
-        where v.dataset_id = ${input.datasetId} and e.episode_id = any(${named}::text[])`;
+        where v.dataset_id = ${datasetId} and e.episode_id = any(${named}::text[])`;
       if (inDataset.length !== named.length) {
         const present = new Set(inDataset.map((r) => r.episode_id));
         const elsewhere = named.filter((id) => !present.has(id));
         throw new AppError(
           "invalid_parameter",
-          `Not episodes of ${input.datasetId}: ${elsewhere.slice(0, 20).join(", ")}${elsewhere.length > 20 ? ` (and ${elsewhere.length - 20} more)` : ""}.`,
+          `Not episodes of ${datasetId}: ${elsewhere.slice(0, 20).join(", ")}${elsewhere.length > 20 ? ` (and ${elsewhere.length - 20} more)` : ""}.`,
         );
       }
     }
@@ -136,10 +93,10 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
         and not exists (select 1 from withdrawn_episodes w where w.version_id = e.version_id and w.episode_id = e.episode_id)
       order by e.version_id, e.episode_id`;
     const record = await withdrawalSummary(sql, id);
-    if (input.expectedEpisodes !== undefined && input.expectedEpisodes !== record.episode_ids.length)
+    if (expectedEpisodes !== undefined && expectedEpisodes !== record.episode_ids.length)
       throw new AppError(
         "invalid_parameter",
-        `This withdrawal would now take ${record.episode_ids.length} episode(s), not the ${input.expectedEpisodes} confirmed: something changed since the preview. Preview it again.`,
+        `This withdrawal would now take ${record.episode_ids.length} episode(s), not the ${expectedEpisodes} confirmed: something changed since the preview. Preview it again.`,
       );
     await recordAdminAction(tx, "episodes.withdraw", id, {
       reason,
@@ -151,7 +108,7 @@ export async function withdrawEpisodes(ctx: Ctx, input: WithdrawInput): Promise<
     // from; every entry after it sees the withdrawal under that lock and is refused (appendBatch).
     await lockChain(sql);
     const notices = await computeWithdrawalNotices(sql, id);
-    await enqueueWithdrawalNotices(tx, id);
+    await tellWithdrawalNotices(sql, id);
     return { ...record, withdrawn_at: made.withdrawn_at.toISOString(), notices };
   });
 }
@@ -171,7 +128,7 @@ class PreviewRolledBack extends Error {
  * episodes, versions and notified organisations exactly as the withdrawal would, with every refusal
  * it would make, and leaves no withdrawal, audit row, notice or delivery job behind.
  */
-export async function previewWithdrawal(ctx: Ctx, input: WithdrawInput): Promise<WithdrawalPreview> {
+export async function previewWithdrawal(ctx: Ctx, input: WithdrawalInput): Promise<WithdrawalPreview> {
   requireAdmin(ctx);
   try {
     await ctx.db.transaction(async (tx) => {
@@ -189,24 +146,12 @@ export async function previewWithdrawal(ctx: Ctx, input: WithdrawInput): Promise
  * Every notice of the withdrawal leaves by webhook (and email when SMTP_URL is set) through the
  * delivery queue, enqueued in the same transaction: the jobs exist exactly when the notices do.
  */
-async function enqueueWithdrawalNotices(ctx: Ctx, withdrawalId: string): Promise<void> {
-  await enqueueNoticeDeliveries(ctx, await withdrawalNoticeDeliveries(sqlOf(ctx.db), withdrawalId));
-}
-
-/**
- * What each notice of a withdrawal sends: the notice itself, its webhook body and email written by
- * the worker from the notice (lib/notices/withdrawal-message.ts).
- */
-export async function withdrawalNoticeDeliveries(sql: Sql, withdrawalId: string): Promise<NoticeDeliveryInput[]> {
+export async function tellWithdrawalNotices(sql: Sql, withdrawalId: string): Promise<void> {
   const notices = await sql<{ notice_id: string; organization_id: string }[]>`
     select id as notice_id, organization_id from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
-  return notices.map(
-    (n): NoticeDeliveryInput => ({
-      organisationId: n.organization_id,
-      noticeId: n.notice_id,
-      eventType: NOTICE_EVENT_TYPES.withdrawal,
-      withdrawal: {},
-    }),
+  await tellNotices(
+    sql,
+    notices.map((n) => ({ noticeId: n.notice_id, organizationId: n.organization_id, kind: "withdrawal" })),
   );
 }
 

@@ -19,12 +19,12 @@ import {
 } from "@/lib/testing/fixtures";
 import { filesOf, keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { createOrganization } from "@/lib/admin/organizations";
-import { addWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { createIsolatedDb } from "@/lib/testing/isolated-db";
 import { previewWithdrawal, withdrawEpisodes } from "./withdraw";
-import { computeWithdrawalNotices } from "./notices";
-import { acknowledgeNotice, MAX_ACKNOWLEDGEMENTS_PER_NOTICE, verifyAcknowledgements } from "./acknowledge";
-import { listNotices } from "./list-notices";
+import { computeWithdrawalNotices } from "@/lib/notices/withdrawal-notices";
+import { acknowledgeNotice, MAX_ACKNOWLEDGEMENTS_PER_NOTICE, verifyAcknowledgements } from "@/lib/notices/acknowledge";
+import { listNotices } from "@/lib/notices/list-notices";
 import * as api from "../../app/api/[[...path]]/route";
 
 // Consent withdrawal end to end on a real database, through the API's real handlers: three
@@ -173,12 +173,13 @@ describe("withdrawing a contributor", () => {
       url: "http://127.0.0.1:9/das-notices",
     });
     const done = await withdrawEpisodes(operatorCtx(), { contributor: w.alice, reason: "consent withdrawn" });
-    // A job names its notice; the worker writes the body from it (lib/notices/withdrawal-message.ts).
+    // A job names its notice and nothing it says: the worker writes that from the notice (lib/notices/messages.ts).
     const jobs = await sql()<
-      { organization_id: string; endpoint_id: string; type: string; telling: unknown; episode_ids: string[] }[]
+      { organization_id: string; endpoint_id: string; type: string; keys: string[]; episode_ids: string[] }[]
     >`
       select j.data->>'organizationId' as organization_id, j.data->>'endpointId' as endpoint_id,
-             j.data->>'eventType' as type, j.data->'withdrawal' as telling, n.episode_ids
+             j.data->>'eventType' as type, n.episode_ids,
+             (select array_agg(k order by k) from jsonb_object_keys(j.data) k) as keys
       from pgboss.job j join notices n on n.id = j.data->>'noticeId'
       where n.withdrawal_id = ${done.withdrawal_id}`;
     expect(jobs).toEqual([
@@ -186,7 +187,7 @@ describe("withdrawing a contributor", () => {
         organization_id: w.orgs.api.id,
         endpoint_id: endpoint.id,
         type: "notice.withdrawal",
-        telling: {},
+        keys: ["endpointId", "eventType", "messageId", "noticeId", "organizationId", "timestamp"],
         episode_ids: [w.ids.A1, w.ids.A2].sort(),
       },
     ]);

@@ -6,7 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import type { Db } from "@/lib/db/client";
-import { startNoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
+import { startNoticeWorker } from "@/lib/notices/worker";
 
 export type VerifyingReceiver = {
   /** http://127.0.0.1:port; an endpoint's URL is `${base}/${name}`. */
@@ -84,7 +84,7 @@ export async function timeDeliveries(options: {
 }): Promise<{ seconds: number; deliveriesPerSecond: number }> {
   const { receiver, total } = options;
   const started = performance.now();
-  const worker = await startNoticeDeliveryWorker({
+  const worker = await startNoticeWorker({
     url: options.url,
     db: options.db,
     pollingIntervalSeconds: 0.5,

@@ -13,6 +13,7 @@ export { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 export { addTerms, listTerms, requireTerms } from "@/lib/admin/terms";
 export { issueKey, revokeKey } from "@/lib/admin/keys";
 export { previewWithdrawal, withdrawEpisodes } from "@/lib/withdrawals/withdraw";
+export { withdrawalProblems } from "@/lib/withdrawals/withdrawal-input";
 export { createUser, listUsers } from "@/lib/admin/users";
 export { listOrganizations } from "@/lib/admin/list-organizations";
 export { listLicences, listVersionChoices } from "@/lib/admin/list-licences";
@@ -22,9 +23,9 @@ export {
   addWebhookEndpoint,
   listWebhookEndpoints,
   removeWebhookEndpoint,
-} from "@/lib/notice-delivery/webhook-endpoints";
+} from "@/lib/admin/webhook-endpoints";
 export { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
-export { startNoticeDeliveryWorker } from "@/lib/notice-delivery/worker";
+export { startNoticeWorker } from "@/lib/notices/worker";
 export { startCopyWorker } from "@/lib/fingerprints/jobs";
 export { fingerprintStatus, setFingerprinting } from "@/lib/fingerprints/admin";
 export { traceFile } from "@/lib/fingerprints/trace";

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { parseBody } from "@/lib/http/body";
 import { runAction, type ActionResult } from "@/lib/http/portal";
-import { acknowledgeNotice } from "@/lib/withdrawals/acknowledge";
+import { acknowledgeNotice } from "@/lib/notices/acknowledge";
 
 const AcknowledgeInput = z.strictObject({
   noticeId: z.string().regex(/^nt_[0-9a-f]{32}$/, "must be a notice id"),

@@ -6,7 +6,7 @@ import { formatDateTime } from "@/components/ui/format";
 import { PageHeader } from "@/components/ui/page-header";
 import { SimpleTable } from "@/components/ui/simple-table";
 import { pageContext, pageData } from "@/lib/http/portal";
-import { listNotices } from "@/lib/withdrawals/list-notices";
+import { listNotices } from "@/lib/notices/list-notices";
 import { acknowledgeNoticeAction } from "./actions";
 
 export const metadata: Metadata = { title: "Notices" };

@@ -1,5 +1,5 @@
 // POST /api/v1/notices/{notice_id}/acknowledgements – the organisation states what it deleted
-import { acknowledgeNotice as acknowledge } from "../../withdrawals/acknowledge";
+import { acknowledgeNotice as acknowledge } from "../../notices/acknowledge";
 import { defineOperation, JsonReply } from "../operation";
 import { errorResponses, KEYED, ok } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";

@@ -1,5 +1,5 @@
 // GET /api/v1/notices – the notices addressed to the key's organisation (withdrawals of episodes it received, new versions, licence ends)
-import { listNotices as list } from "../../withdrawals/list-notices";
+import { listNotices as list } from "../../notices/list-notices";
 import { defineOperation } from "../operation";
 import { errorResponses, LIST, linked, nextPage, ok, paging } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";

@@ -2,7 +2,7 @@
 
 import { AddWebhookInput, parseInput, RemoveWebhookInput } from "@/lib/admin/inputs";
 import { runAction, type ActionResult } from "@/lib/http/portal";
-import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/notice-delivery/webhook-endpoints";
+import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 
 export type AddedWebhookView = { id: string; url: string; description: string | null; secret: string };
 

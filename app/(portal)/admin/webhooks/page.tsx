@@ -11,7 +11,7 @@ import { PageHeader } from "@/components/ui/page-header";
 import { SimpleTable } from "@/components/ui/simple-table";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { listDeliveryAttempts } from "@/lib/notice-delivery/attempts";
-import { listWebhookEndpoints } from "@/lib/notice-delivery/webhook-endpoints";
+import { listWebhookEndpoints } from "@/lib/admin/webhook-endpoints";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 import { addWebhookAction, removeWebhookAction } from "./actions";
 

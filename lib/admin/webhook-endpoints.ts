@@ -6,11 +6,11 @@ import { env } from "../env";
 import { newId } from "../ids";
 import { withTx } from "../db/tx";
 import { requireAdmin } from "../auth/authorize";
-import { recordAdminAction } from "../admin/audit";
-import { requireOrganization } from "../admin/organizations";
+import { recordAdminAction } from "./audit";
+import { requireOrganization } from "./organizations";
 import { FREE_TEXT } from "../characters";
-import { checkWebhookAddresses, parseWebhookUrl } from "./address-guard";
-import { mintWebhookSecret, sealSecret } from "./secret-box";
+import { checkWebhookAddresses, parseWebhookUrl } from "../notice-delivery/address-guard";
+import { mintWebhookSecret, sealSecret } from "../notice-delivery/secret-box";
 
 export const WEBHOOK_DESCRIPTION_MAX = 200;
 

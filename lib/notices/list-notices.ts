@@ -2,9 +2,9 @@ import type { Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import { AppError, NOT_VISIBLE } from "../errors";
 import { decodeCursor, encodeCursor, queryBinding } from "../cursor";
-import { noticeColumns, noticeRecord, type NoticeRecord, type NoticeRow } from "../notices/records";
+import { noticeColumns, noticeRecord, type NoticeRecord, type NoticeRow } from "./records";
 
-export type { NoticeDelivery, NoticeRecord } from "../notices/records";
+export type { NoticeDelivery, NoticeRecord } from "./records";
 
 export type NoticeList = { notices: NoticeRecord[]; next_cursor: string | null };
 
