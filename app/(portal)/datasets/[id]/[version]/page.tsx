@@ -15,6 +15,7 @@ import { versionStatistics, type Count } from "@/lib/catalog/version-statistics"
 import { AppError } from "@/lib/errors";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 import { requestDownload } from "./actions";
+import { filterProblemOf } from "./filter-problem";
 
 type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<SearchParams> };
 
@@ -82,10 +83,11 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
     });
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_cursor") cursorProblem = error.message;
-    // The one rule the form can break that each field's own check cannot see: a range upside down.
-    else if (error instanceof AppError && error.code === "invalid_parameter")
-      filterProblem = `The minimum duration (${filter.min_duration_s} s) is above the maximum (${filter.max_duration_s} s)`;
-    else throw error;
+    else {
+      const problem = filterProblemOf(error, filter);
+      if (problem === null) throw error;
+      filterProblem = problem;
+    }
   }
   const query = (extra: Record<string, string | undefined>) => {
     const q = new URLSearchParams();
