@@ -57,7 +57,7 @@ try {
     enqueueNoticeDeliveries(
       tx,
       Array.from({ length: notices }, (_, n) => ({
-        organisationId: org.id,
+        organizationId: org.id,
         noticeId: `bench-${org.id}-${n}`,
         eventType: "notice.withdrawal",
         payload: { notice: n, episode_ids: [`ep-${n}`] },

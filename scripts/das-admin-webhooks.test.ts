@@ -101,7 +101,7 @@ describe("das-admin webhook", () => {
     // A notice enqueued by the notice code (here, directly) is delivered by `das-admin worker`.
     const noticeId = uniqueId("ntc");
     await enqueueNoticeDelivery(iso.operator, {
-      organisationId: org.id,
+      organizationId: org.id,
       noticeId,
       eventType: "notice.withdrawal",
       payload: { notice_id: noticeId },

@@ -219,7 +219,7 @@ const VERBS: {
     audit: null,
     call: async (ctx, w) => (
       await enqueueNoticeDelivery(ctx, {
-        organisationId: w.organizationId,
+        organizationId: w.organizationId,
         noticeId: uniqueId("ntc"),
         eventType: "notice.test",
         payload: {},

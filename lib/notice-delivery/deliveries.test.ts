@@ -134,7 +134,7 @@ describe("a notice delivered by webhook and email", () => {
       // Enqueued inside the transaction that writes the notice: rolled back, nothing is ever sent.
       await withTx(operator, async (tx) => {
         await enqueueNoticeDelivery(tx, {
-          organisationId: org.id,
+          organizationId: org.id,
           noticeId: `${noticeId}-rolled-back`,
           eventType: "notice.withdrawal",
           payload,
@@ -142,7 +142,7 @@ describe("a notice delivered by webhook and email", () => {
         throw new Rollback(null);
       }).catch((e) => expect(e).toBeInstanceOf(Rollback));
       const enqueued = await withTx(operator, (tx) =>
-        enqueueNoticeDelivery(tx, { organisationId: org.id, noticeId, eventType: "notice.withdrawal", payload }),
+        enqueueNoticeDelivery(tx, { organizationId: org.id, noticeId, eventType: "notice.withdrawal", payload }),
       );
       expect(enqueued).toMatchObject({ webhookEndpointIds: [endpoint.id], email: true });
 
@@ -212,7 +212,7 @@ describe("a notice delivered by webhook and email", () => {
       two.verifyWith(removed.secret);
       await removeWebhookEndpoint(operator, { id: removed.id });
       const enqueued = await enqueueNoticeDelivery(operator, {
-        organisationId: org.id,
+        organizationId: org.id,
         noticeId: uniqueId("ntc"),
         eventType: "notice.version_released",
         payload: { dataset_id: "d", version: "2.0.0" },
@@ -233,7 +233,7 @@ describe("a notice delivered by webhook and email", () => {
     const org = await createTestOrg();
     await expect(
       enqueueNoticeDelivery(operatorCtx(), {
-        organisationId: org.id,
+        organizationId: org.id,
         noticeId: "n",
         eventType: "Bad Type",
         payload: {},
@@ -242,7 +242,7 @@ describe("a notice delivered by webhook and email", () => {
     await expect(
       enqueueNoticeDelivery(
         { ...operatorCtx(), principal: { kind: "api_key", keyId: "k", organizationId: org.id } as never },
-        { organisationId: org.id, noticeId: "n", eventType: "notice.withdrawal", payload: {} },
+        { organizationId: org.id, noticeId: "n", eventType: "notice.withdrawal", payload: {} },
       ),
     ).rejects.toMatchObject({ code: "forbidden" });
   });

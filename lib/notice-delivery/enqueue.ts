@@ -8,7 +8,7 @@ import type { WithdrawalTelling } from "../notices/withdrawal-message";
 import { messageIdOf, retryPolicy, type EmailJobData, type WebhookJobData } from "./jobs";
 
 export type NoticeDeliveryInput = {
-  organisationId: string;
+  organizationId: string;
   noticeId: string;
   /** What happened, e.g. `notice.withdrawal`: the body's `type`, and part of the message id. */
   eventType: string;
@@ -78,14 +78,14 @@ export async function enqueueNoticeJobs(sql: Sql, inputs: NoticeDeliveryInput[])
         "invalid_parameter",
         "An event type is dot-separated lower-case words, e.g. notice.withdrawal.",
       );
-    if (!input.noticeId || !input.organisationId)
+    if (!input.noticeId || !input.organizationId)
       throw new AppError("invalid_parameter", "A notice delivery names its notice and organisation.");
   }
   if (!inputs.length) return [];
-  const organisations = [...new Set(inputs.map((i) => i.organisationId))];
+  const organizations = [...new Set(inputs.map((i) => i.organizationId))];
   const endpoints = await sql<{ id: string; organizationId: string }[]>`
     select id, organization_id as "organizationId" from webhook_endpoints
-    where organization_id = any(${organisations}::text[]) and removed_at is null
+    where organization_id = any(${organizations}::text[]) and removed_at is null
     order by created_at, id`;
   const endpointsOf = new Map<string, { id: string }[]>();
   for (const e of endpoints) endpointsOf.set(e.organizationId, [...(endpointsOf.get(e.organizationId) ?? []), e]);
@@ -96,7 +96,7 @@ export async function enqueueNoticeJobs(sql: Sql, inputs: NoticeDeliveryInput[])
   const results = inputs.map((input): EnqueuedNoticeDelivery => {
     const messageId = messageIdOf(input.noticeId, input.eventType, input.occurrence);
     const common = {
-      organizationId: input.organisationId,
+      organizationId: input.organizationId,
       noticeId: input.noticeId,
       eventType: input.eventType,
       messageId,
@@ -115,7 +115,7 @@ export async function enqueueNoticeJobs(sql: Sql, inputs: NoticeDeliveryInput[])
                 `A notice for your organisation (${input.eventType}, ${input.noticeId}).\n\n${JSON.stringify(input.payload ?? null, null, 2)}\n`,
             },
           };
-    const own = endpointsOf.get(input.organisationId) ?? [];
+    const own = endpointsOf.get(input.organizationId) ?? [];
     for (const { id } of own)
       jobs.push({
         name: JOB_QUEUES.noticeWebhook,

@@ -82,7 +82,7 @@ describe("the server's delivery worker", () => {
       secret = endpoint.secret;
       const noticeId = uniqueId("ntc");
       const enqueued = await enqueueNoticeDelivery(iso.operator, {
-        organisationId: org.id,
+        organizationId: org.id,
         noticeId,
         eventType: "notice.withdrawal",
         payload: { notice_id: noticeId },

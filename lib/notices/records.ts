@@ -147,7 +147,7 @@ export function noticeDelivery(kind: "new_version" | "licence_ending", notice: W
     last_reminded_at: null,
   });
   return {
-    organisationId: notice.organization_id,
+    organizationId: notice.organization_id,
     noticeId: notice.notice_id,
     eventType: NOTICE_EVENT_TYPES[kind],
     payload,

@@ -34,7 +34,7 @@ export async function remindOutstandingNotices(sql: Sql, now: Date, days: number
   await enqueueNoticeJobs(
     sql,
     due.map((n) => ({
-      organisationId: n.organization_id,
+      organizationId: n.organization_id,
       noticeId: n.notice_id,
       eventType: WITHDRAWAL_REMINDER_EVENT,
       occurrence: `reminder-${n.number}`,

@@ -202,7 +202,7 @@ export async function withdrawalNoticeDeliveries(sql: Sql, withdrawalId: string)
     select id as notice_id, organization_id from notices where withdrawal_id = ${withdrawalId} order by organization_id`;
   return notices.map(
     (n): NoticeDeliveryInput => ({
-      organisationId: n.organization_id,
+      organizationId: n.organization_id,
       noticeId: n.notice_id,
       eventType: NOTICE_EVENT_TYPES.withdrawal,
       withdrawal: {},
