@@ -173,4 +173,12 @@ test("a licensee narrows the explorer by task, contributor, recovery and a durat
   expect(body.episodes.map((e: { episode_id: string }) => e.episode_id).sort()).toEqual(
     inRange.map((row) => row.id).sort(),
   );
+
+  // A range upside down matches nothing: the page says so in the form's words and lists nothing.
+  await page.getByLabel("Min. seconds").fill("65");
+  await page.getByLabel("Max. seconds").fill("50");
+  await page.getByRole("button", { name: "Apply" }).click();
+  const refusal = page.getByRole("status").filter({ hasText: "These filters cannot match any episode" });
+  await expect(refusal).toContainText("The minimum duration (65 s) is above the maximum (50 s)");
+  await expect(matching).toHaveCount(0);
 });

@@ -48,9 +48,10 @@ const LAYERS = [
 ] as const;
 
 /**
- * Beside the ladder: the `das` client's logic may use the API's contract and base files only (it
- * talks to the service over HTTP, never to its database); the development runtime (lib/dev) and
- * the test support (lib/testing) are used by scripts and tests only, never by the product.
+ * Inside lib/ but no layer of the product: the `das` client's logic may use the API's contract and
+ * base files only (it talks to the service over HTTP, never to its database); the development
+ * runtime (lib/dev) and the test support (lib/testing) are used by scripts and tests only, never by
+ * the product.
  */
 const CLIENT = under("lib/client");
 /**
@@ -157,7 +158,7 @@ const FILES = ["lib", "app", "components", "scripts", "e2e"]
 const IMPORTS = FILES.flatMap(importsOf);
 
 describe("the layers", () => {
-  it("place every product file in exactly one layer (or beside them: lib/client, lib/dev, lib/testing, scripts, tests)", () => {
+  it("place every product file in exactly one layer (outside the product: lib/client, lib/dev, lib/testing, scripts, tests)", () => {
     const unplaced = FILES.filter(
       (f) =>
         !isTest(f) && !SCRIPTS(f) && !DEV_AND_TESTING(f) && !CLIENT(f) && LAYERS.filter((l) => l.holds(f)).length !== 1,

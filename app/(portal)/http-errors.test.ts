@@ -132,7 +132,7 @@ const realValues = (): Record<string, string[]> => ({
   contributor: [contributor],
   sha256: [termsSha256],
   // The API's one route handler, at every operation's path (the API's own fuzz suite,
-  // app/api/v1/http-contract.test.ts, goes further), and beside them.
+  // app/api/[[...path]]/http-contract.test.ts, goes further), and beside them.
   path: [
     ...API_OPERATIONS.map((operation) =>
       operation.path

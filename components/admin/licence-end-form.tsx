@@ -5,9 +5,10 @@ import type { LicenceTarget } from "@/lib/admin/licences";
 import type { LicenceRecord } from "@/lib/admin/list-licences";
 import { Alert } from "../ui/alert";
 import { Button } from "../ui/button";
-import { Field, Input, Select } from "../ui/form";
+import { Field, Select } from "../ui/form";
 import { formatDate } from "../ui/format";
 import { ActionError } from "./action-error";
+import { DayField } from "./day-field";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
 
@@ -67,19 +68,14 @@ export function LicenceEndForm({
             ))}
           </Select>
         </Field>
-        <Field
+        <DayField
+          id="end-last-day"
           label="New last day"
-          htmlFor="end-last-day"
-          error={errors["end-last-day"]}
           hint="Included, UTC. Earlier ends it early; later extends it."
-        >
-          <Input
-            {...invalidProps("end-last-day", errors)}
-            type="date"
-            value={lastDay}
-            onChange={(e) => setLastDay(e.target.value)}
-          />
-        </Field>
+          errors={errors}
+          value={lastDay}
+          onChange={setLastDay}
+        />
       </div>
       <Button type="submit" disabled={end.isPending || licences.length === 0} aria-busy={end.isPending || undefined}>
         {end.isPending ? "Saving…" : "Set the last day"}

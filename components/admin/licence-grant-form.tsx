@@ -5,9 +5,10 @@ import type { LicenceTarget } from "@/lib/admin/licences";
 import type { VersionChoice } from "@/lib/admin/list-licences";
 import { Alert } from "../ui/alert";
 import { Button } from "../ui/button";
-import { Field, Input, Select } from "../ui/form";
+import { Field, Select } from "../ui/form";
 import { formatDate, formatNumber } from "../ui/format";
 import { ActionError } from "./action-error";
+import { DayField } from "./day-field";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { OrganizationOptions, type OrganizationChoice } from "./user-form";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
@@ -130,33 +131,23 @@ export function LicenceGrantForm({
         </Field>
       </div>
       <div className="grid gap-4 sm:grid-cols-3">
-        <Field
+        <DayField
+          id="licence-starts"
           label="Usable from"
-          htmlFor="licence-starts"
-          error={errors["licence-starts"]}
           hint="A UTC day; empty: from now."
-        >
-          <Input
-            {...invalidProps("licence-starts", errors)}
-            type="date"
-            value={startsOn}
-            onChange={(e) => setStartsOn(e.target.value)}
-          />
-        </Field>
-        <Field
+          errors={errors}
+          value={startsOn}
+          onChange={setStartsOn}
+        />
+        <DayField
+          id="licence-ends"
           label="Last day"
-          htmlFor="licence-ends"
-          error={errors["licence-ends"]}
           hint="Included, UTC; empty: no end. It ends on its own."
-        >
-          <Input
-            {...invalidProps("licence-ends", errors)}
-            type="date"
-            value={lastDay}
-            min={startsOn || undefined}
-            onChange={(e) => setLastDay(e.target.value)}
-          />
-        </Field>
+          errors={errors}
+          value={lastDay}
+          min={startsOn || undefined}
+          onChange={setLastDay}
+        />
         <Field
           label="Terms"
           htmlFor="licence-terms"

@@ -5,6 +5,7 @@ import { REJECTION_REASON_MAX } from "@/lib/admin/rules";
 import { Button } from "../ui/button";
 import { Field, Input } from "../ui/form";
 import { ActionError } from "./action-error";
+import { DayField } from "./day-field";
 import { focusFirstError, invalidProps, type FieldErrors } from "./field-errors";
 import { useAdminAction, type AdminAction } from "./use-admin-action";
 
@@ -58,14 +59,14 @@ export function RequestDecision({
           <Field label="From" htmlFor={field("from")} hint="Empty: now">
             <Input id={field("from")} type="date" value={from} onChange={(e) => setFrom(e.target.value)} />
           </Field>
-          <Field label="Until (included)" htmlFor={field("until")} hint="Empty: no end" error={errors[field("until")]}>
-            <Input
-              {...invalidProps(field("until"), errors)}
-              type="date"
-              value={until}
-              onChange={(e) => setUntil(e.target.value)}
-            />
-          </Field>
+          <DayField
+            id={field("until")}
+            label="Until (included)"
+            hint="Empty: no end"
+            errors={errors}
+            value={until}
+            onChange={setUntil}
+          />
         </div>
         <Button type="submit" size="sm" disabled={busy} aria-busy={approving.isPending || undefined}>
           {approving.isPending ? "Approving…" : "Approve and grant licence"}

@@ -28,3 +28,21 @@ export function CardHeader({
 export function CardBody({ children, className }: { children: ReactNode; className?: string }) {
   return <div className={cn("px-4 py-4 sm:px-5", className)}>{children}</div>;
 }
+
+/** A card with a heading over one body (a form, a list): the shape of most of the portal's sections. */
+export function TitledCard({
+  title,
+  description,
+  children,
+}: {
+  title: ReactNode;
+  description?: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <Card>
+      <CardHeader title={title} description={description} />
+      <CardBody>{children}</CardBody>
+    </Card>
+  );
+}

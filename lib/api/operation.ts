@@ -8,7 +8,7 @@ import type { Ctx } from "../context";
  * what it reads from the request (path, query, headers, body, each a zod schema that both
  * validates and documents), its OpenAPI operation, and the handler that calls its verb. The router
  * (lib/http/route.ts) and the OpenAPI document (lib/api/openapi.ts) are both derived from the list
- * in ./operations.
+ * in lib/api/operations/index.ts, one file per operation beside it.
  *
  * An operation under /hub speaks the Hugging Face Hub's protocol to its clients (lib/http/hub.ts):
  * the same keys, limits and envelope, plus the Hub's error headers, its query and form rules, and

@@ -13,8 +13,8 @@ const SOURCES = {
 };
 
 /** What an import says of the notices of its new version (lib/notices/new-version.ts). */
-export function newVersionNotices(organisations: number): string {
-  return `Told ${organisations} organisation${organisations === 1 ? "" : "s"} holding a licence for an earlier version (a notice each).`;
+export function newVersionNotices(organizations: number): string {
+  return `Told ${organizations} organisation${organizations === 1 ? "" : "s"} holding a licence for an earlier version (a notice each).`;
 }
 
 /** The lines `das-admin import` prints for a LeRobot import (stderr). */

@@ -1,6 +1,6 @@
 // Every operation of /api/v1 and of the Hub protocol under /hub. The router (lib/http/route.ts) and the OpenAPI document
 // (lib/api/openapi.ts) are derived from this list; a new endpoint is a file here, its line below,
-// and its verb. openapi.test.ts fails when a file of this folder is missing from the list.
+// and its verb. lib/api/openapi.test.ts fails when a file of this folder is missing from the list.
 import type { Operation } from "../operation";
 import { acknowledgeNotice } from "./acknowledge-notice";
 import { createDownload } from "./create-download";

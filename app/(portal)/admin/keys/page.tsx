@@ -3,10 +3,11 @@ import { z } from "zod";
 import { AdminListSection } from "@/components/admin/admin-list-section";
 import { KeyIssueForm } from "@/components/admin/key-issue-form";
 import { KeysTable } from "@/components/admin/keys-table";
-import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { TitledCard } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
 import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
+import { organizationFilter } from "@/components/admin/organization-filter";
 import { KEY_STATUSES, listKeys, type KeyStatus } from "@/lib/admin/list-keys";
 import { listLicences } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
@@ -40,20 +41,17 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
         description="A key lets a program use the API for one organisation, optionally narrowed to some of its licensed versions. Send it as Authorization: Bearer <key>."
       />
       <div className="space-y-6">
-        <Card>
-          <CardHeader
-            title="Issue a key"
-            description="The secret is shown once, right after issuing. Only a hash is stored."
+        <TitledCard
+          title="Issue a key"
+          description="The secret is shown once, right after issuing. Only a hash is stored."
+        >
+          <KeyIssueForm
+            organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
+            licensed={licensed}
+            defaultOrganizationId={organizationId}
+            issueKey={issueKeyAction}
           />
-          <CardBody>
-            <KeyIssueForm
-              organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
-              licensed={licensed}
-              defaultOrganizationId={organizationId}
-              issueKey={issueKeyAction}
-            />
-          </CardBody>
-        </Card>
+        </TitledCard>
         <AdminListSection
           id="keys-heading"
           title={filtered ? "Matching keys" : "All keys"}
@@ -68,14 +66,7 @@ export default async function KeysPage({ searchParams }: { searchParams: Promise
             <FilterBar
               label="Filter keys"
               fields={[
-                {
-                  kind: "select",
-                  name: "organization",
-                  label: "Organisation",
-                  any: "Any organisation",
-                  value: organizationId ?? "",
-                  options: organizations.map((o) => ({ value: o.id, label: o.name })),
-                },
+                organizationFilter(organizations, organizationId),
                 {
                   kind: "select",
                   name: "status",

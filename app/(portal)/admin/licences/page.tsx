@@ -3,9 +3,10 @@ import { z } from "zod";
 import { LicenceEndForm } from "@/components/admin/licence-end-form";
 import { LicenceGrantForm } from "@/components/admin/licence-grant-form";
 import { LicencesTables } from "@/components/admin/licences-tables";
-import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { TitledCard } from "@/components/ui/card";
 import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
+import { organizationFilter } from "@/components/admin/organization-filter";
 import { listLicences, listVersionChoices } from "@/lib/admin/list-licences";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { listTerms } from "@/lib/admin/terms";
@@ -35,50 +36,30 @@ export default async function LicencesPage({ searchParams }: { searchParams: Pro
         description="A licence gives one organisation one dataset version for a term, under the terms it was granted with. Grant, end and revoke take effect on the next request, in the portal and the API alike."
       />
       <div className="space-y-6">
-        <Card>
-          <CardHeader
-            title="Grant a licence"
-            description="The organisation's members and API keys can list, read and download the version from its first day to its last."
+        <TitledCard
+          title="Grant a licence"
+          description="The organisation's members and API keys can list, read and download the version from its first day to its last."
+        >
+          <LicenceGrantForm
+            organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
+            versions={versions}
+            held={held}
+            defaultOrganizationId={organizationId}
+            terms={terms.map(({ sha256, title, dataset_id }) => ({ sha256, title, dataset_id }))}
+            grantLicence={grantLicenceAction}
           />
-          <CardBody>
-            <LicenceGrantForm
-              organizations={organizations.map(({ id, slug, name }) => ({ id, slug, name }))}
-              versions={versions}
-              held={held}
-              defaultOrganizationId={organizationId}
-              terms={terms.map(({ sha256, title, dataset_id }) => ({ sha256, title, dataset_id }))}
-              grantLicence={grantLicenceAction}
-            />
-          </CardBody>
-        </Card>
-        <Card>
-          <CardHeader
-            title="End early or extend"
-            description="A licence stops being usable after its last day, in the portal and the API at the same moment, with nothing to run. Every change is audited with the end it replaced."
-          />
-          <CardBody>
-            <LicenceEndForm licences={all.filter((l) => !l.revoked_at)} endLicence={endLicenceAction} />
-          </CardBody>
-        </Card>
+        </TitledCard>
+        <TitledCard
+          title="End early or extend"
+          description="A licence stops being usable after its last day, in the portal and the API at the same moment, with nothing to run. Every change is audited with the end it replaced."
+        >
+          <LicenceEndForm licences={all.filter((l) => !l.revoked_at)} endLicence={endLicenceAction} />
+        </TitledCard>
         <LicencesTables
           licences={shown}
           filtered={Boolean(organizationId)}
           revoke={revokeLicenceAction}
-          filters={
-            <FilterBar
-              label="Filter licences"
-              fields={[
-                {
-                  kind: "select",
-                  name: "organization",
-                  label: "Organisation",
-                  any: "Any organisation",
-                  value: organizationId ?? "",
-                  options: organizations.map((o) => ({ value: o.id, label: o.name })),
-                },
-              ]}
-            />
-          }
+          filters={<FilterBar label="Filter licences" fields={[organizationFilter(organizations, organizationId)]} />}
         />
       </div>
     </>

@@ -3,10 +3,11 @@ import { z } from "zod";
 import { AdminListSection } from "@/components/admin/admin-list-section";
 import { UserForm } from "@/components/admin/user-form";
 import { UsersTable } from "@/components/admin/users-table";
-import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { TitledCard } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
 import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
+import { organizationFilter } from "@/components/admin/organization-filter";
 import { listOrganizations } from "@/lib/admin/list-organizations";
 import { listUsers } from "@/lib/admin/users";
 import { USER_ROLES, type UserRole } from "@/lib/db/schema";
@@ -34,15 +35,12 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
         description="People who sign in to the portal. A licensee sees their organisation's licensed datasets; reviewers read the disclosure log; admins manage everything here."
       />
       <div className="space-y-6">
-        <Card>
-          <CardHeader
-            title="Create a user"
-            description="The user signs in with this email and password. Changing a user's role or disabling them below ends every session they have open."
-          />
-          <CardBody>
-            <UserForm organizations={choices} defaultOrganizationId={organizationId} createUser={createUserAction} />
-          </CardBody>
-        </Card>
+        <TitledCard
+          title="Create a user"
+          description="The user signs in with this email and password. Changing a user's role or disabling them below ends every session they have open."
+        >
+          <UserForm organizations={choices} defaultOrganizationId={organizationId} createUser={createUserAction} />
+        </TitledCard>
         <AdminListSection
           id="users-heading"
           title={filtered ? "Matching users" : "All users"}
@@ -61,14 +59,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
                   value: role ?? "",
                   options: USER_ROLES.map((r) => ({ value: r, label: r })),
                 },
-                {
-                  kind: "select",
-                  name: "organization",
-                  label: "Organisation",
-                  any: "Any organisation",
-                  value: organizationId ?? "",
-                  options: organizations.map((o) => ({ value: o.id, label: o.name })),
-                },
+                organizationFilter(organizations, organizationId),
               ]}
             />
           }

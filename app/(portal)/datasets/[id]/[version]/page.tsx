@@ -5,16 +5,17 @@ import { EpisodeExplorer } from "@/components/episodes/episode-explorer";
 import { Alert } from "@/components/ui/alert";
 import { LinkButton } from "@/components/ui/button";
 import { formatNumber } from "@/components/ui/format";
-import { FilterBar } from "@/components/ui/filter-bar";
+import { FilterBar, type FilterField } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
 import { EpisodeFilterQuery, MAX_LIMIT } from "@/lib/api/requests";
 import { getDataset } from "@/lib/catalog/list-datasets";
-import { episodeFilterOf, isFiltered } from "@/lib/catalog/episode-filter";
+import { episodeFilterOf, isFiltered, type EpisodeFilter } from "@/lib/catalog/episode-filter";
 import { episodeFilterChoices, listEpisodes, type EpisodePage, type FilterChoice } from "@/lib/catalog/list-episodes";
 import { versionStatistics, type Count } from "@/lib/catalog/version-statistics";
 import { AppError } from "@/lib/errors";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
 import { requestDownload } from "./actions";
+import { filterProblemOf } from "./filter-problem";
 
 type Props = { params: Promise<{ id: string; version: string }>; searchParams: Promise<SearchParams> };
 
@@ -53,8 +54,38 @@ const Search = z.object({
     .catch(undefined),
 });
 
-const counted = (counts: (Count | FilterChoice)[]) =>
-  counts.map((c) => ({ value: c.value, label: `${c.value} (${formatNumber(c.count)})` }));
+/** A filter chosen from the version's own values, each with how many episodes have it. */
+const countedChoice = (
+  filter: EpisodeFilter,
+  name: "outcome" | "environment" | "task" | "contributor",
+  label: string,
+  counts: (Count | FilterChoice)[],
+): FilterField => ({
+  kind: "select",
+  name,
+  label,
+  any: `Any ${label.toLowerCase()}`,
+  value: filter[name] ?? "",
+  options: counts.map((c) => ({ value: c.value, label: `${c.value} (${formatNumber(c.count)})` })),
+});
+
+/** A bound of the duration range, typed in seconds; its placeholder the version's own bound. */
+const seconds = (
+  filter: EpisodeFilter,
+  name: "min_duration_s" | "max_duration_s",
+  label: string,
+  placeholder: number,
+): FilterField => ({
+  kind: "input",
+  type: "number",
+  name,
+  label,
+  value: filter[name] === undefined ? "" : String(filter[name]),
+  placeholder: String(placeholder),
+  min: 0,
+  step: "any",
+  narrow: true,
+});
 
 export default async function EpisodeExplorerPage({ params, searchParams }: Props) {
   const { id, version } = await params;
@@ -82,10 +113,11 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
     });
   } catch (error) {
     if (error instanceof AppError && error.code === "invalid_cursor") cursorProblem = error.message;
-    // The one rule the form can break that each field's own check cannot see: a range upside down.
-    else if (error instanceof AppError && error.code === "invalid_parameter")
-      filterProblem = `The minimum duration (${filter.min_duration_s} s) is above the maximum (${filter.max_duration_s} s)`;
-    else throw error;
+    else {
+      const problem = filterProblemOf(error, filter);
+      if (problem === null) throw error;
+      filterProblem = problem;
+    }
   }
   const query = (extra: Record<string, string | undefined>) => {
     const q = new URLSearchParams();
@@ -111,38 +143,10 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
         framed
         active={isFiltered(filter)}
         fields={[
-          {
-            kind: "select",
-            name: "outcome",
-            label: "Outcome",
-            any: "Any outcome",
-            value: filter.outcome ?? "",
-            options: counted(stats.outcomes),
-          },
-          {
-            kind: "select",
-            name: "environment",
-            label: "Environment",
-            any: "Any environment",
-            value: filter.environment ?? "",
-            options: counted(stats.environments),
-          },
-          {
-            kind: "select",
-            name: "task",
-            label: "Task",
-            any: "Any task",
-            value: filter.task ?? "",
-            options: counted(choices.tasks),
-          },
-          {
-            kind: "select",
-            name: "contributor",
-            label: "Contributor",
-            any: "Any contributor",
-            value: filter.contributor ?? "",
-            options: counted(choices.contributors),
-          },
+          countedChoice(filter, "outcome", "Outcome", stats.outcomes),
+          countedChoice(filter, "environment", "Environment", stats.environments),
+          countedChoice(filter, "task", "Task", choices.tasks),
+          countedChoice(filter, "contributor", "Contributor", choices.contributors),
           {
             kind: "select",
             name: "has_recovery",
@@ -154,28 +158,8 @@ export default async function EpisodeExplorerPage({ params, searchParams }: Prop
               { value: "false", label: `Without (${formatNumber(choices.recoveries.without)})` },
             ],
           },
-          {
-            kind: "input",
-            type: "number",
-            name: "min_duration_s",
-            label: "Min. seconds",
-            value: filter.min_duration_s === undefined ? "" : String(filter.min_duration_s),
-            placeholder: String(Math.floor(choices.duration.min)),
-            min: 0,
-            step: "any",
-            narrow: true,
-          },
-          {
-            kind: "input",
-            type: "number",
-            name: "max_duration_s",
-            label: "Max. seconds",
-            value: filter.max_duration_s === undefined ? "" : String(filter.max_duration_s),
-            placeholder: String(Math.ceil(choices.duration.max)),
-            min: 0,
-            step: "any",
-            narrow: true,
-          },
+          seconds(filter, "min_duration_s", "Min. seconds", Math.floor(choices.duration.min)),
+          seconds(filter, "max_duration_s", "Max. seconds", Math.ceil(choices.duration.max)),
           {
             kind: "select",
             name: "limit",
