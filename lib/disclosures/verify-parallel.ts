@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { cpus } from "node:os";
+import { connectionLimits } from "../db/client";
 import type { RangeChecker } from "./verify";
 import { DEFAULT_BATCH, type BatchSize, type RangeCheck } from "./verify-range";
 
@@ -21,10 +22,13 @@ export function parallelRangeChecker(
 ): ParallelRangeChecker {
   const threads = Math.max(1, options.threads ?? cpus().length);
   const size = options.batch ?? DEFAULT_BATCH;
+  const limits = connectionLimits();
   const workerUrl = new URL("./verify-worker.ts", import.meta.url).href;
   const tsconfig = new URL("../../tsconfig.json", import.meta.url).pathname;
   const bootstrap = `import("tsx/esm/api").then(({ register }) => { register({ tsconfig: ${JSON.stringify(tsconfig)} }); return import(${JSON.stringify(workerUrl)}); })`;
-  const pending = new Map<number, { resolve: (r: RangeCheck) => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (r: RangeCheck) => void; reject: (e: Error) => void; thread: number }>();
+  /** Ranges each thread holds; a range goes to the thread that holds fewest, so none idles while another has two. */
+  const held = Array.from({ length: threads }, () => 0);
   let failure: Error | null = null;
   const fail = (error: Error) => {
     failure ??= error;
@@ -35,10 +39,11 @@ export function parallelRangeChecker(
   let started: Worker[] | null = null;
   const start = () =>
     Array.from({ length: threads }, () => {
-      const worker = new Worker(bootstrap, { eval: true, workerData: { databaseUrl, size } });
+      const worker = new Worker(bootstrap, { eval: true, workerData: { databaseUrl, size, limits } });
       worker.on("message", (m: { id: number; result?: RangeCheck; error?: string }) => {
         const p = pending.get(m.id);
         pending.delete(m.id);
+        if (p) held[p.thread]!--;
         if (m.error !== undefined) p?.reject(new Error(m.error));
         else p?.resolve(m.result!);
       });
@@ -48,16 +53,20 @@ export function parallelRangeChecker(
     });
   let next = 0;
   return {
-    // Ranges of several batches, two per thread in flight: each thread reads its next range while it hashes one.
-    rangeEntries: size.entries * (options.batchesPerRange ?? 4),
+    // Ranges of two batches, two per thread in flight: each thread reads its next range while it
+    // hashes one. Short enough that the walk's last ranges keep every thread busy (ranges of four
+    // batches left one thread idle for a fifth of a walk of 100,000 entries on two).
+    rangeEntries: size.entries * (options.batchesPerRange ?? 2),
     inFlight: threads * 2,
     check(afterSeq, upTo) {
       if (failure) return Promise.reject(failure);
       const id = next++;
       return new Promise<RangeCheck>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
+        const thread = held.indexOf(Math.min(...held));
+        pending.set(id, { resolve, reject, thread });
+        held[thread]!++;
         started ??= start();
-        started[id % threads]!.postMessage({ id, afterSeq, upTo });
+        started[thread]!.postMessage({ id, afterSeq, upTo });
       });
     },
     async close() {

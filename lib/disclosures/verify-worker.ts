@@ -2,12 +2,15 @@
 // connection of its own and answers with each range's result.
 import { parentPort, workerData } from "node:worker_threads";
 import { checkRange, WALK_SESSION, type BatchSize } from "./verify-range";
-import { createDb, sqlOf } from "../db/client";
+import { instantsAsDates, postgresClient, type ConnectionLimits } from "../db/connection";
 
-const { databaseUrl, size } = workerData as { databaseUrl: string; size: BatchSize };
-// The service's own client, so rows parse exactly as they do for a walk in the main thread; its
-// session set for a long walk (WALK_SESSION).
-const sql = sqlOf(createDb(databaseUrl, { max: 1, settings: WALK_SESSION }));
+const { databaseUrl, size, limits } = workerData as { databaseUrl: string; size: BatchSize; limits: ConnectionLimits };
+// The service's own client as createDb makes it (its session set for a long walk, WALK_SESSION),
+// without drizzle and the schema, which a thread would spend a second loading: the walk reads
+// text, integers, booleans, float8 and jsonb only, whose parsing drizzle leaves as it is, so rows
+// parse exactly as they do for a walk in the main thread.
+const sql = postgresClient(databaseUrl, { ...limits, max: 1, settings: WALK_SESSION });
+instantsAsDates(sql);
 
 parentPort!.on("message", ({ id, afterSeq, upTo }: { id: number; afterSeq: number; upTo: number }) => {
   checkRange(sql, size, afterSeq, upTo).then(
