@@ -969,9 +969,13 @@ disclosures
     onDatabase(async ({ ctx, runtime }, options: { full?: boolean; digests?: boolean; threads?: number }) => {
       const progress = progressPrinter();
       // A full walk is spread over threads, each with a connection of its own; an incremental one is short.
+      // On the read replica when there is one (DATABASE_REPLICA_URL): the walk's reads then never
+      // evict what the primary serves from memory; the checkpoint it reaches is written on the primary.
       const ranges =
         options.full || options.digests
-          ? parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads })
+          ? parallelRangeChecker(process.env.DATABASE_REPLICA_URL || runtime.env.DATABASE_URL!, {
+              threads: options.threads,
+            })
           : undefined;
       try {
         await verify(ctx, options, progress, ranges);
@@ -1239,18 +1243,23 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
   return async (...args: A) => {
     let runtime: Runtime | undefined;
     let db: RootDb | undefined;
+    let replica: RootDb | undefined;
     try {
       runtime = await startEmbeddedDefault();
       // From here on every module reads the same configuration, embedded parts included.
       Object.assign(process.env, runtime.env);
       db = createDb(runtime.env.DATABASE_URL!, { max: 4 });
+      // The log's long reads (exports, walks) go to the read replica when there is one.
+      if (process.env.DATABASE_REPLICA_URL) replica = createDb(process.env.DATABASE_REPLICA_URL, { max: 4 });
       const ctx: Ctx = {
         db,
         requestId: `cli_${Date.now()}`,
         principal: { kind: "operator", name: process.env.DAS_OPERATOR ?? userInfo().username, organizationId: null },
+        ...(replica ? { replica } : {}),
       };
       await work({ ctx, runtime }, ...args);
     } finally {
+      await replica?.$client.end({ timeout: 5 });
       await db?.$client.end({ timeout: 5 });
       await runtime?.stop();
     }

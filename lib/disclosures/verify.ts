@@ -1,4 +1,4 @@
-import type { Ctx } from "../context";
+import { readsOf, type Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import type { VerificationMode } from "../db/schema";
 import { requireReviewer } from "../auth/authorize";
@@ -69,7 +69,9 @@ export async function verifyChain(ctx: Ctx, options: VerifyOptions = {}): Promis
 /** `verifyChain` with what the walk did: the checkpoint it started from, the one it wrote, how many entries it checked. */
 export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {}): Promise<Verification> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  // The walk reads where the context's reviewer reads go (a replica when there is one); the
+  // checkpoint it reached is written on the primary, which holds every entry the replica has.
+  const sql = sqlOf(readsOf(ctx));
   const mode = options.mode ?? "full";
   const started = performance.now();
   const finish = async (
@@ -81,7 +83,7 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
     const durationMs = Math.round(performance.now() - started);
     let checkpoint: Checkpoint | null = null;
     if (report.intact && write && options.writeCheckpoint !== false && report.count > 0)
-      checkpoint = await appendCheckpoint(sql, {
+      checkpoint = await appendCheckpoint(sqlOf(ctx.db), {
         seq: report.count,
         hash: report.headHash,
         mode,
@@ -298,7 +300,7 @@ async function rewritten(sql: Sql, c: Checkpoint): Promise<ChainReport> {
 /** When the log was last verified in full, or null if never: for the reviewer's banner. */
 export async function lastFullCheckpoint(ctx: Ctx): Promise<Checkpoint | null> {
   requireReviewer(ctx);
-  const [row] = await sqlOf(ctx.db)<CheckpointRow[]>`
+  const [row] = await sqlOf(readsOf(ctx))<CheckpointRow[]>`
     select seq, hash, verified_at, mode, entries_checked from disclosure_checkpoints where mode = 'full' order by verified_at desc limit 1`;
   return row ? checkpointOf(row) : null;
 }
