@@ -4,6 +4,7 @@ import { InvalidArgumentError } from "commander";
 import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
 import { createDb, type RootDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { userOf } from "@/lib/db/roles";
 import type { Ctx } from "@/lib/context";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -88,8 +89,18 @@ program
   .description("apply pending database migrations")
   .action(
     onDatabase(async ({ runtime }) => {
-      // The embedded default migrated on start; a configured database is migrated here.
-      if (!runtime.embedded.database) await migrateDatabase(runtime.env.DATABASE_URL!);
+      // The embedded default migrated on start; a configured database is migrated here, by the
+      // owner when DATABASE_OWNER_URL names one, which then grants the service's role its rows.
+      if (!runtime.embedded.database) {
+        const owner = process.env.DATABASE_OWNER_URL;
+        if (!owner && process.env.DB_POOL_MODE === "transaction")
+          throw new UsageError(
+            "DATABASE_URL is a transaction-mode pooler: migrations hold a session's lock, so set DATABASE_OWNER_URL to the server itself.",
+          );
+        await migrateDatabase(owner ?? runtime.env.DATABASE_URL!, {
+          serviceRole: owner ? userOf(runtime.env.DATABASE_URL!) : undefined,
+        });
+      }
       say("Database schema is up to date.");
     }),
   );

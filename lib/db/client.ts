@@ -15,12 +15,13 @@ export type RootDb = PostgresJsDatabase<Schema> & { $client: postgres.Sql };
  * `settings`: session settings (time zone, planner switches) sent when each connection starts,
  * for a client with a single purpose such as a thread of the full walk. `statementTimeoutS`: the
  * service's limits (see DB_STATEMENT_TIMEOUT_S), for its own pool; other clients have none.
- * `transactionPooler`: `url` is a transaction-mode pooler (PgBouncer, DB_POOL_MODE=transaction).
- * Consecutive transactions of one client connection then run on different server sessions: a
- * statement prepared on one is unknown on the next, and PgBouncer refuses startup settings other
- * than a few it tracks. So nothing is prepared and only the application's name is sent; the
- * limits are the role's own (`ALTER ROLE … SET`, applied by `das-admin migrate`), which every
- * server session the pooler opens for the role starts with. The silence watch below still holds.
+ * `transactionPooler`: `url` is a transaction-mode pooler (PgBouncer); by default DATABASE_URL is
+ * one when DB_POOL_MODE is `transaction`. Consecutive transactions of one client connection then
+ * run on different server sessions: a statement prepared on one is unknown on the next, and
+ * PgBouncer refuses startup settings other than the few it tracks. So nothing is prepared and
+ * only the application's name is sent; the limits are set on every server session by the
+ * pooler's `connect_query` (README, "Production"), which lib/db/startup-checks.ts compares with
+ * DB_STATEMENT_TIMEOUT_S. The silence watch below still holds.
  */
 export function createDb(
   url: string,
@@ -32,9 +33,11 @@ export function createDb(
   } = {},
 ): RootDb {
   const e = env();
+  // Whoever connects to DATABASE_URL meets what it is, the service or das-admin alike.
+  const pooled = options.transactionPooler ?? (url === e.DATABASE_URL && e.DB_POOL_MODE === "transaction");
   const limit = options.statementTimeoutS;
   const limits: Record<string, string> =
-    limit && !options.transactionPooler
+    limit && !pooled
       ? {
           statement_timeout: `${limit}s`,
           lock_timeout: `${limit}s`,
@@ -53,12 +56,8 @@ export function createDb(
     max_lifetime: (() => e.DB_MAX_LIFETIME_S * (1 + Math.random())) as unknown as number,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
-    prepare: !options.transactionPooler,
-    connection: {
-      application_name: "dataset-access-service",
-      ...limits,
-      ...(options.transactionPooler ? {} : options.settings),
-    },
+    prepare: !pooled,
+    connection: { application_name: "dataset-access-service", ...limits, ...(pooled ? {} : options.settings) },
     // A documented option that the package's type definitions omit.
     ...({
       socket: (target: SocketTarget) =>
@@ -187,7 +186,6 @@ export function getDb(): RootDb {
   const e = env();
   globalForDb.dasDb ??= createDb(requireEnv("DATABASE_URL"), {
     statementTimeoutS: e.DB_STATEMENT_TIMEOUT_S,
-    transactionPooler: e.DB_POOL_MODE === "transaction",
   });
   return globalForDb.dasDb;
 }

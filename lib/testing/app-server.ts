@@ -23,7 +23,8 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
   const { API_CACHE_MB: _inProcessOnly, ...inherited } = process.env;
   return startNextServer({
     ...inherited,
-    DATABASE_URL: inject("databaseUrl"),
+    // As deployed: the service's role, which owns no table.
+    DATABASE_URL: inject("serviceDatabaseUrl"),
     APP_SECRET: inject("appSecret"),
     RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix,
     // The suites play the one proxy in front, reporting each client's address and scheme.

@@ -9,6 +9,7 @@ import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, u
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { rawRequest } from "@/lib/testing/raw-http";
 import { startStreamingReplica, type StreamingReplica } from "@/lib/testing/streaming-replica";
+import { withPort } from "@/lib/testing/postgres-cluster";
 
 // The review pages of the production build with DATABASE_REPLICA_URL: they read the log from a real
 // streaming replica of the run's server and say as of when. Replay paused, a download made on the
@@ -49,7 +50,8 @@ beforeAll(async () => {
   licensee = { kind: "user", userId: created.id, email, role: "licensee", organizationId: org.id };
   const reviewerEmail = `${uniqueId("reviewer")}@replica.example`;
   await createUser(operatorCtx(), { email: reviewerEmail, role: "reviewer", organizationId: null, password: PASSWORD });
-  server = await startAppServer({ DATABASE_REPLICA_URL: replica.url });
+  // The replica as the service's role logs in to it, like the primary.
+  server = await startAppServer({ DATABASE_REPLICA_URL: withPort(inject("serviceDatabaseUrl"), replica.server.port) });
   cookie = await signInOverHttp(server.url, reviewerEmail, PASSWORD);
 }, 240_000);
 

@@ -1,0 +1,75 @@
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyChain } from "@/lib/disclosures/verify";
+import { buildWorld, downloadPlan, makeDownload, type World } from "@/lib/testing/disclosure-fixtures";
+import { createDb, type RootDb } from "./client";
+import { migrateDatabase } from "./migrate";
+import { asUser, ensureLoginRole, grantServiceRole } from "./roles";
+
+// The service logs in as a role that owns nothing (DATABASE_URL), the migrations as the owner
+// (DATABASE_OWNER_URL): the service's role writes and reads rows, the log's insert-only, and can
+// change no table, its triggers or its partitions.
+
+let w: World;
+const role = `das_svc_${randomBytes(5).toString("hex")}`;
+const password = randomBytes(12).toString("hex");
+let service: RootDb;
+
+beforeAll(async () => {
+  w = await buildWorld("roles");
+  const server = process.env.DATABASE_URL!;
+  await ensureLoginRole(server, role, password);
+  // The world was migrated by its owner; migrating again as the owner grants the service's role.
+  await migrateDatabase(w.iso.url, { serviceRole: role });
+  service = createDb(asUser(w.iso.url, role, password), { max: 2 });
+});
+
+afterAll(async () => {
+  await service?.$client.end({ timeout: 5 });
+  await w?.iso.drop();
+  const admin = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`drop role if exists ${role}`);
+  await admin.end();
+});
+
+const refusal = (query: Promise<unknown>) =>
+  query.then(
+    () => "done",
+    (error: { code?: string }) => error.code,
+  );
+
+describe("the service's role", () => {
+  it("owns nothing, and appends downloads that verify", async () => {
+    const [owned] = await w.iso.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_class where relowner = (select oid from pg_roles where rolname = ${role})`;
+    expect(owned!.n).toBe(0);
+    await makeDownload(service, ...downloadPlan(w)[0]!);
+    await makeDownload(service, ...downloadPlan(w)[1]!);
+    expect(await verifyChain(w.iso.operator)).toMatchObject({ intact: true, count: 2 });
+  });
+
+  it("may not change or remove the log's rows, even with its triggers' refusal aside", async () => {
+    const sql = service.$client;
+    // 42501: insufficient_privilege, before any trigger runs.
+    expect(await refusal(sql`update disclosures set hash = hash`)).toBe("42501");
+    expect(await refusal(sql`delete from disclosure_episodes`)).toBe("42501");
+    expect(await refusal(sql`truncate disclosure_checkpoints`)).toBe("42501");
+  });
+
+  it("may not alter a table, turn the log's triggers off, or create one", async () => {
+    const sql = service.$client;
+    expect(await refusal(sql`alter table disclosures disable trigger disclosures_append_only`)).toBe("42501");
+    expect(await refusal(sql`drop table disclosure_contributors`)).toBe("42501");
+    expect(await refusal(sql`create table mine (x int)`)).toBe("42501");
+  });
+
+  it("is refused by the migration's grant when it owns a table", async () => {
+    await w.iso.sql.unsafe(`create table owned_by_service (x int); alter table owned_by_service owner to ${role}`);
+    try {
+      await expect(grantServiceRole(w.iso.sql, role)).rejects.toThrow(/owns 1 tables or sequences/);
+    } finally {
+      await w.iso.sql`drop table owned_by_service`;
+    }
+  });
+});
