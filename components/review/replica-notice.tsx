@@ -15,13 +15,14 @@ export function ReplicaNotice({ lag }: { lag: ReplicaLag | null }) {
     lag.asOf === null
       ? "as of a moment it cannot tell"
       : `as of ${toSecond(lag.asOf)} (${formatSeconds((lag.behindMs ?? 0) / 1000)} behind the primary)`;
+  // One text node, so that the sentence reads (and is searched) whole.
   return lag.receiving ? (
     <p className="mb-3 text-xs text-slate-500" data-testid="replica-as-of">
-      Read from a replica: the log {when}.
+      {`Read from a replica: the log ${when}.`}
     </p>
   ) : (
     <Alert kind="warning" title="The replica is not receiving from the primary" className="mb-4">
-      <span data-testid="replica-as-of">Read from a replica: the log {when}; newer entries are not shown.</span>
+      <span data-testid="replica-as-of">{`Read from a replica: the log ${when}; newer entries are not shown.`}</span>
     </Alert>
   );
 }
