@@ -12,6 +12,9 @@ export async function register() {
   // Signed head digests of the disclosure log, every DIGEST_INTERVAL_MINUTES (lib/disclosures/digest-schedule.ts).
   const { startDigestScheduleFromEnv } = await import("./lib/disclosures/digest-schedule");
   startDigestScheduleFromEnv();
+  // The log's months: partitions made ahead, ended months closed (lib/disclosures/months-schedule.ts).
+  const { startMonthsScheduleFromEnv } = await import("./lib/disclosures/months-schedule");
+  startMonthsScheduleFromEnv();
   // Notice deliveries (webhooks, email): this process works the job queue (lib/notice-delivery/worker.ts).
   const { startNoticeDeliveryWorkerFromEnv } = await import("./lib/notice-delivery/worker");
   startNoticeDeliveryWorkerFromEnv();

@@ -96,6 +96,17 @@ const EnvSchema = z.object({
   /** Credentials for the digest bucket when they differ from S3_*'s (a write-only writer, a read-only verifier). */
   DIGEST_S3_ACCESS_KEY_ID: optionalString,
   DIGEST_S3_SECRET_ACCESS_KEY: optionalString,
+  /**
+   * Where archived months of the disclosure log go (`das-admin disclosures archive`): a bucket
+   * (default S3_BUCKET; in production one with object lock) and a key prefix, one folder a month.
+   */
+  DISCLOSURE_ARCHIVE_BUCKET: optionalString,
+  DISCLOSURE_ARCHIVE_PREFIX: z.string().trim().min(1).default("disclosure-archives/"),
+  /**
+   * Minutes between each instance's look at the log's months: partitions made ahead, ended months
+   * closed (a checkpoint, a signed digest). 0 turns it off (then `das-admin disclosures months`).
+   */
+  DISCLOSURE_MONTHS_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /** Minutes between head digests each instance tries to write; 0 turns the schedule off. */
   DIGEST_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /**

@@ -2,8 +2,8 @@
 import { userInfo } from "node:os";
 import { InvalidArgumentError } from "commander";
 import { startEmbeddedDefault, type Runtime } from "@/lib/dev/embedded-default";
-import { createDb, type RootDb } from "@/lib/db/client";
-import { migrateDatabase } from "@/lib/db/migrate";
+import { createDb, sqlOf, type RootDb } from "@/lib/db/client";
+import { migrateKeepingChain } from "@/lib/disclosures/migrate-log";
 import { userOf } from "@/lib/db/roles";
 import type { Ctx } from "@/lib/context";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -55,6 +55,9 @@ import {
   writeHeadDigest,
 } from "@/lib/disclosures/digest";
 import { exportDisclosures } from "@/lib/disclosures/export";
+import { archiveMonth, restoreMonth } from "@/lib/disclosures/archive";
+import { archiveStoreFromEnv, monthPublicKeyFromEnv, monthSigningKeyFromEnv } from "@/lib/disclosures/archive-store";
+import { closeEndedMonths, ensureMonthsAhead, listMonths, parseMonth } from "@/lib/disclosures/months";
 import { disclosureFilter, NO_ORGANIZATION, parseTimeBound, type DisclosureSearch } from "@/lib/disclosures/filter";
 import { cliProgram, runProgram } from "./cli/program";
 import { choices, day, minute, printList, text } from "./cli/listing";
@@ -97,7 +100,7 @@ program
           throw new UsageError(
             "DATABASE_URL is a transaction-mode pooler: migrations hold a session's lock, so set DATABASE_OWNER_URL to the server itself.",
           );
-        await migrateDatabase(owner ?? runtime.env.DATABASE_URL!, {
+        await migrateKeepingChain(owner ?? runtime.env.DATABASE_URL!, {
           serviceRole: owner ? userOf(runtime.env.DATABASE_URL!) : undefined,
         });
       }
@@ -1116,6 +1119,81 @@ disclosures
     }),
   );
 
+disclosures
+  .command("months")
+  .summary("make the log's months ahead, close the months that have ended, and list them")
+  .description(
+    "The log is partitioned by month (UTC). Make the current month and the next three where missing, close every month that has ended (walk the chain through its last entry, record a checkpoint there and, with DIGEST_SIGNING_KEY, a signed digest of what it held in the archive bucket), then list every month: online or archived, and what a closed one holds. Each server does the same every DISCLOSURE_MONTHS_INTERVAL_MINUTES.",
+  )
+  .option("--json", "print the months as JSON")
+  .examples("das-admin disclosures months", "das-admin disclosures months --json")
+  .action(
+    onDatabase(async ({ ctx }, options: { json?: boolean }) => {
+      const made = await ensureMonthsAhead(sqlOf(ctx.db));
+      if (made) say(`Made ${made} partitions ahead.`);
+      const closed = await closeEndedMonths(ctx, {
+        store: archiveStoreFromEnv(),
+        signingKey: monthSigningKeyFromEnv(),
+      });
+      for (const m of closed)
+        say(
+          `Closed ${m.month}: ${m.entries} entries, seq ${m.firstSeq} to ${m.lastSeq}${m.digestKey ? `, digest ${m.digestKey}` : ", no digest (no DIGEST_SIGNING_KEY)"}.`,
+        );
+      printList(await listMonths(ctx), {
+        json: options.json,
+        none: "The log has no months yet.",
+        columns: [
+          { header: "MONTH", cell: (m) => m.month },
+          { header: "WHERE", cell: (m) => (m.archive === "archived" ? "archived" : m.online ? "online" : "-") },
+          { header: "CLOSED", cell: (m) => (m.closed ? "yes" : "no") },
+          { header: "ENTRIES", cell: (m) => (m.closed ? m.closed.entries : "") },
+          { header: "SEQ", cell: (m) => (m.closed ? `${m.closed.firstSeq}-${m.closed.lastSeq}` : "") },
+          { header: "DIGEST", cell: (m) => m.closed?.digestKey ?? "" },
+        ],
+      });
+    }),
+  );
+
+disclosures
+  .command("archive")
+  .summary("move a closed month of the log to the object store")
+  .description(
+    "Export a closed month's four partitions (entries, episodes, both summaries) with COPY, gzipped, into DISCLOSURE_ARCHIVE_BUCKET under DISCLOSURE_ARCHIVE_PREFIX/YYYY-MM/ beside the month's signed digest, with a manifest; read the archive back and check it (every object's SHA-256 and rows, the chain from the hash before the month to its last hash, the digest's signature); only then detach the partitions (concurrently), record the month as archived and drop them. Runs as the tables' owner (DATABASE_OWNER_URL). Never the month holding the chain's newest entry; never a month without its checkpoint and digest.",
+  )
+  .needs("--month <month>", "the month, YYYY-MM (UTC)", monthValue)
+  .examples("das-admin disclosures archive --month 2026-11")
+  .action(
+    asOwner(async (ctx, options: { month: string }) => {
+      const result = await archiveMonth(ctx, options.month, {
+        store: archiveStoreFromEnv(),
+        publicKey: monthPublicKeyFromEnv(),
+        onStep: (step) => say(`${options.month}: ${step}`),
+      });
+      say(
+        `Archived ${result.month}: ${result.entries} entries, ${result.tables.reduce((n, t) => n + t.bytes, 0).toLocaleString("en")} bytes in ${result.manifestKey} and beside it; its partitions are dropped.`,
+      );
+    }),
+  );
+
+disclosures
+  .command("restore")
+  .summary("attach an archived month of the log again")
+  .description(
+    "Read an archived month from the object store, check it as archive does, and attach it again as the month's partitions (as the tables' owner, DATABASE_OWNER_URL); `verify --full` then walks it as before it was archived.",
+  )
+  .needs("--month <month>", "the month, YYYY-MM (UTC)", monthValue)
+  .examples("das-admin disclosures restore --month 2026-11")
+  .action(
+    asOwner(async (ctx, options: { month: string }) => {
+      const result = await restoreMonth(ctx, options.month, {
+        store: archiveStoreFromEnv(),
+        publicKey: monthPublicKeyFromEnv(),
+        onStep: (step) => say(`${options.month}: ${step}`),
+      });
+      say(`Restored ${result.month}: ${result.entries} entries are in the database again.`);
+    }),
+  );
+
 type ExportOptions = { format: "csv" | "jsonl" } & Pick<
   DisclosureSearch,
   | "from"
@@ -1192,6 +1270,11 @@ function facetValue(field: "outcome" | "environment" | "contributor") {
 }
 
 /** --from and --to: a date or an instant as the disclosure filter reads them, checked here so that a bad one is a usage error. */
+function monthValue(text: string): string {
+  if (!parseMonth(text)) throw new InvalidArgumentError(`takes a month like 2026-11, not '${text}'.`);
+  return text;
+}
+
 function timeBound(text: string): string {
   if (!parseTimeBound(text)) throw new InvalidArgumentError(`takes an ISO 8601 date or date-time, not '${text}'.`);
   return text;
@@ -1275,6 +1358,22 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
       await runtime?.stop();
     }
   };
+}
+
+/**
+ * A command that changes the log's tables themselves (detach, attach): on the owner's connection,
+ * DATABASE_OWNER_URL, or DATABASE_URL when one role does both (the embedded default has both).
+ */
+function asOwner<A extends unknown[]>(work: (ctx: Ctx, ...args: A) => Promise<void>) {
+  return onDatabase(async ({ ctx }, ...args: A) => {
+    const url = process.env.DATABASE_OWNER_URL ?? process.env.DATABASE_URL!;
+    const owner = createDb(url, { max: 2 });
+    try {
+      await work({ ...ctx, db: owner }, ...args);
+    } finally {
+      await owner.$client.end({ timeout: 5 });
+    }
+  });
 }
 
 /**

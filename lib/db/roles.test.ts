@@ -64,6 +64,27 @@ describe("the service's role", () => {
     expect(await refusal(sql`create table mine (x int)`)).toBe("42501");
   });
 
+  it("may not detach a month of the log (archiving is the owner's) nor make one but through the owner's function", async () => {
+    const sql = service.$client;
+    const [month] = await w.iso.sql<{ name: string }[]>`
+      select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = 'disclosures'::regclass order by 1 limit 1`;
+    expect(await refusal(sql.unsafe(`alter table disclosures detach partition ${month!.name}`))).toBe("42501");
+    expect(
+      await refusal(
+        sql`create table disclosures_y2099m01 partition of disclosures for values from ('2099-01-01') to ('2099-02-01')`,
+      ),
+    ).toBe("42501");
+    const [made] = await sql<
+      { made: number }[]
+    >`select das_create_disclosure_months('2099-01-01', '2099-01-01') as made`;
+    expect(made!.made).toBe(4);
+    const [owner] = await w.iso.sql<
+      { owner: string }[]
+    >`select pg_get_userbyid(relowner) as owner from pg_class where relname = 'disclosures_y2099m01'`;
+    expect(owner!.owner).not.toBe(role);
+  });
+
   it("is refused by the migration's grant when it owns a table", async () => {
     await w.iso.sql.unsafe(`create table owned_by_service (x int); alter table owned_by_service owner to ${role}`);
     try {

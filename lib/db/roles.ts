@@ -18,8 +18,11 @@ export const INSERT_ONLY_TABLES = [
   "disclosure_episodes",
   "disclosure_contributors",
   "disclosure_episode_entries",
+  "disclosure_idempotency_keys",
   "disclosure_checkpoints",
   "disclosure_digests",
+  "disclosure_months",
+  "disclosure_archives",
 ] as const;
 
 /**
@@ -51,6 +54,8 @@ export async function grantServiceRole(owner: Sql, role: string): Promise<void> 
       await tx`revoke create on schema ${s} from ${r}`;
     }
     for (const table of INSERT_ONLY_TABLES) await tx`revoke update, delete, truncate on ${tx(table)} from ${r}`;
+    // The months ahead, made by the service's schedule as the owner (migration 0026).
+    await tx`grant execute on function das_create_disclosure_months(date, date) to ${r}`;
   });
 }
 

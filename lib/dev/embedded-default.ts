@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedPostgres } from "./embedded-postgres";
 import { installationFile } from "./installation-file";
-import { migrateDatabase } from "../db/migrate";
+import { migrateKeepingChain } from "../disclosures/migrate-log";
 import { asUser, ensureLoginRole } from "../db/roles";
 import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./local-store";
 
@@ -94,7 +94,7 @@ export async function startEmbeddedDefault(
     // (lib/db/roles.ts), with a password of this installation's own.
     const servicePassword = installationFile(dataDir, "pg-service-password", () => randomBytes(24).toString("hex"));
     await ensureLoginRole(pg.url, EMBEDDED_SERVICE_ROLE, servicePassword);
-    await migrateDatabase(pg.url, { serviceRole: EMBEDDED_SERVICE_ROLE });
+    await migrateKeepingChain(pg.url, { serviceRole: EMBEDDED_SERVICE_ROLE });
     env.DATABASE_URL = asUser(pg.url, EMBEDDED_SERVICE_ROLE, servicePassword);
     env.DATABASE_OWNER_URL = pg.url;
     embeddedDatabase = true;

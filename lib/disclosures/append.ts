@@ -154,9 +154,10 @@ class GroupCommitter {
  * The advisory lock serialises appends across connections and app instances, so `seq` is gapless
  * and each entry links to the one before; it is held from here to the caller's commit. Everything
  * that does not need an entry's place in the chain is done before the lock, in one statement for
- * the whole batch: the episodes of every entry but a preview are written, and every entry's
- * contributors counted. Under the lock there is one statement for the whole batch, sent in the same
- * write as the lock itself (`chainStatement`).
+ * the whole batch: every entry's contributors are counted. Under the lock there is one statement for
+ * the whole batch, sent in the same write as the lock itself (`chainStatement`), which writes the
+ * entries with their episodes: the log is partitioned by month of `occurred_at` (migration 0026),
+ * and an entry's episodes go to its month, which only the clock read under the lock decides.
  */
 export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promise<(ChainedEntry | undefined)[]> {
   if (!appends.length) return [];
@@ -184,15 +185,11 @@ export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promi
     ord: appends.flatMap((a, i) => a.episodeIds.map(() => i + 1)),
     versionId: appends.flatMap((a) => a.episodeIds.map(() => a.entry.versionId)),
     episodeId: appends.flatMap((a) => a.episodeIds as string[]),
-    writtenNow: appends.flatMap((a) => a.episodeIds.map(() => (a.reuseMarginSeconds === undefined ? "now" : "later"))),
   };
   const contributions = await tx<{ ord: number; contributor: string; episode_count: number }[]>`
     with wanted as (
-      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
-        as w(ord, version_id, episode_id, written)),
-    written as (
-      insert into disclosure_episodes (disclosure_id, version_id, episode_id)
-      select (${appends.map((a) => a.entry.id)}::text[])[ord], version_id, episode_id from wanted where written = 'now')
+      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[])
+        as w(ord, version_id, episode_id))
     select w.ord, e.contributor, count(*)::int as episode_count
     from wanted w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
     group by w.ord, e.contributor`;
@@ -237,10 +234,10 @@ type ChainedRow = {
  * request resolved it: a withdrawal computes its notices under this lock, so an entry it did not
  * see must not leave); reads the previous entry and the clock once; chains the entries in order,
  * each entry's place (seq, times, the previous hash) filled into its canonical text and hashed
- * (a recursive step per entry); and inserts them with their summaries (the contributor and
- * episode rows, keyed by seq; the daily ones by the log's trigger, once for the batch), so that a
- * reviewer never sees an entry without them. A preview's episodes are written here, when it is
- * appended. Every entry of the batch has the same time, read under the lock, so `occurred_at`
+ * (a recursive step per entry); and inserts them with their episodes, their Idempotency-Keys and
+ * their summaries (the contributor and episode rows, keyed by seq; the daily ones by the log's
+ * trigger, once for the batch), so that a reviewer never sees an entry without them, all in the
+ * entry's month. Every entry of the batch has the same time, read under the lock, so `occurred_at`
  * never runs backwards along `seq`; it is whole seconds because it is also the signing time of the
  * URLs.
  *
@@ -254,7 +251,7 @@ function chainStatement(
   appends: readonly LogAppend[],
   templates: { text: string[] }[],
   slots: (keyof ChainPosition)[],
-  episodes: { ord: number[]; versionId: number[]; episodeId: string[]; writtenNow: string[] },
+  episodes: { ord: number[]; versionId: number[]; episodeId: string[] },
   contributions: { ord: number; contributor: string; episode_count: number }[],
 ) {
   const column = <T>(pick: (a: LogAppend) => T) => appends.map(pick);
@@ -282,8 +279,8 @@ function chainStatement(
           licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256,
           request_id, idempotency_scope, idempotency_key, request_sha256, ttl, reuse_margin, pieces, ord)),
     disclosed as (
-      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
-        as d(ord, version_id, episode_id, written)),
+      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[])
+        as d(ord, version_id, episode_id)),
     clock as (select ${logClock(tx)} as at),
     verdict as (
       select i.ord, case
@@ -319,19 +316,24 @@ function chainStatement(
       from chain c join placed p on p.rn = c.rn
       order by c.seq
       returning id, seq, occurred_at, expires_at, prev_hash, hash),
-    previewed as (
-      insert into disclosure_episodes (disclosure_id, version_id, episode_id)
-      select p.id, d.version_id, d.episode_id from disclosed d join placed p on p.ord = d.ord where d.written = 'later'),
+    -- In the entry's month: every row derived from an entry carries its occurred_at (migration 0026).
+    episodes_written as (
+      insert into disclosure_episodes (disclosure_id, version_id, episode_id, occurred_at)
+      select p.id, d.version_id, d.episode_id, e.occurred_at from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id),
+    -- The Idempotency-Key, unique for ever in a table of its own, whatever months are archived.
+    idempotency_keys as (
+      insert into disclosure_idempotency_keys (scope, key, disclosure_id, request_sha256)
+      select p.idempotency_scope, p.idempotency_key, p.id, p.request_sha256 from placed p where p.idempotency_key is not null),
     contributors as (
-      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count, organization_id, channel)
-      select p.id, e.seq, k.contributor, k.episode_count, p.organization_id, p.channel
+      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count, organization_id, channel, occurred_at)
+      select p.id, e.seq, k.contributor, k.episode_count, p.organization_id, p.channel, e.occurred_at
       from unnest(${contributions.map((c) => c.ord)}::int[], ${contributions.map((c) => c.contributor)}::text[],
         ${contributions.map((c) => c.episode_count)}::int[]) as k(ord, contributor, episode_count)
       join placed p on p.ord = k.ord join entries e on e.id = p.id),
     -- "Who received episode E" in the log's order (migration 0014): a row per episode.
     episode_entries as (
-      insert into disclosure_episode_entries (episode_id, seq, organization_id, channel)
-      select d.episode_id, e.seq, p.organization_id, p.channel
+      insert into disclosure_episode_entries (episode_id, seq, organization_id, channel, occurred_at)
+      select d.episode_id, e.seq, p.organization_id, p.channel, e.occurred_at
       from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id)
     select v.ord::int, v.refused, e.seq, e.occurred_at, e.expires_at, e.prev_hash, e.hash
     from verdict v join input i on i.ord = v.ord left join entries e on e.id = i.id

@@ -4,6 +4,7 @@ import type { VerificationMode } from "../db/schema";
 import { requireReviewer } from "../auth/authorize";
 import { GENESIS_HASH } from "./chain";
 import { checkRange, DEFAULT_BATCH, type BatchSize, type RangeCheck } from "./verify-range";
+import { archivedMonths, archivedMonthsSql, type ArchivedMonth } from "./archived-months";
 
 export type ChainReport =
   | { intact: true; count: number; headHash: string }
@@ -141,6 +142,11 @@ const inProcess = (sql: Sql, size: BatchSize): RangeChecker => ({
  * its resolved episodes over the primary key, and its entries); each result is then linked to the
  * range before it, in order, so the first break is the one reported. Entries appended meanwhile are
  * read after it. A range that comes back short is a missing seq, found like any other.
+ *
+ * An archived month is not in the database: it is joined at its checkpoints instead, as a range
+ * whose first entry links to the hash recorded before it and whose last has the hash recorded at
+ * its end (checked against the archive itself when it was made, and by `verifyArchive`), so the
+ * online entries after it must link to exactly that hash.
  */
 async function walkChain(sql: Sql, start: { seq: number; hash: string }, options: VerifyOptions): Promise<Walked> {
   const { onProgress } = options;
@@ -149,6 +155,7 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
   let checked = 0;
   const began = performance.now();
   const head = await headSeq(sql);
+  const archived = (await archivedMonths(sql)).filter((m) => m.lastSeq > start.seq);
   // Threads pay for themselves only over several of their ranges; a short walk stays here.
   const checker =
     options.ranges && head - start.seq > 2 * options.ranges.rangeEntries ? options.ranges : inProcess(sql, size);
@@ -183,11 +190,18 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
   let nextFrom = start.seq;
   const readAhead = () => {
     while (inFlight.length < checker.inFlight && nextFrom < head) {
-      const check = checker.check(nextFrom, Math.min(nextFrom + checker.rangeEntries, head));
+      const month = archived.find((m) => m.lastSeq > nextFrom);
+      if (month && month.firstSeq <= nextFrom + 1) {
+        inFlight.push(Promise.resolve(archivedRange(month)));
+        nextFrom = month.lastSeq;
+        continue;
+      }
+      const upTo = Math.min(nextFrom + checker.rangeEntries, head, month ? month.firstSeq - 1 : head);
+      const check = checker.check(nextFrom, upTo);
       // A break makes later ranges unneeded: their failure must not go unhandled.
       check.catch(() => undefined);
       inFlight.push(check);
-      nextFrom += checker.rangeEntries;
+      nextFrom = upTo;
     }
   };
   readAhead();
@@ -208,6 +222,14 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
     }
   }
 }
+
+/** An archived month as the walk links it: its ends, as recorded, and nothing checked here. */
+const archivedRange = (m: ArchivedMonth): RangeCheck => ({
+  first: { seq: m.firstSeq, prevHash: m.prevHash },
+  last: { seq: m.lastSeq, hash: m.lastHash },
+  checked: 0,
+  failure: null,
+});
 
 type CheckpointRow = { seq: string; hash: string; verified_at: Date; mode: VerificationMode; entries_checked: string };
 
@@ -261,13 +283,15 @@ async function checkpointStillHolds(sql: Sql, c: Checkpoint): Promise<ChainRepor
 /**
  * After an intact full walk to `end`: the first checkpoint the log contradicts, as a report. The
  * log may have been cut (a checkpoint beyond its end) or rewritten consistently (a checkpoint whose
- * entry now has another hash): the walk alone cannot see either.
+ * entry now has another hash): the walk alone cannot see either. A checkpoint inside an archived
+ * month is the archive's to hold (the month's own, at its end, is what the walk joined).
  */
 async function contradictedCheckpoint(sql: Sql, end: number): Promise<ChainReport | null> {
   const [first] = await sql<(CheckpointRow & { present: boolean })[]>`
     select c.seq, c.hash, c.verified_at, c.mode, c.entries_checked, d.seq is not null as present
     from disclosure_checkpoints c left join disclosures d on d.seq = c.seq
     where d.hash is distinct from c.hash
+      and not exists (select from ${archivedMonthsSql(sql)} a where c.seq between a.first_seq and a.last_seq)
     order by c.seq, c.verified_at limit 1`;
   if (!first) return null;
   if (first.present) return rewritten(sql, checkpointOf(first));
