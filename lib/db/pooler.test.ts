@@ -4,6 +4,8 @@ import { verifyChain } from "@/lib/disclosures/verify";
 import { lockChain } from "@/lib/disclosures/append";
 import { buildWorld, downloadPlan, makeDownload, type World } from "@/lib/testing/disclosure-fixtures";
 import { hasPgBouncer, startPgBouncer, type PgBouncer } from "@/lib/testing/pgbouncer";
+import { freePort } from "@/lib/dev/embedded-postgres";
+import { toAppError } from "@/lib/http/respond";
 import { createDb, type RootDb, type Sql } from "./client";
 import { JOB_QUEUES, startJobQueue } from "./job-queue";
 
@@ -119,6 +121,29 @@ describe.skipIf(!hasPgBouncer())("through PgBouncer in transaction mode", () => 
       expect(await boss.getJobById(JOB_QUEUES.noticeEmail, id!)).toMatchObject({ state: "completed" });
     } finally {
       await boss.stop({ graceful: false, wait: true });
+    }
+  });
+
+  it("answers 503 when it cannot reach the server, as every database outage does (decision 0011)", async () => {
+    // A pooler in front of a port nothing listens on: the primary down, as during a restart.
+    const u = new URL(w.iso.url);
+    const dead = new URL(w.iso.url);
+    dead.port = String(await freePort());
+    const lost = await startPgBouncer(dead.toString(), {
+      users: [{ name: decodeURIComponent(u.username), password: decodeURIComponent(u.password) }],
+      queryWaitTimeoutS: 2,
+    });
+    const db = createDb(lost.urlFor(w.iso.url), { max: 1, transactionPooler: true });
+    try {
+      const error = await db.$client`select 1`.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: "08P01" });
+      expect(toAppError(error, "req_test")).toMatchObject({ code: "unavailable", status: 503 });
+    } finally {
+      await db.$client.end({ timeout: 1 });
+      await lost.remove();
     }
   });
 

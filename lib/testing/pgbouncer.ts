@@ -32,7 +32,13 @@ export type PgBouncer = {
  */
 export async function startPgBouncer(
   serverUrl: string,
-  options: { users: { name: string; password: string }[]; poolSize?: number; connectQuery?: string },
+  options: {
+    users: { name: string; password: string }[];
+    poolSize?: number;
+    connectQuery?: string;
+    /** Seconds a client waits for a server session before PgBouncer gives up on it (its default: 120). */
+    queryWaitTimeoutS?: number;
+  },
 ): Promise<PgBouncer> {
   const server = new URL(serverUrl);
   const dir = mkdtempSync(path.join(os.tmpdir(), "das-pgbouncer-"));
@@ -44,7 +50,7 @@ export async function startPgBouncer(
     if (user) chownSync(path.join(dir, name), user.uid, user.gid);
   };
   if (user) chownSync(dir, user.uid, user.gid);
-  file("userlist.txt", options.users.map((u) => `${quote(u.name)} ${quote(u.password)}`).join("\n") + "\n");
+  file("userlist.txt", `${options.users.map((u) => `${quote(u.name)} ${quote(u.password)}`).join("\n")}\n`);
   const connectQuery = options.connectQuery ? ` connect_query='${options.connectQuery.replace(/'/g, "''")}'` : "";
   file(
     "pgbouncer.ini",
@@ -63,6 +69,7 @@ export async function startPgBouncer(
       // Only what a service in transaction mode must not send anyway (lib/db/client.ts) would be refused.
       "ignore_startup_parameters = extra_float_digits",
       "server_login_retry = 1",
+      `query_wait_timeout = ${options.queryWaitTimeoutS ?? 120}`,
       "log_connections = 0",
       "log_disconnections = 0",
       "",
