@@ -52,6 +52,8 @@ const heldAdvisoryLocks = async () =>
       .n,
   );
 
+if (!hasPgBouncer()) console.warn("skipped: this suite needs PgBouncer (apt-get install pgbouncer)");
+
 describe.skipIf(!hasPgBouncer())("through PgBouncer in transaction mode", () => {
   it("appends concurrently from two instances' pools: a gapless chain that verifies", async () => {
     const instances = [pool(6), pool(6)];

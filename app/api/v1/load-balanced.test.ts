@@ -92,6 +92,11 @@ async function answers(n: number, secret: string): Promise<{ by: string; status:
   return out;
 }
 
+if (!available)
+  console.warn(
+    "skipped: this suite needs HAProxy, Redis and PgBouncer (apt-get install haproxy redis-server pgbouncer)",
+  );
+
 describe.skipIf(!available)("three instances behind HAProxy", () => {
   it("spreads requests over all three, each answering from the shared database", async () => {
     const key = await createTestKey(organizationId);
