@@ -13,8 +13,8 @@ export const hasHaproxy = () => existsSync(HAPROXY_BIN);
 export type LoadBalancer = { url: string; stop(): Promise<void>; log(): string };
 
 /**
- * HAProxy in front of app instances on 127.0.0.1 `ports`, round robin, each checked every half
- * second on the public OpenAPI document (two failures take it out, two answers put it back). It
+ * HAProxy in front of app instances on 127.0.0.1 `ports`, round robin, each checked every second
+ * on the public OpenAPI document (three failures take it out, two answers put it back). It
  * appends X-Forwarded-For (the service trusts one proxy: TRUSTED_PROXIES=1), retries a request
  * on another instance only when the connection to one fails (a request already sent is never
  * sent twice: a download is not idempotent without its key), and names the instance that answered
@@ -74,7 +74,10 @@ export function haproxyConfig(port: number, ports: number[]): string {
     "  http-check send meth GET uri /api/v1/openapi.json ver HTTP/1.1 hdr Host 127.0.0.1",
     "  http-check expect status 200",
     "  http-response set-header X-Served-By %[srv_name]",
-    ...ports.map((p, i) => `  server app${i + 1} 127.0.0.1:${p} check inter 500ms fall 2 rise 2`),
+    // A check may take seconds on a busy machine (a server compiling, a loaded core): only three
+    // failed in a row take an instance out, so that a slow answer is not mistaken for a dead one.
+    "  timeout check 5s",
+    ...ports.map((p, i) => `  server app${i + 1} 127.0.0.1:${p} check inter 1s fall 3 rise 2`),
     "",
   ].join("\n");
 }
