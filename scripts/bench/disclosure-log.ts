@@ -671,6 +671,8 @@ export async function generateDisclosureLog(
   shape: LogShape,
   log: Progress = () => {},
   workers = 0,
+  /** When the entries are (seconds since the epoch); default `shape.years` ending a day before now. */
+  window?: { startSeconds: number; spanSeconds: number },
 ): Promise<GeneratedLog> {
   const [log0] = await sql<{ present: boolean }[]>`select exists (select 1 from disclosures) as present`;
   if (log0!.present)
@@ -699,14 +701,14 @@ export async function generateDisclosureLog(
     logSeconds: 0,
     indexSeconds: 0,
   };
-  const spanSeconds = shape.years * 365 * 86_400;
+  const spanSeconds = window?.spanSeconds ?? shape.years * 365 * 86_400;
   const plan: Plan = {
     shape,
     versions,
     organizations,
     reviewers,
     spanSeconds,
-    startSeconds: Math.floor(Date.now() / 1000) - spanSeconds - 86_400,
+    startSeconds: window?.startSeconds ?? Math.floor(Date.now() / 1000) - spanSeconds - 86_400,
   };
   const source = batchSource(plan, workers);
   // Every month of the span has its partition (migration 0026): made here as the migrations make them.
