@@ -37,6 +37,18 @@ const SIZES: Record<string, string[]> = {
   "bench:episode": ["--runs", "2"],
   "bench:webhooks": ["--deliveries", "1500"],
   "bench:withdrawal": ["--entries", "100000", "--organizations", "200"],
+  "bench:scaling": [
+    "--entries",
+    "100000",
+    "--archive-entries",
+    "50000",
+    "--catalog-episodes",
+    "200000",
+    "--samples",
+    "10",
+    "--seconds",
+    "5",
+  ],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */

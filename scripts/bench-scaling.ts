@@ -136,7 +136,13 @@ async function poolerPart() {
     console.log(
       `\n## Appends, 16 at a time through the group commit (${await onlineMonths(direct)} months online)\n\n${table(rows)}\n\nthrough PgBouncer / direct: ${(ratio * 100).toFixed(1)} % (target: at least 90 %); through PgBouncer / direct with nothing prepared: ${(hop * 100).toFixed(1)} %`,
     );
-    figures.pooler = { ...measured, ratio, pgbouncerOverUnprepared: hop };
+    figures.pooler = {
+      direct_per_s: measured.direct.perSecond,
+      unprepared_per_s: measured["direct, nothing prepared"].perSecond,
+      pgbouncer_per_s: measured["through PgBouncer"].perSecond,
+      pgbouncer_over_direct: ratio,
+      pgbouncer_over_unprepared: hop,
+    };
   } finally {
     await Promise.all([direct.$client.end(), unprepared.$client.end(), pooled.$client.end()]);
     await bouncer.remove();
@@ -171,7 +177,12 @@ async function replicaPart() {
     console.log(
       `\n## Reviewer queries on the replica at ${entries} entries, the primary appending ${rate.toFixed(1)}/s (replica at most ${worstLagMs} ms behind)\n\n${table(rows)}`,
     );
-    figures.replica = { entries, appendsPerSecond: rate, worstLagMs, queries: rows };
+    figures.replica = {
+      entries,
+      appends_per_s: rate,
+      worst_lag_ms: worstLagMs,
+      queries: Object.fromEntries(rows.map((r) => [r.query, { p50_ms: r.p50_ms, p99_ms: r.p99_ms }])),
+    };
   } finally {
     await Promise.all([primary.$client.end(), onReplica.$client.end()]);
     await replica.remove();
@@ -268,7 +279,17 @@ async function archivePart() {
       },
     ];
     console.log(`\n## One month of ${entries} entries archived and restored\n\n${table(rows)}`);
-    figures.archive = { entries, month: window.month, bytes, steps: rows, sameWalkAfterRestore: same };
+    figures.archive = {
+      entries,
+      bytes,
+      close_s: closed.seconds,
+      verify_online_s: before.seconds,
+      archive_s: archived.seconds,
+      verify_archived_s: between.seconds,
+      restore_s: restored.seconds,
+      verify_restored_s: after.seconds,
+      same_walk_after_restore: same,
+    };
   } finally {
     await db.$client.end();
     await store.stop();
