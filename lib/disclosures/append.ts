@@ -68,8 +68,8 @@ export async function appendToLog(ctx: { db: Db }, append: LogAppend): Promise<C
 /** A bound on a batch's statement and on what one failed entry makes the others wait for. */
 const MAX_BATCH = 64;
 /**
- * Two batches in flight: the next writes its episodes and counts its contributors while the one
- * before it holds the chain's lock.
+ * Two batches in flight: the next counts its contributors while the one before it holds the
+ * chain's lock.
  */
 const WRITERS = 2;
 
