@@ -15,22 +15,37 @@ export type RootDb = PostgresJsDatabase<Schema> & { $client: postgres.Sql };
  * `settings`: session settings (time zone, planner switches) sent when each connection starts,
  * for a client with a single purpose such as a thread of the full walk. `statementTimeoutS`: the
  * service's limits (see DB_STATEMENT_TIMEOUT_S), for its own pool; other clients have none.
+ * `transactionPooler`: `url` is a transaction-mode pooler (PgBouncer); by default DATABASE_URL is
+ * one when DB_POOL_MODE is `transaction`. Consecutive transactions of one client connection then
+ * run on different server sessions: a statement prepared on one is unknown on the next, and
+ * PgBouncer refuses startup settings other than the few it tracks. So nothing is prepared and
+ * only the application's name is sent; the limits are set on every server session by the
+ * pooler's `connect_query` (README, "Production"), which lib/db/startup-checks.ts compares with
+ * DB_STATEMENT_TIMEOUT_S. The silence watch below still holds.
  */
 export function createDb(
   url: string,
-  options: { max?: number; settings?: Record<string, string>; statementTimeoutS?: number } = {},
+  options: {
+    max?: number;
+    settings?: Record<string, string>;
+    statementTimeoutS?: number;
+    transactionPooler?: boolean;
+  } = {},
 ): RootDb {
   const e = env();
+  // Whoever connects to DATABASE_URL meets what it is, the service or das-admin alike.
+  const pooled = options.transactionPooler ?? (url === e.DATABASE_URL && e.DB_POOL_MODE === "transaction");
   const limit = options.statementTimeoutS;
-  const limits: Record<string, string> = limit
-    ? {
-        statement_timeout: `${limit}s`,
-        lock_timeout: `${limit}s`,
-        // A client gone silent inside a transaction (a cut network path) would otherwise hold its
-        // locks, the disclosure chain's among them, until the server's TCP keepalive notices: hours.
-        idle_in_transaction_session_timeout: `${limit}s`,
-      }
-    : {};
+  const limits: Record<string, string> =
+    limit && !pooled
+      ? {
+          statement_timeout: `${limit}s`,
+          lock_timeout: `${limit}s`,
+          // A client gone silent inside a transaction (a cut network path) would otherwise hold its
+          // locks, the disclosure chain's among them, until the server's TCP keepalive notices: hours.
+          idle_in_transaction_session_timeout: `${limit}s`,
+        }
+      : {};
   const client = postgres(url, {
     max: options.max ?? e.DB_POOL_MAX,
     // A lost server must cost a request seconds, not the driver's default 30 s per connection attempt.
@@ -41,7 +56,8 @@ export function createDb(
     max_lifetime: (() => e.DB_MAX_LIFETIME_S * (1 + Math.random())) as unknown as number,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
-    connection: { application_name: "dataset-access-service", ...limits, ...options.settings },
+    prepare: !pooled,
+    connection: { application_name: "dataset-access-service", ...limits, ...(pooled ? {} : options.settings) },
     // A documented option that the package's type definitions omit.
     ...({
       socket: (target: SocketTarget) =>
@@ -164,9 +180,27 @@ export function sqlOf(db: Db): Sql {
 }
 
 // One pool per process, kept across hot reloads in development (create-t3-app's pattern).
-const globalForDb = globalThis as unknown as { dasDb?: RootDb };
+const globalForDb = globalThis as unknown as { dasDb?: RootDb; dasReplicaDb?: RootDb | null };
 
 export function getDb(): RootDb {
-  globalForDb.dasDb ??= createDb(requireEnv("DATABASE_URL"), { statementTimeoutS: env().DB_STATEMENT_TIMEOUT_S });
+  const e = env();
+  globalForDb.dasDb ??= createDb(requireEnv("DATABASE_URL"), {
+    statementTimeoutS: e.DB_STATEMENT_TIMEOUT_S,
+  });
   return globalForDb.dasDb;
+}
+
+/**
+ * A pool on the streaming read replica (DATABASE_REPLICA_URL), or null when there is none. A
+ * replica takes connections directly (a pooler sits in front of the primary only), with the
+ * service's limits; a statement it cancels for a conflict with replay fails like any other (503).
+ */
+export function getReplicaDb(): RootDb | null {
+  if (globalForDb.dasReplicaDb === undefined) {
+    const e = env();
+    globalForDb.dasReplicaDb = e.DATABASE_REPLICA_URL
+      ? createDb(e.DATABASE_REPLICA_URL, { statementTimeoutS: e.DB_STATEMENT_TIMEOUT_S })
+      : null;
+  }
+  return globalForDb.dasReplicaDb;
 }

@@ -151,13 +151,16 @@ async function copiesWhere(sql: Sql, condition: ReturnType<Sql>): Promise<FileTr
   return out;
 }
 
-/** The entries of the log that delivered any of these copies. */
+/**
+ * The entries of the log that delivered any of these copies: the online months' (a file row is in
+ * its entry's month, migration 0026; an archived month's are in its archive).
+ */
 async function deliveriesOf(sql: Sql, sha256s: string[]): Promise<TracedLicence["deliveries"]> {
   const rows = await sql<
     { id: string; occurred_at: Date; channel: string; api_key_id: string | null; user_id: string | null }[]
   >`
     select distinct d.id, d.occurred_at, d.channel, d.api_key_id, d.user_id, d.seq
-    from disclosure_files f join disclosures d on d.id = f.disclosure_id
+    from disclosure_files f join disclosures d on d.id = f.disclosure_id and d.occurred_at = f.occurred_at
     where f.sha256 = any(${sha256s}::text[]) order by d.seq limit 1000`;
   return rows.map((r) => ({
     id: r.id,
