@@ -2,8 +2,17 @@ import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { buildWorld, downloadPlan, makeDownload, type World } from "@/lib/testing/disclosure-fixtures";
+import { enqueueCopies } from "@/lib/fingerprints/jobs";
+import {
+  appendNamingFiles,
+  at,
+  buildWorld,
+  downloadPlan,
+  makeDownload,
+  type World,
+} from "@/lib/testing/disclosure-fixtures";
 import { createDb, type RootDb } from "./client";
+import { JOB_QUEUES, startJobQueue } from "./job-queue";
 import { migrateDatabase } from "./migrate";
 import { asUser, ensureLoginRole, grantServiceRole } from "./roles";
 
@@ -47,6 +56,55 @@ describe("the service's role", () => {
     await makeDownload(service, ...downloadPlan(w)[0]!);
     await makeDownload(service, ...downloadPlan(w)[1]!);
     expect(await verifyChain(w.iso.operator)).toMatchObject({ intact: true, count: 2 });
+  });
+
+  it("writes what the Hub and fingerprinting write: files named in the chain, views, copies, their jobs", async () => {
+    const sql = service.$client;
+    const target = { datasetId: w.dsA, version: "1.0.0" };
+    const [version] = await w.iso.sql<{ id: number }[]>`
+      select id from dataset_versions where dataset_id = ${w.dsA} and version = '1.0.0'`;
+    const [file] = await w.iso.sql<{ path: string; sha256: string; size_bytes: string }[]>`
+      select path, sha256, size_bytes from files where version_id = ${version!.id} order by path limit 1`;
+    // A delivery of per-licence copies (disclosure_files, v4 files_sha256) and a Hub GET.
+    const copySha = "c".repeat(64);
+    await appendNamingFiles(service, w.keys1[0], target, { files: [{ path: file!.path, sha256: copySha }] });
+    await appendNamingFiles(service, w.keys1[0], target, { hub: file!.path });
+    // A copy job per licence and file (pg-boss's queue), fetched and completed as the service's worker does.
+    const enqueued = await enqueueCopies(sql, version!.id);
+    expect(enqueued.jobs).toBeGreaterThan(0);
+    const boss = await startJobQueue(asUser(w.iso.url, role, password), { max: 1 });
+    try {
+      const [job] = await boss.fetch(JOB_QUEUES.fingerprintCopy);
+      expect(job).toBeDefined();
+      await boss.complete(JOB_QUEUES.fingerprintCopy, job!.id);
+    } finally {
+      await boss.stop({ graceful: false, wait: true });
+    }
+    // What makeCopy and renderView insert (lib/fingerprints/copies.ts, lib/views/render.ts).
+    const licence = w.licences.get(`${w.org1.id}/${at(w.dsA, "1.0.0")}`)!;
+    await sql`
+      insert into original_file_states (version_id, path, keep_bytes, last_byte, state_words, state_length, state_tail)
+      values (${version!.id}, ${file!.path}, ${file!.size_bytes}, null, '', 0, '') on conflict do nothing`;
+    await sql`
+      insert into licence_copies (licence_id, version_id, path, object_key, sha256, size_bytes, token, method, marked_cells)
+      values (${licence}, ${version!.id}, ${file!.path}, 'copies/x', ${copySha}, 1, ${"0".repeat(32)}, 'text', null)
+      on conflict do nothing`;
+    const viewKey = "d".repeat(64);
+    await sql.begin(async (tx) => {
+      await tx`insert into rendered_views (view_key, version_id, facts) values (${viewKey}, ${version!.id}, '{}'::jsonb)
+        on conflict (view_key) do nothing`;
+      await tx`insert into rendered_files (view_key, path, size_bytes, sha256) values (${viewKey}, 'meta/info.json', 2, ${copySha})`;
+    });
+    const [{ n }] = (await w.iso.sql`
+      select (select count(*) from licence_copies where sha256 = ${copySha})
+        + (select count(*) from rendered_files where view_key = ${viewKey})
+        + (select count(*) from disclosure_files where sha256 = ${copySha}) as n`) as unknown as [{ n: string }];
+    expect(Number(n)).toBe(3);
+    // The walk checks the files' rows against files_sha256 (version 4 of the hash).
+    expect(await verifyChain(w.iso.operator, { mode: "full", writeCheckpoint: false })).toMatchObject({
+      intact: true,
+      count: 4,
+    });
   });
 
   it("may not change or remove the log's rows, even with its triggers' refusal aside", async () => {
