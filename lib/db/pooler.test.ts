@@ -48,8 +48,10 @@ const pool = (max: number) => {
 
 const heldAdvisoryLocks = async () =>
   Number(
-    (await w.iso.sql<{ n: string }[]>`select count(*) as n from pg_locks where locktype = 'advisory' and granted`)[0]!
-      .n,
+    (
+      await w.iso.sql<{ n: string }[]>`select count(*) as n from pg_locks
+      where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())`
+    )[0]!.n,
   );
 
 if (!hasPgBouncer()) console.warn("skipped: this suite needs PgBouncer (apt-get install pgbouncer)");

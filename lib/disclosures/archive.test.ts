@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { getObjectBytes, putObject } from "@/lib/storage/client";
 import { runCli } from "@/lib/testing/cli";
-import { buildWorld, downloadPlan, makeDownload, type World } from "@/lib/testing/disclosure-fixtures";
+import {
+  appendNamingFiles,
+  buildWorld,
+  downloadPlan,
+  makeDownload,
+  type World,
+} from "@/lib/testing/disclosure-fixtures";
 import { uniqueId } from "@/lib/testing/fixtures";
 import { archiveMonth, partitionName, restoreMonth } from "./archive";
 import { archiveStoreFromEnv, readMonthDigest, type ArchiveStore } from "./archive-store";
@@ -13,10 +19,10 @@ import { searchDisclosures } from "./search";
 import { verifyChainDetailed, type ChainReport } from "./verify";
 
 // Months of the log leave the database for the object store and come back (das-admin disclosures
-// archive / restore): entries made in two past months (the log's clock moved back to them) and
-// this one; the ended months closed with their checkpoints and signed digests; one archived and
-// restored, checked at every step against the full walk, which joins an archived month at its
-// checkpoints; an archive altered in the store is refused.
+// archive / restore): entries made in two past months (the log's clock moved back to them; one of
+// them delivering per-licence copies) and this one; the ended months closed with their checkpoints
+// and signed digests; one archived and restored, checked at every step against the full walk, which
+// joins an archived month at its checkpoints; an archive altered in the store is refused.
 
 let w: World;
 let store: ArchiveStore;
@@ -51,7 +57,14 @@ beforeAll(async () => {
   await w.iso.sql`select das_create_disclosure_months(${`${first}-01`}, ${`${second}-01`})`;
   const plan = downloadPlan(w);
   const [inFirst, inSecond] = [await clockAt(monthsAgo(3)), await clockAt(monthsAgo(2))];
-  for (const [principal, body] of plan.slice(0, 3)) await makeDownload(inFirst, principal, body);
+  for (const [principal, body] of plan.slice(0, 2)) await makeDownload(inFirst, principal, body);
+  // A delivery of per-licence copies: its files' rows are in its month, archived and restored with it.
+  await appendNamingFiles(
+    inFirst,
+    w.keys1[0],
+    { datasetId: w.dsA, version: "1.0.0" },
+    { files: [{ path: "data/chunk-000/episode_000000.parquet", sha256: "e".repeat(64) }] },
+  );
   for (const [principal, body] of plan.slice(3, 5)) await makeDownload(inSecond, principal, body);
   await makeDownload(w.iso.db, ...plan[5]!);
   whole = await fullWalk();
@@ -87,6 +100,7 @@ describe("a month of the log", () => {
       ["disclosure_episodes", true],
       ["disclosure_contributors", true],
       ["disclosure_episode_entries", true],
+      ["disclosure_files", true],
     ]);
     const [gone] = await w.iso.sql<
       { present: boolean }[]

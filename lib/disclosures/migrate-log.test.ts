@@ -165,7 +165,10 @@ async function logShape(sql: Sql): Promise<Record<string, string[]>> {
         left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
         where a.attrelid = ${table}::regclass and a.attnum > 0 and not a.attisdropped
       union all
-      select 'constraint ' || conname || ' ' || pg_get_constraintdef(oid), 2, 0 from pg_constraint where conrelid = ${table}::regclass
+      -- Not the NOT NULL constraints PostgreSQL 18 names (the columns say "not null"): a name is
+      -- chosen unique beside the table being replaced, so it differs by a suffix, not in meaning.
+      select 'constraint ' || conname || ' ' || pg_get_constraintdef(oid), 2, 0 from pg_constraint
+        where conrelid = ${table}::regclass and contype <> 'n'
       union all
       select 'index ' || replace(pg_get_indexdef(i.indexrelid), ' ON ONLY ', ' ON '), 3, 0 from pg_index i
         where i.indrelid = ${table}::regclass and not exists (select from pg_constraint c where c.conindid = i.indexrelid)
@@ -182,15 +185,17 @@ async function logShape(sql: Sql): Promise<Record<string, string[]>> {
 /**
  * What migration 0026 changes in 0025's shape, and nothing more: every table partitioned by
  * occurred_at, which the derived tables gain (last) and every unique key holds; the
- * Idempotency-Key's unique index gone to its own table; 0017's terms check validated.
+ * Idempotency-Key's unique index gone to its own table; 0017's terms check validated; the episodes'
+ * key named as the others are.
  */
 function partitioned(shape: Record<string, string[]>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [table, lines] of Object.entries(shape)) {
     const keyed = lines
-      .filter((l) => !l.startsWith("index disclosures_idempotency_key "))
+      .filter((l) => !l.startsWith("index CREATE UNIQUE INDEX disclosures_idempotency_key "))
       .map((l) =>
         l
+          .replace(/^constraint disclosure_episodes_disclosure_id_episode_id_pk /, "constraint disclosure_episodes_pk ")
           .replace(/^(constraint \w+ PRIMARY KEY \([^)]*)\)/, "$1, occurred_at)")
           .replace(/^(index CREATE UNIQUE INDEX disclosures_seq_key .*\(seq)\)$/, "$1, occurred_at)")
           .replace(/^(constraint disclosures_terms_check .*) NOT VALID$/, "$1"),
