@@ -8,7 +8,7 @@ import { parseMonth } from "./filter";
 import { verifyChainDetailed } from "./verify";
 
 /*
- * The log's months (migrations 0026 and 0027): each a partition of its four tables, made ahead of
+ * The log's months (migrations 0026 and 0027): each a partition of its five tables, made ahead of
  * time, and closed once it has ended: the chain walked through its last entry, a checkpoint there,
  * and a signed digest of what it held in the store. A closed month can be archived
  * (lib/disclosures/archive.ts).
