@@ -143,6 +143,8 @@ async function poolerPart() {
       pgbouncer_over_direct: ratio,
       pgbouncer_over_unprepared: hop,
     };
+    // The target as a ratio bench:all records (scripts/bench/ratios.ts).
+    figures.pgbouncer_to_direct_ratio = ratio;
   } finally {
     await Promise.all([direct.$client.end(), unprepared.$client.end(), pooled.$client.end()]);
     await bouncer.remove();
