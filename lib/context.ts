@@ -12,4 +12,16 @@ export type Ctx<P extends Principal = Principal> = {
    * the portal, the command line and tests that call verbs directly: they read the database.
    */
   cache?: ReadCache;
+  /**
+   * A streaming read replica (DATABASE_REPLICA_URL), for the reviewer's reads of the log: searches,
+   * entries, the contributor report, exports and the chain's walks. It is a little behind the
+   * primary, so only reads that say as of when (`replicaReads`) go there; whatever writes, and
+   * everything a licensee does, uses `db`. Absent: those reads use `db` too.
+   */
+  replica?: Db;
 };
+
+/** Where a reviewer's read of the log goes: the replica when the context has one, else the primary. */
+export function readsOf(ctx: Ctx): Db {
+  return ctx.replica ?? ctx.db;
+}

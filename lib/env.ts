@@ -6,6 +6,30 @@ const optionalString = z.string().trim().min(1).optional().catch(undefined);
 const EnvSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_URL: optionalString,
+  /**
+   * A streaming read replica of DATABASE_URL's server (physical replication): reviewer pages, the
+   * contributor report, exports and `das-admin disclosures verify --full` read the log from it.
+   * Everything a licensee does, appends, checkpoints and digests stay on the primary. Unset: every
+   * read goes to the primary.
+   */
+  DATABASE_REPLICA_URL: optionalString,
+  /**
+   * Where the API cache's LISTEN connection goes: the primary directly, when DATABASE_URL is a
+   * transaction-mode pooler (which would not deliver notifications). Default DATABASE_URL.
+   */
+  DATABASE_LISTEN_URL: optionalString,
+  /**
+   * The role that owns the tables: `das-admin migrate` and the log's archiving connect with it,
+   * the service never does. Unset: DATABASE_URL's role does both (one role, as before).
+   */
+  DATABASE_OWNER_URL: optionalString,
+  /**
+   * `session` (default): DATABASE_URL is the server or a session pooler, each pooled connection a
+   * session of its own. `transaction`: it is a transaction-mode pooler such as PgBouncer, so no
+   * statement is prepared and no session setting is sent at connect (the pooler would refuse or
+   * leak them): the service role's own settings carry the limits (`das-admin migrate` sets them).
+   */
+  DB_POOL_MODE: z.enum(["session", "transaction"]).default("session"),
   /** Signs cursors and portal sessions. The launcher provides one per installation in the embedded default. */
   APP_SECRET: optionalString,
   REDIS_URL: optionalString,
@@ -72,6 +96,17 @@ const EnvSchema = z.object({
   /** Credentials for the digest bucket when they differ from S3_*'s (a write-only writer, a read-only verifier). */
   DIGEST_S3_ACCESS_KEY_ID: optionalString,
   DIGEST_S3_SECRET_ACCESS_KEY: optionalString,
+  /**
+   * Where archived months of the disclosure log go (`das-admin disclosures archive`): a bucket
+   * (default S3_BUCKET; in production one with object lock) and a key prefix, one folder a month.
+   */
+  DISCLOSURE_ARCHIVE_BUCKET: optionalString,
+  DISCLOSURE_ARCHIVE_PREFIX: z.string().trim().min(1).default("disclosure-archives/"),
+  /**
+   * Minutes between each instance's look at the log's months: partitions made ahead, ended months
+   * closed (a checkpoint, a signed digest). 0 turns it off (then `das-admin disclosures months`).
+   */
+  DISCLOSURE_MONTHS_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /** Minutes between head digests each instance tries to write; 0 turns the schedule off. */
   DIGEST_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /**

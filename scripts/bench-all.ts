@@ -45,6 +45,18 @@ const SIZES: Record<string, string[]> = {
   "bench:hub": ["--files", "100", "--file-mb", "1", "--runs", "1", "--head-episodes", "50000", "--head-samples", "500"],
   "bench:pull": ["--runs", "2"],
   "bench:leaks": ["--mb", "20", "--licences", "200", "--runs", "1"],
+  "bench:scaling": [
+    "--entries",
+    "100000",
+    "--archive-entries",
+    "50000",
+    "--catalog-episodes",
+    "200000",
+    "--samples",
+    "10",
+    "--seconds",
+    "5",
+  ],
 };
 
 /** Figures that describe the run rather than measure it (its size, what was reused). */

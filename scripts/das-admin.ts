@@ -78,8 +78,18 @@ program
   .description("apply pending database migrations")
   .action(
     onDatabase(async ({ runtime }) => {
-      // The embedded default migrated on start; a configured database is migrated here.
-      if (!runtime.embedded.database) await verbs.migrateDatabase(runtime.env.DATABASE_URL!);
+      // The embedded default migrated on start; a configured database is migrated here, by the
+      // owner when DATABASE_OWNER_URL names one, which then grants the service's role its rows.
+      if (!runtime.embedded.database) {
+        const owner = process.env.DATABASE_OWNER_URL;
+        if (!owner && process.env.DB_POOL_MODE === "transaction")
+          throw new UsageError(
+            "DATABASE_URL is a transaction-mode pooler: migrations hold a session's lock, so set DATABASE_OWNER_URL to the server itself.",
+          );
+        await verbs.migrateKeepingChain(owner ?? runtime.env.DATABASE_URL!, {
+          serviceRole: owner ? verbs.userOf(runtime.env.DATABASE_URL!) : undefined,
+        });
+      }
       say("Database schema is up to date.");
     }),
   );
@@ -1107,9 +1117,13 @@ disclosures
     onDatabase(async ({ ctx, runtime }, options: { full?: boolean; digests?: boolean; threads?: number }) => {
       const progress = progressPrinter();
       // A full walk is spread over threads, each with a connection of its own; an incremental one is short.
+      // On the read replica when there is one (DATABASE_REPLICA_URL): the walk's reads then never
+      // evict what the primary serves from memory; the checkpoint it reaches is written on the primary.
       const ranges =
         options.full || options.digests
-          ? verbs.parallelRangeChecker(runtime.env.DATABASE_URL!, { threads: options.threads })
+          ? verbs.parallelRangeChecker(process.env.DATABASE_REPLICA_URL || runtime.env.DATABASE_URL!, {
+              threads: options.threads,
+            })
           : undefined;
       try {
         await verify(ctx, options, progress, ranges);
@@ -1242,6 +1256,81 @@ disclosures
     }),
   );
 
+disclosures
+  .command("months")
+  .summary("make the log's months ahead, close the months that have ended, and list them")
+  .description(
+    "The log is partitioned by month (UTC). Make the current month and the next three where missing, close every month that has ended (walk the chain through its last entry, record a checkpoint there and, with DIGEST_SIGNING_KEY, a signed digest of what it held in the archive bucket), then list every month: online or archived, and what a closed one holds. Each server does the same every DISCLOSURE_MONTHS_INTERVAL_MINUTES.",
+  )
+  .option("--json", "print the months as JSON")
+  .examples("das-admin disclosures months", "das-admin disclosures months --json")
+  .action(
+    onDatabase(async ({ ctx }, options: { json?: boolean }) => {
+      const made = await verbs.ensureMonthsAhead(verbs.sqlOf(ctx.db));
+      if (made) say(`Made ${made} partitions ahead.`);
+      const closed = await verbs.closeEndedMonths(ctx, {
+        store: verbs.archiveStoreFromEnv(),
+        signingKey: verbs.monthSigningKeyFromEnv(),
+      });
+      for (const m of closed)
+        say(
+          `Closed ${m.month}: ${m.entries} entries, seq ${m.firstSeq} to ${m.lastSeq}${m.digestKey ? `, digest ${m.digestKey}` : ", no digest (no DIGEST_SIGNING_KEY)"}.`,
+        );
+      printList(await verbs.listMonths(ctx), {
+        json: options.json,
+        none: "The log has no months yet.",
+        columns: [
+          { header: "MONTH", cell: (m) => m.month },
+          { header: "WHERE", cell: (m) => (m.archive === "archived" ? "archived" : m.online ? "online" : "-") },
+          { header: "CLOSED", cell: (m) => (m.closed ? "yes" : "no") },
+          { header: "ENTRIES", cell: (m) => (m.closed ? m.closed.entries : "") },
+          { header: "SEQ", cell: (m) => (m.closed ? `${m.closed.firstSeq}-${m.closed.lastSeq}` : "") },
+          { header: "DIGEST", cell: (m) => m.closed?.digestKey ?? "" },
+        ],
+      });
+    }),
+  );
+
+disclosures
+  .command("archive")
+  .summary("move a closed month of the log to the object store")
+  .description(
+    "Export a closed month's five partitions (entries, episodes, files, both summaries) with COPY, gzipped, into DISCLOSURE_ARCHIVE_BUCKET under DISCLOSURE_ARCHIVE_PREFIX/YYYY-MM/ beside the month's signed digest, with a manifest; read the archive back and check it (every object's SHA-256 and rows, the chain from the hash before the month to its last hash, the digest's signature); only then detach the partitions (concurrently), record the month as archived and drop them. Runs as the tables' owner (DATABASE_OWNER_URL). Never the month holding the chain's newest entry; never a month without its checkpoint and digest.",
+  )
+  .needs("--month <month>", "the month, YYYY-MM (UTC)", monthValue)
+  .examples("das-admin disclosures archive --month 2026-11")
+  .action(
+    asOwner(async (ctx, options: { month: string }) => {
+      const result = await verbs.archiveMonth(ctx, options.month, {
+        store: verbs.archiveStoreFromEnv(),
+        publicKey: verbs.monthPublicKeyFromEnv(),
+        onStep: (step) => say(`${options.month}: ${step}`),
+      });
+      say(
+        `Archived ${result.month}: ${result.entries} entries, ${result.tables.reduce((n, t) => n + t.bytes, 0).toLocaleString("en")} bytes in ${result.manifestKey} and beside it; its partitions are dropped.`,
+      );
+    }),
+  );
+
+disclosures
+  .command("restore")
+  .summary("attach an archived month of the log again")
+  .description(
+    "Read an archived month from the object store, check it as archive does, and attach it again as the month's partitions (as the tables' owner, DATABASE_OWNER_URL); `verify --full` then walks it as before it was archived.",
+  )
+  .needs("--month <month>", "the month, YYYY-MM (UTC)", monthValue)
+  .examples("das-admin disclosures restore --month 2026-11")
+  .action(
+    asOwner(async (ctx, options: { month: string }) => {
+      const result = await verbs.restoreMonth(ctx, options.month, {
+        store: verbs.archiveStoreFromEnv(),
+        publicKey: verbs.monthPublicKeyFromEnv(),
+        onStep: (step) => say(`${options.month}: ${step}`),
+      });
+      say(`Restored ${result.month}: ${result.entries} entries are in the database again.`);
+    }),
+  );
+
 type ExportOptions = { format: "csv" | "jsonl" } & Pick<
   DisclosureSearch,
   | "from"
@@ -1315,6 +1404,12 @@ function facetValue(field: "outcome" | "environment" | "contributor") {
       throw new InvalidArgumentError(`${checked.error.issues[0]!.message.replace(`${field} `, "")}.`);
     return text;
   };
+}
+
+/** --month: a month of the log, YYYY-MM, checked here so that a bad one is a usage error. */
+function monthValue(text: string): string {
+  if (!checks.parseMonth(text)) throw new InvalidArgumentError(`takes a month like 2026-11, not '${text}'.`);
+  return text;
 }
 
 /** --from and --to: a date or an instant as the disclosure filter reads them, checked here so that a bad one is a usage error. */
@@ -1392,23 +1487,44 @@ function onDatabase<A extends unknown[]>(work: (session: { ctx: Ctx; runtime: Ru
   return async (...args: A) => {
     let runtime: Runtime | undefined;
     let db: RootDb | undefined;
+    let replica: RootDb | undefined;
     try {
       verbs = await import("./cli/admin-verbs");
       runtime = await verbs.startEmbeddedDefault();
       // From here on every module reads the same configuration, embedded parts included.
       Object.assign(process.env, runtime.env);
       db = verbs.createDb(runtime.env.DATABASE_URL!, { max: 4 });
+      // The log's long reads (exports, walks) go to the read replica when there is one.
+      if (process.env.DATABASE_REPLICA_URL) replica = verbs.createDb(process.env.DATABASE_REPLICA_URL, { max: 4 });
       const ctx: Ctx = {
         db,
         requestId: `cli_${Date.now()}`,
         principal: { kind: "operator", name: process.env.DAS_OPERATOR ?? userInfo().username, organizationId: null },
+        ...(replica ? { replica } : {}),
       };
       await work({ ctx, runtime }, ...args);
     } finally {
+      await replica?.$client.end({ timeout: 5 });
       await db?.$client.end({ timeout: 5 });
       await runtime?.stop();
     }
   };
+}
+
+/**
+ * A command that changes the log's tables themselves (detach, attach): on the owner's connection,
+ * DATABASE_OWNER_URL, or DATABASE_URL when one role does both (the embedded default has both).
+ */
+function asOwner<A extends unknown[]>(work: (ctx: Ctx, ...args: A) => Promise<void>) {
+  return onDatabase(async ({ ctx }, ...args: A) => {
+    const url = process.env.DATABASE_OWNER_URL ?? process.env.DATABASE_URL!;
+    const owner = verbs.createDb(url, { max: 2 });
+    try {
+      await work({ ...ctx, db: owner }, ...args);
+    } finally {
+      await owner.$client.end({ timeout: 5 });
+    }
+  });
 }
 
 /**

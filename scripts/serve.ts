@@ -1,7 +1,7 @@
 // npm run dev / npm start – the app on the embedded default (or on what the environment configures).
 import { spawn, type ChildProcess } from "node:child_process";
 import { userInfo } from "node:os";
-import { PROJECT_ROOT, startEmbeddedDefault } from "@/lib/dev/embedded-default";
+import { PROJECT_ROOT, serviceEnv, startEmbeddedDefault } from "@/lib/dev/embedded-default";
 import { NEXT_BIN, productionBuildIsCurrent } from "@/lib/dev/next-server";
 import { createDb } from "@/lib/db/client";
 import { datasets } from "@/lib/db/schema";
@@ -32,7 +32,7 @@ log(
     : "Starting the embedded PostgreSQL and object store (data under DAS_DATA_DIR, default .data/).",
 );
 const runtime = await startEmbeddedDefault({ serveStore: true });
-Object.assign(process.env, runtime.env);
+Object.assign(process.env, serviceEnv(runtime.env));
 const accounts = runtime.embedded.database
   ? await ensureDemoData(runtime.env.DATABASE_URL!, runtime.env.APP_SECRET!)
   : undefined;
@@ -49,7 +49,7 @@ log(
 );
 const child = spawn(process.execPath, [NEXT_BIN, mode, "-p", port], {
   cwd: PROJECT_ROOT,
-  env: { ...process.env, ...runtime.env },
+  env: serviceEnv({ ...process.env, ...runtime.env }),
   stdio: ["ignore", "pipe", "pipe"],
 });
 const held = holdOutput(child);

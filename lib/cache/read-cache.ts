@@ -88,7 +88,8 @@ export function readCache(): ReadCache | undefined {
       holder.dasReadCache = null;
     } else {
       const channel = new InvalidationChannel({
-        url: requireEnv("DATABASE_URL"),
+        // LISTEN needs a session of its own: around a transaction-mode pooler, to the primary itself.
+        url: env().DATABASE_LISTEN_URL ?? requireEnv("DATABASE_URL"),
         notifier: getDb().$client,
         relistenMs: API_CACHE_RELISTEN_MS,
       });

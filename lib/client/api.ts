@@ -99,10 +99,11 @@ export function apiBase(url: string): string {
 
 /**
  * The API over HTTP. Waits out 429 and 503 (for Retry-After seconds, at most MAX_WAIT_SECONDS,
- * or with exponential backoff) and network failures, then gives up with the API's error. Bodies
- * are read up to a bound and parsed with the same zod schemas the server's OpenAPI document is
- * generated from; lists are followed for a bounded number of pages. It trusts the service for
- * what it answers, never for how long or how much.
+ * or with exponential backoff), a gateway's 502 and 504 for what is safe to repeat, and network
+ * failures, then gives up with the API's error. Bodies are read up to a bound and parsed with the
+ * same zod schemas the server's OpenAPI document is generated from; lists are followed for a
+ * bounded number of pages. It trusts the service for what it answers, never for how long or how
+ * much.
  */
 export class ApiClient {
   readonly base: string;
@@ -280,7 +281,7 @@ export class ApiClient {
         return parsed.data;
       }
       const error = toApiError(response, json, text);
-      if ((response.status === 429 || response.status === 503) && attempt < this.maxAttempts) {
+      if (retryable(response.status, method, headers) && attempt < this.maxAttempts) {
         const asked = retryAfterSeconds(response.headers.get("retry-after"));
         if (asked !== undefined && asked > MAX_WAIT_SECONDS)
           throw new ApiError(error.status, error.code, `${error.message} (${waitTooLong(asked)}.)`, error.requestId);
@@ -295,6 +296,16 @@ export class ApiClient {
     this.options.onWait?.(wait);
     await this.sleep(wait.seconds * 1000);
   }
+}
+
+/**
+ * 429 and 503 say "later". 502 and 504 are a gateway's (a load balancer that lost the instance
+ * serving the request): it may or may not have been served, so only a request that is safe to send
+ * twice is sent again, a read or a download with its Idempotency-Key (which returns the same one).
+ */
+function retryable(status: number, method: string, headers: Record<string, string>): boolean {
+  if (status === 429 || status === 503) return true;
+  return (status === 502 || status === 504) && (method === "GET" || headers["Idempotency-Key"] !== undefined);
 }
 
 function toApiError(response: Response, json: unknown, text: string): ApiError {

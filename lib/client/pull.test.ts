@@ -351,6 +351,32 @@ describe("the API client's waits and errors", () => {
     ]);
   });
 
+  it("asks again after a gateway's 502 or 504 what is safe to repeat, and only that", async () => {
+    const gateway = (status: number) => new Response("<html>Bad Gateway</html>", { status });
+    const keys: (string | null)[] = [];
+    const answers = [gateway(502), gateway(504), page(), gateway(502), envelope(422, "scope_too_large")];
+    const api = new ApiClient({
+      baseUrl: "http://das.test",
+      key: "k",
+      sleep: async () => {},
+      fetch: async (_url, init) => {
+        keys.push(new Headers(init?.headers).get("idempotency-key"));
+        return answers.shift()!;
+      },
+    });
+    expect(await api.listDatasets()).toEqual([]);
+    // A download carries its Idempotency-Key: the same one again, so the service returns the same download.
+    await expect(api.createDownload({ dataset_id: "d", version: "1.0.0" })).rejects.toMatchObject({ status: 422 });
+    expect(keys.slice(3)).toEqual([keys[3], keys[3]]);
+    expect(keys[3]).toMatch(/^[0-9a-f-]{36}$/);
+    // An acknowledgement has no key: a 502 is the answer, not a reason to acknowledge twice.
+    answers.push(gateway(502), page());
+    await expect(api.acknowledgeNotice("ntc_1", { statement: "deleted", deleted_paths: [] })).rejects.toMatchObject({
+      status: 502,
+    });
+    expect(answers).toHaveLength(1);
+  });
+
   it("gives up after its attempts with the API's error, shown as `code: message (request_id)`", async () => {
     let calls = 0;
     const api = new ApiClient({

@@ -1,4 +1,6 @@
 import net from "node:net";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { env } from "@/lib/env";
@@ -23,6 +25,33 @@ afterAll(async () => {
 });
 
 describe("the database client", () => {
+  it("answers the next query on a connection whose COPY was read more slowly than it came", async () => {
+    // The archive's export (lib/disclosures/archive.ts): COPY … TO STDOUT through gzip into a file.
+    // postgres.js paused the socket when the stream was full and resumed it only when the stream
+    // was read again, which never happens once the COPY is done: the connection's next query hung.
+    const db = createDb(inject("databaseUrl"), { max: 1 });
+    try {
+      const copy = await db.$client`copy (select repeat('x', 2000) from generate_series(1, 5000)) to stdout`.readable();
+      let bytes = 0;
+      await pipeline(
+        copy,
+        new Writable({
+          highWaterMark: 1,
+          write(chunk: Buffer, _encoding, done) {
+            bytes += chunk.length;
+            setTimeout(done, 0);
+          },
+        }),
+      );
+      expect(bytes).toBeGreaterThan(10_000_000);
+      const next = db.$client`select 1 as one`;
+      const answer = await Promise.race([next, new Promise((resolve) => setTimeout(() => resolve("hung"), 5000))]);
+      expect(answer).toEqual([{ one: 1 }]);
+    } finally {
+      await db.$client.end({ timeout: 0 });
+    }
+  });
+
   it("gives up on a connection that never becomes ready after DB_CONNECT_TIMEOUT_S, and that is a 503", async () => {
     expect(env().DB_CONNECT_TIMEOUT_S).toBe(5);
     const db = createDb(`postgres://postgres:postgres@127.0.0.1:${port}/das`, { max: 1 });

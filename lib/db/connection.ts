@@ -10,27 +10,42 @@ import { log } from "../log";
  */
 
 /** Pool size and timeouts; the service's come from DB_* (`connectionLimits` in lib/db/client.ts). */
-export type ConnectionLimits = { max: number; connectTimeoutS: number; idleTimeoutS: number; maxLifetimeS: number };
+export type ConnectionLimits = {
+  max: number;
+  connectTimeoutS: number;
+  idleTimeoutS: number;
+  maxLifetimeS: number;
+  /** The URL is a transaction-mode pooler (`isTransactionPooler` in lib/db/client.ts). */
+  transactionPooler?: boolean;
+};
 
 /**
  * `settings`: session settings (time zone, planner switches) sent when each connection starts,
  * for a client with a single purpose such as a thread of the full walk. `statementTimeoutS`: the
  * service's limits (see DB_STATEMENT_TIMEOUT_S), for its own pool; other clients have none.
+ * `transactionPooler`: `url` is a transaction-mode pooler (PgBouncer). Consecutive transactions of
+ * one client connection then run on different server sessions: a statement prepared on one is
+ * unknown on the next, and PgBouncer refuses startup settings other than the few it tracks. So
+ * nothing is prepared and only the application's name is sent; the limits are set on every server
+ * session by the pooler's `connect_query` (README, "Production"), which lib/db/startup-checks.ts
+ * compares with DB_STATEMENT_TIMEOUT_S. The silence watch below still holds.
  */
 export function postgresClient(
   url: string,
   options: ConnectionLimits & { settings?: Record<string, string>; statementTimeoutS?: number },
 ): postgres.Sql {
   const limit = options.statementTimeoutS;
-  const limits: Record<string, string> = limit
-    ? {
-        statement_timeout: `${limit}s`,
-        lock_timeout: `${limit}s`,
-        // A client gone silent inside a transaction (a cut network path) would otherwise hold its
-        // locks, the disclosure chain's among them, until the server's TCP keepalive notices: hours.
-        idle_in_transaction_session_timeout: `${limit}s`,
-      }
-    : {};
+  const pooled = options.transactionPooler ?? false;
+  const limits: Record<string, string> =
+    limit && !pooled
+      ? {
+          statement_timeout: `${limit}s`,
+          lock_timeout: `${limit}s`,
+          // A client gone silent inside a transaction (a cut network path) would otherwise hold its
+          // locks, the disclosure chain's among them, until the server's TCP keepalive notices: hours.
+          idle_in_transaction_session_timeout: `${limit}s`,
+        }
+      : {};
   return postgres(url, {
     max: options.max,
     // A lost server must cost a request seconds, not the driver's default 30 s per connection attempt.
@@ -41,7 +56,8 @@ export function postgresClient(
     max_lifetime: (() => options.maxLifetimeS * (1 + Math.random())) as unknown as number,
     backoff: reconnectDelaySeconds,
     onnotice: () => {},
-    connection: { application_name: "dataset-access-service", ...limits, ...options.settings },
+    prepare: !pooled,
+    connection: { application_name: "dataset-access-service", ...limits, ...(pooled ? {} : options.settings) },
     // A documented option that the package's type definitions omit.
     ...({
       socket: (target: SocketTarget) =>

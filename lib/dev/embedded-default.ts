@@ -3,13 +3,21 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedPostgres } from "./embedded-postgres";
 import { installationFile } from "./installation-file";
-import { migrateDatabase } from "../db/migrate";
+import { migrateKeepingChain } from "../disclosures/migrate-log";
+import { asUser, ensureLoginRole } from "../db/roles";
 import { randomStoreCredentials, startLocalStore, type StoreCredentials } from "./local-store";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
+/** The embedded default's login role for the service: it owns no table (the superuser does). */
+export const EMBEDDED_SERVICE_ROLE = "das_service";
+
 export type Runtime = {
-  /** Variables to hand to the app process: whatever the environment lacked, filled by the embedded default. */
+  /**
+   * Whatever the environment lacked, filled by the embedded default: for das-admin, which may use
+   * DATABASE_OWNER_URL (migrations, archiving); the app process is handed them without it
+   * (`serviceEnv`).
+   */
   env: Record<string, string>;
   embedded: { database: boolean; store: boolean };
   dataDir: string;
@@ -78,11 +86,17 @@ export async function startEmbeddedDefault(
   let embeddedDatabase = false;
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;
+    if (process.env.DATABASE_OWNER_URL) env.DATABASE_OWNER_URL = process.env.DATABASE_OWNER_URL;
   } else {
     const pg = await startEmbeddedPostgres(dataDir, options.log, { sharedBuffers: options.sharedBuffers });
     stops.push(pg.stop);
-    await migrateDatabase(pg.url);
-    env.DATABASE_URL = pg.url;
+    // The superuser owns the tables and migrates; the service logs in as a role that owns nothing
+    // (lib/db/roles.ts), with a password of this installation's own.
+    const servicePassword = installationFile(dataDir, "pg-service-password", () => randomBytes(24).toString("hex"));
+    await ensureLoginRole(pg.url, EMBEDDED_SERVICE_ROLE, servicePassword);
+    await migrateKeepingChain(pg.url, { serviceRole: EMBEDDED_SERVICE_ROLE });
+    env.DATABASE_URL = asUser(pg.url, EMBEDDED_SERVICE_ROLE, servicePassword);
+    env.DATABASE_OWNER_URL = pg.url;
     embeddedDatabase = true;
     // A development installation signs its digests with a key of its own. A configured database
     // gets none made up here: digests signed by a key nobody recorded would prove nothing.
@@ -105,4 +119,11 @@ export async function startEmbeddedDefault(
       for (const stop of stops.reverse()) await stop();
     },
   };
+}
+
+/** What the service's own process gets: the runtime's variables but the owner's URL, which it never uses. */
+export function serviceEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const rest: Record<string, string | undefined> = { ...env };
+  delete rest.DATABASE_OWNER_URL;
+  return rest as NodeJS.ProcessEnv;
 }

@@ -40,8 +40,13 @@ export type NextServer = { url: string; pid: number; output: () => string; stop(
  * client meets over HTTP (tests and benchmarks). Its output is kept for error messages. `nodeFlags`
  * go to Node itself (`--cpu-prof`, which NODE_OPTIONS does not accept).
  */
-export async function startNextServer(env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<NextServer> {
-  const port = await freePort();
+export async function startNextServer(
+  env: NodeJS.ProcessEnv,
+  nodeFlags: string[] = [],
+  options: { port?: number } = {},
+): Promise<NextServer> {
+  // A port of its own, or the one given: an instance behind a load balancer comes back where it was.
+  const port = options.port ?? (await freePort());
   // `next start` sets NODE_ENV=production itself; a caller's (vitest's "test") must not leak into it.
   const childEnv: NodeJS.ProcessEnv = { ...env };
   delete (childEnv as Record<string, unknown>).NODE_ENV;

@@ -81,8 +81,8 @@ export async function appendToLog(ctx: { db: Db }, append: LogAppend): Promise<C
 /** A bound on a batch's statement and on what one failed entry makes the others wait for. */
 const MAX_BATCH = 64;
 /**
- * Two batches in flight: the next writes its episodes and counts its contributors while the one
- * before it holds the chain's lock.
+ * Two batches in flight: the next counts its contributors while the one before it holds the
+ * chain's lock.
  */
 const WRITERS = 2;
 
@@ -160,16 +160,18 @@ class GroupCommitter {
 
 /**
  * Appends `appends` in order at the end of the chain, inside the caller's transaction, with their
- * episodes, and returns each one's chained entry (undefined for a preview an equal one made
- * redundant). An entry with an episode withdrawn since its request resolved it throws
+ * episodes and files, and returns each one's chained entry (undefined for a preview or a Hub GET an
+ * equal one made redundant). An entry with an episode withdrawn since its request resolved it throws
  * `WithdrawnMeanwhile`, so that the transaction rolls back.
  *
  * The advisory lock serialises appends across connections and app instances, so `seq` is gapless
  * and each entry links to the one before; it is held from here to the caller's commit. Everything
  * that does not need an entry's place in the chain is done before the lock, in one statement for
- * the whole batch: the episodes of every entry but a preview are written, and every entry's
- * contributors counted. Under the lock there is one statement for the whole batch, sent in the same
- * write as the lock itself (`chainStatement`).
+ * the whole batch: every entry's contributors are counted. Under the lock there is one statement for
+ * the whole batch, sent in the same write as the lock itself (`chainStatement`), which writes the
+ * entries with their episodes and files: the log is partitioned by month of `occurred_at` (migration
+ * 0026), and an entry's episodes and files go to its month, which only the clock read under the lock
+ * decides.
  */
 export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promise<(ChainedEntry | undefined)[]> {
   if (!appends.length) return [];
@@ -202,33 +204,16 @@ export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promi
     ord: appends.flatMap((a, i) => a.episodeIds.map(() => i + 1)),
     versionId: appends.flatMap((a) => a.episodeIds.map(() => a.entry.versionId)),
     episodeId: appends.flatMap((a) => a.episodeIds as string[]),
-    writtenNow: appends.flatMap((a) => a.episodeIds.map(() => (a.reuseMarginSeconds === undefined ? "now" : "later"))),
   };
   const files = {
     ord: appends.flatMap((a, i) => (a.files ?? []).map(() => i + 1)),
     path: appends.flatMap((a) => (a.files ?? []).map((f) => f.path)),
     sha256: appends.flatMap((a) => (a.files ?? []).map((f) => f.sha256)),
-    writtenNow: appends.flatMap((a) =>
-      (a.files ?? []).map(() => (a.reuseMarginSeconds === undefined ? "now" : "later")),
-    ),
   };
-  // A fingerprinted version's files (none for any other), written with the episodes, before the lock.
-  const filesWritten = files.ord.length
-    ? tx`, files_written as (
-      insert into disclosure_files (disclosure_id, path, sha256)
-      select (${appends.map((a) => a.entry.id)}::text[])[ord], path, sha256
-      from unnest(${files.ord}::int[], ${files.path}::text[], ${files.sha256}::text[], ${files.writtenNow}::text[])
-        as f(ord, path, sha256, written)
-      where written = 'now')`
-    : tx``;
   const contributions = await tx<{ ord: number; contributor: string; episode_count: number }[]>`
     with wanted as (
-      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
-        as w(ord, version_id, episode_id, written)),
-    written as (
-      insert into disclosure_episodes (disclosure_id, version_id, episode_id)
-      select (${appends.map((a) => a.entry.id)}::text[])[ord], version_id, episode_id from wanted where written = 'now')
-      ${filesWritten}
+      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[])
+        as w(ord, version_id, episode_id))
     select w.ord, e.contributor, count(*)::int as episode_count
     from wanted w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
     group by w.ord, e.contributor`;
@@ -273,10 +258,11 @@ type ChainedRow = {
  * request resolved it: a withdrawal computes its notices under this lock, so an entry it did not
  * see must not leave); reads the previous entry and the clock once; chains the entries in order,
  * each entry's place (seq, times, the previous hash) filled into its canonical text and hashed
- * (a recursive step per entry); and inserts them with their summaries (the contributor and
- * episode rows, keyed by seq; the daily ones by the log's trigger, once for the batch), so that a
- * reviewer never sees an entry without them. A preview's episodes are written here, when it is
- * appended. Every entry of the batch has the same time, read under the lock, so `occurred_at`
+ * (a recursive step per entry); and inserts them with their episodes, their files (a fingerprinted
+ * version's per-licence copies), their Idempotency-Keys and
+ * their summaries (the contributor and episode rows, keyed by seq; the daily ones by the log's
+ * trigger, once for the batch), so that a reviewer never sees an entry without them, all in the
+ * entry's month. Every entry of the batch has the same time, read under the lock, so `occurred_at`
  * never runs backwards along `seq`; it is whole seconds because it is also the signing time of the
  * URLs.
  *
@@ -290,22 +276,11 @@ function chainStatement(
   appends: readonly LogAppend[],
   templates: { text: string[] }[],
   slots: (keyof ChainPosition)[],
-  episodes: { ord: number[]; versionId: number[]; episodeId: string[]; writtenNow: string[] },
+  episodes: { ord: number[]; versionId: number[]; episodeId: string[] },
   contributions: { ord: number; contributor: string; episode_count: number }[],
-  files: { ord: number[]; path: string[]; sha256: string[]; writtenNow: string[] },
+  files: { ord: number[]; path: string[]; sha256: string[] },
 ) {
   const column = <T>(pick: (a: LogAppend) => T) => appends.map(pick);
-  // A preview's files (of a fingerprinted version), written here once it is appended, like its episodes.
-  const laterFiles = files.writtenNow.includes("later")
-    ? tx`,
-    previewed_files as (
-      insert into disclosure_files (disclosure_id, path, sha256)
-      select p.id, f.path, f.sha256
-      from unnest(${files.ord}::int[], ${files.path}::text[], ${files.sha256}::text[], ${files.writtenNow}::text[])
-        as f(ord, path, sha256, written)
-      join placed p on p.ord = f.ord join entries e on e.id = p.id
-      where f.written = 'later')`
-    : tx``;
   const entry = (pick: (e: NewEntry) => string | number | null) => appends.map((a) => pick(a.entry));
   // p.t1 || <slot 1> || p.t2 || ... : the canonical text with the position filled in.
   const canonical = slots.reduce(
@@ -331,8 +306,8 @@ function chainStatement(
           licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256,
           files_sha256, request_id, idempotency_scope, idempotency_key, request_sha256, ttl, reuse_margin, pieces, ord)),
     disclosed as (
-      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[], ${episodes.writtenNow}::text[])
-        as d(ord, version_id, episode_id, written)),
+      select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[])
+        as d(ord, version_id, episode_id)),
     clock as (select ${logClock(tx)} as at),
     verdict as (
       select i.ord, case
@@ -368,20 +343,31 @@ function chainStatement(
       from chain c join placed p on p.rn = c.rn
       order by c.seq
       returning id, seq, occurred_at, expires_at, prev_hash, hash),
-    previewed as (
-      insert into disclosure_episodes (disclosure_id, version_id, episode_id)
-      select p.id, d.version_id, d.episode_id from disclosed d join placed p on p.ord = d.ord where d.written = 'later'),
+    -- In the entry's month: every row derived from an entry carries its occurred_at (migration 0026).
+    episodes_written as (
+      insert into disclosure_episodes (disclosure_id, version_id, episode_id, occurred_at)
+      select p.id, d.version_id, d.episode_id, e.occurred_at from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id),
+    -- The per-licence copies a fingerprinted version's entry delivered (none for any other).
+    files_written as (
+      insert into disclosure_files (disclosure_id, path, sha256, occurred_at)
+      select p.id, f.path, f.sha256, e.occurred_at
+      from unnest(${files.ord}::int[], ${files.path}::text[], ${files.sha256}::text[]) as f(ord, path, sha256)
+      join placed p on p.ord = f.ord join entries e on e.id = p.id),
+    -- The Idempotency-Key, unique for ever in a table of its own, whatever months are archived.
+    idempotency_keys as (
+      insert into disclosure_idempotency_keys (scope, key, disclosure_id, request_sha256)
+      select p.idempotency_scope, p.idempotency_key, p.id, p.request_sha256 from placed p where p.idempotency_key is not null),
     contributors as (
-      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count, organization_id, channel)
-      select p.id, e.seq, k.contributor, k.episode_count, p.organization_id, p.channel
+      insert into disclosure_contributors (disclosure_id, seq, contributor, episode_count, organization_id, channel, occurred_at)
+      select p.id, e.seq, k.contributor, k.episode_count, p.organization_id, p.channel, e.occurred_at
       from unnest(${contributions.map((c) => c.ord)}::int[], ${contributions.map((c) => c.contributor)}::text[],
         ${contributions.map((c) => c.episode_count)}::int[]) as k(ord, contributor, episode_count)
       join placed p on p.ord = k.ord join entries e on e.id = p.id),
     -- "Who received episode E" in the log's order (migration 0014): a row per episode.
     episode_entries as (
-      insert into disclosure_episode_entries (episode_id, seq, organization_id, channel)
-      select d.episode_id, e.seq, p.organization_id, p.channel
-      from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id)${laterFiles}
+      insert into disclosure_episode_entries (episode_id, seq, organization_id, channel, occurred_at)
+      select d.episode_id, e.seq, p.organization_id, p.channel, e.occurred_at
+      from disclosed d join placed p on p.ord = d.ord join entries e on e.id = p.id)
     select v.ord::int, v.refused, e.seq, e.occurred_at, e.expires_at, e.prev_hash, e.hash
     from verdict v join input i on i.ord = v.ord left join entries e on e.id = i.id
     order by v.ord`;

@@ -584,7 +584,7 @@ describe("the hash chain (database of its own)", () => {
     it.each(ks)("(d) an extra resolved episode inserted for entry %i", async (k) => {
       await expectBreakAt(
         (tx) =>
-          tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) select id, version_id, 'forged-episode' from disclosures where seq = ${k}`,
+          tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id, occurred_at) select id, version_id, 'forged-episode', occurred_at from disclosures where seq = ${k}`,
         EPISODES,
         k,
       );

@@ -1,5 +1,5 @@
 import type { PendingQuery, Row } from "postgres";
-import type { Ctx } from "../context";
+import { readsOf, type Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import { requireReviewer } from "../auth/authorize";
 import { csvLine, CsvRecords } from "../csv";
@@ -72,7 +72,7 @@ export function exportDisclosures(
   options: { batchSize?: number; episodesPerRead?: number; onRows?: (rows: number) => void } = {},
 ): AsyncGenerator<string | Buffer> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   const size = options.batchSize ?? BATCH;
   if (format === "csv") return csvInBatches(sql, filter, size, options.onRows);
   return exportLines(

@@ -60,6 +60,15 @@ export function parseTimeBound(text: string): { at: Date; wholeDay: boolean } | 
   return Number.isNaN(at.getTime()) ? null : { at, wholeDay: Boolean(day) };
 }
 
+/**
+ * The first instant (UTC) of month "YYYY-MM", as the log's months are named (its partitions,
+ * `das-admin disclosures archive --month`), or null when it is not one.
+ */
+export function parseMonth(text: string): Date | null {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(text)) return null;
+  return new Date(`${text}-01T00:00:00.000Z`);
+}
+
 /** `to` as the filter holds it: the end of the whole day for a date, the instant itself otherwise. */
 export const rangeEnd = (bound: { at: Date; wholeDay: boolean }): RangeEnd =>
   bound.wholeDay ? { beforeDay: new Date(bound.at.getTime() + DAY_MS) } : { through: bound.at };

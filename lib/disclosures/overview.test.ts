@@ -121,6 +121,9 @@ const WHOLE: OverviewPeriod = { from: "2026-12-28", to: "2027-01-13", granularit
 
 beforeAll(async () => {
   w = await buildWorld("overview");
+  // The log's months around the new year, whenever the suite runs: an entry needs its month's
+  // partition (migration 0026 makes the current month and three ahead).
+  await w.iso.sql`select das_create_disclosure_months('2026-12-01', '2027-01-01')`;
   reviewer = await userPrincipal(w.iso.operator, null, "reviewer");
   reviewerCtx = { db: w.iso.db, principal: reviewer, requestId: "overview" };
   // A dataset with video, for previews (a reviewer's has no organisation; a licensee's has theirs).

@@ -1,6 +1,6 @@
 import type { PendingQuery, Row } from "postgres";
 import { z } from "zod";
-import type { Ctx } from "../context";
+import { readsOf, type Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import type { DisclosureChannel } from "../db/schema";
 import { AppError } from "../errors";
@@ -164,7 +164,7 @@ export async function disclosureOverview(
   const problem = periodProblem(period);
   if (problem) throw new AppError("invalid_parameter", problem);
   const top = options.top ?? TOP;
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   const inPeriod = sql`day between ${period.from}::date and ${period.to}::date`;
   const [[counted], channels, buckets, organizations, versions, recipients] = await Promise.all([
     sql<{ organizations: number; reviewer_previews: number }[]>`

@@ -1,4 +1,4 @@
-import type { Ctx } from "../context";
+import { readsOf, type Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import { requireReviewer } from "../auth/authorize";
 import { AppError } from "../errors";
@@ -111,7 +111,7 @@ function checkedSql(ctx: Ctx, contributor: string): Sql {
   // PostgreSQL cannot compare a NUL: a contributor with a control character is refused before SQL.
   if (CONTROL_CHARACTERS.test(contributor))
     throw new AppError("invalid_parameter", "A contributor must not contain control characters.");
-  return sqlOf(ctx.db);
+  return sqlOf(readsOf(ctx));
 }
 
 type Row = Omit<ContributorRecipient, "occurred_at"> & { occurred_at: Date };

@@ -328,12 +328,13 @@ describe("disclosure_episode_entries, filled at append", () => {
     expect(summary.map((r) => ({ ...r }))).toEqual(want);
   });
 
-  it("is keyed (episode, seq) with the organisation and channel in the key's index: an episode's page and its count read no row (migration 0014)", async () => {
+  it("is keyed (episode, seq) with the organisation and channel in the key's index: an episode's page and its count read no row (migrations 0014, 0026)", async () => {
     const indexes = await w.iso.sql<
       { name: string; def: string }[]
     >`select indexname as name, indexdef as def from pg_indexes where tablename = 'disclosure_episode_entries'`;
     expect(indexes.map((i) => i.name)).toEqual(["disclosure_episode_entries_pk"]);
-    expect(indexes[0]!.def).toMatch(/\(episode_id, seq\) INCLUDE \(organization_id, channel\)$/);
+    // The month (occurred_at) ends the key since the log is partitioned by it (migration 0026).
+    expect(indexes[0]!.def).toMatch(/\(episode_id, seq, occurred_at\) INCLUDE \(organization_id, channel\)$/);
   });
 
   it("is what das_index_disclosure_episodes() adds from the episodes, as migration 0014 and a bulk load do", async () => {

@@ -1,4 +1,4 @@
-import type { Ctx } from "../context";
+import { readsOf, type Ctx } from "../context";
 import { sqlOf } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
@@ -28,7 +28,7 @@ export async function searchDisclosures(
   input: { filter: DisclosureFilter; before?: number; limit: number },
 ): Promise<{ entries: DisclosureSummary[]; nextBefore: number | null }> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   const { from, where, seq } = filteredEntries(sql, input.filter);
   // The page first, then who its entries went to: joined for the page's entries only.
   const rows = await sql<DisclosureSummary[]>`
@@ -57,7 +57,7 @@ export const COUNT_CAP = 10_000;
  */
 export async function countDisclosures(ctx: Ctx, filter: DisclosureFilter, cap = COUNT_CAP): Promise<CappedCount> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   const { from, where } = countedEntries(sql, filter);
   const [row] = await sql<
     { n: number }[]
@@ -90,7 +90,7 @@ export type DisclosureDetail = DisclosureSummary & {
 
 export async function getDisclosure(ctx: Ctx, id: string): Promise<DisclosureDetail> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   // Downloads are dl_…, previews pv_…
   const [row] = /^(dl|pv)_[0-9A-Za-z]{1,40}$/.test(id)
     ? await sql<
@@ -120,7 +120,7 @@ export async function disclosedEpisodes(
   input: { id: string; after?: string; limit: number },
 ): Promise<{ episodeIds: string[]; nextAfter: string | null }> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   const rows = await sql<{ episode_id: string }[]>`
     select episode_id from disclosure_episodes
     where disclosure_id = ${input.id} ${input.after === undefined ? sql`` : sql`and episode_id > ${input.after}`}
@@ -134,7 +134,7 @@ export async function reviewFacets(
   ctx: Ctx,
 ): Promise<{ organizations: { slug: string; name: string }[]; datasets: string[] }> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  const sql = sqlOf(readsOf(ctx));
   const [organizations, datasets] = await Promise.all([
     sql<{ slug: string; name: string }[]>`select slug, name from organizations order by name`,
     sql<{ id: string }[]>`select id from datasets order by id`,

@@ -106,7 +106,9 @@ beforeAll(async () => {
   };
   oldEntry = { ...entry, hash: entryHash(entry) };
   await iso.sql.begin(async (tx) => {
-    await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${entry.id}, ${version!.id}, ${first})`;
+    // With the entry's occurred_at, which the episodes carry since the log is partitioned (migration 0026).
+    await tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id, occurred_at)
+      values (${entry.id}, ${version!.id}, ${first}, ${entry.occurredAt})`;
     await tx`
       insert into disclosures (id, seq, occurred_at, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version,
         version_id, licence_id, requested_scope, episode_count, file_count, total_bytes, episodes_sha256, expires_at, request_id,

@@ -110,8 +110,8 @@ describe("a full walk over threads", () => {
       undo: (tx) => tx`update disclosures set seq = 4 where seq = 1004`,
     });
     const entry3 = await idAt(3);
-    const removed = await w.iso.sql<{ version_id: number; episode_id: string }[]>`
-      select version_id, episode_id from disclosure_episodes where disclosure_id = ${entry3} order by episode_id limit 1`;
+    const removed = await w.iso.sql<{ version_id: number; episode_id: string; occurred_at: Date }[]>`
+      select version_id, episode_id, occurred_at from disclosure_episodes where disclosure_id = ${entry3} order by episode_id limit 1`;
     cases.push({
       name: "an episode of entry 3 removed",
       at: 3,
@@ -119,7 +119,8 @@ describe("a full walk over threads", () => {
       tamper: (tx) =>
         tx`delete from disclosure_episodes where disclosure_id = ${entry3} and episode_id = ${removed[0]!.episode_id}`,
       undo: (tx) =>
-        tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id) values (${entry3}, ${removed[0]!.version_id}, ${removed[0]!.episode_id})`,
+        tx`insert into disclosure_episodes (disclosure_id, version_id, episode_id, occurred_at)
+          values (${entry3}, ${removed[0]!.version_id}, ${removed[0]!.episode_id}, ${removed[0]!.occurred_at})`,
     });
     cases.push({
       name: "a gap before the last entry",

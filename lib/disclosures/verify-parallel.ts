@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { cpus } from "node:os";
-import { connectionLimits } from "../db/client";
+import { connectionLimits, isTransactionPooler } from "../db/client";
 import type { RangeChecker } from "./verify";
 import { DEFAULT_BATCH, type BatchSize, type RangeCheck } from "./verify-range";
 
@@ -22,7 +22,7 @@ export function parallelRangeChecker(
 ): ParallelRangeChecker {
   const threads = Math.max(1, options.threads ?? cpus().length);
   const size = options.batch ?? DEFAULT_BATCH;
-  const limits = connectionLimits();
+  const limits = { ...connectionLimits(), transactionPooler: isTransactionPooler(databaseUrl) };
   const workerUrl = new URL("./verify-worker.ts", import.meta.url).href;
   const tsconfig = new URL("../../tsconfig.json", import.meta.url).pathname;
   const bootstrap = `import("tsx/esm/api").then(({ register }) => { register({ tsconfig: ${JSON.stringify(tsconfig)} }); return import(${JSON.stringify(workerUrl)}); })`;

@@ -186,21 +186,38 @@ async function readBatch(
   // one per line, as episodesDigest computes it. Read in the primary key's order, the ids of an
   // entry arrive sorted; the walk's threads turn bitmap scans off so that the planner does not
   // trade that order for a sort of every episode of the batch.
+  //
+  // The episodes are partitioned by their entry's month (migration 0026): the whole months the
+  // batch's entries are in keep the read to their partitions (whole months, so that an entry whose
+  // time was altered inside its month still meets its episodes, and is found altered by its hash).
   const resolved = await sql<(Resolved & { disclosure_id: string })[]>`
+    with batch as (select id, occurred_at from disclosures where seq > ${afterSeq} and seq <= ${lastSeq}),
+    months as (
+      select date_trunc('month', min(occurred_at) at time zone 'UTC') at time zone 'UTC' as first,
+        (date_trunc('month', max(occurred_at) at time zone 'UTC') + interval '1 month') at time zone 'UTC' as after
+      from batch)
     select disclosure_id, count(*)::int as n,
       encode(sha256(convert_to(string_agg(episode_id, E'\\n' order by episode_id), 'UTF8')), 'hex') as digest,
       min(version_id) as lowest_version_id, max(version_id) as highest_version_id
     from disclosure_episodes
-    where disclosure_id = any (array(select id from disclosures where seq > ${afterSeq} and seq <= ${lastSeq}))
+    where disclosure_id = any (array(select id from batch))
+      and occurred_at >= (select first from months) and occurred_at < (select after from months)
     group by disclosure_id`;
   const byId = new Map(resolved.map((r) => [r.disclosure_id, r]));
-  // The files of entries that delivered per-licence copies, digested as filesDigest does ("C" order is byte order).
+  // The files of entries that delivered per-licence copies, digested as filesDigest does ("C" order
+  // is byte order); partitioned by their entry's month as the episodes are, and read the same way.
   const files = await sql<{ disclosure_id: string; digest: string }[]>`
+    with batch as (
+      select id, occurred_at from disclosures where seq > ${afterSeq} and seq <= ${lastSeq} and files_sha256 is not null),
+    months as (
+      select date_trunc('month', min(occurred_at) at time zone 'UTC') at time zone 'UTC' as first,
+        (date_trunc('month', max(occurred_at) at time zone 'UTC') + interval '1 month') at time zone 'UTC' as after
+      from batch)
     select disclosure_id,
       encode(sha256(convert_to(string_agg(path || E'\t' || sha256, E'\n' order by path), 'UTF8')), 'hex') as digest
     from disclosure_files
-    where disclosure_id = any (array(
-      select id from disclosures where seq > ${afterSeq} and seq <= ${lastSeq} and files_sha256 is not null))
+    where disclosure_id = any (array(select id from batch))
+      and occurred_at >= (select first from months) and occurred_at < (select after from months)
     group by disclosure_id`;
   const filesOf = new Map(files.map((f) => [f.disclosure_id, f.digest]));
   // Instants as text (see isoOfTimestamp); whether (version_id, dataset_id, version) names a

@@ -1,9 +1,10 @@
-import type { Ctx } from "../context";
+import { readsOf, type Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import type { VerificationMode } from "../db/schema";
 import { requireReviewer } from "../auth/authorize";
 import { GENESIS_HASH } from "./chain";
 import { checkRange, DEFAULT_BATCH, type BatchSize, type RangeCheck } from "./verify-range";
+import { archivedMonths, archivedMonthsSql, type ArchivedMonth } from "./archived-months";
 
 export type ChainReport =
   | { intact: true; count: number; headHash: string }
@@ -69,7 +70,9 @@ export async function verifyChain(ctx: Ctx, options: VerifyOptions = {}): Promis
 /** `verifyChain` with what the walk did: the checkpoint it started from, the one it wrote, how many entries it checked. */
 export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {}): Promise<Verification> {
   requireReviewer(ctx);
-  const sql = sqlOf(ctx.db);
+  // The walk reads where the context's reviewer reads go (a replica when there is one); the
+  // checkpoint it reached is written on the primary, which holds every entry the replica has.
+  const sql = sqlOf(readsOf(ctx));
   const mode = options.mode ?? "full";
   const started = performance.now();
   const finish = async (
@@ -81,7 +84,7 @@ export async function verifyChainDetailed(ctx: Ctx, options: VerifyOptions = {})
     const durationMs = Math.round(performance.now() - started);
     let checkpoint: Checkpoint | null = null;
     if (report.intact && write && options.writeCheckpoint !== false && report.count > 0)
-      checkpoint = await appendCheckpoint(sql, {
+      checkpoint = await appendCheckpoint(sqlOf(ctx.db), {
         seq: report.count,
         hash: report.headHash,
         mode,
@@ -139,6 +142,11 @@ const inProcess = (sql: Sql, size: BatchSize): RangeChecker => ({
  * its resolved episodes over the primary key, and its entries); each result is then linked to the
  * range before it, in order, so the first break is the one reported. Entries appended meanwhile are
  * read after it. A range that comes back short is a missing seq, found like any other.
+ *
+ * An archived month is not in the database: it is joined at its checkpoints instead, as a range
+ * whose first entry links to the hash recorded before it and whose last has the hash recorded at
+ * its end (checked against the archive itself when it was made, and by `verifyArchive`), so the
+ * online entries after it must link to exactly that hash.
  */
 async function walkChain(sql: Sql, start: { seq: number; hash: string }, options: VerifyOptions): Promise<Walked> {
   const { onProgress } = options;
@@ -147,6 +155,7 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
   let checked = 0;
   const began = performance.now();
   const head = await headSeq(sql);
+  const archived = (await archivedMonths(sql)).filter((m) => m.lastSeq > start.seq);
   // Threads pay for themselves only over several of their ranges; a short walk stays here.
   const checker =
     options.ranges && head - start.seq > 2 * options.ranges.rangeEntries ? options.ranges : inProcess(sql, size);
@@ -181,11 +190,18 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
   let nextFrom = start.seq;
   const readAhead = () => {
     while (inFlight.length < checker.inFlight && nextFrom < head) {
-      const check = checker.check(nextFrom, Math.min(nextFrom + checker.rangeEntries, head));
+      const month = archived.find((m) => m.lastSeq > nextFrom);
+      if (month && month.firstSeq <= nextFrom + 1) {
+        inFlight.push(Promise.resolve(archivedRange(month)));
+        nextFrom = month.lastSeq;
+        continue;
+      }
+      const upTo = Math.min(nextFrom + checker.rangeEntries, head, month ? month.firstSeq - 1 : head);
+      const check = checker.check(nextFrom, upTo);
       // A break makes later ranges unneeded: their failure must not go unhandled.
       check.catch(() => undefined);
       inFlight.push(check);
-      nextFrom += checker.rangeEntries;
+      nextFrom = upTo;
     }
   };
   readAhead();
@@ -206,6 +222,14 @@ async function walkChain(sql: Sql, start: { seq: number; hash: string }, options
     }
   }
 }
+
+/** An archived month as the walk links it: its ends, as recorded, and nothing checked here. */
+const archivedRange = (m: ArchivedMonth): RangeCheck => ({
+  first: { seq: m.firstSeq, prevHash: m.prevHash },
+  last: { seq: m.lastSeq, hash: m.lastHash },
+  checked: 0,
+  failure: null,
+});
 
 type CheckpointRow = { seq: string; hash: string; verified_at: Date; mode: VerificationMode; entries_checked: string };
 
@@ -259,13 +283,15 @@ async function checkpointStillHolds(sql: Sql, c: Checkpoint): Promise<ChainRepor
 /**
  * After an intact full walk to `end`: the first checkpoint the log contradicts, as a report. The
  * log may have been cut (a checkpoint beyond its end) or rewritten consistently (a checkpoint whose
- * entry now has another hash): the walk alone cannot see either.
+ * entry now has another hash): the walk alone cannot see either. A checkpoint inside an archived
+ * month is the archive's to hold (the month's own, at its end, is what the walk joined).
  */
 async function contradictedCheckpoint(sql: Sql, end: number): Promise<ChainReport | null> {
   const [first] = await sql<(CheckpointRow & { present: boolean })[]>`
     select c.seq, c.hash, c.verified_at, c.mode, c.entries_checked, d.seq is not null as present
     from disclosure_checkpoints c left join disclosures d on d.seq = c.seq
     where d.hash is distinct from c.hash
+      and not exists (select from ${archivedMonthsSql(sql)} a where c.seq between a.first_seq and a.last_seq)
     order by c.seq, c.verified_at limit 1`;
   if (!first) return null;
   if (first.present) return rewritten(sql, checkpointOf(first));
@@ -298,7 +324,7 @@ async function rewritten(sql: Sql, c: Checkpoint): Promise<ChainReport> {
 /** When the log was last verified in full, or null if never: for the reviewer's banner. */
 export async function lastFullCheckpoint(ctx: Ctx): Promise<Checkpoint | null> {
   requireReviewer(ctx);
-  const [row] = await sqlOf(ctx.db)<CheckpointRow[]>`
+  const [row] = await sqlOf(readsOf(ctx))<CheckpointRow[]>`
     select seq, hash, verified_at, mode, entries_checked from disclosure_checkpoints where mode = 'full' order by verified_at desc limit 1`;
   return row ? checkpointOf(row) : null;
 }

@@ -170,8 +170,10 @@ async function replay(
   idempotency: { scope: string; key: string },
   requestSha256: string,
 ): Promise<Download | undefined> {
+  // The keys' own table (migration 0026): unique for ever, whatever months of the log are archived.
   const [earlier] = await sqlOf(ctx.db)<{ id: string; request_sha256: string }[]>`
-    select id, request_sha256 from disclosures where idempotency_scope = ${idempotency.scope} and idempotency_key = ${idempotency.key}`;
+    select disclosure_id as id, request_sha256 from disclosure_idempotency_keys
+    where scope = ${idempotency.scope} and key = ${idempotency.key}`;
   if (!earlier) return undefined;
   if (earlier.request_sha256 !== requestSha256) {
     throw new AppError(

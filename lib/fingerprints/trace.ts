@@ -168,7 +168,7 @@ async function deliveredTo(sql: Sql, sha256: string): Promise<FileTrace["licence
   const rows = await sql<(Omit<TracedLicence, "deliveries"> & { path: string })[]>`
     select distinct on (d.licence_id) d.licence_id, o.id as organization_id, o.slug as organization_slug,
            o.name as organization_name, d.dataset_id, d.version, l.revoked_at is not null as revoked, f.path
-    from disclosure_files f join disclosures d on d.id = f.disclosure_id
+    from disclosure_files f join disclosures d on d.id = f.disclosure_id and d.occurred_at = f.occurred_at
     join licences l on l.id = d.licence_id join organizations o on o.id = l.organization_id
     where f.sha256 = ${sha256} order by d.licence_id, d.seq limit 20`;
   // The bytes carry one licence's tokens, so every delivery of them is that licence's.
@@ -176,13 +176,16 @@ async function deliveredTo(sql: Sql, sha256: string): Promise<FileTrace["licence
   return rows.map((row) => ({ ...row, deliveries }));
 }
 
-/** The entries of the log that delivered any of these copies. */
+/**
+ * The entries of the log that delivered any of these copies: the online months' (a file row is in
+ * its entry's month, migration 0026; an archived month's are in its archive).
+ */
 async function deliveriesOf(sql: Sql, sha256s: string[]): Promise<TracedLicence["deliveries"]> {
   const rows = await sql<
     { id: string; occurred_at: Date; channel: string; api_key_id: string | null; user_id: string | null }[]
   >`
     select distinct d.id, d.occurred_at, d.channel, d.api_key_id, d.user_id, d.seq
-    from disclosure_files f join disclosures d on d.id = f.disclosure_id
+    from disclosure_files f join disclosures d on d.id = f.disclosure_id and d.occurred_at = f.occurred_at
     where f.sha256 = any(${sha256s}::text[]) order by d.seq limit 1000`;
   return rows.map((r) => ({
     id: r.id,

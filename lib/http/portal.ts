@@ -4,7 +4,7 @@ import { sessionUser } from "../auth/accounts";
 import { auth } from "../auth/next-auth";
 import type { UserPrincipal } from "../auth/principal";
 import type { Ctx } from "../context";
-import { getDb } from "../db/client";
+import { getDb, getReplicaDb } from "../db/client";
 import { AppError, type ErrorCode } from "../errors";
 import { rateLimiters } from "../limits/rate-limit";
 import { mayEnter, type Area } from "../portal/access";
@@ -51,7 +51,16 @@ export async function pageContext(area: Area, path: string): Promise<Ctx<UserPri
   const user = await currentUser();
   if (!user) redirect(signInPath(path));
   if (!mayEnter(user, area)) forbidden();
-  return { db: getDb(), principal: user, requestId: newRequestId() };
+  return contextFor(area, user);
+}
+
+/**
+ * A page's or route's context. The review area's reads of the log go to the read replica when
+ * there is one (DATABASE_REPLICA_URL): its pages say as of when; everything else reads the primary.
+ */
+function contextFor(area: Area, user: UserPrincipal): Ctx<UserPrincipal> {
+  const replica = area === "review" ? getReplicaDb() : null;
+  return { db: getDb(), principal: user, requestId: newRequestId(), ...(replica ? { replica } : {}) };
 }
 
 /** A short plain-text answer, for portal route handlers whose success is a file, not a page. */
@@ -73,7 +82,7 @@ export async function routeContext(area: Area): Promise<Ctx<UserPrincipal> | Res
   const user = await currentUser();
   if (!user) return plainText(401, "Sign in first.");
   if (!mayEnter(user, area)) return plainText(403, REFUSED[area]);
-  return { db: getDb(), principal: user, requestId: newRequestId() };
+  return contextFor(area, user);
 }
 
 export type ActionResult<T> =

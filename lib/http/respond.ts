@@ -21,6 +21,9 @@ const UNAVAILABLE_CODES = new Set([
   "08003",
   "08004",
   "08006",
+  // PgBouncer's own answers when it cannot reach or keep the server ("server login has been failing",
+  // "server conn crashed?"): a connection exception of PostgreSQL's class 08 like the above.
+  "08P01",
   // A write sent to a server that has just become a standby (a failover in progress).
   "25006",
   // A serialisation failure or deadlock is transient too: the client should simply retry.

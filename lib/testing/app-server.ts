@@ -9,7 +9,10 @@ export type AppServer = NextServer;
  * against this run's database and store: what a client meets over HTTP, Next's routing included.
  * Its requests come as through one trusted proxy (TRUSTED_PROXIES=1) unless `env` says otherwise.
  */
-export async function startAppServer(env: Record<string, string> = {}): Promise<AppServer> {
+export async function startAppServer(
+  env: Record<string, string> = {},
+  options: { port?: number } = {},
+): Promise<AppServer> {
   if (!hasProductionBuild()) throw new Error("No production build: run `npx next build` first (`npm test` does).");
   // A build older than the code would pass or fail the suite on code that is no longer there.
   if (!productionBuildIsCurrent()) {
@@ -21,19 +24,24 @@ export async function startAppServer(env: Record<string, string> = {}): Promise<
   const rateLimitKeyPrefix = `das:rl:test:${randomBytes(6).toString("hex")}`;
   // The suite's own process runs without the API cache (worker-setup.ts); a server has it, as deployed.
   const { API_CACHE_MB: _inProcessOnly, ...inherited } = process.env;
-  return startNextServer({
-    ...inherited,
-    DATABASE_URL: inject("databaseUrl"),
-    APP_SECRET: inject("appSecret"),
-    RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix,
-    // The suites play the one proxy in front, reporting each client's address and scheme.
-    TRUSTED_PROXIES: "1",
-    // Servers of the run share its database: a delivery worker in each would take the jobs of the
-    // suite that tests deliveries. That suite turns its own server's worker on. So would a copy
-    // worker take the copy jobs of suites that make their copies themselves, or leave some unmade
-    // on purpose (scripts/das-admin-trace.test.ts's 47 licences without copies).
-    NOTICE_WORKER: "off",
-    COPY_WORKER: "off",
-    ...env,
-  });
+  return startNextServer(
+    {
+      ...inherited,
+      // As deployed: the service's role, which owns no table.
+      DATABASE_URL: inject("serviceDatabaseUrl"),
+      APP_SECRET: inject("appSecret"),
+      RATE_LIMIT_KEY_PREFIX: rateLimitKeyPrefix,
+      // The suites play the one proxy in front, reporting each client's address and scheme.
+      TRUSTED_PROXIES: "1",
+      // Servers of the run share its database: a delivery worker in each would take the jobs of the
+      // suite that tests deliveries. That suite turns its own server's worker on. So would a copy
+      // worker take the copy jobs of suites that make their copies themselves, or leave some unmade
+      // on purpose (scripts/das-admin-trace.test.ts's 47 licences without copies).
+      NOTICE_WORKER: "off",
+      COPY_WORKER: "off",
+      ...env,
+    },
+    [],
+    options,
+  );
 }

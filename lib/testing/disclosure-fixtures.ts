@@ -1,10 +1,19 @@
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import type { Ctx } from "../context";
-import type { Db, Sql } from "../db/client";
+import { sqlOf, type Db, type Sql } from "../db/client";
 import type { ApiKeyPrincipal, UserPrincipal } from "../auth/principal";
 import type { RequestedScope, UserRole } from "../db/schema";
-import { entryHash, episodesDigest, GENESIS_HASH, type ChainedEntry } from "../disclosures/chain";
+import { appendToLog } from "../disclosures/append";
+import {
+  entryHash,
+  episodesDigest,
+  filesDigest,
+  GENESIS_HASH,
+  sha256Hex,
+  type ChainedEntry,
+} from "../disclosures/chain";
+import { newLogId } from "../ids";
 import { authenticateApiKey } from "../auth/api-keys";
 import { issueKey } from "../admin/keys";
 import { createUser } from "../admin/users";
@@ -95,6 +104,60 @@ export async function makeDownload(
   const requestId = uniqueId("req");
   const { download } = await createDownload({ db, principal, requestId }, { body });
   return { download, requestId, principal, body, occurredAt: new Date(Date.parse(download.expires_at) - 900_000) };
+}
+
+/**
+ * An entry naming files, as the services that name them append it, for tests of the log itself: a
+ * Hub GET of one file (`hub`: channel hub, reused while its URL is valid), or a delivery of a
+ * fingerprinted version's per-licence copies (`files`: their rows, their digest in the chain).
+ * Their own suites (app/hub, lib/fingerprints) make them through the service; the log's suites
+ * need them without a Hub client or copies made. Undefined for a Hub GET an equal one made redundant.
+ */
+export async function appendNamingFiles(
+  db: Db,
+  principal: ApiKeyPrincipal,
+  at: { datasetId: string; version: string },
+  names: { hub: string } | { files: { path: string; sha256: string }[] },
+): Promise<ChainedEntry | undefined> {
+  const [licence] = await sqlOf(db)<{ version_id: number; licence_id: string; terms_sha256: string | null }[]>`
+    select l.version_id, l.id as licence_id, l.terms_sha256 from licences l join dataset_versions v on v.id = l.version_id
+    where l.organization_id = ${principal.organizationId} and v.dataset_id = ${at.datasetId} and v.version = ${at.version}`;
+  if (!licence) throw new Error(`The key's organisation holds no licence for ${at.datasetId}@${at.version}.`);
+  const hub = "hub" in names;
+  const paths = hub ? [names.hub] : names.files.map((f) => f.path);
+  return appendToLog(
+    { db },
+    {
+      entry: {
+        id: newLogId(hub ? "hb" : "dl"),
+        organizationId: principal.organizationId,
+        apiKeyId: principal.keyId,
+        userId: null,
+        reviewerRole: null,
+        channel: hub ? "hub" : "api",
+        datasetId: at.datasetId,
+        version: at.version,
+        versionId: licence.version_id,
+        licenceId: licence.licence_id,
+        termsSha256: licence.terms_sha256,
+        requestedScope: hub ? { paths } : { include_version_files: true },
+        episodeCount: 0,
+        fileCount: paths.length,
+        totalBytes: paths.length,
+        episodesSha256: episodesDigest([]),
+        ...(hub ? {} : { filesSha256: filesDigest(names.files) }),
+        requestId: uniqueId("req"),
+        idempotencyScope: null,
+        idempotencyKey: null,
+        requestSha256: sha256Hex(
+          hub ? `hub ${principal.keyId} ${licence.version_id} ${names.hub}` : uniqueId("request"),
+        ),
+      },
+      episodeIds: [],
+      ...(hub ? { reuseMarginSeconds: 60 } : { files: names.files }),
+      ttlSeconds: 900,
+    },
+  );
 }
 
 /** The files a body covers, worked out from the catalog the test imported (not from the service). */

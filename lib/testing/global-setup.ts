@@ -6,12 +6,16 @@ import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../dev/embedded-postgres";
 import { migrateDatabase } from "../db/migrate";
+import { asUser, ensureLoginRole } from "../db/roles";
 import { PROJECT_ROOT } from "../dev/embedded-default";
 import { randomStoreCredentials, startLocalStore } from "../dev/local-store";
 
 declare module "vitest" {
   export interface ProvidedContext {
+    /** The run's database as its owner (a superuser): what suites use to set up and inspect. */
     databaseUrl: string;
+    /** The same database as the service's login role, which owns nothing: what servers use. */
+    serviceDatabaseUrl: string;
     appSecret: string;
     /** S3_* variables of this run's local object store. */
     storeEnv: Record<string, string>;
@@ -43,8 +47,14 @@ export default async function setup(project: TestProject) {
   await admin.unsafe(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  await migrateDatabase(url.toString());
+  // The service's role of this run (roles are the server's, shared by concurrent runs): created
+  // here, granted its rows by the migration, dropped with the database.
+  const serviceRole = `das_svc_${randomBytes(5).toString("hex")}`;
+  const servicePassword = randomBytes(18).toString("hex");
+  await ensureLoginRole(serverUrl, serviceRole, servicePassword);
+  await migrateDatabase(url.toString(), { serviceRole });
   project.provide("databaseUrl", url.toString());
+  project.provide("serviceDatabaseUrl", asUser(url.toString(), serviceRole, servicePassword));
   project.provide("appSecret", randomBytes(32).toString("hex"));
   // A local S3-compatible store of the run's own, which verifies signatures and expiry, with a key pair of the run's own.
   const storeDir = mkdtempSync(path.join(os.tmpdir(), "das-test-store-"));
@@ -54,6 +64,7 @@ export default async function setup(project: TestProject) {
     await store.stop();
     rmSync(storeDir, { recursive: true, force: true });
     await admin.unsafe(`drop database if exists ${name} with (force)`);
+    await admin.unsafe(`drop role if exists ${serviceRole}`);
     await admin.end();
     await stopServer();
   };

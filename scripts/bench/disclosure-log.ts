@@ -379,7 +379,9 @@ async function restoreAfterLoad(sql: Sql, d: Definitions, log: Progress) {
   }
   for (const i of d.indexes) {
     log(`rebuilding ${i.name}`);
-    await sql.unsafe(i.def);
+    // A partitioned table's index is defined "ON ONLY" the parent; built again on the parent, it is
+    // built on every month's partition too.
+    await sql.unsafe(i.def.replace(" ON ONLY ", " ON "));
   }
   for (const c of d.constraints.filter((c) => c.type === "f")) {
     log(`checking ${c.name}`);
@@ -523,14 +525,17 @@ export function planBatch(plan: Plan, batch: number): PlannedBatch {
       }
       digest = whole.digest;
       episodeCount = version.episodeCount;
-      // Each row is "<disclosure id>\t<version id>\t<episode id>\n": the id goes before every tab-led row.
-      episodeRows.push(id + whole.rows.slice(0, -1).replace(/\n/g, `\n${id}`) + "\n");
+      // Each row is "<disclosure id>\t<version id>\t<episode id>\t<occurred_at>\n": the id goes before
+      // every tab-led row, the entry's time (its month's partition, migration 0026) after it.
+      const at = occurredAt.toISOString();
+      episodeRows.push(`${id}${whole.rows.slice(0, -1).replace(/\n/g, `\t${at}\n${id}`)}\t${at}\n`);
       counters.wholeVersionEntries++;
     } else {
       const ids = indices.map((x) => episodeId(version, x));
       digest = episodesDigest(ids);
       episodeCount = ids.length;
-      for (const e of ids) episodeRows.push(`${id}\t${version.id}\t${e}\n`);
+      const at = occurredAt.toISOString();
+      for (const e of ids) episodeRows.push(`${id}\t${version.id}\t${e}\t${at}\n`);
       counters.smallEntries++;
     }
     counters.byChannel[channel]++;
@@ -666,6 +671,8 @@ export async function generateDisclosureLog(
   shape: LogShape,
   log: Progress = () => {},
   workers = 0,
+  /** When the entries are (seconds since the epoch); default `shape.years` ending a day before now. */
+  window?: { startSeconds: number; spanSeconds: number },
 ): Promise<GeneratedLog> {
   const [log0] = await sql<{ present: boolean }[]>`select exists (select 1 from disclosures) as present`;
   if (log0!.present)
@@ -694,18 +701,25 @@ export async function generateDisclosureLog(
     logSeconds: 0,
     indexSeconds: 0,
   };
-  const spanSeconds = shape.years * 365 * 86_400;
+  const spanSeconds = window?.spanSeconds ?? shape.years * 365 * 86_400;
   const plan: Plan = {
     shape,
     versions,
     organizations,
     reviewers,
     spanSeconds,
-    startSeconds: Math.floor(Date.now() / 1000) - spanSeconds - 86_400,
+    startSeconds: window?.startSeconds ?? Math.floor(Date.now() / 1000) - spanSeconds - 86_400,
   };
   const source = batchSource(plan, workers);
+  // Every month of the span has its partition (migration 0026): made here as the migrations make them.
+  await sql`select das_create_disclosure_months(to_timestamp(${plan.startSeconds})::date, (now() + interval '3 months')::date)`;
   const disclosuresCopy = await copyStream(sql, "disclosures", DISCLOSURE_COLUMNS);
-  const episodesCopy = await copyStream(sql, "disclosure_episodes", ["disclosure_id", "version_id", "episode_id"]);
+  const episodesCopy = await copyStream(sql, "disclosure_episodes", [
+    "disclosure_id",
+    "version_id",
+    "episode_id",
+    "occurred_at",
+  ]);
   try {
     let prevHash = GENESIS_HASH;
     const total = Math.ceil(shape.entries / BATCH);

@@ -106,6 +106,13 @@ export const RATIOS: readonly Ratio[] = [
     target: 1.1,
   },
   {
+    benchmark: "bench:scaling",
+    key: "pgbouncer_to_direct_ratio",
+    measures: "appends/s through PgBouncer in transaction mode ÷ appends/s direct, 16 at a time (issue 36)",
+    better: "higher",
+    target: 0.9,
+  },
+  {
     benchmark: "bench:episode",
     key: "drawing_to_uplot_ratio",
     measures: "the episode page's plot, read to drawn ÷ uPlot drawing the same arrays alone",

@@ -3,4 +3,4 @@
 export { EpisodeLine } from "@/lib/catalog/import/records";
 export { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";
 export { TERMS_SHA256_PATTERN } from "@/lib/admin/terms";
-export { NO_ORGANIZATION, parseTimeBound } from "@/lib/disclosures/filter";
+export { NO_ORGANIZATION, parseMonth, parseTimeBound } from "@/lib/disclosures/filter";

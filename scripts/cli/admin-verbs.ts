@@ -2,8 +2,9 @@
 // verb of lib/ they call. scripts/das-admin.ts loads this when a command runs (its `onDatabase`),
 // so that printing its help or a usage error loads none of it.
 export { startEmbeddedDefault } from "@/lib/dev/embedded-default";
-export { createDb } from "@/lib/db/client";
-export { migrateDatabase } from "@/lib/db/migrate";
+export { createDb, sqlOf } from "@/lib/db/client";
+export { userOf } from "@/lib/db/roles";
+export { migrateKeepingChain } from "@/lib/disclosures/migrate-log";
 export { importVersion } from "@/lib/catalog/import/import-version";
 export { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
 export { s3Client, StoreError } from "@/lib/storage/client";
@@ -43,4 +44,7 @@ export {
   writeHeadDigest,
 } from "@/lib/disclosures/digest";
 export { exportDisclosures } from "@/lib/disclosures/export";
+export { archiveMonth, restoreMonth } from "@/lib/disclosures/archive";
+export { archiveStoreFromEnv, monthPublicKeyFromEnv, monthSigningKeyFromEnv } from "@/lib/disclosures/archive-store";
+export { closeEndedMonths, ensureMonthsAhead, listMonths } from "@/lib/disclosures/months";
 export { disclosureFilter } from "@/lib/disclosures/filter";

@@ -20,7 +20,9 @@ import { termsDocuments } from "./terms";
 
 /**
  * The log's tables and the summaries derived from its entries at append, each append-only by a
- * trigger named `<table>_append_only` (migrations 0002, 0009, 0011 and 0014).
+ * trigger named `<table>_append_only` (migrations 0002, 0009, 0011, 0014 and 0025), and each
+ * partitioned by month of its entry's `occurred_at` (migration 0026): a month of them is archived
+ * together.
  */
 export const DISCLOSURE_LOG_TABLES = [
   "disclosures",
@@ -69,7 +71,7 @@ export type RequestedScope = {
 export const disclosures = pgTable(
   "disclosures",
   {
-    id: text().primaryKey(),
+    id: text().notNull(),
     seq: bigint({ mode: "number" }).notNull(),
     occurredAt: timestamptz("occurred_at").notNull(),
     organizationId: text("organization_id").references(() => organizations.id),
@@ -104,7 +106,10 @@ export const disclosures = pgTable(
     filesSha256: text("files_sha256"),
     expiresAt: timestamptz("expires_at").notNull(),
     requestId: text("request_id").notNull(),
-    /** The key or user an Idempotency-Key belongs to, and the key itself. */
+    /**
+     * The key or user an Idempotency-Key belongs to, and the key itself: recorded with the entry;
+     * their uniqueness is `disclosure_idempotency_keys`'s (migration 0026).
+     */
     idempotencyScope: text("idempotency_scope"),
     idempotencyKey: text("idempotency_key"),
     /** SHA-256 of the canonical request body: a retry with another body under the same key is a conflict. */
@@ -112,9 +117,10 @@ export const disclosures = pgTable(
     prevHash: text("prev_hash").notNull(),
     hash: text().notNull(),
   },
+  // Partitioned by month of occurred_at (migration 0026): a unique key holds it.
   (t) => [
-    uniqueIndex("disclosures_seq_key").on(t.seq),
-    uniqueIndex("disclosures_idempotency_key").on(t.idempotencyScope, t.idempotencyKey),
+    primaryKey({ name: "disclosures_pkey", columns: [t.id, t.occurredAt] }),
+    uniqueIndex("disclosures_seq_key").on(t.seq, t.occurredAt),
     // Each filter of the reviewer's search ends in seq, so any page of it is a bounded index walk
     // newest first; a time range becomes a seq range through (occurred_at, seq) (migration 0009).
     index("disclosures_occurred_idx").on(t.occurredAt, t.seq),
@@ -159,8 +165,27 @@ export const disclosureEpisodes = pgTable(
     disclosureId: text("disclosure_id").notNull(),
     versionId: integer("version_id").notNull(),
     episodeId: byteOrderText("episode_id").notNull(),
+    /** The entry's: its month's partition (migration 0026). */
+    occurredAt: timestamptz("occurred_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.disclosureId, t.episodeId] })],
+  (t) => [primaryKey({ name: "disclosure_episodes_pk", columns: [t.disclosureId, t.episodeId, t.occurredAt] })],
+);
+
+/**
+ * Each Idempotency-Key of a download and the entry it made, unique for ever per key or user
+ * (migration 0026): the log is partitioned by month, and a unique index of a partitioned table can
+ * only be unique within a month. Written in the entry's statement; append-only.
+ */
+export const disclosureIdempotencyKeys = pgTable(
+  "disclosure_idempotency_keys",
+  {
+    scope: text().notNull(),
+    key: text().notNull(),
+    disclosureId: text("disclosure_id").notNull(),
+    /** The entry's: a retry with another body under the same key is a conflict. */
+    requestSha256: text("request_sha256").notNull(),
+  },
+  (t) => [primaryKey({ name: "disclosure_idempotency_keys_pk", columns: [t.scope, t.key] })],
 );
 
 /**
@@ -178,8 +203,9 @@ export const disclosureEpisodeEntries = pgTable(
     /** The entry's: null for a reviewer's or admin's preview. */
     organizationId: text("organization_id"),
     channel: text().$type<DisclosureChannel>().notNull(),
+    occurredAt: timestamptz("occurred_at").notNull(),
   },
-  (t) => [primaryKey({ name: "disclosure_episode_entries_pk", columns: [t.episodeId, t.seq] })],
+  (t) => [primaryKey({ name: "disclosure_episode_entries_pk", columns: [t.episodeId, t.seq, t.occurredAt] })],
 );
 
 /**
@@ -201,9 +227,10 @@ export const disclosureContributors = pgTable(
     /** The entry's: null for a reviewer's or admin's preview. */
     organizationId: text("organization_id"),
     channel: text().$type<DisclosureChannel>().notNull(),
+    occurredAt: timestamptz("occurred_at").notNull(),
   },
   (t) => [
-    primaryKey({ name: "disclosure_contributors_pk", columns: [t.disclosureId, t.contributor] }),
+    primaryKey({ name: "disclosure_contributors_pk", columns: [t.disclosureId, t.contributor, t.occurredAt] }),
     // Migrations 0011–0013 also INCLUDE the rest of the row in each, which this builder cannot
     // say: a walk of a contributor's entries, alone or with an organisation or a channel, reads no table row.
     index("disclosure_contributors_contributor_idx").on(t.contributor, t.seq),

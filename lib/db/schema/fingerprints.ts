@@ -1,6 +1,6 @@
 import { bigint, check, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
-import { byteOrderText, createdAt } from "../columns";
+import { byteOrderText, createdAt, timestamptz } from "../columns";
 import { datasetVersions } from "./catalog";
 import { licences } from "./licences";
 
@@ -66,7 +66,8 @@ export const originalFileStates = pgTable(
 
 /**
  * The files an entry of the log delivered as per-licence copies, with the sha256 of the bytes that
- * left; the entry's `files_sha256` covers them in the hash chain. Append-only like the log.
+ * left; the entry's `files_sha256` covers them in the hash chain. Append-only like the log, and
+ * partitioned with it by the entry's month (migration 0026): archived and restored with it.
  */
 export const disclosureFiles = pgTable(
   "disclosure_files",
@@ -74,9 +75,11 @@ export const disclosureFiles = pgTable(
     disclosureId: text("disclosure_id").notNull(),
     path: byteOrderText("path").notNull(),
     sha256: text().notNull(),
+    /** The entry's: its month's partition (migration 0026). */
+    occurredAt: timestamptz("occurred_at").notNull(),
   },
   (t) => [
-    primaryKey({ name: "disclosure_files_pk", columns: [t.disclosureId, t.path] }),
+    primaryKey({ name: "disclosure_files_pk", columns: [t.disclosureId, t.path, t.occurredAt] }),
     index("disclosure_files_sha256_idx").on(t.sha256, t.disclosureId),
   ],
 );

@@ -13,7 +13,9 @@ import { DisclosureSearch, disclosureFilter, NO_ORGANIZATION, searchQuery } from
 import { countDisclosures, reviewFacets, searchDisclosures } from "@/lib/disclosures/search";
 import { cappedCountText } from "@/components/review/recipient";
 import { DISCLOSURE_CHANNELS } from "@/lib/db/schema";
-import { pageContext, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { ReplicaNotice } from "@/components/review/replica-notice";
+import { reviewReadsAsOf } from "@/lib/disclosures/replica-reads";
 
 export const metadata: Metadata = { title: "Disclosure log" };
 
@@ -38,6 +40,8 @@ const Search = DisclosureSearch.extend({
 
 export default async function DisclosuresPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("review", `/review/disclosures`);
+  // Read first: whatever the page reads after it is at least as new.
+  const asOf = await pageData(reviewReadsAsOf(ctx));
   const { before, ...params } = await pageSearch(searchParams, Search);
   const { filter, problems } = disclosureFilter(params);
   const [facets, status] = await Promise.all([reviewFacets(ctx), chainStatus(ctx)]);
@@ -69,6 +73,7 @@ export default async function DisclosuresPage({ searchParams }: { searchParams: 
           </>
         }
       />
+      <ReplicaNotice lag={asOf} />
       {status.report === null ? (
         <Alert kind="info" title="Verifying the hash chain…" className="mb-4">
           A check of the entries since the last verified checkpoint is running; reload in a moment for its result.

@@ -6,11 +6,15 @@ import { FilterBar } from "@/components/ui/filter-bar";
 import { PageHeader } from "@/components/ui/page-header";
 import { disclosureOverview, overviewPeriod, OverviewSearch, DEFAULT_DAYS } from "@/lib/disclosures/overview";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { ReplicaNotice } from "@/components/review/replica-notice";
+import { reviewReadsAsOf } from "@/lib/disclosures/replica-reads";
 
 export const metadata: Metadata = { title: "Overview" };
 
 export default async function OverviewPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const ctx = await pageContext("review", "/review/overview");
+  // Read first: whatever the page reads after it is at least as new.
+  const asOf = await pageData(reviewReadsAsOf(ctx));
   const search = await pageSearch(searchParams, OverviewSearch);
   const { period, problems } = overviewPeriod(search);
   const overview = problems.length ? null : await pageData(disclosureOverview(ctx, period));
@@ -31,6 +35,7 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
           ) : null
         }
       />
+      <ReplicaNotice lag={asOf} />
       <div className="mb-6">
         <FilterBar
           label="Choose the period"

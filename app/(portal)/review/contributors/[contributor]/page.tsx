@@ -9,6 +9,8 @@ import { z } from "zod";
 import { cappedCountText } from "@/components/review/recipient";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { ReplicaNotice } from "@/components/review/replica-notice";
+import { reviewReadsAsOf } from "@/lib/disclosures/replica-reads";
 
 type Props = { params: Promise<{ contributor: string }>; searchParams: Promise<SearchParams> };
 
@@ -33,6 +35,8 @@ export default async function ContributorPage({ params, searchParams }: Props) {
   const { before } = await pageSearch(searchParams, Search);
   const path = `/review/contributors/${encodeURIComponent(contributor)}`;
   const ctx = await pageContext("review", path);
+  // Read first: whatever the page reads after it is at least as new.
+  const asOf = await pageData(reviewReadsAsOf(ctx));
   const { rows, nextBefore, total, summary } = await pageData(
     recipientsOfContributor(ctx, { contributor, before, limit: PAGE }),
   );
@@ -58,6 +62,7 @@ export default async function ContributorPage({ params, searchParams }: Props) {
           </>
         }
       />
+      <ReplicaNotice lag={asOf} />
       {rows.length === 0 && before === undefined ? (
         <EmptyState title="Nobody has received this contributor's episodes">
           No download or preview in the log includes an episode recorded by {contributor}.

@@ -10,6 +10,8 @@ import { z } from "zod";
 import { LinkButton } from "@/components/ui/button";
 import { disclosedEpisodes, getDisclosure } from "@/lib/disclosures/search";
 import { pageContext, pageData, pageSearch, type SearchParams } from "@/lib/http/portal";
+import { ReplicaNotice } from "@/components/review/replica-notice";
+import { reviewReadsAsOf } from "@/lib/disclosures/replica-reads";
 
 type Props = { params: Promise<{ id: string }>; searchParams: Promise<SearchParams> };
 
@@ -34,6 +36,8 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
   const { id } = await params;
   const { episodes_after: after } = await pageSearch(searchParams, Search);
   const ctx = await pageContext("review", `/review/disclosures/${id}`);
+  // Read first: whatever the page reads after it is at least as new.
+  const asOf = await pageData(reviewReadsAsOf(ctx));
   const entry = await pageData(getDisclosure(ctx, id));
   const { episodeIds, nextAfter } = await pageData(
     disclosedEpisodes(ctx, { id: entry.id, after, limit: EPISODE_PAGE }),
@@ -56,6 +60,7 @@ export default async function DisclosurePage({ params, searchParams }: Props) {
         title={`Entry ${entry.seq}: ${entry.dataset_id}@${entry.version}`}
         description={`${formatDateTime(entry.occurred_at)} · ${basisOf(entry)} · ${entry.user ?? `API key ${entry.api_key}…`}${preview ? " · preview" : ""}`}
       />
+      <ReplicaNotice lag={asOf} />
       {entry.hash_matches ? null : (
         <Alert kind="error" title="This entry does not hash to its recorded hash" className="mb-4">
           It was altered after it was written. Run <code>das-admin disclosures verify</code> and investigate.
