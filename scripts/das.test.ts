@@ -461,7 +461,7 @@ describe("das episodes, datasets, versions, manifest, annotations", () => {
       envOf(small),
     );
     expect(stream.code).toBe(1);
-    expect(stream.stderr).toContain("Unknown stream(s)");
+    expect(stream.stderr).toContain("Unknown streams for");
   });
 
   it("takes --url and --key instead of the environment", async () => {

@@ -279,7 +279,7 @@ export const API_ROUTES: ContractRow[] = [
       expect(json.files.map((f: { path: string; get: object }) => [f.path, Object.keys(f.get)])).toEqual(
         [
           ["README.md", ["url"]],
-          [`${w.scoped.episodeId}/cam.mp4`, ["download"]],
+          [`${w.scoped.episodeId}/cam.mp4`, ["download", "episode_id"]],
         ].sort((a, b) => byteOrder(a[0] as string, b[0] as string)),
       );
     },
