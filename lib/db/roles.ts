@@ -29,6 +29,14 @@ export const INSERT_ONLY_TABLES = [
 ] as const;
 
 /**
+ * The advisory lock under which das_create_disclosure_months (migration 0026) makes months. A GRANT
+ * and an ATTACH PARTITION write the same catalog rows: run at once, one fails with XX000 "tuple
+ * concurrently updated". Every process that starts on a database grants (after migrating) while a
+ * running service's schedule may be making months, so the grants take this lock too.
+ */
+const MONTHS_LOCK = 7_203_117;
+
+/**
  * Gives the service's login role `role` the rows of every table of the service and of pg-boss, as
  * the migrations left them: what it reads and writes, no ownership, no DDL; the log's tables
  * insert-only. Run by `migrateDatabase` as the owner after every migration, so a table a migration
@@ -49,6 +57,7 @@ export async function grantServiceRole(owner: Sql, role: string): Promise<void> 
     );
   const r = owner(role);
   await owner.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MONTHS_LOCK})`;
     for (const schema of ["public", JOB_QUEUE_SCHEMA]) {
       const s = tx(schema);
       await tx`grant usage on schema ${s} to ${r}`;
