@@ -174,3 +174,32 @@ describe("granting the service's role", () => {
     }
   });
 });
+
+describe("the service's login role", () => {
+  // Every process that starts on an installation sets the role's password (the service and each
+  // das-admin, started together by a script): without taking turns, two fail with XX000.
+  it("is given its password by processes starting at once, none of them failing", async () => {
+    const server = process.env.DATABASE_URL!;
+    const fresh = `das_login_${randomBytes(4).toString("hex")}`;
+    try {
+      for (let round = 0; round < 5; round++) {
+        const results = await Promise.allSettled(
+          Array.from({ length: 8 }, () => ensureLoginRole(server, fresh, password)),
+        );
+        expect(
+          results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason)),
+        ).toEqual([]);
+      }
+      const login = postgres(asUser(server, fresh, password), { max: 1, onnotice: () => {} });
+      try {
+        expect(await login`select current_user as name`).toEqual([{ name: fresh }]);
+      } finally {
+        await login.end();
+      }
+    } finally {
+      const admin = postgres(server, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop role if exists ${fresh}`);
+      await admin.end();
+    }
+  });
+});

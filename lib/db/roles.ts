@@ -71,23 +71,26 @@ export async function grantServiceRole(owner: Sql, role: string): Promise<void> 
   });
 }
 
+/**
+ * The advisory lock under which a login role is created or given its password. Every process that
+ * starts on an installation (the service, each das-admin) sets the service role's password; two
+ * ALTER ROLEs of one role at once fail with XX000 "tuple concurrently updated", so they take turns.
+ * An advisory lock is the database's, and every process of one installation connects to the same.
+ */
+const ROLE_LOCK = 7_203_118;
+
 /** Creates the login role `name` with `password`, or gives the existing one that password. */
 export async function ensureLoginRole(superuserUrl: string, name: string, password: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`${name} is not a role name of ours.`);
   const sql = postgres(superuserUrl, { max: 1, onnotice: () => {} });
   // CREATE and ALTER ROLE take no parameters: the name is checked above, the password quoted here.
-  const alter = `alter role ${name} login password '${password.replace(/'/g, "''")}'`;
+  const quoted = `'${password.replace(/'/g, "''")}'`;
   try {
-    const [exists] = await sql`select 1 from pg_roles where rolname = ${name}`;
-    if (exists) await sql.unsafe(alter);
-    else
-      await sql
-        .unsafe(`create role ${name} login password '${password.replace(/'/g, "''")}'`)
-        .catch((error: { code?: string }) => {
-          // Created meanwhile by another process starting beside us: give it the password.
-          if (error.code !== "42710") throw error;
-          return sql.unsafe(alter);
-        });
+    await sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${ROLE_LOCK})`;
+      const [exists] = await tx`select 1 from pg_roles where rolname = ${name}`;
+      await tx.unsafe(`${exists ? "alter" : "create"} role ${name} login password ${quoted}`);
+    });
   } finally {
     await sql.end({ timeout: 1 });
   }
