@@ -58,6 +58,8 @@ class Hostile:
         self.asked: list[str] = []
         self.store_sent = 0
         self.endless_plan = False
+        # Plans answered after the first (the client asks again when the plan's URLs expire).
+        self.later_plans: list[dict[str, Any]] = []
 
     def file(self, path: str, data: bytes = BODY, **changes: Any) -> dict[str, Any]:
         planned = {
@@ -122,6 +124,8 @@ def hostile() -> Iterator[Hostile]:
                     except OSError:
                         pass
                     return
+                if sum(a.endswith("/plan") for a in state.asked) > 1 and state.later_plans:
+                    state.plan = state.later_plans.pop(0)
                 return self.send(200, json.dumps(state.plan).encode())
             if self.path == "/api/v1/downloads":
                 files = [
@@ -315,3 +319,26 @@ def test_a_plan_without_end_is_read_up_to_its_bound(hostile: Hostile, tmp_path: 
         pull(hostile, tmp_path / "pulled")
     assert hostile.requests_beyond_the_plan() == []
     assert everything(tmp_path) == []
+
+
+def test_the_plans_own_urls_are_renewed_by_asking_for_the_plan_again(hostile: Hostile, tmp_path: Path) -> None:
+    gone = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
+    readme = hostile.file("README.md", episode_ids=[], get={"url": f"{hostile.url}/store/0"})
+    hostile.plan_of([readme], expires_at=gone)
+    hostile.later_plans = [dict(hostile.plan)]
+    summary = pull(hostile, tmp_path / "pulled")
+    assert summary.ok and summary.url_renewals == 1 and summary.downloads == []
+    assert [a for a in hostile.asked if a.endswith("/plan")] == ["/api/v1/datasets/hostile/versions/1.0.0/plan"] * 2
+    assert (tmp_path / "pulled" / "README.md").read_bytes() == BODY
+
+
+def test_a_plan_of_another_revision_is_not_mixed_in(hostile: Hostile, tmp_path: Path) -> None:
+    gone = (datetime.now(timezone.utc) - timedelta(minutes=1)).isoformat().replace("+00:00", "Z")
+    readme = hostile.file("README.md", episode_ids=[], get={"url": f"{hostile.url}/store/0"})
+    hostile.plan_of([readme], expires_at=gone)
+    hostile.later_plans = [{**hostile.plan, "revision": "b" * 40}]
+    summary = pull(hostile, tmp_path / "pulled")
+    assert [f["path"] for f in summary.failed] == ["README.md"]
+    assert "the version changed while it was pulled" in summary.failed[0]["reason"]
+    assert "/store/0" not in hostile.asked
+    assert everything(tmp_path / "pulled") == []

@@ -160,12 +160,13 @@ def _transform_problem(t: Any) -> str | None:
     return None
 
 
-def check_plan(plan: Any, root: Path, dataset_id: str, version: str) -> Plan:
+def check_plan(plan: Any, dataset_id: str, version: str) -> Plan:
     """Refuses (TransportError) a plan the client cannot carry out as it is: one not of the API's
-    shape or for another version, a path that would leave `root` (or holds unsafe characters) or
+    shape or for another version, a path that would leave the directory (or holds unsafe characters) or
     land on the client's own files, a path given twice or under another file, a download it does
     not list, a URL that is not HTTP(S), a download body for another dataset, a transform it does
-    not know. Nothing has been fetched or written when it raises."""
+    not know. Where each path lies once links are resolved is checked per file (`path_inside`).
+    Nothing has been fetched or written when it raises."""
 
     def refuse(why: str) -> TransportError:
         return TransportError(f"The service's plan for {dataset_id}@{version} {why}: nothing was fetched.")

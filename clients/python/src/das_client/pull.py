@@ -168,7 +168,6 @@ def pull(
     )
     if provenance is not None:
         write_provenance(root, provenance)
-    summary.dir = str(dest)
     return summary
 
 
@@ -204,7 +203,7 @@ def carry_out_plan(
     are missing (interrupted or failed: run it again). `downloads=False` fetches only what the plan
     hands out by URL: a file of an episode not on disk fails (sync fetches no episode)."""
     started = time.monotonic()
-    plan = check_plan(plan, root, dataset_id, version)
+    plan = check_plan(plan, dataset_id, version)
     earlier = earlier_provenance(root, dataset_id, version)
     summary = PullSummary(
         dataset_id=plan["dataset_id"],
@@ -383,7 +382,6 @@ class _PlanUrls:
             )
             again = check_plan(
                 run.client.plan(run.plan["dataset_id"], run.plan["version"], **run.request),
-                run.root,
                 run.plan["dataset_id"],
                 run.plan["version"],
             )
