@@ -71,12 +71,6 @@ def comparable_provenance(document: dict[str, Any]) -> dict[str, Any]:
     # Files the clients write are compared by content below; their bytes (parquet writers) may differ.
     if "written" in document:  # a LeRobot subset's; a pull of plain files writes none
         document["written"] = [{k: v for k, v in w.items() if k != "sha256"} for w in document["written"]]
-    trimmed = document.get("meta_originals_trimmed")
-    if trimmed:
-        document["meta_originals_trimmed"] = {
-            **trimmed,
-            "files": [{**f, "kept_sha256": f["kept_sha256"] is not None} for f in trimmed["files"]],
-        }
     return document
 
 
@@ -86,11 +80,6 @@ def comparable_lerobot(result: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in result.items() if k not in ("provenance", "open_with")}
 
 
-# `das pull` now carries out the service's plan (docs/decisions/0128-das-pull-carries-out-the-plan.md):
-# its provenance records the plan's revision and request, and a LeRobot subset's meta/ comes rendered
-# by the service with no copy of the version's own kept. The Python client still decides for itself,
-# so the two trees differ until it carries out the plan too; strict, so that the move shows here.
-@pytest.mark.xfail(strict=True, reason="the Python client does not carry out the service's plan yet (decision 0128)")
 @pytest.mark.parametrize("name", list(VECTORS))
 def test_node_and_python_pulls_leave_the_same_tree(service, tmp_path, name):
     dataset_id, args = VECTORS[name](service)
@@ -102,7 +91,7 @@ def test_node_and_python_pulls_leave_the_same_tree(service, tmp_path, name):
     python = client.pull(dataset_id, "1.0.0", python_dir, progress=False, **args).to_dict()
 
     assert python["failed"] == node["failed"] == []
-    for field in ("files", "bytes", "downloaded", "co_delivered_episode_ids"):
+    for field in ("revision", "files", "bytes", "downloaded", "co_delivered_episode_ids"):
         assert python[field] == node[field], field
     assert len(python["downloads"]) == len(node["downloads"])
     assert comparable_lerobot(python["lerobot"]) == comparable_lerobot(node["lerobot"])
@@ -117,10 +106,6 @@ def test_node_and_python_pulls_leave_the_same_tree(service, tmp_path, name):
         n = json.loads((node_dir / "das-provenance.json").read_text())
         assert comparable_provenance(p) == comparable_provenance(n)
         written = {w["path"] for w in p.get("written", [])}
-        # The version's meta/ as kept under .das/original/, cut down to the delivered episodes.
-        for f in (p.get("meta_originals_trimmed") or {}).get("files", []):
-            if f["kept_sha256"] not in (None, f["sha256"]):
-                written.add(f".das/original/{f['path']}")
     for relative in files_under(python_dir):
         a, b = python_dir / relative, node_dir / relative
         if relative == "das-provenance.json":

@@ -30,6 +30,8 @@ MAX_PAGES = 2000
 # manifest's bound is larger (a version of a million files is about 350 MB of it).
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
+# A plan lists every file of a pull with its URL (at most 100,000 files): as `das pull` bounds it (MAX_PLAN_BYTES).
+MAX_PLAN_BYTES = 256 * 1024 * 1024
 
 
 def episode_filter(
@@ -323,6 +325,33 @@ class Client:
     def openapi(self) -> dict[str, Any]:
         """The API's OpenAPI 3.1 document."""
         return self._get("/openapi.json")
+
+    def plan(
+        self,
+        dataset_id: str,
+        version: str,
+        *,
+        episode_ids: Optional[Sequence[str]] = None,
+        filter: Optional[dict[str, Any]] = None,
+        streams: Optional[Sequence[str]] = None,
+        keep_original_indices: bool = False,
+    ) -> dict[str, Any]:
+        """The service's plan of a pull (POST .../plan): every file with where it goes, its size and
+        SHA-256, how to get its bytes (one of the plan's `downloads`, each a disclosure, or a signed
+        URL), and for a LeRobot version the `meta/` and row transforms that make it open. `pull`
+        checks it (`das_client.plan.check_plan`) and carries it out; nothing else decides what a
+        pull writes."""
+        body: dict[str, Any] = {}
+        if episode_ids is not None:
+            body["episode_ids"] = list(episode_ids)
+        if filter:
+            body["filter"] = filter
+        if streams is not None:
+            body["streams"] = list(streams)
+        if keep_original_indices:
+            body["keep_original_indices"] = True
+        path = f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/plan"
+        return self._send("POST", path, body=body, max_bytes=MAX_PLAN_BYTES)
 
     def pull(
         self,

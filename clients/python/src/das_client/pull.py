@@ -1,26 +1,31 @@
-"""`pull`: a scope of a version into a directory, with the same result as `das pull` for the same
-arguments (lib/client/pull.ts): the files at their paths, each SHA-256-checked, resumable, in
-parallel; URLs that expire on the way requested again; a LeRobot version written as a LeRobot
-dataset of the delivered episodes, with `das-provenance.json`."""
+"""`pull`: a scope of a version into a directory, as `das pull` does it (lib/client/pull.ts): the
+service's plan asked for (which files, where, how to get and check each one, what to write for
+LeRobot), checked (plan.check_plan), and carried out: files verified on disk skipped, the rest
+fetched in parallel from the plan's downloads (each a disclosure) and its signed URLs, resumable,
+each SHA-256-checked against the plan and renamed into place; URLs that expire on the way asked for
+again; once every file is there, the transformed files and `das-provenance.json` written. Nothing
+here decides what a version turns into on disk."""
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import httpx
 
 from .client import episode_filter
-from .errors import PullError
-from .plan import PlannedRequest, Scope, files_in_scope, narrowed, plan_requests
-from .transfer import Interrupted, Throttle, destination, fetch_file, local_state, partial_path, sha256_file, shown
+from .errors import InvalidBody, PullError
+from .lerobot import lerobot_result, remove_leftovers, write_transformed
+from .plan import PROVENANCE_FILE, Plan, PlannedFile, by_key, check_plan, fetched_place, narrowed, other_place, path_inside
+from .provenance import earlier_provenance, provenance_of, write_provenance
+from .transfer import Interrupted, Throttle, fetch_file, local_state, partial_path, shown
 
 if TYPE_CHECKING:
     from .client import Client
@@ -33,6 +38,7 @@ class PullSummary:
     dataset_id: str
     version: str
     dir: str
+    revision: str = ""
     files: int = 0
     bytes: int = 0
     already_verified: int = 0
@@ -114,167 +120,153 @@ def pull(
     stop: Optional[threading.Event] = None,
     refresh_margin_seconds: float = 60.0,
     now: Callable[[], float] = time.time,
-    max_files_per_request: Optional[int] = None,
 ) -> PullSummary:
     """Pulls `episodes` (ids; or the episodes matching the filters `outcome`, `environment`, `task`,
     `contributor`, `has_recovery`, `min_duration_s` / `max_duration_s`, as `Client.episodes` takes
-    them; or the whole version) of `streams` (or every stream) into `dest`.
+    them; or the whole version) of `streams` (or every stream) into `dest`, as the service's plan
+    of them says.
 
     Files already verified on disk are skipped, partial ones continued; every download request is an
     entry in the disclosure log, and so is each renewal of URLs that expire on the way (`now` is the
     clock they expire by). Setting `stop` (or Ctrl-C) interrupts the pull; run it again to resume.
+    A plan the client cannot carry out safely is refused whole (TransportError) before anything is
+    fetched or written.
     """
-    started = time.monotonic()
-    stop = stop or threading.Event()
-    root = Path(dest)
-    manifest = client.manifest(dataset_id, version)
-    fmt = manifest.get("format")
-    flt = (
-        episode_filter(
-            outcome=outcome,
-            environment=environment,
-            task=task,
-            contributor=contributor,
-            has_recovery=has_recovery,
-            min_duration_s=min_duration_s,
-            max_duration_s=max_duration_s,
-        )
-        or None
+    flt = episode_filter(
+        outcome=outcome,
+        environment=environment,
+        task=task,
+        contributor=contributor,
+        has_recovery=has_recovery,
+        min_duration_s=min_duration_s,
+        max_duration_s=max_duration_s,
     )
-    scope = Scope(
+    request: dict[str, Any] = {}
+    if episodes is not None:
+        request["episode_ids"] = list(episodes)
+    if flt:
+        request["filter"] = flt
+    if streams is not None:
+        request["streams"] = list(streams)
+    if keep_original_indices:
+        request["keep_original_indices"] = True
+    root = Path(dest)
+    plan = ask_for_plan(client, dataset_id, version, request)
+    summary, provenance = carry_out_plan(
+        client,
+        plan,
+        root,
         dataset_id,
         version,
-        episode_ids=list(episodes) if episodes is not None else None,
-        filter=flt,
-        streams=list(streams) if streams is not None else None,
-        include_version_files=bool(fmt),
+        request,
+        concurrency=concurrency,
+        limit_rate=limit_rate,
+        progress=progress,
+        stop=stop,
+        refresh_margin_seconds=refresh_margin_seconds,
+        now=now,
     )
-    if fmt and scope.streams is not None and "data" not in scope.streams:
-        # A LeRobot dataset without its frames does not open, and adding them unasked would disclose more than asked for.
-        raise PullError(
-            f"{dataset_id}@{version} is a LeRobot dataset, which pull writes as one: LeRobot reads every frame from the "
-            f"data files, so streams must include data (e.g. streams=['data', {', '.join(repr(s) for s in scope.streams)}])."
-        )
-    chosen = _episode_set(client, scope, manifest)
-    in_scope = files_in_scope(manifest, scope, chosen)
-    from . import lerobot as lr
-
-    layout = (
-        lr.layout(
-            manifest,
-            in_scope,
-            keep_original_indices=keep_original_indices,
-            streams=scope.streams,
-            trimmed=lr.earlier_trimmed_originals(root, manifest),
-        )
-        if fmt
-        else None
-    )
-    place_of: Callable[[dict[str, Any]], str] = layout.place_of if layout else (lambda f: f["path"])
-    summary = PullSummary(
-        dataset_id=dataset_id,
-        version=version,
-        dir=str(dest),
-        files=len(in_scope),
-        bytes=sum(f["size_bytes"] for f in in_scope),
-    )
-
-    pending, corrupt, partial_bytes = _check_local(root, in_scope, summary, place_of, layout)
-    if corrupt:
-        print(f"{len(corrupt)} file(s) on disk do not match the manifest and will be fetched again.", file=sys.stderr)
-    plan = plan_requests(
-        scope,
-        in_scope,
-        pending,
-        filter_covers=bool(flt and episodes is None),
-        limit=max_files_per_request or 10_000,
-        episodes=chosen,
-    )
-    for file, reason in plan.unplannable:
-        summary.failed.append({"path": file["path"], "reason": f"cannot be requested: {reason}"})
-
-    bar = _Progress(len(pending), sum(f["size_bytes"] for f in pending), progress)
-    bar.bytes(partial_bytes)
-    run = _Run(client, root, summary, bar, corrupt, place_of, stop, concurrency, now, refresh_margin_seconds)
-    run.throttle = Throttle(limit_rate) if limit_rate else None
-    http = httpx.Client(timeout=httpx.Timeout(60.0, connect=15.0), follow_redirects=False)
-    try:
-        for request in plan.requests if pending else []:
-            if stop.is_set():
-                break
-            try:
-                run.request(http, request)
-            except KeyboardInterrupt:
-                stop.set()
-                break
-            except Exception as error:  # the download itself refused (a licence revoked mid-run, say)
-                if stop.is_set():
-                    break
-                for file in request.files:
-                    summary.failed.append({"path": file["path"], "reason": str(error)})
-    finally:
-        http.close()
-        bar.close()
-    summary.interrupted = stop.is_set()
-    summary.co_delivered_episode_ids = sorted(
-        {e for d in run.records for e in d["co_delivered_episode_ids"]}, key=lambda s: s.encode()
-    )
-    # meta/ describes what is on disk, so it is written only once every file of the scope is.
-    if fmt and layout and not summary.interrupted and not summary.failed:
-        summary.lerobot = lr.finish(root, fmt, manifest, in_scope, layout, chosen, run.delivered_by, run.records)
-    # Any other format: the directory still says which download delivered which file of which episodes.
-    if not fmt and not summary.interrupted and not summary.failed:
-        from .lerobot import write_files_provenance
-
-        write_files_provenance(root, manifest, in_scope, run.delivered_by, run.records)
-    summary.seconds = time.monotonic() - started
+    if provenance is not None:
+        write_provenance(root, provenance)
     return summary
 
 
-def _episode_set(client: "Client", scope: Scope, manifest: dict[str, Any]) -> Optional[set[str]]:
-    if scope.streams is not None:
-        unknown = [s for s in scope.streams if s not in manifest["streams"]]
-        if unknown:
-            raise PullError(
-                f"Unknown stream(s) for {scope.dataset_id}@{scope.version}: {', '.join(map(shown, unknown))}. "
-                f"Its streams are: {', '.join(map(shown, manifest['streams']))}."
-            )
-    chosen: Optional[set[str]] = None
-    if scope.episode_ids is not None:
-        with_files = {e for f in manifest["files"] for e in f["episode_ids"]}
-        unknown = [e for e in scope.episode_ids if e not in with_files]
-        if unknown:
-            more = ", ..." if len(unknown) > 20 else ""
-            raise PullError(
-                f"No files of these episodes in {scope.dataset_id}@{scope.version}: {', '.join(map(shown, unknown[:20]))}{more}."
-            )
-        chosen = set(scope.episode_ids)
-    if scope.filter:
-        matching = {
-            e["episode_id"] for e in client.episodes(scope.dataset_id, scope.version, **scope.filter)
-        }
-        chosen = matching if chosen is None else {e for e in chosen if e in matching}
-    return chosen
+def ask_for_plan(client: "Client", dataset_id: str, version: str, request: dict[str, Any]) -> Plan:
+    """The service's plan; a request it refuses as such (an unknown stream or episode) is a PullError."""
+    try:
+        return client.plan(dataset_id, version, **request)
+    except InvalidBody as error:
+        raise PullError(error.message) from None
 
 
-def _check_local(root: Path, files: list[dict[str, Any]], summary: PullSummary, place_of: Any, layout: Any):
-    pending: list[dict[str, Any]] = []
+def carry_out_plan(
+    client: "Client",
+    plan: Any,
+    root: Path,
+    dataset_id: str,
+    version: str,
+    request: dict[str, Any],
+    *,
+    downloads: bool = True,
+    concurrency: int = 4,
+    limit_rate: Optional[float] = None,
+    progress: bool = True,
+    stop: Optional[threading.Event] = None,
+    refresh_margin_seconds: float = 60.0,
+    now: Callable[[], float] = time.time,
+) -> tuple[PullSummary, Optional[dict[str, Any]]]:
+    """Carries a plan out: checks it, skips the files already verified on disk (moving one an
+    earlier run kept at its other place), fetches the rest (a download at a time, cut down to the
+    files missing, its URLs renewed as a new download when they expire; then the files the plan
+    hands out by URL), verifies each against the plan and renames it into place, and once every
+    file is there writes the transformed ones. Returns the provenance to write, or None when files
+    are missing (interrupted or failed: run it again). `downloads=False` fetches only what the plan
+    hands out by URL: a file of an episode not on disk fails (sync fetches no episode)."""
+    started = time.monotonic()
+    plan = check_plan(plan, dataset_id, version)
+    earlier = earlier_provenance(root, dataset_id, version)
+    summary = PullSummary(
+        dataset_id=plan["dataset_id"],
+        version=plan["version"],
+        dir=str(root),
+        revision=plan["revision"],
+        files=len(plan["files"]),
+        bytes=sum(f["size_bytes"] for f in plan["files"]),
+        failed=[{"path": str(u.get("path")), "reason": str(u.get("reason"))} for u in plan["unplannable"]],
+    )
+    pending, corrupt, partial_bytes = _check_local(root, plan["files"], summary)
+    if corrupt:
+        print(f"{len(corrupt)} file(s) on disk do not match the plan and will be fetched again.", file=sys.stderr)
+    bar = _Progress(len(pending), sum(f["size_bytes"] for f in pending), progress)
+    bar.bytes(partial_bytes)
+    run = _Run(client, plan, request, root, summary, bar, corrupt, stop or threading.Event(), concurrency, now)
+    run.margin = refresh_margin_seconds
+    run.throttle = Throttle(limit_rate) if limit_rate else None
+    try:
+        if pending:
+            run.fetch_pending(pending, downloads)
+    except KeyboardInterrupt:
+        run.stop.set()
+    finally:
+        bar.close()
+        run.http.close()
+    summary.interrupted = run.stop.is_set()
+    summary.co_delivered_episode_ids = sorted(
+        {e for d in run.records for e in d["co_delivered_episode_ids"]}, key=lambda s: s.encode()
+    )
+    provenance = None
+    # What the pull writes itself describes what is on disk, so it is written only once every file of the plan is.
+    if not summary.interrupted and not summary.failed:
+        transformed = write_transformed(root, plan, earlier)
+        summary.failed.extend(transformed["failed"])
+        if not summary.failed:
+            remove_leftovers(root, plan, earlier)
+            provenance = provenance_of(plan, request, earlier, run.delivered_by, run.records, transformed["written"])
+            summary.lerobot = lerobot_result(
+                plan,
+                transformed,
+                root,
+                path_inside(root, PROVENANCE_FILE),
+                bool(request.get("keep_original_indices")),
+            )
+    summary.seconds = time.monotonic() - started
+    return summary, provenance
+
+
+def _check_local(root: Path, files: list[PlannedFile], summary: PullSummary):
+    pending: list[PlannedFile] = []
     corrupt: set[str] = set()
     partial_bytes = 0
     for file in files:
         try:
-            dest = destination(root, place_of(file))
-        except ValueError as error:
-            summary.failed.append({"path": file["path"], "reason": str(error)})
-            continue
-        state = local_state(dest, file)
-        kept = layout.trimmed_copy_of(file) if layout else None
-        if kept is not None and (sha256_file(dest) if dest.is_file() else None) == kept[0]:
-            # A meta/ file an earlier pull delivered and cut down to its episodes, still as it left it.
-            summary.already_verified += 1
-            continue
-        if state == "verified" or _adopt_verified_copy(root, file, dest, layout.alternatives_of(file) if layout else []):
-            summary.already_verified += 1
+            # A symbolic link on the way out of the directory fails the file before its download is asked for.
+            dest = path_inside(root, fetched_place(file))
+            state = local_state(dest, file)
+            if state == "verified" or _adopt_other_copy(root, file, dest):
+                summary.already_verified += 1
+                continue
+        except (OSError, ValueError) as error:
+            summary.failed.append({"path": file["path"], "reason": shown(str(error))})
             continue
         if state == "corrupt":
             corrupt.add(file["path"])
@@ -285,53 +277,55 @@ def _check_local(root: Path, files: list[dict[str, Any]], summary: PullSummary, 
     return pending, corrupt, partial_bytes
 
 
-def _adopt_verified_copy(root: Path, file: dict[str, Any], dest: Path, alternatives: list[str]) -> bool:
-    """A verified copy where an earlier pull kept the file is moved into place: fetching it again would be another disclosure."""
-    for alternative in alternatives:
-        source = destination(root, alternative)
-        if local_state(source, file) != "verified":
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(source, dest)
-        return True
-    return False
+def _adopt_other_copy(root: Path, file: PlannedFile, dest: Path) -> bool:
+    """A verified copy where an earlier run kept the file's bytes (at its path, or under
+    .das/original/ when that run wrote it transformed) is moved into place: fetching it again
+    would be another disclosure."""
+    other = path_inside(root, other_place(file))
+    if local_state(other, file) != "verified":
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    other.replace(dest)
+    return True
+
+
+def _timestamp(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 class _Lease:
-    """The signed URLs of one planned request, renewed (as a new download) when they expire."""
+    """The signed URLs of one download, renewed (as a new download, for the files still open) when they expire."""
 
-    def __init__(self, run: "_Run", request: PlannedRequest, open_paths: set[str]) -> None:
+    def __init__(self, run: "_Run", body: dict[str, Any], files: list[PlannedFile]) -> None:
         self.run = run
-        self.request = request
-        self.open = open_paths
+        self.body = body
+        self.files = files
+        self.open = {f["path"] for f in files}
         self.generation = 0
         self.lock = threading.Lock()
         self.document: dict[str, Any] = {}
         self.urls: dict[str, str] = {}
-        self.issue(request.body)
+        self._issue(body)
 
-    def issue(self, body: dict[str, Any]) -> None:
+    def _issue(self, body: dict[str, Any]) -> None:
         document = self.run.client._create_download(body)
         self.document = document
-        self.run.summary.downloads.append(document["download_id"])
-        self.run.records.append(
-            {"download_id": document["download_id"], "co_delivered_episode_ids": document["co_delivered_episode_ids"]}
-        )
-        self.urls = {f["path"]: f["url"] for f in document["files"]}
+        with self.run.lock:
+            self.run.summary.downloads.append(document["download_id"])
+            self.run.records.append(
+                {"download_id": document["download_id"], "co_delivered_episode_ids": document["co_delivered_episode_ids"]}
+            )
+        # Only the plan's files are taken from the answer, whatever else it lists.
+        self.urls = {f["path"]: f["url"] for f in document["files"] if f["path"] in self.open}
 
-    def expires_at(self) -> float:
-        from datetime import datetime
-
-        return datetime.fromisoformat(self.document["expires_at"].replace("Z", "+00:00")).timestamp()
-
-    def url(self, file: dict[str, Any]) -> tuple[str, int]:
-        if self.run.now() >= self.expires_at() - self.run.margin:
+    def url(self, file: PlannedFile) -> Optional[tuple[str, int]]:
+        if self.run.now() >= _timestamp(self.document["expires_at"]) - self.run.margin:
             self.renew(self.generation, "expire")
         with self.lock:
-            return self.urls[file["path"]], self.generation
+            url = self.urls.get(file["path"])
+            return None if url is None else (url, self.generation)
 
     def renew(self, generation: int, why: str) -> None:
-        """Requests the still-open files again, once per generation however many transfers ask."""
         with self.lock:
             if generation != self.generation:
                 return
@@ -342,47 +336,127 @@ class _Lease:
                 if why == "expire"
                 else f"The store refused a URL of {shown(old['download_id'])}: requesting the files again (a new download)."
             )
-            still_open = [f for f in self.request.files if f["path"] in self.open]
-            self.issue(narrowed(self.request.body, still_open))
+            still_open = [f for f in self.files if f["path"] in self.open]
+            self._issue(narrowed(self.body, still_open, False)[0])
             self.generation += 1
+
+    def delivered_by(self, _: PlannedFile) -> Optional[str]:
+        return self.document["download_id"]
+
+    def close(self, file: PlannedFile) -> None:
+        with self.lock:
+            self.open.discard(file["path"])
+
+
+class _PlanUrls:
+    """The URLs the plan hands out itself (files of no episode: meta/, a README), renewed by asking
+    for the plan again when they expire: a plan of another revision (a withdrawal since) is not mixed in."""
+
+    def __init__(self, run: "_Run") -> None:
+        self.run = run
+        self.generation = 0
+        self.lock = threading.Lock()
+        self._take(run.plan)
+
+    def _take(self, plan: Plan) -> None:
+        self.urls = {f"{f['path']}\0{f['sha256']}": f["get"]["url"] for f in plan["files"] if "url" in f["get"]}
+        self.expires_at = plan["expires_at"]
+
+    def url(self, file: PlannedFile) -> Optional[tuple[str, int]]:
+        if self.run.now() >= _timestamp(self.expires_at) - self.run.margin:
+            self.renew(self.generation, "expire")
+        with self.lock:
+            url = self.urls.get(f"{file['path']}\0{file['sha256']}")
+            return None if url is None else (url, self.generation)
+
+    def renew(self, generation: int, why: str) -> None:
+        with self.lock:
+            if generation != self.generation:
+                return
+            run = self.run
+            run.summary.url_renewals += 1
+            run.bar.log(
+                f"The plan's URLs expire at {shown(self.expires_at)}: asking for the plan again."
+                if why == "expire"
+                else "The store refused a URL of the plan: asking for the plan again."
+            )
+            again = check_plan(
+                run.client.plan(run.plan["dataset_id"], run.plan["version"], **run.request),
+                run.plan["dataset_id"],
+                run.plan["version"],
+            )
+            if again["revision"] != run.plan["revision"]:
+                raise PullError(
+                    f"the version changed while it was pulled (revision {run.plan['revision']}, now {shown(again['revision'])}): run the pull again"
+                )
+            self._take(again)
+            self.generation += 1
+
+    def delivered_by(self, _: PlannedFile) -> Optional[str]:
+        return None
+
+    def close(self, _: PlannedFile) -> None:
+        pass
 
 
 class _Run:
-    def __init__(self, client, root, summary, bar, corrupt, place_of, stop, concurrency, now, margin) -> None:
+    def __init__(self, client, plan, request, root, summary, bar, corrupt, stop, concurrency, now) -> None:
         self.client = client
+        self.plan = plan
+        self.request = request
         self.root = root
         self.summary = summary
         self.bar = bar
         self.corrupt = corrupt
-        self.place_of = place_of
         self.stop = stop
         self.concurrency = max(1, concurrency)
         self.now = now
-        self.margin = margin
+        self.margin = 60.0
         self.throttle: Optional[Throttle] = None
         self.delivered_by: dict[str, str] = {}
         self.records: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.http = httpx.Client(timeout=httpx.Timeout(60.0, connect=15.0), follow_redirects=False)
 
     def fail(self, path: str, reason: str) -> None:
         with self.lock:
             self.summary.failed.append({"path": path, "reason": reason})
 
-    def request(self, http: httpx.Client, request: PlannedRequest) -> None:
-        open_paths = {f["path"] for f in request.files}
-        lease = _Lease(self, request, open_paths)
-        queue = []
-        for file in request.files:
-            if file["path"] in lease.urls:
-                queue.append(file)
-            else:
-                self.fail(file["path"], "the download did not include it")
+    def fetch_pending(self, pending: list[PlannedFile], downloads: bool) -> None:
+        """Every download with files missing, in the plan's order, then the files the plan hands out by URL."""
+        of_download = by_key([f for f in pending if "download" in f["get"]], lambda f: f["get"]["download"])
+        by_url = [f for f in pending if "download" not in f["get"]]
+        sizes = by_key([f for f in self.plan["files"] if "download" in f["get"]], lambda f: f["get"]["download"])
+        for index in sorted(of_download):
+            files = of_download[index]
+            if self.stop.is_set():
+                return
+            if not downloads:
+                for file in files:
+                    self.fail(file["path"], "not on disk as the plan has it: run the pull again to fetch it")
+                continue
+            body = self.plan["downloads"][index]
+            for narrow in narrowed(body, files, len(files) == len(sizes[index])):
+                ids = set(narrow.get("episode_ids") or [])
+                own = files if narrow is body else [f for f in files if f["get"].get("episode_id") in ids]
+                try:
+                    lease = _Lease(self, narrow, own)
+                except Exception as error:  # the download itself was refused (a licence revoked mid-run, say)
+                    for file in own:
+                        self.fail(file["path"], shown(str(error)))
+                    continue
+                self.run_files(lease, own)
+        if by_url and not self.stop.is_set():
+            self.run_files(_PlanUrls(self), by_url)
 
-        def work(file: dict[str, Any]) -> None:
+    def run_files(self, source: Any, files: list[PlannedFile]) -> None:
+        """The files of one source, N at a time."""
+
+        def work(file: PlannedFile) -> None:
             if self.stop.is_set():
                 return
             try:
-                reason = self.transfer(http, lease, file)
+                reason = self.transfer(source, file)
                 if reason:
                     self.fail(file["path"], reason)
             except Interrupted:
@@ -391,12 +465,11 @@ class _Run:
                 if not self.stop.is_set():
                     self.fail(file["path"], shown(str(error)))
             finally:
-                with lease.lock:
-                    open_paths.discard(file["path"])
+                source.close(file)
 
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         try:
-            futures = [pool.submit(work, f) for f in queue]
+            futures = [pool.submit(work, f) for f in files]
             for future in futures:
                 # Short waits, so that Ctrl-C reaches the main thread while transfers run.
                 while True:
@@ -411,11 +484,15 @@ class _Run:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def transfer(self, http: httpx.Client, lease: _Lease, file: dict[str, Any]) -> Optional[str]:
-        dest = destination(self.root, self.place_of(file))
+    def transfer(self, source: Any, file: PlannedFile) -> Optional[str]:
+        """One file, renewing its URL once if the store refuses it; returns why it failed, if it did."""
+        dest = path_inside(self.root, fetched_place(file))
         renewed = False
         while True:
-            url, generation = lease.url(file)
+            leased = source.url(file)
+            if leased is None:
+                return "the download did not include it"
+            url, generation = leased
 
             def on_bytes(n: int) -> None:
                 with self.lock:
@@ -423,11 +500,13 @@ class _Run:
                 self.bar.bytes(n)
 
             result = fetch_file(
-                http, file, url, dest, stop=self.stop, on_bytes=on_bytes, on_wait=self.bar.log, throttle=self.throttle
+                self.http, file, url, dest, stop=self.stop, on_bytes=on_bytes, on_wait=self.bar.log, throttle=self.throttle
             )
             if result.ok:
                 with self.lock:
-                    self.delivered_by[file["path"]] = lease.document["download_id"]
+                    by = source.delivered_by(file)
+                    if by:
+                        self.delivered_by[file["path"]] = by
                     self.summary.downloaded += 1
                     if result.resumed_from > 0 and not result.range_ignored:
                         self.summary.resumed += 1
@@ -441,5 +520,5 @@ class _Run:
                 return result.reason
             if renewed:
                 return "the store refused the URL (403) even after it was requested again"
-            lease.renew(generation, "refused")
+            source.renew(generation, "refused")
             renewed = True

@@ -1,46 +1,35 @@
-"""`Client.sync`: a pulled directory brought in line with the withdrawal notices, as `das sync` does.
+"""`Client.sync`: a pulled directory brought in line with the withdrawal notices, as `das sync` does
+it (lib/client/sync.ts).
 
 It reads the directory's das-provenance.json (which download delivered which file of which
 episodes), takes the notices naming one of those downloads, deletes every file that holds a
-withdrawn episode (a shared LeRobot v3.0 file takes the other episodes it holds with it), writes a
-LeRobot directory's meta/ again for the episodes left, cuts the version's meta/ kept under
-.das/original/ down to them, records what it did in the provenance (counts only: no withdrawn
-episode's id stays in the directory) and acknowledges each notice with the paths it deleted.
+withdrawn episode (a shared LeRobot v3.0 file takes the other episodes it holds with it), has a
+LeRobot directory's meta/ (and the data files written for it) made again for the episodes left by
+carrying out the service's plan of them (it fetches no file of an episode: they are all on disk),
+records what it did in the provenance (counts only: no withdrawn episode's id stays in the
+directory) and acknowledges each notice with the paths it deleted.
 
-The server is not trusted: every path is checked to stay inside the directory (no `..`, no
-absolute path, no symbolic link on the way) before anything is touched, notices are read a page at
-a time and only those naming this directory's downloads are kept, and nothing is written outside
-the directory.
+The server is not trusted: every path the provenance names is checked to stay inside the directory
+(no `..`, no absolute path, no symbolic link out) before anything is touched, the plan is checked as
+a pull checks it, notices are read a page at a time and only those naming this directory's
+downloads are kept.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import shutil
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 from .errors import DasError
-from .lerobot import (
-    ORIGINALS_DIR,
-    PROVENANCE_FILE,
-    RENUMBERED_COLUMNS,
-    _is_prefix,
-    _trim_original_meta,
-    write_atomically,
-    write_subset_meta,
-)
-from .transfer import destination, sha256_file
+from .plan import ORIGINALS_DIR, PROVENANCE_FILE, path_inside
+from .provenance import PROVENANCE_MAX_BYTES, now_iso, write_provenance
 
 if TYPE_CHECKING:
     from .client import Client
 
-# A provenance is a few hundred bytes per file: this is millions of files, and bounds what is read.
-PROVENANCE_MAX_BYTES = 512 * 1024 * 1024
 NOTICE_PAGE = 100
 
 
@@ -68,6 +57,8 @@ class SyncResult:
     also_removed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     meta: Optional[str] = None
+    # Why meta/ was removed although episodes are left (the service would not plan them), or None.
+    note: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,16 +68,16 @@ def _byte_key(s: str) -> bytes:
     return s.encode()
 
 
-def _inside(root: Path, relative: str) -> Path:
+def _inside(root: Path, relative: Any) -> Path:
     try:
-        return destination(root, relative)
+        return path_inside(root, relative if isinstance(relative, str) else "")
     except ValueError as error:
-        raise SyncError(f"{PROVENANCE_FILE}: {str(error).replace('in the manifest', 'in the provenance')}") from None
+        raise SyncError(f"{PROVENANCE_FILE}: {error}") from None
 
 
 def _read_provenance(root: Path) -> dict[str, Any]:
-    file = _inside(root, PROVENANCE_FILE)
     try:
+        file = path_inside(root, PROVENANCE_FILE)
         size = file.stat().st_size
         if size > PROVENANCE_MAX_BYTES:
             raise SyncError(f"{file} is {size} bytes, more than a provenance of any pull ({PROVENANCE_MAX_BYTES})")
@@ -102,192 +93,167 @@ def _read_provenance(root: Path) -> dict[str, Any]:
         )
     # Every path it names is checked before anything is deleted or written.
     for f in files:
-        _inside(root, f["path"])
+        _inside(root, f.get("path"))
         if f.get("stored_at"):
             _inside(root, f["stored_at"])
     for w in document.get("written") or []:
-        _inside(root, w["path"])
+        _inside(root, w.get("path"))
     return document
 
 
 def _notices_concerning(client: "Client", downloads: set[str]) -> Iterator[dict[str, Any]]:
-    """The organisation's notices that name one of these downloads, read a page at a time (the
-    client's own paging, which stops a list that would never end)."""
+    """The organisation's withdrawal notices that name one of these downloads, read a page at a
+    time (the client's own paging, which stops a list that would never end)."""
     for page in client._pages("/notices", page_size=NOTICE_PAGE):
         for notice in page.get("notices", []):
-            if any(d.get("download_id") in downloads for d in notice.get("deliveries", [])):
+            if notice.get("kind", "withdrawal") == "withdrawal" and any(
+                d.get("download_id") in downloads for d in notice.get("deliveries", [])
+            ):
                 yield notice
-
-
-def _video_keys_of(root: Path) -> Optional[list[str]]:
-    try:
-        info = json.loads((root / "meta" / "info.json").read_text("utf-8"))
-        return [k for k, f in (info.get("features") or {}).items() if isinstance(f, dict) and f.get("dtype") == "video"]
-    except (OSError, ValueError):
-        return None
 
 
 def sync(client: "Client", directory: Union[str, Path], dry_run: bool = False, statement: Optional[str] = None) -> SyncResult:
     root = Path(directory)
     provenance = _read_provenance(root)
     files: list[dict[str, Any]] = provenance["files"]
-    ours = {d["download_id"] for d in provenance.get("downloads") or []} | {f["download_id"] for f in files if f.get("download_id")}
-    in_directory = {e for f in files for e in f["episode_ids"]}
-    notices: list[dict[str, Any]] = []
-    for notice in _notices_concerning(client, ours):
-        # Only what concerns this directory is kept of a notice, however many episodes it names.
-        notices.append({**notice, "episode_ids": [e for e in notice.get("episode_ids", []) if e in in_directory]})
-    withdrawn = {e for n in notices for e in n["episode_ids"]}
+    ours = {d.get("download_id") for d in provenance.get("downloads") or []} | {
+        f["download_id"] for f in files if f.get("download_id")
+    }
+    notices = list(_notices_concerning(client, ours))
+    withdrawn = {e for n in notices for e in n.get("episode_ids", [])}
     doomed = [f for f in files if any(e in withdrawn for e in f["episode_ids"])]
-    doomed_ids = {id(f) for f in doomed}
     removed_episodes = {e for f in doomed for e in f["episode_ids"]}
+    in_directory = {e for f in files for e in f["episode_ids"]}
 
-    # Every place a doomed file is kept: where it was delivered to, its copy as delivered, and what the pull wrote from it.
+    # Every place a doomed file is kept: where it was delivered to, its copy as fetched, and what the pull wrote from it.
     doomed_places = {p for f in doomed for p in (f["path"], f.get("stored_at")) if p}
     written_from = [
         w
         for w in provenance.get("written") or []
-        if w["path"] in doomed_places or ((w.get("from") or {}).get("path") in doomed_places)
+        if w["path"] in doomed_places or (w.get("from") or {}).get("path") in doomed_places
     ]
     candidates = sorted(doomed_places | {w["path"] for w in written_from}, key=_byte_key)
     deleted = [p for p in candidates if _inside(root, p).exists()]
 
-    lerobot = provenance if provenance.get("source_format") == "lerobot" else None
-    dataset_id = provenance["dataset_id"]
-    id_of = lambda e: f"{dataset_id}-{e:06d}"  # noqa: E731
-    remaining = [e for e in (lerobot or {}).get("episodes", {}).get("episode_indices", []) if id_of(e) not in removed_episodes]
+    lerobot = provenance.get("source_format") == "lerobot"
+    listed = [e for e in _listed_episodes(provenance) if e not in removed_episodes] if lerobot else []
     result = SyncResult(
         dir=str(root),
-        dataset_id=dataset_id,
+        dataset_id=provenance["dataset_id"],
         version=provenance["version"],
         dry_run=dry_run,
-        notices=[SyncNotice(n["notice_id"], list(n["episode_ids"])) for n in notices],
-        withdrawn_episodes=sorted(withdrawn, key=_byte_key),
+        notices=[SyncNotice(n["notice_id"], [e for e in n.get("episode_ids", []) if e in in_directory]) for n in notices],
+        withdrawn_episodes=sorted((e for e in withdrawn if e in in_directory), key=_byte_key),
         also_removed=sorted((e for e in removed_episodes if e not in withdrawn), key=_byte_key),
         deleted=deleted,
-        meta=("rewritten" if remaining else "removed") if lerobot and doomed else None,
+        meta=("rewritten" if listed else "removed") if lerobot and doomed else None,
     )
     if dry_run or not notices:
         return result
 
+    made, why = _rewrite_for(client, root, provenance, listed) if lerobot and doomed and listed else (None, None)
     for relative in deleted:
         _inside(root, relative).unlink(missing_ok=True)
-    kept_files = [f for f in files if id(f) not in doomed_ids]
-    written: dict[str, dict[str, Any]] = {}
-    renumbered: Optional[dict[str, Any]] = None
-    trimmed: Optional[dict[str, Any]] = None
-    if lerobot and doomed:
-        meta = _inside(root, "meta")
-        staging = _inside(root, f".das/sync.{secrets.token_hex(6)}.tmp")
-        try:
-            if remaining:
-                data_files = [f for f in kept_files if f["path"].startswith("data/") and f["episode_ids"]]
-                rewrite = lerobot.get("codebase_version") == "v3.0" and (
-                    lerobot.get("renumbering") is not None or not _is_prefix(remaining)
-                )
-                if rewrite:
-                    # v3.0 opens by position: the data files are renumbered from the copies as delivered.
-                    for f in data_files:
-                        if f.get("stored_at") != f["path"]:
-                            continue
-                        kept = _inside(root, f"{ORIGINALS_DIR}/{f['path']}")
-                        kept.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(_inside(root, f["path"]), kept)
-                        f["stored_at"] = f"{ORIGINALS_DIR}/{f['path']}"
-                subset = write_subset_meta(
-                    _inside(root, ORIGINALS_DIR), staging, remaining, _video_keys_of(root), rewrite_data=rewrite
-                )
-                shutil.rmtree(meta, ignore_errors=True)
-                os.replace(staging / "meta", meta)
-                by_path = {f["path"]: f for f in data_files}
-                for relative in subset["written"]:
-                    into = _inside(root, relative)
-                    if not relative.startswith("meta/"):
-                        into.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(staging / relative, into)
-                    delivered = by_path.get(relative)
-                    written[relative] = {
-                        "sha256": sha256_file(into),
-                        "from": {"path": delivered["stored_at"], "sha256": delivered["sha256"]}
-                        if delivered and delivered.get("stored_at")
-                        else None,
-                    }
-                rewritten = subset.get("rewrite")
-                renumbered = rewritten if rewritten and rewritten.get("renumbered") else None
-            else:
-                shutil.rmtree(meta, ignore_errors=True)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        # The version's meta/ kept under .das/original/ still lists the withdrawn episodes: cut down to those left.
-        meta_files = [f for f in kept_files if not f["episode_ids"] and f["path"].startswith("meta/")]
-        trimmed = _trim_original_meta(root, meta_files, remaining)
+    if lerobot and doomed and made is None:
+        shutil.rmtree(_inside(root, "meta"), ignore_errors=True)
+        shutil.rmtree(_inside(root, f"{ORIGINALS_DIR}/meta"), ignore_errors=True)
+        if listed:
+            result.meta = "removed"
+            result.note = why
 
-    synced_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    cut_down = {f["path"] for f in (trimmed or {}).get("files", []) if f["kept_sha256"] != f["sha256"]}
-    following = dict(provenance)
+    following = dict(made or provenance)
+    following["request"] = _without_episodes(provenance.get("request"), removed_episodes)
     following["downloads"] = [
         {**d, "co_delivered_episode_ids": [e for e in d.get("co_delivered_episode_ids", []) if e not in removed_episodes]}
         for d in provenance.get("downloads") or []
     ]
-    following["files"] = [{**f, "stored_at": None} if f["path"] in cut_down else f for f in kept_files]
+    synced_at = now_iso()
     following["withdrawals"] = [_without_episode_ids(w) for w in provenance.get("withdrawals") or []] + [
         {"notice_id": n.notice_id, "episodes": len(n.episode_ids), "deleted_files": len(deleted), "synced_at": synced_at}
         for n in result.notices
     ]
-    if lerobot:
-        kept_written = [w for w in provenance.get("written") or [] if w["path"] not in deleted and w["path"] not in written]
-        following["written"] = sorted(
-            kept_written
-            + [
-                {
-                    "path": relative,
-                    "sha256": w["sha256"],
-                    "from": w["from"],
-                    "change": f"written again by das sync for the episodes left after a withdrawal: {' and '.join(RENUMBERED_COLUMNS)} renumbered as in renumbering.episodes, the frames of episodes not left dropped"
-                    if w["from"]
-                    else f"written again by das sync for the episodes left after a withdrawal, from the version's meta/ in {ORIGINALS_DIR}/meta",
-                }
-                for relative, w in written.items()
-            ],
-            key=lambda w: _byte_key(w["path"]),
-        )
-        if trimmed:
-            following["meta_originals_trimmed"] = trimmed
-        episodes = lerobot.get("episodes", {})
+    if made is None:
+        following["files"] = [f for f in files if f not in doomed]
+        if following.get("written") is not None:
+            following["written"] = [
+                w for w in following["written"] if w["path"] not in deleted and not w["path"].startswith("meta/")
+            ]
+    episodes = provenance.get("episodes")
+    if episodes:
+        left = set(episodes.get("left_out", [])) | set(((made or {}).get("episodes") or {}).get("left_out", []))
         following["episodes"] = {
             "requested": [e for e in episodes.get("requested", []) if e not in removed_episodes],
             "co_delivered": [e for e in episodes.get("co_delivered", []) if e not in removed_episodes],
-            "left_out": [e for e in episodes.get("left_out", []) if e not in removed_episodes],
-            "episode_indices": remaining,
+            "left_out": sorted((e for e in left if e not in removed_episodes), key=_byte_key),
+            "episode_indices": ((made or {}).get("episodes") or {}).get("episode_indices", []),
         }
-        following["renumbering"] = (
-            {
-                "changed_columns": list(RENUMBERED_COLUMNS),
-                "episodes": [
-                    {
-                        "episode_id": id_of(e["original"]),
-                        "original_episode_index": e["original"],
-                        "episode_index": e["index"],
-                        "original_dataset_from_index": e["original_from"],
-                        "original_dataset_to_index": e["original_to"],
-                        "dataset_from_index": e["from"],
-                        "dataset_to_index": e["to"],
-                    }
-                    for e in renumbered["episodes"]
-                ],
-            }
-            if renumbered
-            else None
-        )
-    write_atomically(
-        _inside(root, PROVENANCE_FILE), (json.dumps(following, indent=2, ensure_ascii=False) + "\n").encode()
-    )
+    write_provenance(root, following)
+    _acknowledge(client, statement, provenance, notices, result, doomed, deleted, written_from)
+    return result
 
+
+def _listed_episodes(provenance: dict[str, Any]) -> list[str]:
+    """The episodes meta/ lists: those delivered whole (every one delivered, less those left out of meta/)."""
+    episodes = provenance.get("episodes")
+    if not episodes:
+        return []
+    left_out = set(episodes.get("left_out", []))
+    delivered = list(episodes.get("requested", [])) + list(episodes.get("co_delivered", []))
+    return sorted((e for e in delivered if e not in left_out), key=_byte_key)
+
+
+def _rewrite_for(client: "Client", root: Path, provenance: dict[str, Any], listed: list[str]):
+    """The service's plan of the episodes left, in the streams pulled, carried out without fetching
+    any file of an episode: meta/ rendered for them comes by URL, data files are transformed again
+    from their copies as fetched. (None, why) when the service would not plan them (a licence
+    ended, say) or a file of theirs is not on disk."""
+    from .pull import ask_for_plan, carry_out_plan
+
+    recorded = provenance.get("request") or {}
+    request: dict[str, Any] = {"episode_ids": listed}
+    streams = recorded.get("streams") if "streams" in recorded else _pulled_streams(root)
+    if streams is not None:
+        request["streams"] = streams
+    if recorded.get("keep_original_indices"):
+        request["keep_original_indices"] = True
+    dataset_id, version = provenance["dataset_id"], provenance["version"]
+    gone = "so it was removed: nothing in the directory describes a withdrawn episode. Pull the version again to get it back."
+    try:
+        plan = ask_for_plan(client, dataset_id, version, request)
+        summary, made = carry_out_plan(client, plan, root, dataset_id, version, request, downloads=False, progress=False)
+    except DasError as error:
+        return None, f"meta/ could not be made again for the episodes left ({error}), {gone}"
+    if made is not None:
+        return made, None
+    failed = summary.failed[0] if summary.failed else {"path": "?", "reason": "interrupted"}
+    return None, f"meta/ could not be made again for the episodes left ({failed['path']}: {failed['reason']}), {gone}"
+
+
+def _pulled_streams(root: Path) -> Optional[list[str]]:
+    """The streams an older pull wrote (it did not record its request): the data and the cameras meta/info.json declares."""
+    try:
+        info = json.loads(path_inside(root, "meta/info.json").read_text("utf-8"))
+        features = info.get("features") or {}
+        return ["data", *(k for k, f in features.items() if isinstance(f, dict) and f.get("dtype") == "video")]
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _without_episodes(request: Optional[dict[str, Any]], gone: set[str]) -> Optional[dict[str, Any]]:
+    """The request as recorded, less the withdrawn episodes it named (nothing in the directory names them any more)."""
+    if not request or not request.get("episode_ids"):
+        return request
+    rest = {k: v for k, v in request.items() if k != "episode_ids"}
+    left = [e for e in request["episode_ids"] if e not in gone]
+    return {**rest, "episode_ids": left} if left else rest
+
+
+def _acknowledge(client, statement, provenance, notices, result, doomed, deleted, written_from) -> None:
+    """Each notice is told which of the files its own downloads delivered went, by the paths the
+    service named (it takes no other); one acknowledged already only when this run deleted some."""
     said = statement or (
-        f"das sync deleted {len(deleted)} file(s) of the withdrawn episodes from a pulled copy of {dataset_id}@{provenance['version']}."
+        f"das sync deleted {len(deleted)} file(s) of the withdrawn episodes from a pulled copy of {provenance['dataset_id']}@{provenance['version']}."
     )
-    # Each notice is told which of the files its own downloads delivered went, by their manifest's
-    # paths (the service takes no other); one acknowledged already only when this run deleted some.
     gone = set(deleted)
     for entry, notice in zip(result.notices, notices):
         paths = _delivered_files_deleted(notice, doomed, gone, written_from)
@@ -295,24 +261,22 @@ def sync(client: "Client", directory: Union[str, Path], dry_run: bool = False, s
             continue
         made = client.acknowledge(entry.notice_id, said, paths)
         entry.acknowledgement_id = made["acknowledgement_id"]
-    return result
 
 
 def _delivered_files_deleted(
     notice: dict[str, Any], doomed: list[dict[str, Any]], gone: set[str], written_from: list[dict[str, Any]]
 ) -> list[str]:
     """The files holding one of a notice's episodes of which this run deleted a copy (where it was
-    delivered to, its copy as delivered, or what the pull wrote from it), by the path the download's
-    manifest names, in byte order: what the notice's acknowledgement lists."""
-    episodes = set(notice["episode_ids"])
+    delivered to, its copy as fetched, or what the pull wrote from it), by their paths, in byte
+    order: what the notice's acknowledgement lists."""
+    episodes = set(notice.get("episode_ids", []))
     paths = []
     for f in doomed:
         if not episodes.intersection(f["episode_ids"]):
             continue
         places = {p for p in (f["path"], f.get("stored_at")) if p}
         if places & gone or any(
-            w["path"] in gone and (w["path"] in places or (w.get("from") or {}).get("path") in places)
-            for w in written_from
+            w["path"] in gone and (w["path"] in places or (w.get("from") or {}).get("path") in places) for w in written_from
         ):
             paths.append(f["path"])
     return sorted(paths, key=_byte_key)

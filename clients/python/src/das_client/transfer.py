@@ -1,6 +1,6 @@
 """One file from a signed URL into place: written to `<dest>.das-partial`, continued with a Range
 request after an interruption, and renamed into place only once its size and SHA-256 match the
-manifest. A body is never read past `size_bytes + 1` bytes, whatever the store sends."""
+plan. A body is never read past `size_bytes + 1` bytes, whatever the store sends."""
 
 from __future__ import annotations
 
@@ -22,31 +22,6 @@ CHUNK = 1 << 16
 
 def partial_path(dest: Path) -> Path:
     return dest.with_name(dest.name + PARTIAL_SUFFIX)
-
-
-def destination(root: Path, relative: str) -> Path:
-    """Where a manifest path lands under `root`; a path that would leave it, or pass through a link, is refused."""
-    segments = relative.split("/")
-    if (
-        not relative
-        or relative.startswith("/")
-        or "\\" in relative
-        or any(ord(c) < 0x20 or c == "\x7f" for c in relative)
-        or any(s in ("", ".", "..") for s in segments)
-        or (len(segments[0]) >= 2 and segments[0][1] == ":")
-    ):
-        raise ValueError(f"unsafe path {shown(relative)} in the manifest")
-    base = root.resolve()
-    target = base.joinpath(*segments)
-    # A link already under the directory (left there by anyone) must not carry a write elsewhere.
-    current = base
-    for segment in segments:
-        current = current / segment
-        if current.is_symlink():
-            raise ValueError(f"unsafe path {shown(relative)}: {shown(str(current))} is a symbolic link")
-    if os.path.commonpath([str(base), str(target)]) != str(base):
-        raise ValueError(f"unsafe path {shown(relative)} in the manifest")
-    return target
 
 
 def shown(text: str) -> str:
