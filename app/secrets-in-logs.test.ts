@@ -1,11 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
-import { runCli, type CliRun } from "@/lib/testing/cli";
+import { adminCli, type CliOutput } from "@/lib/testing/admin-cli";
 import {
   createTestKey,
   createTestOrg,
@@ -38,8 +35,8 @@ let key: string;
 let datasetId: string;
 let adminEmail: string;
 const secrets: string[] = [PASSWORD, WRONG_PASSWORD, ...NEW_PASSWORDS];
-const cli: CliRun[] = [];
-const scratch = mkdtempSync(path.join(tmpdir(), "das-secrets-"));
+const cli: CliOutput[] = [];
+const admin = adminCli("secrets");
 
 beforeAll(async () => {
   org = await createTestOrg();
@@ -70,7 +67,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([server?.stop(), readOnly?.stop()]);
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 /** Signs in over HTTP; the session cookie's value joins the secrets. */
@@ -84,14 +80,9 @@ async function adminSession(base: string): Promise<string> {
   return attempt.cookie;
 }
 
-function dasAdmin(args: string[], options: { stdin?: string; readOnly?: boolean } = {}): Promise<CliRun> {
-  const env = {
-    ...process.env,
-    DATABASE_URL: options.readOnly ? readOnlyUrl : inject("databaseUrl"),
-    APP_SECRET: inject("appSecret"),
-    DAS_DATA_DIR: scratch,
-  };
-  return runCli("das-admin", args, { env, stdin: options.stdin }).then((run) => (cli.push(run), run));
+function dasAdmin(args: string[], options: { stdin?: string; readOnly?: boolean } = {}): Promise<CliOutput> {
+  const env = options.readOnly ? { DATABASE_URL: readOnlyUrl } : {};
+  return admin.run(args, { env, stdin: options.stdin }).then((run) => (cli.push(run), run));
 }
 
 function api(base: string, route: string, body?: unknown, bearer = key): Promise<Response> {

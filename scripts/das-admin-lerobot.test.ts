@@ -1,31 +1,19 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
-import { runCli, type CliRun } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { uniqueId, writeImportDir, randomEpisodes } from "@/lib/testing/fixtures";
 import { buildLeRobotFixture } from "@/lib/testing/lerobot-fixtures";
 
 // `das-admin import` of a LeRobot dataset and `das-admin store check`, run as an operator runs them.
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-lerobot-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-function das(args: string[]): Promise<CliRun> {
-  // The run's database and store (S3_* are in the environment), never the project's .data/.
-  return runCli("das-admin", args, {
-    env: {
-      ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
-      APP_SECRET: inject("appSecret"),
-      DAS_DATA_DIR: scratch,
-    },
-  });
-}
+// The run's database and store (S3_* are in the environment), never the project's .data/.
+const das = adminCli("admin-lerobot");
+const scratch = das.dataDir;
 
 const fixtureDir = () => mkdtempSync(path.join(scratch, "lerobot-"));
 
@@ -40,7 +28,7 @@ describe("das-admin import of a LeRobot dataset", () => {
     const datasetId = uniqueId("lr");
     const meta = path.join(scratch, `${datasetId}-meta.jsonl`);
     writeFileSync(meta, `${JSON.stringify({ episode_index: 1, outcome: "failure", contributor: "op-1" })}\n`);
-    const run = await das([
+    const run = await das.run([
       "import",
       f.root,
       "--dataset",
@@ -66,7 +54,7 @@ describe("das-admin import of a LeRobot dataset", () => {
     expect(run.stderr).toContain("  has_recovery: 3 set to false\n");
     expect(run.stderr).toMatch(/ {2}Store: \d+ file\(s\) uploaded \(.+\) in [\d.]+ s, 0 already there/);
 
-    const check = await das(["store", "check", `${datasetId}@1.0.0`]);
+    const check = await das.run(["store", "check", `${datasetId}@1.0.0`]);
     expect(check.code, check.stderr).toBe(0);
     // (Node 20 makes the AWS SDK print a warning of its own on stderr first.)
     expect(check.stderr).toMatch(
@@ -83,13 +71,13 @@ describe("das-admin import of a LeRobot dataset", () => {
       new DeleteObjectCommand({ Bucket: location.bucket, Key: objectKey(datasetId, "1.0.0", "meta/info.json") }),
     );
     client.destroy();
-    const broken = await das(["store", "check", `${datasetId}@1.0.0`]);
+    const broken = await das.run(["store", "check", `${datasetId}@1.0.0`]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain(`1 of `);
     expect(broken.stderr).toContain("  missing: meta/info.json\n");
 
     // Again: unchanged, and nothing is sent again but the object that went.
-    const again = await das([
+    const again = await das.run([
       "import",
       f.root,
       "--dataset",
@@ -114,7 +102,7 @@ describe("das-admin import of a LeRobot dataset", () => {
     const gone = f.files.find((file) => file.stream !== "data" && file.episodes[0] === 1)!.path;
     rmSync(path.join(f.root, gone));
     const datasetId = uniqueId("lr");
-    const refused = await das(["import", f.root, "--dataset", datasetId, "--version", "1.0.0"]);
+    const refused = await das.run(["import", f.root, "--dataset", datasetId, "--version", "1.0.0"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
       `das-admin: Import refused, nothing was written:\n${gone}:0: file is missing: the metadata names it, but the directory does not hold it\n` +
@@ -124,7 +112,7 @@ describe("das-admin import of a LeRobot dataset", () => {
       .$client`select count(*)::int as n from dataset_versions where dataset_id = ${datasetId}`;
     expect(row!.n).toBe(0);
 
-    const skipped = await das([
+    const skipped = await das.run([
       "import",
       f.root,
       "--dataset",
@@ -155,7 +143,7 @@ describe("das-admin import of a LeRobot dataset", () => {
     const infoFile = path.join(f.root, "meta/info.json");
     writeFileSync(infoFile, readFileSync(infoFile, "utf8").replace('"total_episodes": 2', '"total_episodes": 5'));
     const datasetId = uniqueId("lr");
-    const run = await das(["import", f.root, "--dataset", datasetId, "--version", "1.0.0"]);
+    const run = await das.run(["import", f.root, "--dataset", datasetId, "--version", "1.0.0"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`Imported ${datasetId}@1.0.0 (LeRobot v2.1): 2 episodes,`);
     expect(run.stderr).toMatch(
@@ -174,11 +162,11 @@ describe("das-admin import of a LeRobot dataset", () => {
     const jsonl = writeImportDir(uniqueId("ds"), { version: "1.0.0", episodes: randomEpisodes(1, 1) });
     try {
       const [noDataset, badVersion, badOutcome, notLeRobot, wrongFormat] = await Promise.all([
-        das(["import", f.root, "--version", "1.0.0"]),
-        das(["import", f.root, "--dataset", "lr-x", "--version", "v1"]),
-        das(["import", f.root, "--dataset", "lr-x", "--version", "1.0.0", "--outcome", "fail\nure"]),
-        das(["import", jsonl, "--dataset", "lr-x", "--upload"]),
-        das(["import", f.root, "--format", "csv"]),
+        das.run(["import", f.root, "--version", "1.0.0"]),
+        das.run(["import", f.root, "--dataset", "lr-x", "--version", "v1"]),
+        das.run(["import", f.root, "--dataset", "lr-x", "--version", "1.0.0", "--outcome", "fail\nure"]),
+        das.run(["import", jsonl, "--dataset", "lr-x", "--upload"]),
+        das.run(["import", f.root, "--format", "csv"]),
       ]);
       for (const run of [noDataset, badVersion, badOutcome, notLeRobot, wrongFormat])
         expect(run.code, run.stderr).toBe(2);

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { CreateBucketCommand, PutBucketCorsCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { corsConfiguration } from "@/lib/catalog/store-check";
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
-import { runCli, type CliRun } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 
 // `das-admin store check` against a bucket of the run's local store that has no CORS rule, as an
@@ -14,11 +11,11 @@ import { importTestDataset, randomEpisodes, uniqueId } from "@/lib/testing/fixtu
 // check sends the browser's preflight from the portal's origin, says what is missing, and prints
 // the rule; the rule it prints, set with PutBucketCors, is what makes the check (and the page) pass.
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-store-"));
 const bucket = `nocors-${uniqueId("b").slice(2)}`.toLowerCase();
 const PORTAL = "https://portal.example";
 let datasetId: string;
 const client = s3Client(storeLocation());
+const das = adminCli("admin-store", { env: () => ({ S3_BUCKET: bucket }) });
 
 beforeAll(async () => {
   const episodes = randomEpisodes(2, 808).map((e) => ({ ...e, streams: ["cam", "data"] }));
@@ -46,22 +43,9 @@ beforeAll(async () => {
     );
 });
 
-afterAll(() => {
-  client.destroy();
-  rmSync(scratch, { recursive: true, force: true });
-});
+afterAll(() => client.destroy());
 
-function storeCheck(...extra: string[]): Promise<CliRun> {
-  return runCli("das-admin", ["store", "check", `${datasetId}@1.0.0`, ...extra], {
-    env: {
-      ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
-      APP_SECRET: inject("appSecret"),
-      DAS_DATA_DIR: scratch,
-      S3_BUCKET: bucket,
-    },
-  });
-}
+const storeCheck = (...extra: string[]) => das.run(["store", "check", `${datasetId}@1.0.0`, ...extra]);
 
 describe("das-admin store check of a store without a CORS rule", () => {
   it("sends the browser's preflight from the portal's origin, names the refusal and prints the rule that fixes it", async () => {

@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
 import { grantLicence } from "@/lib/admin/licences";
@@ -13,7 +12,7 @@ import { JOB_QUEUE_SCHEMA, JOB_QUEUES } from "@/lib/db/job-queue";
 import type { FileTrace } from "@/lib/fingerprints/trace";
 import { s3Client } from "@/lib/storage/client";
 import { objectKey, storeLocation } from "@/lib/storage/config";
-import { runCli, type CliRun } from "@/lib/testing/cli";
+import { adminCli, type CliOutput } from "@/lib/testing/admin-cli";
 import { createTestKey, createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { expectOk } from "@/lib/testing/expect-api";
 import { call } from "@/lib/testing/http";
@@ -26,22 +25,14 @@ import { POST } from "@/app/api/[[...path]]/route";
 // copies of a fingerprinted LeRobot v3.0 version downloaded through the API, changed the ways a
 // leak changes them, and traced among the version's 50 licences.
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-trace-"));
+const das = adminCli("admin-trace");
+const scratch = das.dataDir;
 const sql = () => getDb().$client;
 const datasetId = uniqueId("tr");
 const VERSION = "1.0.0";
 const holders: { licenceId: string; key: string; dir: string; download: string }[] = [];
 
-function trace(args: string[]): Promise<CliRun> {
-  return runCli("das-admin", ["trace", "--json", ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
-      APP_SECRET: inject("appSecret"),
-      DAS_DATA_DIR: scratch,
-    },
-  });
-}
+const trace = (args: string[]) => das.run(["trace", "--json", ...args]);
 
 /**
  * The copy jobs of the licences whose copies this suite leaves unmade, taken off the queue: the
@@ -56,7 +47,7 @@ async function forgetQueuedCopies(): Promise<void> {
                                  where v.dataset_id = ${datasetId} and not (l.id = any(${holding}::text[])))`;
 }
 
-const traced = (run: CliRun): FileTrace[] => {
+const traced = (run: CliOutput): FileTrace[] => {
   expect(run.code, run.stderr).toBe(0);
   return (JSON.parse(run.stdout) as { files: FileTrace[] }).files;
 };
@@ -132,8 +123,6 @@ beforeAll(async () => {
   }
 }, 600_000);
 
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
 describe("das-admin trace", () => {
   it("names the licence of a copy by its sha256, with the download that delivered it", async () => {
     const holder = holders[0]!;
@@ -181,13 +170,7 @@ describe("das-admin trace", () => {
   });
 
   it("shows each licence's copies with dataset fingerprint, and turns fingerprinting off and on", async () => {
-    const env = {
-      ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
-      APP_SECRET: inject("appSecret"),
-      DAS_DATA_DIR: scratch,
-    };
-    const shown = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "--json"], { env });
+    const shown = await das.run(["dataset", "fingerprint", datasetId, VERSION, "--json"]);
     expect(shown.code, shown.stderr).toBe(0);
     const status = JSON.parse(shown.stdout);
     expect(status).toMatchObject({ dataset_id: datasetId, version: VERSION, fingerprinted: true });
@@ -197,13 +180,13 @@ describe("das-admin trace", () => {
       holders.map((h) => h.licenceId).sort(),
     );
     for (const l of made) expect(l.copies).toBe(status.files);
-    const off = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "off"], { env });
+    const off = await das.run(["dataset", "fingerprint", datasetId, VERSION, "off"]);
     expect(off.stderr).toContain(`${datasetId}@${VERSION}: fingerprinting off.`);
-    const on = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "on"], { env });
+    const on = await das.run(["dataset", "fingerprint", datasetId, VERSION, "on"]);
     // The 47 licences without copies get theirs enqueued; the three with copies, nothing.
     expect(on.stderr).toContain(`${datasetId}@${VERSION}: fingerprinting on; ${47 * status.files} copies enqueued.`);
     await forgetQueuedCopies();
-    const bad = await runCli("das-admin", ["dataset", "fingerprint", datasetId, VERSION, "maybe"], { env });
+    const bad = await das.run(["dataset", "fingerprint", datasetId, VERSION, "maybe"]);
     expect(bad.code).toBe(2);
   });
 

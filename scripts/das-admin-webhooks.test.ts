@@ -1,63 +1,35 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli, spawnCli } from "@/lib/testing/cli";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminCli, type CliEnv } from "@/lib/testing/admin-cli";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createOrganization } from "@/lib/admin/organizations";
 import { uniqueId } from "@/lib/testing/fixtures";
 import { tellTestNotice } from "@/lib/testing/notices";
+import { startWebhookReceiver, type WebhookReceiver } from "@/lib/testing/webhook-receiver";
 
 // das-admin webhook add|list|remove|attempts and das-admin worker, as an operator runs them, on a
 // database of their own (a worker takes every job of its database).
 
 let iso: IsolatedDb;
-const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-webhooks-"));
 beforeAll(async () => {
   iso = await createIsolatedDb("webhooks");
 });
-afterAll(async () => {
-  await iso?.drop();
-  rmSync(scratch, { recursive: true, force: true });
-});
+afterAll(() => iso?.drop());
 
-const baseEnv = () => ({
-  ...process.env,
-  DATABASE_URL: iso.url,
-  APP_SECRET: inject("appSecret"),
-  DAS_DATA_DIR: scratch,
-  DAS_OPERATOR: "cli-test",
-  NOTICE_RETRY_DELAY_S: "1",
+const admin = adminCli("admin-webhooks", {
+  databaseUrl: () => iso.url,
+  operator: "cli-test",
+  env: () => ({ NOTICE_RETRY_DELAY_S: "1" }),
 });
-const das = (args: string[], env: Record<string, string> = {}) =>
-  runCli("das-admin", args, { env: { ...baseEnv(), WEBHOOKS_ALLOW_PRIVATE: "0", ...env } });
+const das = (args: string[], env: CliEnv = {}) => admin.run(args, { env: { WEBHOOKS_ALLOW_PRIVATE: "0", ...env } });
 
 describe("das-admin webhook", () => {
-  let receiver: http.Server;
+  let receiver: WebhookReceiver;
   let url: string;
-  const received: { id: string; verified: boolean }[] = [];
-  let secret = "";
   beforeAll(async () => {
-    receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        let verified = false;
-        try {
-          new Webhook(secret).verify(Buffer.concat(chunks).toString("utf8"), req.headers as Record<string, string>);
-          verified = true;
-        } catch {}
-        received.push({ id: String(req.headers["webhook-id"]), verified });
-        res.writeHead(received.length === 1 ? 503 : 204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    receiver = await startWebhookReceiver({ path: "/hook", status: (n) => (n === 0 ? 503 : 204) });
+    url = receiver.url;
   });
-  afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  afterAll(() => receiver.close());
 
   it("refuses a URL on 127.0.0.1 without WEBHOOKS_ALLOW_PRIVATE; adds it with; lists, delivers through the worker, removes", async () => {
     const org = await createOrganization(iso.operator, { slug: uniqueId("org") });
@@ -82,7 +54,8 @@ describe("das-admin webhook", () => {
     });
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toMatch(/^whsec_[A-Za-z0-9+/]{43}=\n$/);
-    secret = added.stdout.trim();
+    const secret = added.stdout.trim();
+    receiver.verifyWith(secret);
     const id = /Added webhook (whk_\w+)/.exec(added.stderr)![1]!;
 
     // Never at rest in plaintext, never listed.
@@ -100,16 +73,16 @@ describe("das-admin webhook", () => {
 
     // A notice told as the notice code tells one is delivered by `das-admin worker`.
     const { noticeId } = await tellTestNotice(iso.sql, org.id);
-    const worker = spawnCli("das-admin", ["worker"], { env: { ...baseEnv(), WEBHOOKS_ALLOW_PRIVATE: "1" } });
+    const worker = admin.spawn(["worker"], { env: { WEBHOOKS_ALLOW_PRIVATE: "1" } });
     try {
-      const until = Date.now() + 90_000;
-      while (received.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      await receiver.waitFor(2, 90_000);
     } finally {
       worker.child.kill("SIGTERM");
     }
     const stopped = await worker.done;
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stderr).toContain("Stopping: finishing the work in flight.");
+    const received = receiver.received;
     expect(received.length).toBe(2);
     expect(received.every((r) => r.verified)).toBe(true);
     expect(new Set(received.map((r) => r.id)).size).toBe(1);

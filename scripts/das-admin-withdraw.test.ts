@@ -1,9 +1,6 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { runCli } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { filesOf, userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { createDownload } from "@/lib/downloads/create-download";
@@ -11,19 +8,7 @@ import { createDownload } from "@/lib/downloads/create-download";
 // das-admin withdraw as an operator runs it: a dry run that writes nothing, the refusals, then the
 // withdrawal, on the run's database with a contributor of this file's own.
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-withdraw-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const das = (args: string[]) =>
-  runCli("das-admin", args, {
-    env: {
-      ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
-      APP_SECRET: inject("appSecret"),
-      DAS_DATA_DIR: scratch,
-      DAS_OPERATOR: "withdraw-test",
-    },
-  });
+const das = adminCli("admin-withdraw", { operator: "withdraw-test" });
 
 const contributor = uniqueId("carol");
 let datasetId: string;
@@ -58,8 +43,8 @@ describe("das-admin withdraw", () => {
   it("--dry-run says what it would take and whom it would tell, and writes nothing", async () => {
     const reason = ["--reason", "consent withdrawn by email"];
     const [text, json] = await Promise.all([
-      das(["withdraw", "--contributor", contributor, ...reason, "--dry-run"]),
-      das(["withdraw", "--contributor", contributor, ...reason, "--dry-run", "--json"]),
+      das.run(["withdraw", "--contributor", contributor, ...reason, "--dry-run"]),
+      das.run(["withdraw", "--contributor", contributor, ...reason, "--dry-run", "--json"]),
     ]);
     expect(text, text.stderr).toMatchObject({ code: 0, stdout: "" });
     expect(text.stderr).toBe(
@@ -80,8 +65,8 @@ describe("das-admin withdraw", () => {
 
   it("refuses a dataset without named episodes, and named episodes of another dataset", async () => {
     const [usage, elsewhere] = await Promise.all([
-      das(["withdraw", "--contributor", contributor, "--dataset", datasetId, "--reason", "r"]),
-      das(["withdraw", "--episodes", carols[0]!, "--dataset", otherDatasetId, "--reason", "r"]),
+      das.run(["withdraw", "--contributor", contributor, "--dataset", datasetId, "--reason", "r"]),
+      das.run(["withdraw", "--episodes", carols[0]!, "--dataset", otherDatasetId, "--reason", "r"]),
     ]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(
@@ -95,7 +80,7 @@ describe("das-admin withdraw", () => {
   });
 
   it("withdraws, naming the versions and how many organisations were told; a second time finds nothing", async () => {
-    const done = await das(["withdraw", "--contributor", contributor, "--reason", "consent withdrawn by email"]);
+    const done = await das.run(["withdraw", "--contributor", contributor, "--reason", "consent withdrawn by email"]);
     expect(done.code, done.stderr).toBe(0);
     expect(done.stderr).toMatch(
       new RegExp(
@@ -103,7 +88,7 @@ describe("das-admin withdraw", () => {
       ),
     );
     expect(await withdrawals()).toBe(1);
-    const again = await das(["withdraw", "--contributor", contributor, "--reason", "again"]);
+    const again = await das.run(["withdraw", "--contributor", contributor, "--reason", "again"]);
     expect(again).toMatchObject({ code: 1 });
     expect(again.stderr).toContain(`No episode of contributor '${contributor}' is left to withdraw`);
   });

@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { verify } from "@node-rs/argon2";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli, type CliRun } from "@/lib/testing/cli";
+import { beforeAll, describe, expect, it } from "vitest";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { authenticateApiKey } from "@/lib/auth/api-keys";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
@@ -22,41 +22,25 @@ import {
 const KEY_ON_STDOUT = /^das_[0-9A-Za-z]{43}\n$/;
 const sql = () => getDb().$client;
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-admin-test-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-type Run = Omit<CliRun, "signal">;
-
-/**
- * Runs the real CLI as an operator would (`npx das-admin ...`), against this run's database, or
- * with `embedded` set against the embedded default with its data in that directory.
- */
-function das(args: string[], stdin = "", options: { embedded?: string } = {}): Promise<Run> {
-  // DAS_DATA_DIR points away from the project's .data/, which a run must never touch.
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: inject("databaseUrl"),
-    APP_SECRET: inject("appSecret"),
-    DAS_DATA_DIR: options.embedded ?? scratch,
-    DAS_OPERATOR: "cli-test",
-  };
-  if (options.embedded) delete env.DATABASE_URL;
-  return runCli("das-admin", args, { env, stdin }).then(({ signal: _signal, ...run }) => run);
-}
+/** The real CLI as an operator runs it (`npx das-admin ...`), against this run's database. */
+const das = adminCli("admin-test", { operator: "cli-test" });
+/** The same against the embedded default (no DATABASE_URL), with its data in `dataDir`. */
+const embedded = (dataDir: string, args: string[]) =>
+  das.run(args, { env: { DAS_DATA_DIR: dataDir, DATABASE_URL: undefined } });
 
 const USAGE_HEAD = "Usage: das-admin <command>\n";
 
 describe("das-admin usage", () => {
   it("exits 2 with the usage for a missing or unknown command and for wrong arguments", async () => {
     const [none, unknown, partial, missingArg, tooMany, badOption, badRole, badSeed] = await Promise.all([
-      das([]),
-      das(["frobnicate"]),
-      das(["org"]),
-      das(["org", "create"]),
-      das(["licence", "grant", "org-a", "ds-a", "1.0.0", "extra"]),
-      das(["org", "create", "org-a", "--colour", "red"]),
-      das(["user", "create", "someone@example.com", "--role", "boss"]),
-      das(["seed", "--episodes", "0"]),
+      das.run([]),
+      das.run(["frobnicate"]),
+      das.run(["org"]),
+      das.run(["org", "create"]),
+      das.run(["licence", "grant", "org-a", "ds-a", "1.0.0", "extra"]),
+      das.run(["org", "create", "org-a", "--colour", "red"]),
+      das.run(["user", "create", "someone@example.com", "--role", "boss"]),
+      das.run(["seed", "--episodes", "0"]),
     ]);
     expect(none).toMatchObject({ code: 2, stderr: "" });
     expect(none.stdout.startsWith(USAGE_HEAD)).toBe(true);
@@ -86,7 +70,7 @@ describe("das-admin usage", () => {
   });
 
   it("--help prints the usage and exits 0; migrate exits 0 on an up-to-date database", async () => {
-    const [help, migrate] = await Promise.all([das(["--help"]), das(["migrate"])]);
+    const [help, migrate] = await Promise.all([das.run(["--help"]), das.run(["migrate"])]);
     expect(help.code).toBe(0);
     expect(help.stdout.startsWith(USAGE_HEAD)).toBe(true);
     expect(migrate).toEqual({ code: 0, stdout: "", stderr: "Database schema is up to date.\n" });
@@ -96,7 +80,7 @@ describe("das-admin usage", () => {
 describe("das-admin org create", () => {
   it("creates an organisation, and refuses a duplicate or malformed slug with exit 1", async () => {
     const slug = uniqueId("org");
-    const created = await das(["org", "create", slug, "--name", "Acme Robotics"]);
+    const created = await das.run(["org", "create", slug, "--name", "Acme Robotics"]);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toBe("");
     expect(created.stderr).toMatch(new RegExp(`^Created organisation ${slug} \\((org_[0-9A-Za-z]+)\\)\\.\\n$`));
@@ -105,8 +89,8 @@ describe("das-admin org create", () => {
     expect(row!.name).toBe("Acme Robotics");
 
     const [duplicate, malformed] = await Promise.all([
-      das(["org", "create", slug]),
-      das(["org", "create", "Not A Slug"]),
+      das.run(["org", "create", slug]),
+      das.run(["org", "create", "Not A Slug"]),
     ]);
     expect(duplicate).toEqual({
       code: 1,
@@ -142,7 +126,7 @@ describe("das-admin licence and key", () => {
 
   it("grants a licence once (a second grant is a no-op) and revokes it", async () => {
     const org = await createTestOrg();
-    const granted = await das(["licence", "grant", org.slug, datasetId, "1.0.0"]);
+    const granted = await das.run(["licence", "grant", org.slug, datasetId, "1.0.0"]);
     expect(granted.code, granted.stderr).toBe(0);
     const id = /^Granted licence (lic_[0-9A-Za-z]+) for /.exec(granted.stderr)?.[1];
     expect(granted.stderr).toMatch(
@@ -152,7 +136,7 @@ describe("das-admin licence and key", () => {
     );
     expect(await activeLicences(org.id)).toEqual([id]);
 
-    const again = await das(["licence", "grant", org.slug, datasetId, "1.0.0"]);
+    const again = await das.run(["licence", "grant", org.slug, datasetId, "1.0.0"]);
     expect(again).toMatchObject({ code: 0, stdout: "" });
     expect(again.stderr).toMatch(
       new RegExp(
@@ -161,7 +145,7 @@ describe("das-admin licence and key", () => {
     );
     expect(await activeLicences(org.id)).toEqual([id]);
 
-    const revoked = await das(["licence", "revoke", org.slug, datasetId, "1.0.0"]);
+    const revoked = await das.run(["licence", "revoke", org.slug, datasetId, "1.0.0"]);
     expect(revoked).toEqual({
       code: 0,
       stdout: "",
@@ -172,9 +156,9 @@ describe("das-admin licence and key", () => {
     expect(row!.revoked).toBe(true);
 
     const [revokeAgain, unknownVersion, unknownOrg] = await Promise.all([
-      das(["licence", "revoke", org.slug, datasetId, "1.0.0"]),
-      das(["licence", "grant", org.slug, datasetId, "9.9.9"]),
-      das(["licence", "grant", uniqueId("org"), datasetId, "1.0.0"]),
+      das.run(["licence", "revoke", org.slug, datasetId, "1.0.0"]),
+      das.run(["licence", "grant", org.slug, datasetId, "9.9.9"]),
+      das.run(["licence", "grant", uniqueId("org"), datasetId, "1.0.0"]),
     ]);
     expect(revokeAgain).toEqual({
       code: 1,
@@ -199,11 +183,21 @@ describe("das-admin licence and key", () => {
     await grant(org.id, datasetId, "1.0.0");
 
     const [plain, narrowed, unlicensed, badScope, badExpiry] = await Promise.all([
-      das(["key", "create", org.slug]),
-      das(["key", "create", org.slug, "--name", "ci runner", "--expires-in", "30d", "--scope", `${datasetId}@1.0.0`]),
-      das(["key", "create", org.slug, "--scope", `${datasetId}@1.1.0`]),
-      das(["key", "create", org.slug, "--scope", datasetId]),
-      das(["key", "create", org.slug, "--expires-in", "soon"]),
+      das.run(["key", "create", org.slug]),
+      das.run([
+        "key",
+        "create",
+        org.slug,
+        "--name",
+        "ci runner",
+        "--expires-in",
+        "30d",
+        "--scope",
+        `${datasetId}@1.0.0`,
+      ]),
+      das.run(["key", "create", org.slug, "--scope", `${datasetId}@1.1.0`]),
+      das.run(["key", "create", org.slug, "--scope", datasetId]),
+      das.run(["key", "create", org.slug, "--expires-in", "soon"]),
     ]);
 
     expect(plain.code, plain.stderr).toBe(0);
@@ -254,7 +248,7 @@ describe("das-admin licence and key", () => {
       ];
     expect(n).toBe(2);
 
-    const revoked = await das(["key", "revoke", secret.slice(0, 12)]);
+    const revoked = await das.run(["key", "revoke", secret.slice(0, 12)]);
     expect(revoked).toEqual({
       code: 0,
       stdout: "",
@@ -267,9 +261,9 @@ describe("das-admin licence and key", () => {
     await expect(authenticateApiKey(getDb(), secret)).rejects.toBeInstanceOf(AppError);
 
     const [revokeAgain, byId, unknown] = await Promise.all([
-      das(["key", "revoke", secret.slice(0, 12)]),
-      das(["key", "revoke", narrowedPrincipal.keyId]),
-      das(["key", "revoke", "das_00000000"]),
+      das.run(["key", "revoke", secret.slice(0, 12)]),
+      das.run(["key", "revoke", narrowedPrincipal.keyId]),
+      das.run(["key", "revoke", "das_00000000"]),
     ]);
     expect(revokeAgain).toEqual({ code: 1, stdout: "", stderr: "das-admin: That key is already revoked.\n" });
     expect(byId.code, byId.stderr).toBe(0);
@@ -284,9 +278,9 @@ describe("das-admin user create", () => {
     const email = `${uniqueId("ada")}@example.com`;
     const password = "correct horse battery staple";
 
-    const created = await das(
+    const created = await das.run(
       ["user", "create", email.toUpperCase(), "--role", "licensee", "--org", org.slug, "--name", "Ada"],
-      `${password}\n`,
+      { stdin: `${password}\n` },
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toBe("");
@@ -299,9 +293,9 @@ describe("das-admin user create", () => {
 
     const other = `${uniqueId("bob")}@example.com`;
     const [duplicate, short, noOrg] = await Promise.all([
-      das(["user", "create", email, "--role", "reviewer"], "another long password\n"),
-      das(["user", "create", other, "--role", "admin"], "short\n"),
-      das(["user", "create", other, "--role", "licensee"], "a long enough password\n"),
+      das.run(["user", "create", email, "--role", "reviewer"], { stdin: "another long password\n" }),
+      das.run(["user", "create", other, "--role", "admin"], { stdin: "short\n" }),
+      das.run(["user", "create", other, "--role", "licensee"], { stdin: "a long enough password\n" }),
     ]);
     expect(duplicate).toEqual({
       code: 1,
@@ -343,9 +337,9 @@ describe("das-admin import", () => {
     );
     try {
       const [imported, refused, missing] = await Promise.all([
-        das(["import", good]),
-        das(["import", badDir]),
-        das(["import", path.join(scratch, "no-such-dir")]),
+        das.run(["import", good]),
+        das.run(["import", badDir]),
+        das.run(["import", path.join(das.dataDir, "no-such-dir")]),
       ]);
       expect(imported).toEqual({
         code: 0,
@@ -368,7 +362,7 @@ describe("das-admin import", () => {
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain("no-such-dir does not exist: give the directory of the version to import");
 
-      const again = await das(["import", good]);
+      const again = await das.run(["import", good]);
       expect(again).toEqual({
         code: 0,
         stdout: "",
@@ -393,11 +387,11 @@ describe("das-admin on the embedded default (no DATABASE_URL)", () => {
       { "files.jsonl": '{"path":"/etc/passwd","size_bytes":1,"sha256":"x"}' },
     );
     try {
-      const refused = await das(["import", dir], "", { embedded: dataDir });
+      const refused = await embedded(dataDir, ["import", dir]);
       expect(refused.code, refused.stderr).toBe(1);
       expect(refused.stderr).toContain("\nfiles.jsonl:1: path must be relative");
       expect(refused.stderr).toContain("\nfiles.jsonl:1: sha256 must be 64 lower-case hex digits");
-      const migrated = await das(["migrate"], "", { embedded: dataDir });
+      const migrated = await embedded(dataDir, ["migrate"]);
       expect(migrated).toEqual({ code: 0, stdout: "", stderr: "Database schema is up to date.\n" });
     } finally {
       rmSync(dir, { recursive: true, force: true });

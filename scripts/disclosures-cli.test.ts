@@ -1,10 +1,9 @@
 import { createPublicKey, generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { publicKeySha256 } from "@/lib/disclosures/digest";
-import { runCli, type CliRun } from "@/lib/testing/cli";
+import { adminCli, type CliEnv, type CliOutput } from "@/lib/testing/admin-cli";
 import {
   buildWorld,
   downloadPlan,
@@ -23,9 +22,10 @@ const VERIFY_USAGE = "Usage: das-admin disclosures verify [options]\n";
 const CSV_HEADER =
   "seq,id,occurred_at,organization,organization_name,api_key,user,reviewer_role,channel,dataset_id,version,licence_id,terms_sha256,episode_count,file_count,total_bytes,expires_at,request_id,requested_scope,hash";
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-disclosures-cli-"));
+const admin = adminCli("disclosures-cli", { databaseUrl: () => w.iso.url, operator: "cli-test" });
+const scratch = admin.dataDir;
 
-type Run = Omit<CliRun, "signal">;
+type Run = CliOutput;
 
 let w: World;
 let made: Made[];
@@ -40,20 +40,9 @@ let groups: Date[];
  */
 const PROGRESS_LINE = /^verified [\d,]+ entries \(to seq \d+\), [\d,]+ entries\/s\n/gm;
 
-function das(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: w.iso.url,
-    APP_SECRET: inject("appSecret"),
-    DAS_DATA_DIR: scratch,
-    DAS_OPERATOR: "cli-test",
-    ...extraEnv,
-  };
-  return runCli("das-admin", args, { env }).then(({ signal: _signal, stderr, ...run }) => ({
-    ...run,
-    stderr: stderr.replace(PROGRESS_LINE, ""),
-  }));
-}
+/** A run of das-admin, with the walk's progress line taken out of what it printed. */
+const das = (args: string[], env: CliEnv = {}): Promise<Run> =>
+  admin.run(args, { env }).then((run) => ({ ...run, stderr: run.stderr.replace(PROGRESS_LINE, "") }));
 
 // The digests' key pair: the signing key as a file (DIGEST_SIGNING_KEY names its path), the
 // public key as PEM in the variable (a verifier holds only that); a prefix of this file's own.
@@ -84,7 +73,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await w?.iso.drop();
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 const time = (o: Record<string, unknown>) => Date.parse(o.occurred_at as string);

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KEY_PATTERN } from "@/lib/auth/api-keys";
@@ -8,6 +7,7 @@ import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
 import { freePort } from "@/lib/dev/embedded-postgres";
 import { productionBuildIsCurrent } from "@/lib/dev/next-server";
 import { runCli } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { buildLeRobotFixture } from "@/lib/testing/lerobot-fixtures";
 import { describeLeRobotImport } from "./cli/lerobot-import-summary";
 import { API_KEY_PATTERN, apiKey, serviceUrl } from "./cli/values";
@@ -18,10 +18,11 @@ import type { LeRobotImportResult } from "@/lib/catalog/import/lerobot/source";
 // list commands on its demo, and the messages a newcomer's mistakes get. The service is started
 // as a user starts it, so this file needs the production build to be current (`next build`).
 
-const scratch = mkdtempSync(path.join(tmpdir(), "das-first-hour-"));
+/** das-admin on this test run's database and store, for the messages of its import and store commands. */
+const cli = adminCli("first-hour", { operator: "first-hour-test" });
+const scratch = cli.dataDir;
 // As root, the embedded PostgreSQL runs as the `postgres` user, which must reach its data directory.
 chmodSync(scratch, 0o755);
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The environment of a newcomer's shell: nothing of this test run's database, store or secret. */
 type Env = Record<string, string | undefined>;
@@ -250,17 +251,6 @@ describe("npm start on a fresh installation, its demo, and a newcomer's mistakes
 });
 
 describe("das-admin import and store messages", () => {
-  const das = (args: string[], env: Env = {}) =>
-    runCli("das-admin", args, {
-      env: {
-        ...process.env,
-        DATABASE_URL: inject("databaseUrl"),
-        APP_SECRET: inject("appSecret"),
-        DAS_DATA_DIR: scratch,
-        DAS_OPERATOR: "first-hour-test",
-        ...env,
-      } as NodeJS.ProcessEnv,
-    });
   let lerobot: string;
   let incomplete: string;
 
@@ -274,9 +264,9 @@ describe("das-admin import and store messages", () => {
 
   it("names a path that does not exist, a file, and a directory without meta/info.json for what it is", async () => {
     const [none, file, plain] = await Promise.all([
-      das(["import", path.join(scratch, "no-such-dir"), "--dataset", "x", "--version", "1.0.0"]),
-      das(["import", path.join(lerobot, "meta", "info.json")]),
-      das(["import", path.join(lerobot, "meta"), "--dataset", "x", "--version", "1.0.0"]),
+      cli.run(["import", path.join(scratch, "no-such-dir"), "--dataset", "x", "--version", "1.0.0"]),
+      cli.run(["import", path.join(lerobot, "meta", "info.json")]),
+      cli.run(["import", path.join(lerobot, "meta"), "--dataset", "x", "--version", "1.0.0"]),
     ]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(
@@ -291,11 +281,11 @@ describe("das-admin import and store messages", () => {
   }, 300_000);
 
   it("a refusal for missing files names --skip-incomplete-episodes; with it, the summary counts the episodes read", async () => {
-    const refused = await das(["import", incomplete, "--dataset", "first-hour-incomplete", "--version", "1.0.0"]);
+    const refused = await cli.run(["import", incomplete, "--dataset", "first-hour-incomplete", "--version", "1.0.0"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("file is missing");
     expect(refused.stderr).toContain("run the same command with --skip-incomplete-episodes");
-    const skipped = await das([
+    const skipped = await cli.run([
       "import",
       incomplete,
       "--dataset",
@@ -316,8 +306,8 @@ describe("das-admin import and store messages", () => {
     const closed = await freePort();
     const args = ["import", lerobot, "--dataset", "first-hour-store", "--version", "1.0.0", "--upload"];
     const [refused, dead] = await Promise.all([
-      das(args, { ...store, S3_SECRET_ACCESS_KEY: "not-the-secret" }),
-      das(args, { ...store, S3_ENDPOINT: `http://127.0.0.1:${closed}` }),
+      cli.run(args, { env: { ...store, S3_SECRET_ACCESS_KEY: "not-the-secret" } }),
+      cli.run(args, { env: { ...store, S3_ENDPOINT: `http://127.0.0.1:${closed}` } }),
     ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(

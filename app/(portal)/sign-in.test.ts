@@ -1,9 +1,7 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import type { UserRole } from "@/lib/db/schema";
-import { PROJECT_ROOT } from "@/lib/dev/embedded-default";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createTestOrg, operatorCtx, uniqueId } from "@/lib/testing/fixtures";
 import { getDb } from "@/lib/db/client";
@@ -15,6 +13,7 @@ import { callAction, postAction } from "@/lib/testing/server-actions";
 // and per client address, and past either limit even the right password is refused.
 const PASSWORD = "correct horse battery";
 let server: AppServer;
+const admin = adminCli("sign-in");
 
 beforeAll(async () => {
   server = await startAppServer({ SIGNIN_FAILURES_PER_MINUTE: "3", AUTH_FAILURES_PER_MINUTE: "6" });
@@ -69,20 +68,8 @@ describe("portal sign-in", () => {
 
   it("lets a user created with `das-admin user create` sign in with the password given on stdin", async () => {
     const email = `${uniqueId("cli")}@signin.example`;
-    const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        [path.join(PROJECT_ROOT, "scripts/bin/das-admin.mjs"), "user", "create", email, "--role", "reviewer"],
-        {
-          cwd: PROJECT_ROOT,
-          env: process.env,
-          stdio: ["pipe", "ignore", "ignore"],
-        },
-      );
-      child.on("exit", resolve);
-      child.stdin!.end(`${PASSWORD}\n`);
-    });
-    expect(code).toBe(0);
+    const created = await admin.run(["user", "create", email, "--role", "reviewer"], { stdin: `${PASSWORD}\n` });
+    expect(created.code, created.stderr).toBe(0);
     expect((await attemptSignIn(server.url, email, PASSWORD, randomIp())).ok).toBe(true);
     expect((await attemptSignIn(server.url, email, `${PASSWORD}\n`, randomIp())).ok).toBe(false);
   });

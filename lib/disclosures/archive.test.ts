@@ -3,7 +3,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db/client";
 import { getObjectBytes, putObject } from "@/lib/storage/client";
-import { runCli } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import {
   appendNamingFiles,
   buildWorld,
@@ -30,6 +30,7 @@ let signing: { privateKey: KeyObject; publicKey: KeyObject };
 let first: string;
 let second: string;
 let whole: ChainReport;
+const admin = adminCli("archive", { databaseUrl: () => w.iso.url });
 
 const monthsAgo = (n: number) => {
   const now = new Date();
@@ -146,19 +147,17 @@ describe("a month of the log", () => {
 
   it("is archived and listed by das-admin, which verifies the log with the month archived", async () => {
     const env = {
-      ...process.env,
-      DATABASE_URL: w.iso.url,
       DIGEST_SIGNING_KEY: signing.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
       DISCLOSURE_ARCHIVE_PREFIX: store.prefix,
     };
-    const archived = await runCli("das-admin", ["disclosures", "archive", "--month", second], { env });
+    const archived = await admin.run(["disclosures", "archive", "--month", second], { env });
     expect(archived.stderr).toContain(`Archived ${second}: 2 entries`);
     expect(archived.code).toBe(0);
-    const months = await runCli("das-admin", ["disclosures", "months", "--json"], { env });
+    const months = await admin.run(["disclosures", "months", "--json"], { env });
     const listed = JSON.parse(months.stdout) as { month: string; online: boolean; archive: string | null }[];
     expect(listed.find((m) => m.month === second)).toMatchObject({ online: false, archive: "archived" });
     expect(listed.find((m) => m.month === first)).toMatchObject({ online: true, archive: "restored" });
-    const verified = await runCli("das-admin", ["disclosures", "verify", "--full", "--threads", "1"], { env });
+    const verified = await admin.run(["disclosures", "verify", "--full", "--threads", "1"], { env });
     expect(verified.stderr).toContain("Disclosure log intact: 7 entries verified");
   });
 

@@ -9,7 +9,7 @@ import {
   type World,
 } from "@/lib/testing/disclosure-fixtures";
 import { startStreamingReplica, type StreamingReplica } from "@/lib/testing/streaming-replica";
-import { runCli } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { searchDisclosures } from "./search";
 import { exportDisclosures } from "./export";
 import { verifyChainDetailed } from "./verify";
@@ -26,6 +26,7 @@ let w: World;
 let replica: StreamingReplica;
 let replicaDb: RootDb;
 let reviewer: Ctx;
+const admin = adminCli("replica-reads", { databaseUrl: () => w.iso.url });
 
 beforeAll(async () => {
   w = await buildWorld("replica");
@@ -117,8 +118,8 @@ describe("a streaming read replica", () => {
       const [principal, body] = downloadPlan(w)[5]!;
       await makeDownload(w.iso.db, principal, body);
       const head = await primaryHead();
-      const run = await runCli("das-admin", ["disclosures", "verify", "--full", "--threads", "1"], {
-        env: { ...process.env, DATABASE_URL: w.iso.url, DATABASE_REPLICA_URL: replica.url },
+      const run = await admin.run(["disclosures", "verify", "--full", "--threads", "1"], {
+        env: { DATABASE_REPLICA_URL: replica.url },
       });
       expect(run.stderr).toContain(`Disclosure log intact: ${head - 1} entries verified`);
       expect(run.code).toBe(0);

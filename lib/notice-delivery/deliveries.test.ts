@@ -1,7 +1,5 @@
-import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { withTx } from "@/lib/db/tx";
@@ -15,6 +13,7 @@ import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { reviewWithdrawals } from "@/lib/withdrawals/review";
 import { Rollback } from "@/lib/testing/isolated-db";
 import { tellTestNotice } from "@/lib/testing/notices";
+import { startWebhookReceiver } from "@/lib/testing/webhook-receiver";
 import { addWebhookEndpoint, removeWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
 import { listDeliveryAttempts } from "./attempts";
@@ -24,43 +23,13 @@ import type { WithdrawalNotice } from "@/lib/notices/records";
 // Notice deliveries with real parts: the run's PostgreSQL (pg-boss's jobs in it), a real HTTP
 // receiver that verifies every signature with the standardwebhooks package, and a real SMTP server.
 
-type Received = { id: string; timestamp: number; body: string; verified: boolean; status: number };
-
 /** A receiver that answers 500 to its first `failures` requests, then 200. */
-async function startReceiver(failures: number) {
-  const received: Received[] = [];
-  let secret = "";
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      let verified = false;
-      try {
-        new Webhook(secret).verify(body, req.headers as Record<string, string>);
-        verified = true;
-      } catch {}
-      const status = received.length < failures ? 500 : 200;
-      received.push({
-        id: String(req.headers["webhook-id"]),
-        timestamp: Number(req.headers["webhook-timestamp"]),
-        body,
-        verified,
-        status,
-      });
-      res.writeHead(status).end(status === 500 ? "down for maintenance" : "ok");
-    });
+const startReceiver = (failures: number) =>
+  startWebhookReceiver({
+    path: "/das-notices",
+    status: (n) => (n < failures ? 500 : 200),
+    answer: (status) => (status === 500 ? "down for maintenance" : "ok"),
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/das-notices`,
-    received,
-    verifyWith: (s: string) => {
-      secret = s;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 type Mail = { from: string; to: string[]; text: string };
 const mails: Mail[] = [];

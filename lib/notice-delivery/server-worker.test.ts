@@ -1,12 +1,10 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createOrganization } from "@/lib/admin/organizations";
 import { uniqueId } from "@/lib/testing/fixtures";
 import { tellTestNotice } from "@/lib/testing/notices";
+import { startWebhookReceiver } from "@/lib/testing/webhook-receiver";
 import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { listDeliveryAttempts } from "./attempts";
 
@@ -56,30 +54,15 @@ describe("the server's delivery worker", () => {
   it("delivers a notice whose receiver was down, across a server restart, once, with one webhook-id", {
     timeout: 180_000,
   }, async () => {
-    const received: { id: string; verified: boolean; status: number }[] = [];
-    let secret = "";
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        let verified = false;
-        try {
-          new Webhook(secret).verify(Buffer.concat(chunks).toString("utf8"), req.headers as Record<string, string>);
-          verified = true;
-        } catch {}
-        const status = received.length < 2 ? 500 : 200;
-        received.push({ id: String(req.headers["webhook-id"]), verified, status });
-        res.writeHead(status).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const receiver = await startWebhookReceiver({ status: (n) => (n < 2 ? 500 : 200) });
+    const received = receiver.received;
     try {
       const org = await createOrganization(iso.operator, { slug: uniqueId("org") });
       const endpoint = await addWebhookEndpoint(iso.operator, {
         organizationId: org.id,
-        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+        url: receiver.url,
       });
-      secret = endpoint.secret;
+      receiver.verifyWith(endpoint.secret);
       const { noticeId, enqueued } = await tellTestNotice(iso.sql, org.id);
 
       const first = await serve();
@@ -104,7 +87,7 @@ describe("the server's delivery worker", () => {
         [1, false],
       ]);
     } finally {
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await receiver.close();
     }
   });
 });

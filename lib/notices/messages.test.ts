@@ -1,8 +1,6 @@
 import { rmSync } from "node:fs";
-import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getDb, type Sql } from "@/lib/db/client";
 import { importVersion } from "@/lib/catalog/import/import-version";
@@ -22,6 +20,7 @@ import {
   writeImportDir,
 } from "@/lib/testing/fixtures";
 import { call } from "@/lib/testing/http";
+import { startWebhookReceiver } from "@/lib/testing/webhook-receiver";
 import * as api from "../../app/api/[[...path]]/route";
 import { tellNotices } from "./messages";
 import { remindOutstandingNotices } from "./reminders";
@@ -56,24 +55,8 @@ process.env.WEBHOOKS_ALLOW_PRIVATE = "1";
 process.env.SMTP_URL = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
 process.env.SMTP_FROM = "notices@das.test";
 
-type Hook = { id: string; body: string; verified: boolean };
-const hooks: Hook[] = [];
-let secret = "";
-const receiver = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
-  req.on("end", () => {
-    const body = Buffer.concat(chunks).toString("utf8");
-    let verified = false;
-    try {
-      new Webhook(secret).verify(body, req.headers as Record<string, string>);
-      verified = true;
-    } catch {}
-    hooks.push({ id: String(req.headers["webhook-id"]), body, verified });
-    res.writeHead(204).end();
-  });
-});
-await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const receiver = await startWebhookReceiver({ path: "/hook" });
+const hooks = receiver.received;
 
 let iso: IsolatedDb;
 let worker: NoticeDeliveryWorker | undefined;
@@ -84,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await iso?.drop();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await receiver.close();
   await new Promise<void>((resolve) => smtp.close(() => resolve()));
 });
 
@@ -152,9 +135,9 @@ describe("every kind of notice, as it leaves", () => {
     await createUser(operator, { email: "licensee@golden.test", role: "licensee", organizationId: org.id });
     const endpoint = await addWebhookEndpoint(operator, {
       organizationId: org.id,
-      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      url: receiver.url,
     });
-    secret = endpoint.secret;
+    receiver.verifyWith(endpoint.secret);
     const { versionId, licenceId } = await versionAndLicence(iso.sql, org.id, datasetId);
     const written = await writeNotices(iso.sql, org.id, 1, versionId, licenceId);
 

@@ -1,7 +1,4 @@
 import { rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { importVersion } from "@/lib/catalog/import/import-version";
@@ -9,6 +6,7 @@ import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { NoticeList } from "@/lib/api/responses";
 import { call } from "@/lib/testing/http";
 import { expectOk } from "@/lib/testing/expect-api";
+import { startWebhookReceiver } from "@/lib/testing/webhook-receiver";
 import {
   createTestKey,
   createTestOrg,
@@ -100,25 +98,13 @@ describe("a new version of a dataset", () => {
     ) as Record<keyof typeof orgs, string>;
 
     // A real receiver for the holder's webhook, checking every signature.
-    const received: { type: string; data: NoticeJson; id: string }[] = [];
-    let verifier: Webhook | undefined;
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const body = Buffer.concat(chunks).toString("utf8");
-        verifier!.verify(body, req.headers as Record<string, string>);
-        received.push({ ...JSON.parse(body), id: String(req.headers["webhook-id"]) });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const receiver = await startWebhookReceiver({ path: "/das" });
     try {
       const endpoint = await addWebhookEndpoint(operator, {
         organizationId: orgs.holder.id,
-        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/das`,
+        url: receiver.url,
       });
-      verifier = new Webhook(endpoint.secret);
+      receiver.verifyWith(endpoint.secret);
 
       const imported = await importAs(datasetId, "2.0.0", "2026-07-01T00:00:00Z");
       expect(imported).toMatchObject({ status: "imported", versionNotices: 2 });
@@ -166,8 +152,9 @@ describe("a new version of a dataset", () => {
         }),
       );
       const until = Date.now() + 30_000;
-      while (!received.length && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-      expect(received).toHaveLength(1);
+      await receiver.waitFor(1, 30_000);
+      expect(receiver.received).toMatchObject([{ verified: true }]);
+      const received = receiver.events<{ type: string; data: NoticeJson }>();
       const { acknowledged_at: _, ...payload } = holder[0]!;
       expect(received[0]).toMatchObject({ type: "notice.new_version", data: payload });
       // The worker records the attempt once the receiver has answered: wait for the record too.
@@ -184,7 +171,7 @@ describe("a new version of a dataset", () => {
         ["notice.new_version", true, received[0]!.id],
       ]);
     } finally {
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await receiver.close();
     }
   }, 120_000);
 });

@@ -1,8 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Ctx } from "@/lib/context";
 import { importVersion } from "@/lib/catalog/import/import-version";
@@ -10,6 +7,7 @@ import { createOrganization } from "@/lib/admin/organizations";
 import { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 import { startJobQueue, JOB_QUEUES } from "@/lib/db/job-queue";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
+import { startWebhookReceiver } from "@/lib/testing/webhook-receiver";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
 import { addWebhookEndpoint } from "@/lib/admin/webhook-endpoints";
 import { startNoticeWorker, type NoticeDeliveryWorker } from "@/lib/notices/worker";
@@ -184,28 +182,16 @@ describe("reminders of withdrawal notices not acknowledged", () => {
 
 describe("the schedule in the delivery worker", () => {
   it("is registered by every worker and its job, sent twice to two workers, warns and delivers once", async () => {
-    const received: { type: string; id: string; data: Record<string, unknown> }[] = [];
-    let verifier: Webhook | undefined;
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const body = Buffer.concat(chunks).toString("utf8");
-        verifier!.verify(body, req.headers as Record<string, string>);
-        received.push({ ...JSON.parse(body), id: String(req.headers["webhook-id"]) });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const receiver = await startWebhookReceiver({ path: "/das" });
     const boss = await startJobQueue(iso.url, { max: 1 });
     try {
       // Ends in 10 days of the real clock: the job judges by it.
       const org = await holding(new Date(Date.now() + 10 * DAY));
       const endpoint = await addWebhookEndpoint(iso.operator, {
         organizationId: org.id,
-        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/das`,
+        url: receiver.url,
       });
-      verifier = new Webhook(endpoint.secret);
+      receiver.verifyWith(endpoint.secret);
       for (const db of [iso.db, second.db])
         workers.push(await startNoticeWorker({ url: iso.url, db, pollingIntervalSeconds: 0.5 }));
       const schedules = await iso.sql<{ name: string; cron: string; timezone: string }[]>`
@@ -215,19 +201,18 @@ describe("the schedule in the delivery worker", () => {
       // What pg-boss's cron does when the hour comes, twice over.
       await boss.send(JOB_QUEUES.noticeSchedule, {});
       await boss.send(JOB_QUEUES.noticeSchedule, {});
-      const until = Date.now() + 30_000;
-      while (!received.length && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      await receiver.waitFor(1, 30_000);
       // Give a duplicate the time to arrive if there were one.
       await new Promise((r) => setTimeout(r, 2_000));
-      expect(received).toHaveLength(1);
-      expect(received[0]).toMatchObject({
+      expect(receiver.received).toMatchObject([{ verified: true }]);
+      expect(receiver.events()[0]).toMatchObject({
         type: "notice.licence_ending",
         data: { kind: "licence_ending", dataset_id: datasetId, version: "1.0.0", days_before: 30 },
       });
       expect(await warnings(org.id)).toHaveLength(1);
     } finally {
       await boss.stop({ graceful: false, wait: true });
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await receiver.close();
     }
   }, 90_000);
 });

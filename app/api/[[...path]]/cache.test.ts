@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/admin/users";
 import { createOrganization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
@@ -16,7 +16,7 @@ import { randomIp, type CallResult } from "@/lib/testing/http";
 import { assertMatchesContract } from "@/lib/testing/contract";
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { callAction } from "@/lib/testing/server-actions";
-import { runCli } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 
 // The API's per-instance cache (lib/cache) as clients meet it: two `next start` processes on one
 // database, writers in other processes (the portal, das-admin, SQL from this one), real HTTP. On a
@@ -30,7 +30,7 @@ const grant = (organizationId: string, datasetId: string, version: string) =>
   grantLicence(iso.operator, { organizationId, datasetId, version });
 const createTestKey = (organizationId: string, options: Partial<IssueKeyInput> = {}) =>
   issueKey(iso.operator, { organizationId, name: "test key", ...options });
-const cliEnv = () => ({ ...process.env, DATABASE_URL: iso.url, APP_SECRET: inject("appSecret") });
+const admin = adminCli("cache", { databaseUrl: () => iso.url });
 
 async function importTestDataset(versions: TestVersion[]): Promise<string> {
   const id = uniqueId("ds");
@@ -193,7 +193,7 @@ describe("revocation with caches in two instances", () => {
     const { key } = await holder();
     await warm(page("1.0.0"), key.secret);
     await warm("/api/v1/datasets", key.secret);
-    const run = await runCli("das-admin", ["key", "revoke", key.id], { env: cliEnv() });
+    const run = await admin.run(["key", "revoke", key.id]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`Revoked key ${key.prefix}`);
     expect(await secondsUntilEveryInstanceAnswers(page("1.0.0"), key.secret, 401)).toBeLessThan(1);
@@ -204,7 +204,7 @@ describe("revocation with caches in two instances", () => {
     const { org, key } = await holder();
     await warm(page("2.0.0"), key.secret);
     await warm(page("1.0.0"), key.secret);
-    const run = await runCli("das-admin", ["licence", "revoke", org.slug, datasetId, "2.0.0"], { env: cliEnv() });
+    const run = await admin.run(["licence", "revoke", org.slug, datasetId, "2.0.0"]);
     expect(run.code, run.stderr).toBe(0);
     expect(await secondsUntilEveryInstanceAnswers(page("2.0.0"), key.secret, 403)).toBeLessThan(1);
     expect((await get(servers[1]!, page("1.0.0"), key.secret)).status).toBe(200);
@@ -512,9 +512,7 @@ describe("withdrawal with caches in two instances", () => {
       held.set(path, res.headers.get("etag")!);
     }
 
-    const run = await runCli("das-admin", ["withdraw", "--episodes", withdrawn, "--reason", "consent withdrawn"], {
-      env: cliEnv(),
-    });
+    const run = await admin.run(["withdraw", "--episodes", withdrawn, "--reason", "consent withdrawn"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("Withdrew 1 episode");
     expect(await secondsUntilEveryInstanceAnswers(annotationsPath, key, 410)).toBeLessThan(1);

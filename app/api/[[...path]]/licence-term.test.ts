@@ -10,7 +10,7 @@ import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { randomEpisodes, uniqueId, writeImportDir, type TestVersion } from "@/lib/testing/fixtures";
 import { randomIp, type CallResult } from "@/lib/testing/http";
 import { assertMatchesContract } from "@/lib/testing/contract";
-import { runCli } from "@/lib/testing/cli";
+import { das } from "@/lib/testing/pull-fixtures";
 
 // A licence's end as two `next start` instances meet it, each holding the licence in its cache:
 // nothing runs at the end time, and nothing notifies them; each compares the cached term with its
@@ -150,11 +150,8 @@ describe("das licences", () => {
       termsSha256: terms.document.sha256,
     });
     const key = (await issueKey(iso.operator, { organizationId: org.id, name: "cli" })).secret;
-    const env = { ...process.env, DAS_API_URL: servers[0]!.url, DAS_API_KEY: key };
-    const [tableRun, jsonRun] = await Promise.all([
-      runCli("das", ["licences"], { env }),
-      runCli("das", ["licences", "--json"], { env }),
-    ]);
+    const env = { DAS_API_URL: servers[0]!.url, DAS_API_KEY: key };
+    const [tableRun, jsonRun] = await Promise.all([das(["licences"], env), das(["licences", "--json"], env)]);
     expect(tableRun.code, tableRun.stderr).toBe(0);
     expect(tableRun.stdout).toMatch(/^DATASET +VERSION +STARTS +ENDS +TERMS +TERMS SHA256\n/);
     expect(tableRun.stdout).toContain(datasetId);
@@ -171,7 +168,7 @@ describe("das licences", () => {
     ]);
     const bare = await createOrganization(iso.operator, { slug: uniqueId("org") });
     const bareKey = (await issueKey(iso.operator, { organizationId: bare.id, name: "none" })).secret;
-    const none = await runCli("das", ["licences"], { env: { ...env, DAS_API_KEY: bareKey } });
+    const none = await das(["licences"], { ...env, DAS_API_KEY: bareKey });
     expect(none).toMatchObject({ code: 0, stdout: "", stderr: "Your key may use no licence now.\n" });
   });
 });

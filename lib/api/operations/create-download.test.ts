@@ -1,184 +1,44 @@
-import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "@/lib/db/client";
 import type { RequestedScope } from "@/lib/db/schema";
-import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
+import type { FileLine } from "@/lib/catalog/import/records";
+import { getDb } from "@/lib/db/client";
 import { verifyChain } from "@/lib/disclosures/verify";
+import { userOfRole } from "@/lib/testing/admin";
+import { allRecipientsOfContributor } from "@/lib/testing/disclosure-fixtures";
 import {
   byteOrder,
   createTestKey,
-  createTestOrg,
   grant,
   importTestDataset,
   operatorCtx,
   randomEpisodes,
   uniqueId,
 } from "@/lib/testing/fixtures";
-import { userOfRole } from "@/lib/testing/admin";
-import { allRecipientsOfContributor } from "@/lib/testing/disclosure-fixtures";
-import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
-import type { CallResult } from "@/lib/testing/http";
+import { expectOk } from "@/lib/testing/expect-api";
 import { startAppServer, type AppServer } from "@/lib/testing/app-server";
+import { disclosureEpisodes, disclosureRows, expectedScope, untilDatabaseClockPasses } from "@/lib/testing/downloads";
 import {
-  disclosureEpisodes,
-  disclosureRows,
-  expectedScope,
-  expectSignedUrls,
-  postDownload,
-  untilDatabaseClockPasses,
-  versionIdOf,
-  type DisclosureRow,
-  type DownloadRequest,
-} from "@/lib/testing/downloads";
+  body,
+  download,
+  episodes,
+  expectDownload,
+  FILES,
+  ids,
+  key,
+  noFiles,
+  org,
+  ourEntries,
+  setUpDownloadFixture,
+  sha,
+  sql,
+} from "@/lib/testing/create-download-fixture";
 
-const sha = (text: string) => createHash("sha256").update(text).digest("hex");
-const sql = () => getDb().$client;
+// POST /api/v1/downloads as it should go: every kind of scope against the oracle, files shared by
+// several episodes, the retry under an Idempotency-Key, many requests at once, two instances.
+// Its refusals are in create-download.errors.test.ts; hostile bodies and what a key may not see
+// in create-download.security.test.ts.
 
-// Version 1.0.0: ten episodes with different streams, each with one file per stream except the
-// last, which has none; version-level files (no episode, no stream); a size beyond 32 bits.
-const episodes: EpisodeLine[] = randomEpisodes(10, 301);
-const STREAM_SETS = [["cam", "joints"], ["cam"], ["joints", "depth"], ["cam", "joints", "depth"], ["depth"]];
-episodes.forEach((e, i) => (e.streams = STREAM_SETS[i % STREAM_SETS.length]!));
-const ids = episodes.map((e) => e.episode_id);
-const noFiles = ids[9]!;
-const FILES: FileLine[] = [
-  { path: "README.md", size_bytes: 2048, sha256: sha("readme") },
-  { path: "meta/info.json", size_bytes: 120, sha256: sha("info") },
-  ...episodes.slice(0, 9).flatMap((e, i) =>
-    e.streams.map((stream, j) => ({
-      path: `${e.episode_id}/${stream}.${stream === "cam" ? "mp4" : "parquet"}`,
-      episode_id: e.episode_id,
-      stream,
-      size_bytes: i === 3 && j === 0 ? 5_000_000_000 : 1000 * (i + 1) + j,
-      sha256: sha(`${e.episode_id}/${stream}`),
-    })),
-  ),
-];
-// Version 2.0.0 (not licensed) adds an episode and a stream that 1.0.0 does not have.
-const extra: EpisodeLine = { ...randomEpisodes(1, 302)[0]!, streams: ["lidar"] };
-
-let org: { id: string };
-let key: { id: string; secret: string };
-let licenceId: string;
-let datasetId: string;
-let versionId: number;
-/** A dataset that exists but is licensed only to another organisation. */
-let hiddenId: string;
-let hiddenEpisode: string;
-
-beforeAll(async () => {
-  org = await createTestOrg();
-  key = await createTestKey(org.id);
-  datasetId = await importTestDataset([
-    { version: "1.0.0", episodes, files: FILES },
-    {
-      version: "2.0.0",
-      episodes: [...episodes, extra],
-      files: [
-        ...FILES,
-        {
-          path: `${extra.episode_id}/lidar.bin`,
-          episode_id: extra.episode_id,
-          stream: "lidar",
-          size_bytes: 5,
-          sha256: sha("l"),
-        },
-      ],
-    },
-  ]);
-  licenceId = (await grant(org.id, datasetId, "1.0.0")).id;
-  versionId = await versionIdOf(datasetId, "1.0.0");
-  const hiddenEpisodes = randomEpisodes(1, 303);
-  hiddenEpisode = hiddenEpisodes[0]!.episode_id;
-  hiddenId = await importTestDataset([
-    {
-      version: "1.0.0",
-      episodes: hiddenEpisodes,
-      files: [
-        { path: `${hiddenEpisode}/cam.mp4`, episode_id: hiddenEpisode, stream: "cam", size_bytes: 1, sha256: sha("h") },
-      ],
-    },
-  ]);
-  const other = await createTestOrg();
-  await grant(other.id, hiddenId, "1.0.0");
-});
-
-const body = (scope: RequestedScope = {}, version = "1.0.0"): DownloadRequest => ({
-  dataset_id: datasetId,
-  version,
-  ...scope,
-});
-const download = (b: unknown, headers: Record<string, string> = {}, secret = key.secret) =>
-  postDownload(secret, b, headers);
-const ourEntries = () => disclosureRows({ organizationId: org.id });
-
-/** A successful download: its body, its URLs and its one disclosure entry, all against the oracle. */
-async function expectDownload(res: CallResult, sent: DownloadRequest, status = 201): Promise<DisclosureRow> {
-  expectOk(res, status);
-  const { dataset_id, version, ...scope } = sent;
-  const expected = expectedScope(episodes, FILES, scope);
-  expect(Object.keys(res.json).sort()).toEqual([
-    "co_delivered_episode_ids",
-    "dataset_id",
-    "download_id",
-    "expires_at",
-    "file_count",
-    "files",
-    "total_bytes",
-    "version",
-  ]);
-  // The log's ids begin with the millisecond they were made (lib/ids.ts, newLogId).
-  expect(res.json.download_id).toMatch(/^dl_[0-9a-f]{12}[0-9A-Za-z]{14}$/);
-  expect(Math.abs(Number.parseInt(res.json.download_id.slice(3, 15), 16) - Date.now())).toBeLessThan(60_000);
-  expect(res.json).toMatchObject({
-    dataset_id,
-    version,
-    file_count: expected.files.length,
-    total_bytes: expected.totalBytes,
-  });
-  for (const file of res.json.files)
-    expect(Object.keys(file).sort()).toEqual([
-      "episode_id",
-      "episode_ids",
-      "path",
-      "sha256",
-      "size_bytes",
-      "stream",
-      "url",
-    ]);
-  expect(res.json.files.map(({ url: _, ...f }: { url: string }) => f)).toEqual(expected.files);
-  expect(res.json.co_delivered_episode_ids).toEqual(expected.coDelivered);
-
-  const [entry, ...more] = await disclosureRows({ id: res.json.download_id });
-  expect(more).toEqual([]);
-  expect(entry).toMatchObject({
-    organization_id: org.id,
-    api_key_id: key.id,
-    user_id: null,
-    channel: "api",
-    dataset_id,
-    version,
-    version_id: versionId,
-    licence_id: licenceId,
-    requested_scope: scope,
-    episode_count: expected.episodeIds.length,
-    file_count: expected.files.length,
-    total_bytes: String(expected.totalBytes),
-    request_id: res.headers.get("x-request-id"),
-  });
-  // toMatchObject would accept extra keys in a nested object: the requested scope must be exactly what was sent.
-  expect(entry!.requested_scope).toEqual(scope);
-  expect(await disclosureEpisodes(entry!.id)).toEqual(expected.episodeIds);
-
-  // Issue time: the database clock in whole seconds; every URL signed then and valid 900 s.
-  expect(entry!.occurred_at.getTime() % 1000).toBe(0);
-  expect(Math.abs(entry!.occurred_at.getTime() - Date.now())).toBeLessThan(60_000);
-  expect(entry!.expires_at.getTime() - entry!.occurred_at.getTime()).toBe(900_000);
-  expect(res.json.expires_at).toBe(entry!.expires_at.toISOString());
-  expect(new Date(res.json.expires_at).getTime() - entry!.occurred_at.getTime()).toBe(900_000);
-  expectSignedUrls(res.json, entry!.occurred_at);
-  return entry!;
-}
+setUpDownloadFixture();
 
 describe("POST /api/v1/downloads: scopes", () => {
   const e = (i: number) => episodes[i]!;
@@ -393,246 +253,6 @@ describe("POST /api/v1/downloads: files shared by several episodes", () => {
   });
 });
 
-describe("POST /api/v1/downloads: errors", () => {
-  const e = (i: number) => episodes[i]!;
-  // Each refused request leaves the log as it was.
-  async function expectRefused(
-    res: CallResult,
-    status: number,
-    code: Parameters<typeof expectError>[2],
-    before: number,
-  ) {
-    expectError(res, status, code);
-    expect(res.text).not.toContain("http");
-    expect(res.text).not.toContain("X-Amz-");
-    expect((await ourEntries()).length).toBe(before);
-    expect(await disclosureRows({ requestId: res.json.error.request_id })).toEqual([]);
-  }
-
-  const INVALID: [string, () => unknown, RegExp][] = [
-    [
-      "episode_ids and filter together",
-      () => body({ episode_ids: [ids[0]!], filter: { outcome: "success" } }),
-      /not both/,
-    ],
-    ["a repeated episode id", () => body({ episode_ids: [ids[0]!, ids[1]!, ids[0]!] }), /episode_ids.*repeat/],
-    ["a repeated stream", () => body({ streams: ["cam", "cam"] }), /streams.*repeat/],
-    ["empty episode_ids", () => body({ episode_ids: [] }), /episode_ids.*at least one/],
-    ["empty streams", () => body({ streams: [] }), /streams.*at least one/],
-    ["an empty filter", () => body({ filter: {} }), /'filter': needs at least one field/],
-    ["an unknown field", () => ({ ...body(), episodes: [ids[0]] }), /episodes/],
-    // zod's message for the filter object covers its unknown keys: it names the fields it takes.
-    [
-      "an unknown filter field",
-      () => body({ filter: { outcome: "success", contributors: "c1" } as never }),
-      /'filter': must be an object with any of outcome, environment, task, contributor, has_recovery, min_duration_s, max_duration_s/,
-    ],
-    ["has_recovery as a string", () => body({ filter: { has_recovery: "true" } as never }), /has_recovery/],
-    [
-      "a negative duration",
-      () => body({ filter: { min_duration_s: -1 } }),
-      /'filter.min_duration_s': must not be negative/,
-    ],
-    ["a duration as a string", () => body({ filter: { max_duration_s: "30" } as never }), /max_duration_s/],
-    [
-      "a duration range whose minimum exceeds its maximum",
-      () => body({ filter: { min_duration_s: 30, max_duration_s: 10 } }),
-      /'filter.min_duration_s': must not exceed max_duration_s/,
-    ],
-    ["an empty task", () => body({ filter: { task: "" } }), /task/],
-    ["an unknown field beside a valid scope", () => ({ ...body({ streams: ["cam"] }), stream: "cam" }), /stream/],
-    ["no dataset_id", () => ({ version: "1.0.0" }), /dataset_id/],
-    ["no version", () => ({ dataset_id: datasetId }), /version/],
-    ["a numeric dataset_id", () => ({ dataset_id: 7, version: "1.0.0" }), /dataset_id/],
-    ["episode_ids as a string", () => ({ ...body(), episode_ids: ids[0] }), /episode_ids/],
-    ["a numeric episode id", () => ({ ...body(), episode_ids: [1] }), /episode_ids/],
-    ["an empty episode id", () => ({ ...body(), episode_ids: [""] }), /episode_ids/],
-    // A NUL once reached PostgreSQL, which cannot compare it, and answered 500.
-    [
-      "an episode id with a NUL",
-      () => ({ ...body(), episode_ids: [ids[0]!, "x\u0000"] }),
-      /'episode_ids.1': must not contain control characters/,
-    ],
-    [
-      "an episode id with a control character",
-      () => ({ ...body(), episode_ids: [`${ids[0]!}\n`] }),
-      /'episode_ids.0': must not contain control characters/,
-    ],
-    [
-      "a dataset_id with a NUL",
-      () => ({ ...body(), dataset_id: `${datasetId}\u0000` }),
-      /'dataset_id': must not contain control characters/,
-    ],
-    [
-      "a version with a NUL",
-      () => ({ ...body(), version: "1.0.0\u0000" }),
-      /'version': must not contain control characters/,
-    ],
-    ["a stream name with a slash", () => body({ streams: ["../cam"] }), /streams/],
-    ["filter as a string", () => ({ ...body(), filter: "outcome=success" }), /filter/],
-    ["an empty outcome", () => body({ filter: { outcome: "" } }), /outcome/],
-    ["a JSON array", () => [body()], /body/i],
-    ["JSON null", () => null, /body/i],
-    ["a JSON string", () => JSON.stringify(JSON.stringify(body())), /body/i],
-  ];
-
-  it.each(INVALID)("refuses %s with 400 invalid_body naming the problem", async (_, make, message) => {
-    const before = (await ourEntries()).length;
-    const sent = make();
-    const res = await download(typeof sent === "string" ? sent : JSON.stringify(sent));
-    await expectRefused(res, 400, "invalid_body", before);
-    expect(res.json.error.message).toMatch(message);
-  });
-
-  it("refuses a body that is not JSON, or not sent as JSON", async () => {
-    const before = (await ourEntries()).length;
-    const valid = JSON.stringify(body());
-    for (const text of [
-      "{",
-      "",
-      "dataset_id=x&version=1.0.0",
-      `${valid}}`,
-      `${valid} trailing`,
-      "{'dataset_id': 'x'}",
-    ]) {
-      const res = await download(text);
-      await expectRefused(res, 400, "invalid_body", before);
-      expect(res.json.error.message, text).toMatch(/JSON/);
-    }
-    for (const type of [
-      "text/plain",
-      "application/x-www-form-urlencoded",
-      "multipart/form-data; boundary=x",
-      "application/jsonp",
-      "json",
-    ]) {
-      const res = await download(valid, { "content-type": type });
-      await expectRefused(res, 400, "invalid_body", before);
-      expect(res.json.error.message, type).toContain("Content-Type: application/json");
-    }
-    // The same body sent as JSON is fine: the refusals above were the framing's doing.
-    expectOk(await download(valid, { "content-type": "application/json; charset=utf-8" }), 201);
-  });
-
-  it("names unknown streams, including one that only another version has", async () => {
-    const before = (await ourEntries()).length;
-    const res = await download(body({ streams: ["cam", "thermal", "lidar"] }));
-    await expectRefused(res, 400, "invalid_body", before);
-    expect(res.json.error.message).toContain("thermal");
-    expect(res.json.error.message).toContain("lidar");
-    expect(res.json.error.message).toContain(`${datasetId}@1.0.0`);
-    expect(res.json.error.message).toContain(": thermal, lidar. Its streams are: cam, depth, joints.");
-  });
-
-  it("names the episode ids that are not in the version, and only those", async () => {
-    const before = (await ourEntries()).length;
-    const stranger = uniqueId("nope");
-    const res = await download(body({ episode_ids: [ids[0]!, extra.episode_id, stranger, hiddenEpisode, ids[1]!] }));
-    await expectRefused(res, 400, "invalid_body", before);
-    const message: string = res.json.error.message;
-    for (const missing of [extra.episode_id, stranger, hiddenEpisode]) expect(message).toContain(missing);
-    expect(message).not.toContain(ids[0]!);
-    expect(message).not.toContain(ids[1]!);
-    expect(message).toContain(`${datasetId}@1.0.0`);
-  });
-
-  it("refuses a scope that matches no files with 400", async () => {
-    const before = (await ourEntries()).length;
-    for (const scope of [
-      { episode_ids: [noFiles] },
-      { episode_ids: [ids[1]!], streams: ["depth"] },
-      { filter: { outcome: "no-such-outcome" } },
-      { filter: { environment: e(0).environment, outcome: "no-such-outcome" } },
-    ]) {
-      expect(expectedScope(episodes, FILES, scope).files).toEqual([]);
-      const res = await download(body(scope));
-      await expectRefused(res, 400, "invalid_body", before);
-      expect(res.json.error.message).toMatch(/matches no files/);
-    }
-  });
-
-  it("answers an unlicensed version of a visible dataset with 403 version_not_licensed naming both", async () => {
-    const before = (await ourEntries()).length;
-    const res = await download(body({}, "2.0.0"));
-    await expectRefused(res, 403, "version_not_licensed", before);
-    expect(res.json.error.message).toContain("2.0.0");
-    expect(res.json.error.message).toContain(datasetId);
-  });
-
-  it("answers an invisible dataset exactly as a missing one, whatever the scope", async () => {
-    const before = (await ourEntries()).length;
-    const missing = uniqueId("ds");
-    for (const scope of [{}, { episode_ids: [hiddenEpisode] }, { streams: ["cam"] }]) {
-      const hidden = await download({ dataset_id: hiddenId, version: "1.0.0", ...scope });
-      const absent = await download({ dataset_id: missing, version: "1.0.0", ...scope });
-      await expectRefused(hidden, 404, "not_found", before);
-      await expectRefused(absent, 404, "not_found", before);
-      expectIndistinguishable(hidden, absent);
-      expect(hidden.text).not.toContain(hiddenId);
-      expect(hidden.text).not.toContain(hiddenEpisode);
-    }
-  });
-
-  it("answers an unknown version of a visible dataset with 404", async () => {
-    const before = (await ourEntries()).length;
-    for (const version of ["9.9.9", "1.0", "latest"]) {
-      const res = await download(body({}, version));
-      await expectRefused(res, 404, "not_found", before);
-    }
-  });
-
-  it("answers a bad Idempotency-Key with 400 invalid_parameter", async () => {
-    const before = (await ourEntries()).length;
-    for (const value of ["", "two words", "x".repeat(256), "tab\tinside", "caf\u00e9"]) {
-      const res = await download(body(), { "idempotency-key": value });
-      await expectRefused(res, 400, "invalid_parameter", before);
-      expect(res.json.error.message).toContain("Idempotency-Key");
-    }
-    expectOk(await download(body(), { "idempotency-key": "x".repeat(255) }), 201);
-  });
-
-  describe("more than 10,000 files", () => {
-    let bigId: string;
-    const bigEpisodes = randomEpisodes(100, 305).map((ep) => ({ ...ep, streams: ["cam"] }));
-    beforeAll(async () => {
-      // 10,000 episode files and one version-level file: 10,001 in all.
-      const files: FileLine[] = bigEpisodes.flatMap((ep) =>
-        Array.from({ length: 100 }, (_, i) => ({
-          path: `${ep.episode_id}/${i}.mp4`,
-          episode_id: ep.episode_id,
-          stream: "cam",
-          size_bytes: 1,
-          sha256: sha(`${ep.episode_id}${i}`),
-        })),
-      );
-      files.push({ path: "index.json", size_bytes: 2, sha256: sha("index") });
-      expect(files).toHaveLength(10_001);
-      bigId = await importTestDataset([{ version: "1.0.0", episodes: bigEpisodes, files }]);
-      await grant(org.id, bigId, "1.0.0");
-    });
-
-    it("refuses 10,001 files with 422 scope_too_large asking the client to split", async () => {
-      const before = (await ourEntries()).length;
-      const res = await download({ dataset_id: bigId, version: "1.0.0" });
-      await expectRefused(res, 422, "scope_too_large", before);
-      expect(res.json.error.message).toContain("10001");
-      expect(res.json.error.message).toContain("10000");
-      expect(res.json.error.message).toMatch(/split/i);
-    });
-
-    it("serves exactly 10,000 files", async () => {
-      const res = await download({ dataset_id: bigId, version: "1.0.0", streams: ["cam"] });
-      expectOk(res, 201);
-      expect(res.json.file_count).toBe(10_000);
-      expect(res.json.files).toHaveLength(10_000);
-      expect(new Set(res.json.files.map((f: { url: string }) => f.url)).size).toBe(10_000);
-      const [entry] = await disclosureRows({ id: res.json.download_id });
-      expect(entry).toMatchObject({ file_count: 10_000, episode_count: 100, total_bytes: "10000" });
-      expectSignedUrls(res.json, entry!.occurred_at);
-    });
-  });
-});
-
 describe("POST /api/v1/downloads: Idempotency-Key", () => {
   it("returns the same download with 200 on a retry, without a second entry", async () => {
     const idempotencyKey = uniqueId("idem");
@@ -652,28 +272,6 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
     expect(await disclosureRows({ id: first.json.download_id })).toHaveLength(1);
     expect(await disclosureRows({ requestId: retry.headers.get("x-request-id")! })).toEqual([]);
     expect((await ourEntries()).filter((r) => r.idempotency_key === idempotencyKey)).toHaveLength(1);
-  });
-
-  it("answers another body under the same key with 409 idempotency_conflict", async () => {
-    const idempotencyKey = uniqueId("idem");
-    const first = await download(body({ streams: ["cam"] }), { "idempotency-key": idempotencyKey });
-    expectOk(first, 201);
-    const before = (await ourEntries()).length;
-    for (const other of [
-      body({ streams: ["joints"] }),
-      body(),
-      body({ streams: ["cam"] }, "2.0.0"),
-      { ...body({ streams: ["cam"] }), dataset_id: hiddenId },
-    ]) {
-      const res = await download(other, { "idempotency-key": idempotencyKey });
-      expectError(res, 409, "idempotency_conflict");
-      expect(res.text).not.toContain("http");
-    }
-    expect((await ourEntries()).length).toBe(before);
-    // The original is still what the key returns.
-    const retry = await download(body({ streams: ["cam"] }), { "idempotency-key": idempotencyKey });
-    expectOk(retry, 200);
-    expect(retry.json.download_id).toBe(first.json.download_id);
   });
 
   it("keeps keys apart per API key, and makes a new download without one", async () => {
@@ -701,19 +299,9 @@ describe("POST /api/v1/downloads: Idempotency-Key", () => {
     for (const res of responses) expect(res.json).toEqual(created.json);
     expect((await ourEntries()).filter((r) => r.idempotency_key === idempotencyKey)).toHaveLength(1);
   });
-
-  it("gives one download and one conflict to concurrent requests with the same key and different bodies", async () => {
-    const idempotencyKey = uniqueId("idem");
-    const [a, b] = await Promise.all([
-      download(body({ streams: ["cam"] }), { "idempotency-key": idempotencyKey }),
-      download(body({ streams: ["depth"] }), { "idempotency-key": idempotencyKey }),
-    ]);
-    expect([a!.status, b!.status].sort()).toEqual([201, 409]);
-    expect((await ourEntries()).filter((r) => r.idempotency_key === idempotencyKey)).toHaveLength(1);
-  });
 });
 
-describe("POST /api/v1/downloads: the disclosure log under load and at fault", () => {
+describe("POST /api/v1/downloads: the disclosure log under load", () => {
   it("logs 50 simultaneous requests as 50 entries with distinct seqs, and the chain stays intact", async () => {
     const scopes: RequestedScope[] = [
       {},
@@ -738,62 +326,6 @@ describe("POST /api/v1/downloads: the disclosure log under load and at fault", (
     const report = await verifyChain(operatorCtx());
     expect(report).toMatchObject({ intact: true });
     expect(report.count).toBeGreaterThanOrEqual(Math.max(...rows.map((r) => Number(r.seq))));
-  });
-
-  it("answers a failure at commit with 503, no URL, and no entry", async () => {
-    // A dataset of this test's own, so that the injected fault touches no other test's appends.
-    const doomedEpisodes = randomEpisodes(2, 306);
-    const doomed = await importTestDataset([
-      {
-        version: "1.0.0",
-        episodes: doomedEpisodes,
-        files: doomedEpisodes.map((ep) => ({
-          path: `${ep.episode_id}/cam.mp4`,
-          episode_id: ep.episode_id,
-          stream: "cam",
-          size_bytes: 7,
-          sha256: sha(ep.episode_id),
-        })),
-      },
-    ]);
-    await grant(org.id, doomed, "1.0.0");
-    const doomedVersion = await versionIdOf(doomed, "1.0.0");
-    const name = `das_test_fail_${doomed.replace(/[^a-z0-9]/g, "_")}`;
-    try {
-      // Checked at commit: the request has resolved its scope and appended its entry by then.
-      await sql().unsafe(`
-        create function ${name}() returns trigger language plpgsql as $$
-        begin
-          if new.dataset_id = '${doomed}' then raise exception 'injected failure at commit'; end if;
-          return null;
-        end $$`);
-      await sql().unsafe(`create constraint trigger ${name} after insert on disclosures
-        deferrable initially deferred for each row execute function ${name}()`);
-      const before = (await ourEntries()).length;
-      for (const scope of [{}, { episode_ids: [doomedEpisodes[1]!.episode_id] }]) {
-        const res = await download({ dataset_id: doomed, version: "1.0.0", ...scope });
-        expectError(res, 503, "unavailable");
-        expect(res.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
-        expect(res.text).not.toContain("http");
-        expect(res.text).not.toContain("X-Amz-");
-        expect(res.text).not.toContain("injected");
-        expect(await disclosureRows({ datasetId: doomed })).toEqual([]);
-        expect(await disclosureRows({ requestId: res.json.error.request_id })).toEqual([]);
-        const [orphans] = await sql()<
-          { n: number }[]
-        >`select count(*)::int as n from disclosure_episodes where version_id = ${doomedVersion}`;
-        expect(orphans!.n).toBe(0);
-      }
-      expect((await ourEntries()).length).toBe(before);
-    } finally {
-      await sql().unsafe(`drop trigger if exists ${name} on disclosures`);
-      await sql().unsafe(`drop function if exists ${name}()`);
-    }
-    // Without the fault the same request succeeds: the 503 was the commit's doing.
-    const res = await download({ dataset_id: doomed, version: "1.0.0" });
-    expectOk(res, 201);
-    expect(await disclosureRows({ datasetId: doomed })).toHaveLength(1);
-    expect(await verifyChain(operatorCtx())).toMatchObject({ intact: true });
   });
 });
 

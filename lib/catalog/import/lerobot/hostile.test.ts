@@ -11,16 +11,15 @@ import {
   truncateSync,
   writeFileSync,
 } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parquetReadObjects, asyncBufferFromFile } from "hyparquet";
 import { parquetWriteFile } from "hyparquet-writer";
 import { gzipSync } from "node:zlib";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { FREE_TEXT_DESCRIPTION } from "@/lib/characters";
 import { openParquet } from "@/lib/lerobot/parquet";
-import { spawnCli } from "@/lib/testing/cli";
+import { adminCli } from "@/lib/testing/admin-cli";
 import { uniqueId } from "@/lib/testing/fixtures";
 import {
   buildHuggingFaceSnapshot,
@@ -37,8 +36,8 @@ import { importLeRobotVersion, type LeRobotImportOptions } from "./source";
 // that drives terminals. Each is refused or bounded, and nothing is written.
 
 const sql = () => getDb().$client;
-const scratch = mkdtempSync(path.join(os.tmpdir(), "das-hostile-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const admin = adminCli("hostile");
+const scratch = admin.dataDir;
 
 async function fixture(options: LeRobotFixtureOptions) {
   return buildLeRobotFixture(mkdtempSync(path.join(scratch, "lerobot-")), options);
@@ -154,16 +153,8 @@ describe("imported text", () => {
 });
 
 /** `das-admin import` of a LeRobot dataset as an operator runs it, against the run's database. */
-function importCli(dir: string, datasetId: string) {
-  return spawnCli("das-admin", ["import", dir, "--dataset", datasetId, "--version", "1.0.0"], {
-    env: {
-      ...process.env,
-      DATABASE_URL: inject("databaseUrl"),
-      APP_SECRET: inject("appSecret"),
-      DAS_DATA_DIR: scratch,
-    },
-  });
-}
+const importCli = (dir: string, datasetId: string) =>
+  admin.spawn(["import", dir, "--dataset", datasetId, "--version", "1.0.0"]);
 
 /** The process's peak resident memory so far (VmHWM), in bytes; 0 once it is gone. */
 function peakMemory(pid: number): number {
