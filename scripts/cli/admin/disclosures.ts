@@ -179,11 +179,7 @@ function archiveCommand(disclosures: CliCommand): void {
     .examples("das-admin disclosures archive --month 2026-11")
     .action(
       asOwner(async (ctx, options: { month: string }) => {
-        const result = await verbs.archiveMonth(ctx, options.month, {
-          store: verbs.archiveStoreFromEnv(),
-          publicKey: verbs.monthPublicKeyFromEnv(),
-          onStep: (step) => say(`${options.month}: ${step}`),
-        });
+        const result = await verbs.archiveMonth(ctx, options.month, archiveOptions(options.month));
         say(
           `Archived ${result.month}: ${result.entries} entries, ${result.tables.reduce((n, t) => n + t.bytes, 0).toLocaleString("en")} bytes in ${result.manifestKey} and beside it; its partitions are dropped.`,
         );
@@ -202,11 +198,7 @@ function restoreCommand(disclosures: CliCommand): void {
     .examples("das-admin disclosures restore --month 2026-11")
     .action(
       asOwner(async (ctx, options: { month: string }) => {
-        const result = await verbs.restoreMonth(ctx, options.month, {
-          store: verbs.archiveStoreFromEnv(),
-          publicKey: verbs.monthPublicKeyFromEnv(),
-          onStep: (step) => say(`${options.month}: ${step}`),
-        });
+        const result = await verbs.restoreMonth(ctx, options.month, archiveOptions(options.month));
         say(`Restored ${result.month}: ${result.entries} entries are in the database again.`);
       }),
     );
@@ -257,6 +249,15 @@ async function verify(
         `whose hash still matches its verification of ${from.verifiedAt.toISOString()}. --full walks every entry.`,
     );
   }
+}
+
+/** Where archive and restore find a month's archive and its digest's key, and how they say each step. */
+function archiveOptions(month: string) {
+  return {
+    store: verbs.archiveStoreFromEnv(),
+    publicKey: verbs.monthPublicKeyFromEnv(),
+    onStep: (step: string) => say(`${month}: ${step}`),
+  };
 }
 
 /** A long walk's progress on stderr, at most once a second (a short walk prints none). */

@@ -9,7 +9,7 @@ import { ImportError } from "@/lib/catalog/import/problems";
 import { Progress } from "@/lib/client/progress";
 import { describeLeRobotImport, newVersionNotices } from "../lerobot-import-summary";
 import type { CliCommand } from "../program";
-import { Exit, say, UsageError } from "../terminal";
+import { abortOnInterrupt, Exit, say, UsageError } from "../terminal";
 import { wholeNumberFrom } from "../values";
 import { checks, onDatabase, verbs } from "./session";
 import { datasetIdValue, versionValue } from "./values";
@@ -164,13 +164,7 @@ async function importLeRobot(ctx: Ctx, dir: string, options: ImportOptions): Pro
   // Every transfer in flight, and the SDK's wait before each retry, listens for the interruption
   // on this one signal: more than Node's default of 10 is expected, not a leak.
   setMaxListeners(options.concurrency * 4 + 10, controller.signal);
-  const interrupt = () => {
-    if (controller.signal.aborted) process.exit(130);
-    say("\nInterrupted: rolling back (press Ctrl-C again to quit at once).");
-    controller.abort(new Error("interrupted"));
-  };
-  process.on("SIGINT", interrupt);
-  process.on("SIGTERM", interrupt);
+  const stopListening = abortOnInterrupt(controller, "rolling back");
   const location = options.upload ? verbs.storeLocation() : undefined;
   const client = location ? verbs.s3Client(location) : undefined;
   try {
@@ -200,8 +194,7 @@ async function importLeRobot(ctx: Ctx, dir: string, options: ImportOptions): Pro
     explainFailedImport(error, options, controller.signal);
   } finally {
     client?.destroy();
-    process.off("SIGINT", interrupt);
-    process.off("SIGTERM", interrupt);
+    stopListening();
   }
 }
 

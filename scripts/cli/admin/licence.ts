@@ -1,6 +1,7 @@
 // das-admin licence: licences of organisations to dataset versions, their terms and their ends.
 import { InvalidArgumentError } from "commander";
 import type { LicenceRecord } from "@/lib/admin/list-licences";
+import type { Ctx } from "@/lib/context";
 import { day, minute, printList } from "../listing";
 import type { CliCommand } from "../program";
 import { say } from "../terminal";
@@ -43,17 +44,16 @@ function grantCommand(licence: CliCommand): void {
           version: string,
           options: { from?: Date; until?: Date; terms?: string },
         ) => {
-          const holder = await organization(ctx, slug);
-          await releasedVersion(ctx, datasetId, version);
+          const licensed = await licensedVersion(ctx, slug, datasetId, version);
           const granted = await verbs.grantLicence(ctx, {
-            organizationId: holder.id,
-            datasetId,
-            version,
+            ...licensed,
             startsAt: options.from,
             endsAt: options.until ?? null,
             termsSha256: options.terms ?? null,
           });
-          const held = (await verbs.listLicences(ctx, { organizationId: holder.id })).find((l) => l.id === granted.id)!;
+          const held = (await verbs.listLicences(ctx, { organizationId: licensed.organizationId })).find(
+            (l) => l.id === granted.id,
+          )!;
           say(
             `${granted.created ? "Granted" : "Already held:"} licence ${granted.id} for ${datasetId}@${version} to ${slug}, ` +
               `${termOf(held)}${held.terms_sha256 ? `, under terms ${held.terms_sha256}` : ""}.`,
@@ -84,12 +84,8 @@ function endCommand(licence: CliCommand): void {
     )
     .action(
       onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string, options: { at: Date }) => {
-        const holder = await organization(ctx, slug);
-        await releasedVersion(ctx, datasetId, version);
         const ended = await verbs.endLicence(ctx, {
-          organizationId: holder.id,
-          datasetId,
-          version,
+          ...(await licensedVersion(ctx, slug, datasetId, version)),
           endsAt: options.at,
         });
         say(
@@ -111,9 +107,7 @@ function revokeCommand(licence: CliCommand): void {
     .examples("das-admin licence revoke acme-robotics kitchen-pick-place 1.0.0")
     .action(
       onDatabase(async ({ ctx }, slug: string, datasetId: string, version: string) => {
-        const holder = await organization(ctx, slug);
-        await releasedVersion(ctx, datasetId, version);
-        const revoked = await verbs.revokeLicence(ctx, { organizationId: holder.id, datasetId, version });
+        const revoked = await verbs.revokeLicence(ctx, await licensedVersion(ctx, slug, datasetId, version));
         say(`Revoked licence ${revoked.id} for ${datasetId}@${version} from ${slug}.`);
       }),
     );
@@ -150,6 +144,13 @@ function listCommand(licence: CliCommand): void {
         });
       }),
     );
+}
+
+/** The organisation and the released version a licence command names, refused with the names there are. */
+async function licensedVersion(ctx: Ctx, slug: string, datasetId: string, version: string) {
+  const holder = await organization(ctx, slug);
+  await releasedVersion(ctx, datasetId, version);
+  return { organizationId: holder.id, datasetId, version };
 }
 
 /** --from: a date (the start of that UTC day) or an instant with its zone. */

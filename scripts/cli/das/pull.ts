@@ -1,7 +1,7 @@
 // das pull: a version's files, or those chosen, downloaded and verified against the manifest.
 import { episodeFilterFrom, episodeFilterOptions, type EpisodeFilterOptions } from "../episode-filter";
 import type { CliCommand } from "../program";
-import { Exit, say } from "../terminal";
+import { abortOnInterrupt, Exit } from "../terminal";
 import { byteRate, commaList, target, wholeNumberFrom, type Target } from "../values";
 import { out, pulling, TARGET, withApi } from "./connection";
 
@@ -47,13 +47,7 @@ export function addPullCommand(program: CliCommand): void {
       withApi(async (api, { datasetId, version }: Target, options: PullOptions) => {
         const filter = episodeFilterFrom(options);
         const controller = new AbortController();
-        const interrupt = () => {
-          if (controller.signal.aborted) process.exit(130);
-          say("\nInterrupted: finishing up (press Ctrl-C again to quit at once).");
-          controller.abort(new Error("interrupted"));
-        };
-        process.on("SIGINT", interrupt);
-        process.on("SIGTERM", interrupt);
+        abortOnInterrupt(controller, "finishing up");
         const { describeSummary, pull } = await pulling();
         const summary = await pull({
           api,
