@@ -298,3 +298,26 @@ describe("das, the API's command-line client", () => {
     expect([...files].filter((f) => f.startsWith("lib/storage/") || f === "lib/db/client.ts")).toEqual([]);
   });
 });
+
+describe("the command lines' modules (scripts/cli)", () => {
+  it("keep das's commands and das-admin's apart, and import neither program's entry file", () => {
+    const crossing = IMPORTS.filter(
+      ({ from, target }) =>
+        target !== null &&
+        ((under("scripts/cli/das")(from) &&
+          (under("scripts/cli/admin")(target) || /^scripts\/cli\/admin-/.test(target))) ||
+          (under("scripts/cli/admin")(from) && under("scripts/cli/das")(target)) ||
+          (under("scripts/cli")(from) && (target === "scripts/das.ts" || target === "scripts/das-admin.ts"))),
+    );
+    expect(crossing).toEqual([]);
+  });
+
+  it("load no verb of das-admin to print its help: the verbs and the checks load when a command runs", () => {
+    const { files } = reachable("scripts/das-admin.ts");
+    expect(files.has("scripts/cli/admin/disclosures.ts")).toBe(true);
+    expect([...files].filter((f) => f === "scripts/cli/admin-verbs.ts" || f === "scripts/cli/admin-checks.ts")).toEqual(
+      [],
+    );
+    expect([...files].filter((f) => f.startsWith("lib/storage/") || f === "lib/db/client.ts")).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-// The rules das-admin checks some values by as its command line is parsed; scripts/das-admin.ts
+// The rules das-admin checks some values by as its command line is parsed; scripts/cli/admin/session.ts
 // loads this once the words name a command (they need zod and the database's client).
 export { EpisodeLine } from "@/lib/catalog/import/records";
 export { DATASET_ID_PATTERN } from "@/lib/catalog/identifiers";

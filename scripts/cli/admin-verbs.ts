@@ -1,6 +1,6 @@
 // What das-admin's commands do their work with: the database, the store, the importers and every
-// verb of lib/ they call. scripts/das-admin.ts loads this when a command runs (its `onDatabase`),
-// so that printing its help or a usage error loads none of it.
+// verb of lib/ they call. The commands (scripts/cli/admin/) load this when they run (`onDatabase`,
+// scripts/cli/admin/session.ts), so that printing the help or a usage error loads none of it.
 export { startEmbeddedDefault } from "@/lib/dev/embedded-default";
 export { createDb, sqlOf } from "@/lib/db/client";
 export { userOf } from "@/lib/db/roles";

@@ -35,3 +35,21 @@ export class Exit extends Error {
     super(`exit ${code}`);
   }
 }
+
+/**
+ * Ctrl-C (or SIGTERM) aborts the command's work once, saying what happens now (`rolling back`); a
+ * second one quits at once with 130. Returns what stops listening.
+ */
+export function abortOnInterrupt(controller: AbortController, meanwhile: string): () => void {
+  const interrupt = () => {
+    if (controller.signal.aborted) process.exit(130);
+    say(`\nInterrupted: ${meanwhile} (press Ctrl-C again to quit at once).`);
+    controller.abort(new Error("interrupted"));
+  };
+  process.on("SIGINT", interrupt);
+  process.on("SIGTERM", interrupt);
+  return () => {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
+  };
+}
