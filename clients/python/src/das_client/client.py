@@ -145,6 +145,27 @@ class Episodes:
         return pd.DataFrame(rows, columns=columns + sorted(set(extra)))
 
 
+
+def plan_request(
+    *,
+    episode_ids: Optional[Sequence[str]] = None,
+    filter: Optional[dict[str, Any]] = None,
+    streams: Optional[Sequence[str]] = None,
+    keep_original_indices: bool = False,
+) -> dict[str, Any]:
+    """The body of a plan request with only what was asked: what `Client.plan` sends and a pull's
+    provenance records (so that a sync asks again exactly as the pull did)."""
+    body: dict[str, Any] = {}
+    if episode_ids is not None:
+        body["episode_ids"] = list(episode_ids)
+    if filter:
+        body["filter"] = filter
+    if streams is not None:
+        body["streams"] = list(streams)
+    if keep_original_indices:
+        body["keep_original_indices"] = True
+    return body
+
 class Client:
     """The Dataset Access Service's API.
 
@@ -341,15 +362,9 @@ class Client:
         URL), and for a LeRobot version the `meta/` and row transforms that make it open. `pull`
         checks it (`das_client.plan.check_plan`) and carries it out; nothing else decides what a
         pull writes."""
-        body: dict[str, Any] = {}
-        if episode_ids is not None:
-            body["episode_ids"] = list(episode_ids)
-        if filter:
-            body["filter"] = filter
-        if streams is not None:
-            body["streams"] = list(streams)
-        if keep_original_indices:
-            body["keep_original_indices"] = True
+        body = plan_request(
+            episode_ids=episode_ids, filter=filter, streams=streams, keep_original_indices=keep_original_indices
+        )
         path = f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/plan"
         return self._send("POST", path, body=body, max_bytes=MAX_PLAN_BYTES)
 

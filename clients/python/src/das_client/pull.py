@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import httpx
 
-from .client import episode_filter
+from .client import episode_filter, plan_request
 from .errors import InvalidBody, PullError
 from .lerobot import lerobot_result, remove_leftovers, write_transformed
 from .plan import PROVENANCE_FILE, Plan, PlannedFile, by_key, check_plan, fetched_place, narrowed, other_place, path_inside
@@ -141,15 +141,9 @@ def pull(
         min_duration_s=min_duration_s,
         max_duration_s=max_duration_s,
     )
-    request: dict[str, Any] = {}
-    if episodes is not None:
-        request["episode_ids"] = list(episodes)
-    if flt:
-        request["filter"] = flt
-    if streams is not None:
-        request["streams"] = list(streams)
-    if keep_original_indices:
-        request["keep_original_indices"] = True
+    request = plan_request(
+        episode_ids=episodes, filter=flt, streams=streams, keep_original_indices=keep_original_indices
+    )
     root = Path(dest)
     plan = ask_for_plan(client, dataset_id, version, request)
     summary, provenance = carry_out_plan(

@@ -207,15 +207,15 @@ def _rewrite_for(client: "Client", root: Path, provenance: dict[str, Any], liste
     any file of an episode: meta/ rendered for them comes by URL, data files are transformed again
     from their copies as fetched. (None, why) when the service would not plan them (a licence
     ended, say) or a file of theirs is not on disk."""
+    from .client import plan_request
     from .pull import ask_for_plan, carry_out_plan
 
     recorded = provenance.get("request") or {}
-    request: dict[str, Any] = {"episode_ids": listed}
-    streams = recorded.get("streams") if "streams" in recorded else _pulled_streams(root)
-    if streams is not None:
-        request["streams"] = streams
-    if recorded.get("keep_original_indices"):
-        request["keep_original_indices"] = True
+    request = plan_request(
+        episode_ids=listed,
+        streams=recorded.get("streams") if "streams" in recorded else _pulled_streams(root),
+        keep_original_indices=bool(recorded.get("keep_original_indices")),
+    )
     dataset_id, version = provenance["dataset_id"], provenance["version"]
     gone = "so it was removed: nothing in the directory describes a withdrawn episode. Pull the version again to get it back."
     try:
