@@ -281,7 +281,7 @@ try {
     bytes: FILES * FILE_BYTES,
     das_pull_s: median(pulls),
     hub_snapshot_s: median(snapshots),
-    hub_snapshot_to_pull_ratio: median(snapshots) / median(pulls),
+    hub_snapshot_to_pull_ratio: Math.round((median(snapshots) / median(pulls)) * 100) / 100,
     episodes: HEAD_EPISODES,
     hub_head_p50_ms: percentile(heads, 50),
     hub_head_p99_ms: percentile(heads, 99),

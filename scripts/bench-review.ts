@@ -98,9 +98,10 @@ const [sizes] = await sql<
   }[]
 >`
   select (select max(seq) from disclosures)::float8 as entries,
-         (select reltuples from pg_class where oid = 'disclosure_episodes'::regclass)::float8 as episode_rows,
-         pg_total_relation_size('disclosures')::float8 as disclosures_bytes,
-         pg_total_relation_size('disclosure_episodes')::float8 as episodes_bytes,
+         (select sum(greatest(c.reltuples, 0)) from pg_partition_tree('disclosure_episodes') t
+          join pg_class c on c.oid = t.relid where t.isleaf)::float8 as episode_rows,
+         (select sum(pg_total_relation_size(relid)) from pg_partition_tree('disclosures'))::float8 as disclosures_bytes,
+         (select sum(pg_total_relation_size(relid)) from pg_partition_tree('disclosure_episodes'))::float8 as episodes_bytes,
          (select count(*) from disclosures where requested_scope ? 'include_version_files')::float8 as whole,
          pg_database_size(current_database())::float8 as database_bytes`;
 const logEntries = sizes!.entries;
