@@ -28,7 +28,6 @@ import { API_OPERATIONS } from "./operations";
 
 const doc = openApiDocument();
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
-const shape = (p: string) => p.replace(/\{[^}]+\}/g, "{}");
 
 /** The operation files of lib/api/operations (index.ts lists them). */
 function operationFiles(): string[] {
