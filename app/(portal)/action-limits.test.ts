@@ -17,6 +17,7 @@ const PER_MINUTE = 4;
 let server: AppServer;
 let cookie: string;
 let otherCookie: string;
+let organizationId: string;
 let datasetId: string;
 let episodeId: string;
 
@@ -32,15 +33,18 @@ beforeAll(async () => {
   datasetId = await importTestDataset([{ version: "1.0.0", episodes, files }]);
   episodeId = episodes[0]!.episode_id;
   await grant(org.id, datasetId, "1.0.0");
+  organizationId = org.id;
   server = await startAppServer({ RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) });
-  const sessions: string[] = [];
-  for (const who of ["first", "second"]) {
-    const email = `${uniqueId(who)}@limits.example`;
-    await createUser(operatorCtx(), { email, role: "licensee", organizationId: org.id, password: PASSWORD });
-    sessions.push(await signInOverHttp(server.url, email, PASSWORD));
-  }
-  [cookie, otherCookie] = sessions as [string, string];
+  cookie = await newLicensee("first");
+  otherCookie = await newLicensee("second");
 });
+
+/** A licensee of the test's organisation, signed in: a session with a budget of its own. */
+async function newLicensee(who: string): Promise<string> {
+  const email = `${uniqueId(who)}@limits.example`;
+  await createUser(operatorCtx(), { email, role: "licensee", organizationId, password: PASSWORD });
+  return signInOverHttp(server.url, email, PASSWORD);
+}
 
 afterAll(async () => {
   await server?.stop();
@@ -128,5 +132,27 @@ describe("the per-minute limit of server actions", () => {
     expect((refused as { error: { message: string } }).error.message).toMatch(
       new RegExp(`${PER_MINUTE} per minute.*Try again in [1-9][0-9]? s`),
     );
+  });
+
+  it("is spent by every action that writes: previews, acknowledgements and access requests too", async () => {
+    const pages: Record<string, string> = {
+      previewEpisode: `/episodes/${episodeId}`,
+      acknowledgeNoticeAction: "/notices",
+      requestAccessAction: `/datasets/${datasetId}/request`,
+    };
+    for (const [action, page] of Object.entries(pages)) {
+      const session = await newLicensee(action);
+      // An input the action refuses spends the budget as well: it is taken before the input is read,
+      // so the refusals say the action ran, and the next one is over the limit.
+      for (let i = 0; i < PER_MINUTE; i++)
+        expect(await callAction(server.url, action, {}, session, page), action).toMatchObject({
+          ok: false,
+          error: { code: "invalid_body" },
+        });
+      expect(await callAction(server.url, action, {}, session, page), action).toMatchObject({
+        ok: false,
+        error: { code: "rate_limited" },
+      });
+    }
   });
 });

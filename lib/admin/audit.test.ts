@@ -112,7 +112,11 @@ describe("a licence", () => {
     const iso = await createIsolatedDb("licence");
     try {
       const org = await createOrganization(iso.operator, { slug: "holder" });
-      const datasetId = await importWithFiles(iso.sql, [{ version: "1.0.0", episodes: randomEpisodes(1, 5) }]);
+      const episodes = randomEpisodes(1, 5);
+      const datasetId = await importWithFiles(iso.sql, [
+        { version: "1.0.0", episodes },
+        { version: "2.0.0", episodes },
+      ]);
       const terms = await addTerms(iso.operator, { title: "T", body: "# Terms\n\nNo redistribution.\n" });
       const sha = terms.document.sha256;
       const { id } = await grantLicence(iso.operator, {
@@ -124,6 +128,10 @@ describe("a licence", () => {
       for (const change of [
         iso.sql`update licences set terms_sha256 = null where id = ${id}`,
         iso.sql`update licences set organization_id = ${org.id} || 'x' where id = ${id}`,
+        // Another version of the same dataset, which exists: only the trigger stands in the way.
+        iso.sql`update licences set version_id = (select v.id from dataset_versions v
+          where v.dataset_id = ${datasetId} and v.version = '2.0.0') where id = ${id}`,
+        iso.sql`update licences set id = id || 'x' where id = ${id}`,
         iso.sql`update licences set starts_at = starts_at - interval '1 day' where id = ${id}`,
         iso.sql`update licences set granted_at = now() - interval '1 day' where id = ${id}`,
       ])

@@ -233,6 +233,37 @@ export function linked(
 }
 
 /**
+ * The links from a list whose rows each name a dataset and one of its versions (the datasets, the
+ * licences): from its first row to that dataset's versions, and to the version's manifest, episodes
+ * and a download of it. `list` is the body's array, `versionField` the row's version; `dataset` and
+ * `version` say in words which ones the row names, for the links' descriptions.
+ */
+export function firstRowLinks(row: {
+  list: string;
+  versionField: string;
+  dataset: string;
+  version: string;
+}): Record<string, Link> {
+  const datasetId = `$response.body#/${row.list}/0/dataset_id`;
+  const version = `$response.body#/${row.list}/0/${row.versionField}`;
+  const ofVersion = { "path.id": datasetId, "path.version": version };
+  return {
+    versions: {
+      operationId: "listVersions",
+      description: `The versions of ${row.dataset}.`,
+      parameters: { "path.id": datasetId },
+    },
+    manifest: { operationId: "getManifest", description: `The manifest of ${row.version}.`, parameters: ofVersion },
+    episodes: { operationId: "listEpisodes", description: `The episodes of ${row.version}.`, parameters: ofVersion },
+    download: {
+      operationId: "createDownload",
+      description: `A download of ${row.version}.`,
+      requestBody: { dataset_id: datasetId, version },
+    },
+  };
+}
+
+/**
  * The next page of a list: the same request with `cursor` set to `next_cursor` (absent on the last
  * page). `same` names the parameters the cursor is bound to, as `{in}.{name}`, carried over as sent.
  */

@@ -80,9 +80,12 @@ export const ACTION_BODY_MAX_BYTES = 1024 * 1024;
  * Host; a request without Origin, which no browser sends with a POST, is Next's to judge), 413 for
  * a declared length over the limit, and 411 for a body without a length (chunked), which no
  * browser sends to a server action and whose size nothing could bound before reading it.
+ * The API's paths and the Hub protocol's (whose paths-info takes a form) are no portal's: their
+ * router counts a body as it arrives, chunked or not, and refuses it in the envelope.
  */
 export function actionRefusal(method: string, target: string, headers: http.IncomingHttpHeaders): Refusal | null {
-  if (method !== "POST" || API_PATH.test(target.split("?")[0]!)) return null;
+  const path = target.split("?")[0]!;
+  if (method !== "POST" || API_PATH.test(path) || isHubPath(path)) return null;
   const plain = (status: number, text: string): Refusal => ({ api: false, status, text: `${text}\n`, headers: {} });
   if (headers.origin !== undefined && !fromOwnOrigin(headers.origin, headers))
     return plain(403, "This form was sent from another site; the portal takes forms from its own pages only.");

@@ -152,6 +152,32 @@ export async function disclosureEpisodes(disclosureId: string): Promise<string[]
   return rows.map((r) => r.episode_id);
 }
 
+/**
+ * Runs `run` while every transaction that appends a disclosure of `datasetId` fails at its commit:
+ * a deferred constraint trigger raises then, after the request has resolved its scope and
+ * appended its entry, so a test sees what a client is answered when the last step fails. The
+ * trigger touches only that dataset's appends (a dataset of the test's own keeps the suite's other
+ * tests, which share the database, unaffected) and is dropped however `run` ends.
+ */
+export async function failAtCommit<T>(datasetId: string, run: () => Promise<T>): Promise<T> {
+  const name = `das_test_fail_${datasetId.replace(/[^a-z0-9]/g, "_")}`;
+  const literal = `'${datasetId.replaceAll("'", "''")}'`;
+  try {
+    await sql().unsafe(`
+      create function ${name}() returns trigger language plpgsql as $$
+      begin
+        if new.dataset_id = ${literal} then raise exception 'injected failure at commit'; end if;
+        return null;
+      end $$`);
+    await sql().unsafe(`create constraint trigger ${name} after insert on disclosures
+      deferrable initially deferred for each row execute function ${name}()`);
+    return await run();
+  } finally {
+    await sql().unsafe(`drop trigger if exists ${name} on disclosures`);
+    await sql().unsafe(`drop function if exists ${name}()`);
+  }
+}
+
 export async function versionIdOf(datasetId: string, version: string): Promise<number> {
   const [row] = await sql()<
     { id: number }[]

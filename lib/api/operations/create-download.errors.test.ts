@@ -3,7 +3,7 @@ import type { FileLine } from "@/lib/catalog/import/records";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { grant, importTestDataset, operatorCtx, randomEpisodes, uniqueId } from "@/lib/testing/fixtures";
 import { expectError, expectOk } from "@/lib/testing/expect-api";
-import { disclosureRows, expectedScope, expectSignedUrls, versionIdOf } from "@/lib/testing/downloads";
+import { disclosureRows, expectedScope, expectSignedUrls, failAtCommit, versionIdOf } from "@/lib/testing/downloads";
 import {
   body,
   datasetId,
@@ -180,17 +180,8 @@ describe("POST /api/v1/downloads: the disclosure log at fault", () => {
     ]);
     await grant(org.id, doomed, "1.0.0");
     const doomedVersion = await versionIdOf(doomed, "1.0.0");
-    const name = `das_test_fail_${doomed.replace(/[^a-z0-9]/g, "_")}`;
-    try {
-      // Checked at commit: the request has resolved its scope and appended its entry by then.
-      await sql().unsafe(`
-        create function ${name}() returns trigger language plpgsql as $$
-        begin
-          if new.dataset_id = '${doomed}' then raise exception 'injected failure at commit'; end if;
-          return null;
-        end $$`);
-      await sql().unsafe(`create constraint trigger ${name} after insert on disclosures
-        deferrable initially deferred for each row execute function ${name}()`);
+    // Checked at commit: the request has resolved its scope and appended its entry by then.
+    await failAtCommit(doomed, async () => {
       const before = (await ourEntries()).length;
       for (const scope of [{}, { episode_ids: [doomedEpisodes[1]!.episode_id] }]) {
         const res = await download({ dataset_id: doomed, version: "1.0.0", ...scope });
@@ -207,10 +198,7 @@ describe("POST /api/v1/downloads: the disclosure log at fault", () => {
         expect(orphans!.n).toBe(0);
       }
       expect((await ourEntries()).length).toBe(before);
-    } finally {
-      await sql().unsafe(`drop trigger if exists ${name} on disclosures`);
-      await sql().unsafe(`drop function if exists ${name}()`);
-    }
+    });
     // Without the fault the same request succeeds: the 503 was the commit's doing.
     const res = await download({ dataset_id: doomed, version: "1.0.0" });
     expectOk(res, 201);

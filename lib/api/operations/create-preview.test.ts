@@ -20,7 +20,13 @@ import {
 } from "@/lib/testing/fixtures";
 import { expectError, expectIndistinguishable, expectOk } from "@/lib/testing/expect-api";
 import { call, type CallResult } from "@/lib/testing/http";
-import { disclosureEpisodes, disclosureRows, expectSignedUrls, versionIdOf } from "@/lib/testing/downloads";
+import {
+  disclosureEpisodes,
+  disclosureRows,
+  expectSignedUrls,
+  failAtCommit,
+  versionIdOf,
+} from "@/lib/testing/downloads";
 import { POST } from "@/app/api/[[...path]]/route";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -266,25 +272,13 @@ describe("POST /api/v1/previews", () => {
       },
     ]);
     await grant(org.id, doomed, "1.0.0");
-    const name = `das_test_fail_${doomed.replace(/[^a-z0-9]/g, "_")}`;
-    try {
-      await sql().unsafe(`
-        create function ${name}() returns trigger language plpgsql as $$
-        begin
-          if new.dataset_id = '${doomed}' then raise exception 'injected failure at commit'; end if;
-          return null;
-        end $$`);
-      await sql().unsafe(`create constraint trigger ${name} after insert on disclosures
-        deferrable initially deferred for each row execute function ${name}()`);
+    await failAtCommit(doomed, async () => {
       const res = await preview({ episode_id: doomedEpisode });
       expectError(res, 503, "unavailable");
       expect(res.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
       expect(res.text).not.toContain("X-Amz-");
       expect(await disclosureRows({ datasetId: doomed })).toEqual([]);
-    } finally {
-      await sql().unsafe(`drop trigger if exists ${name} on disclosures`);
-      await sql().unsafe(`drop function if exists ${name}()`);
-    }
+    });
     expectOk(await preview({ episode_id: doomedEpisode }), 201);
     expect(await disclosureRows({ datasetId: doomed })).toHaveLength(1);
   });

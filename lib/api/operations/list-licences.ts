@@ -1,15 +1,10 @@
 // GET /api/v1/licences – the licences the key may use now, with their terms
 import { licencesPage } from "../../catalog/list-licences";
 import { defineOperation } from "../operation";
-import { cacheable, errorResponses, LIST, linked, nextPage, paging } from "../openapi-parts";
+import { cacheable, errorResponses, firstRowLinks, LIST, linked, nextPage, paging } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
 import { PageQuery } from "../requests";
 import { LicenceList } from "../responses";
-
-const FIRST = {
-  dataset_id: "$response.body#/licences/0/dataset_id",
-  version: "$response.body#/licences/0/version",
-};
 
 export const listLicences = defineOperation({
   method: "GET",
@@ -23,26 +18,12 @@ export const listLicences = defineOperation({
     description: `The key's licences usable at this moment (started, not ended, not revoked; a narrowed key's share only), by \`dataset_id\` and newest version first, each with its term and the terms document it was granted under. A licence outside its term is absent, and every read of its version is refused. ${paging}`,
     responses: {
       ...linked(cacheable("One page of licences.", LicenceList, EXAMPLES.licences), {
-        versions: {
-          operationId: "listVersions",
-          description: "The versions of the first licence's dataset.",
-          parameters: { "path.id": FIRST.dataset_id },
-        },
-        manifest: {
-          operationId: "getManifest",
-          description: "The manifest of the first licence's version.",
-          parameters: { "path.id": FIRST.dataset_id, "path.version": FIRST.version },
-        },
-        episodes: {
-          operationId: "listEpisodes",
-          description: "The episodes of the first licence's version.",
-          parameters: { "path.id": FIRST.dataset_id, "path.version": FIRST.version },
-        },
-        download: {
-          operationId: "createDownload",
-          description: "A download of the first licence's version.",
-          requestBody: { dataset_id: FIRST.dataset_id, version: FIRST.version },
-        },
+        ...firstRowLinks({
+          list: "licences",
+          versionField: "version",
+          dataset: "the first licence's dataset",
+          version: "the first licence's version",
+        }),
         next: nextPage("listLicences"),
       }),
       ...errorResponses(LIST),
