@@ -5,6 +5,12 @@
 //   by huggingface_hub's snapshot_download (the 0.35 line LeRobot 0.4 pins) over the time `das
 //   pull` takes for the same version, each run --runs times alternately with a fresh key, medians
 //   compared (target: at most 1.1);
+// - hub_zero_work_to_pull_ratio: the same snapshot_download, in the same rounds, against a Hub on
+//   loopback that does no work (this process: the service's repository info and HEAD headers
+//   replayed, a redirect to a URL of the same store signed on the spot; no key, lookup or
+//   disclosure), over the same das pull: huggingface_hub's own cost with this store, the bound
+//   the service's Hub cannot go under; hub_snapshot_to_zero_work_ratio is the snapshot's median over
+//   the zero-work one's, the service's own part;
 // - hub_head_p50_ms: HEAD on resolve of a file of a version of --head-episodes episodes (a file
 //   each), back to back on one keep-alive connection (target: under 5 ms at 1,000,000);
 // - the 1,000-file snapshot: every file of a --snapshot-files version disclosed, no more entries
@@ -71,7 +77,7 @@ const { grantLicence } = await import("@/lib/admin/licences");
 const { issueKey } = await import("@/lib/admin/keys");
 const { verifyChain } = await import("@/lib/disclosures/verify");
 const { putObject, s3Client } = await import("@/lib/storage/client");
-const { objectKey, storeLocation } = await import("@/lib/storage/config");
+const { objectKey, presigner, storeLocation, URL_TTL_SECONDS } = await import("@/lib/storage/config");
 const { percentile, progress, startProductionServer, table } = await import("./bench/common");
 
 const db = createDb(runtime.env.DATABASE_URL!, { max: 10 });
@@ -147,15 +153,15 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
   });
 }
 
-const hubEnv = (key: string) => ({
-  HF_ENDPOINT: `${server.url}/hub`,
+const hubEnv = (endpoint: string, key: string) => ({
+  HF_ENDPOINT: `${endpoint}/hub`,
   HF_TOKEN: key,
   HF_HOME: mkdtempSync(path.join(tmpdir(), "das-bench-hf-")),
   HF_HUB_DISABLE_XET: "1",
   HF_HUB_DISABLE_TELEMETRY: "1",
   HF_HUB_DISABLE_PROGRESS_BARS: "1",
 });
-const snapshot = (datasetId: string, dir: string, key: string) =>
+const snapshot = (datasetId: string, dir: string, key: string, endpoint = server.url) =>
   run(
     PYTHON,
     [
@@ -164,7 +170,7 @@ const snapshot = (datasetId: string, dir: string, key: string) =>
       `das/${datasetId}`,
       dir,
     ],
-    hubEnv(key),
+    hubEnv(endpoint, key),
   );
 const dasPull = (datasetId: string, dir: string, key: string) =>
   run(
@@ -189,6 +195,59 @@ function bytesUnder(dir: string): number {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/**
+ * A Hub on loopback that does no work, for the version `datasetId`: the repository info and each
+ * file's HEAD headers as the service answered them (read once here with `key`; HEAD discloses
+ * nothing), and for a GET the same headers with a redirect to a URL of the same store signed on
+ * the spot. No key is checked, nothing is looked up or disclosed: what snapshot_download takes
+ * against it is its own per-file work (its requests, locks and files) with this store.
+ */
+async function zeroWorkHub(datasetId: string, key: string): Promise<{ url: string; close(): Promise<void> }> {
+  const authorization = `Bearer ${key}`;
+  const infoAnswer = await fetch(`${server.url}/hub/api/datasets/das/${datasetId}/revision/main`, {
+    headers: { authorization },
+  });
+  if (!infoAnswer.ok) throw new Error(`repository info answered ${infoAnswer.status}`);
+  const info = await infoAnswer.text();
+  const replayed = ["x-repo-commit", "etag", "x-linked-etag", "x-linked-size", "accept-ranges"];
+  const files = new Map<string, Record<string, string>>();
+  for (const { rfilename } of (JSON.parse(info) as { siblings: { rfilename: string }[] }).siblings) {
+    const head = await fetch(`${server.url}/hub/datasets/das/${datasetId}/resolve/main/${encodeURI(rfilename)}`, {
+      method: "HEAD",
+      headers: { authorization },
+    });
+    if (!head.ok) throw new Error(`HEAD on ${rfilename} answered ${head.status}`);
+    files.set(rfilename, Object.fromEntries(replayed.map((name) => [name, head.headers.get(name) ?? ""])));
+  }
+  const resolvePath = new RegExp(`^/hub/datasets/das/${datasetId}/resolve/[^/]+/(.+)$`);
+  const hub = http.createServer(async (req, res) => {
+    const pathname = new URL(req.url ?? "/", "http://loopback").pathname;
+    if (pathname.startsWith(`/hub/api/datasets/das/${datasetId}/revision/`)) {
+      res.writeHead(200, { "content-type": "application/json" }).end(info);
+      return;
+    }
+    const file = resolvePath.exec(pathname)?.[1];
+    const headers = file === undefined ? undefined : files.get(decodeURIComponent(file));
+    if (!headers) {
+      res.writeHead(404, { "x-error-code": "EntryNotFound" }).end();
+    } else if (req.method === "HEAD") {
+      res.writeHead(200, headers).end();
+    } else {
+      const [location] = await presigner().presignKeys([objectKey(datasetId, "1.0.0", decodeURIComponent(file!))], {
+        signingDate: new Date(),
+        expiresIn: URL_TTL_SECONDS,
+      });
+      res.writeHead(302, { ...headers, location: location! }).end();
+    }
+  });
+  await new Promise<void>((resolve) => hub.listen(0, "127.0.0.1", resolve));
+  const { port } = hub.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => hub.close(() => resolve())),
+  };
+}
+
 const transferId = await benchVersion(`bench-hub-transfer-${FILES}x${FILE_BYTES}`, FILES, FILE_BYTES, true);
 const headId = await benchVersion(`bench-hub-head-${HEAD_EPISODES}`, HEAD_EPISODES, 1000, false);
 const snapshotId = await benchVersion(`bench-hub-snapshot-${SNAPSHOT_FILES}`, SNAPSHOT_FILES, 1024, true);
@@ -199,25 +258,37 @@ const server = await startProductionServer({
 
 try {
   // 1. Whole-version snapshot_download against das pull, alternately, each with a fresh key.
+  // Then the same snapshot against a Hub that does no work, in the same rounds: the client's bound.
   const pulls: number[] = [];
   const snapshots: number[] = [];
+  const zeroWorkSnapshots: number[] = [];
   const expected = FILES * FILE_BYTES;
-  for (let i = 0; i < RUNS; i++) {
-    for (const [name, times, fetcher] of [
-      ["das pull", pulls, dasPull],
-      ["snapshot_download", snapshots, snapshot],
-    ] as const) {
-      const dir = mkdtempSync(path.join(tmpdir(), "das-bench-hub-run-"));
-      try {
-        const seconds = await fetcher(transferId, dir, await newKey(name));
-        const received = bytesUnder(dir);
-        if (received < expected) throw new Error(`${name} wrote ${received} bytes of ${expected}`);
-        times.push(seconds);
-        progress(`${name} run ${i + 1}: ${seconds.toFixed(2)} s`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
+  const zeroWork = await zeroWorkHub(transferId, await newKey("zero-work hub"));
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      for (const [name, times, fetcher] of [
+        ["das pull", pulls, dasPull],
+        ["snapshot_download", snapshots, snapshot],
+        [
+          "snapshot_download, zero-work Hub",
+          zeroWorkSnapshots,
+          (datasetId: string, dir: string, key: string) => snapshot(datasetId, dir, key, zeroWork.url),
+        ],
+      ] as const) {
+        const dir = mkdtempSync(path.join(tmpdir(), "das-bench-hub-run-"));
+        try {
+          const seconds = await fetcher(transferId, dir, await newKey(name));
+          const received = bytesUnder(dir);
+          if (received < expected) throw new Error(`${name} wrote ${received} bytes of ${expected}`);
+          times.push(seconds);
+          progress(`${name} run ${i + 1}: ${seconds.toFixed(2)} s`);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
       }
     }
+  } finally {
+    await zeroWork.close();
   }
 
   // 2. HEAD on resolve at scale: a random file each time, back to back.
@@ -282,6 +353,10 @@ try {
     das_pull_s: median(pulls),
     hub_snapshot_s: median(snapshots),
     hub_snapshot_to_pull_ratio: Math.round((median(snapshots) / median(pulls)) * 100) / 100,
+    hub_zero_work_snapshot_s: median(zeroWorkSnapshots),
+    hub_zero_work_to_pull_ratio: Math.round((median(zeroWorkSnapshots) / median(pulls)) * 100) / 100,
+    // The service's own part: the same client, the same store, with and without the service's Hub.
+    hub_snapshot_to_zero_work_ratio: Math.round((median(snapshots) / median(zeroWorkSnapshots)) * 100) / 100,
     episodes: HEAD_EPISODES,
     hub_head_p50_ms: percentile(heads, 50),
     hub_head_p99_ms: percentile(heads, 99),
@@ -302,6 +377,17 @@ try {
       },
       { measure: "snapshot_download, the same version", value: figures.hub_snapshot_s, unit: "s" },
       { measure: "snapshot_download / das pull (target <= 1.1)", value: figures.hub_snapshot_to_pull_ratio, unit: "" },
+      { measure: "snapshot_download, a zero-work Hub, same store", value: figures.hub_zero_work_snapshot_s, unit: "s" },
+      {
+        measure: "zero-work Hub's snapshot / das pull (the bound)",
+        value: figures.hub_zero_work_to_pull_ratio,
+        unit: "",
+      },
+      {
+        measure: "snapshot_download / the zero-work Hub's (the service's part)",
+        value: figures.hub_snapshot_to_zero_work_ratio,
+        unit: "",
+      },
       {
         measure: `HEAD on resolve p50, ${HEAD_EPISODES} episodes (target < 5)`,
         value: figures.hub_head_p50_ms,

@@ -1,6 +1,7 @@
 import type { Ctx } from "../context";
 import { sqlOf, type Sql } from "../db/client";
 import { AppError } from "../errors";
+import { byteOrder } from "../byte-order";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { refuseWithdrawnContent } from "../catalog/withdrawn";
@@ -151,5 +152,3 @@ async function validEntry(sql: Sql, requestSha256: string): Promise<Date | undef
     order by v.expires_at desc limit 1`;
   return row?.occurred_at;
 }
-
-const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
