@@ -106,6 +106,20 @@ export const RATIOS: readonly Ratio[] = [
     target: 1.1,
   },
   {
+    benchmark: "bench:hub",
+    key: "hub_zero_work_to_pull_ratio",
+    measures: "the same snapshot_download against a Hub that does no work ÷ das pull: the client's own bound",
+    better: "lower",
+    target: null,
+  },
+  {
+    benchmark: "bench:hub",
+    key: "hub_snapshot_to_zero_work_ratio",
+    measures: "snapshot_download from the service ÷ from the zero-work Hub, same rounds: the service's own share",
+    better: "lower",
+    target: null,
+  },
+  {
     benchmark: "bench:scaling",
     key: "pgbouncer_to_direct_ratio",
     measures: "appends/s through PgBouncer in transaction mode ÷ appends/s direct, 16 at a time (issue 36)",
