@@ -264,7 +264,8 @@ try {
   // For the sync vectors (test_sync_vectors.py: das sync and the Python sync on two copies of one
   // pulled directory): a version per vector, since a withdrawal takes its episodes out of every pull,
   // licensed to an organisation of their own. `refused` has its licence ended by a test, after its
-  // pull, so that the service will not plan the episodes a sync leaves.
+  // pull, so that the service will not plan the episodes a sync leaves; `incomplete` has a file of
+  // an episode left deleted from the pulled directory, so that the plan cannot be carried out.
   const syncVectorsOrg = await fixtures.createTestOrg();
   organizations.syncVectors = syncVectorsOrg.id;
   const cameras = ["observation.images.front", "observation.images.wrist"];
@@ -275,6 +276,7 @@ try {
     "v3.0": await storedLeRobotVersion("svlr30", syncVectorsOrg.id, { version: "v3.0", cameras, extra: failures }),
     "v3.0 kept": await storedLeRobotVersion("svlr30k", syncVectorsOrg.id, { version: "v3.0", cameras }),
     refused: await storedLeRobotVersion("svrefused", syncVectorsOrg.id, { version: "v2.1", cameras }),
+    incomplete: await storedLeRobotVersion("svincomplete", syncVectorsOrg.id, { version: "v2.1", cameras }),
   };
   client.destroy();
 

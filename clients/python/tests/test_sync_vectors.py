@@ -5,9 +5,9 @@ stays as delivered, the same content of meta/ and the data files written again),
 provenance less its times, the same summary, and tell the data owner the same thing: the same
 statement and deleted_paths in their acknowledgements of the notice.
 
-Then the branch where the service will not plan the episodes left (the licence ended between the
-pull and the sync): both remove meta/, delete the withdrawn files all the same, say why in the same
-words, and acknowledge."""
+Then the branch where meta/ cannot be made again for the episodes left: the service will not plan
+them (the licence ended between the pull and the sync), or a file of theirs is not on disk (sync
+fetches none). Both remove meta/, delete the withdrawn files all the same, say why, and acknowledge."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def without_request_id(note: str) -> str:
     return re.sub(r"\(req_[0-9A-Za-z_-]+\)", "(req_…)", note)
 
 
-def pulled_twice(service, client: Client, dataset_id: str, args: dict[str, Any], tmp_path: Path) -> tuple[Path, Path]:
+def pulled_twice(client: Client, dataset_id: str, args: dict[str, Any], tmp_path: Path) -> tuple[Path, Path]:
     """One pull, copied: the two syncs start from the same download, so the same notice concerns both."""
     pulled = tmp_path / "pulled"
     assert client.pull(dataset_id, "1.0.0", pulled, progress=False, **args).ok
@@ -142,7 +142,7 @@ def test_node_and_python_syncs_leave_the_same_tree_and_say_the_same(service, tmp
     dataset_id = service["sync_vectors"][vector["version"]]
     client = Client(service["keys"]["sync_vectors"], service["url"])
     context = {"id": dataset_id, "plain_episodes": [e["episode_id"] for e in client.episodes(dataset_id, "1.0.0")]}
-    node_dir, python_dir = pulled_twice(service, client, dataset_id, vector["pull"](dataset_id), tmp_path)
+    node_dir, python_dir = pulled_twice(client, dataset_id, vector["pull"](dataset_id), tmp_path)
     withdrawn = vector["withdraw"](context)
     service["withdraw"](withdrawn)
     code, node, stderr = das_sync(service, node_dir)
@@ -180,7 +180,7 @@ def test_node_and_python_syncs_leave_the_same_tree_and_say_the_same(service, tmp
 def test_both_remove_meta_and_say_why_when_the_service_will_not_plan_the_episodes_left(service, tmp_path):
     dataset_id = service["sync_vectors"]["refused"]
     client = Client(service["keys"]["sync_vectors"], service["url"])
-    node_dir, python_dir = pulled_twice(service, client, dataset_id, {}, tmp_path)
+    node_dir, python_dir = pulled_twice(client, dataset_id, {}, tmp_path)
     assert (python_dir / "meta/info.json").exists()
     before = files_under(python_dir)
 
@@ -219,4 +219,35 @@ def test_both_remove_meta_and_say_why_when_the_service_will_not_plan_the_episode
     assert not [w for w in provenance.get("written", []) if w["path"].startswith("meta/")]
     assert provenance["episodes"]["episode_indices"] == []
     assert provenance["withdrawals"][-1]["deleted_files"] == len(python["deleted"])
+    assert_same_acknowledgements(service, python["notices"][0]["notice_id"], python, node)
+
+
+def test_both_remove_meta_and_say_why_when_a_file_of_the_episodes_left_is_not_on_disk(service, tmp_path):
+    dataset_id = service["sync_vectors"]["incomplete"]
+    client = Client(service["keys"]["sync_vectors"], service["url"])
+    node_dir, python_dir = pulled_twice(client, dataset_id, {}, tmp_path)
+    # Episode 0's data file lost from both copies: sync fetches no file of an episode, so the plan of
+    # the episodes left cannot be carried out.
+    missing = "data/chunk-000/episode_000000.parquet"
+    (node_dir / missing).unlink()
+    (python_dir / missing).unlink()
+
+    withdrawn = _ids(dataset_id, 3)
+    service["withdraw"](withdrawn)
+    code, node, stderr = das_sync(service, node_dir)
+    assert code == 0, stderr
+    python = client.sync(python_dir).to_dict()
+
+    assert comparable_result({**python, "note": None}) == comparable_result({**node, "note": None})
+    assert python["meta"] == "removed" and python["withdrawn_episodes"] == withdrawn
+    why = "so it was removed: nothing in the directory describes a withdrawn episode. Pull the version again to get it back."
+    # Each names its own way of fetching the file again.
+    assert node["note"] == f"meta/ could not be made again for the episodes left ({missing}: not on disk as the plan has it: run das pull again to fetch it), {why}"
+    assert python["note"] == f"meta/ could not be made again for the episodes left ({missing}: not on disk as the plan has it: run the pull again to fetch it), {why}"
+    assert f"meta/ was removed: {node['note']}" in stderr
+    assert_same_trees(python_dir, node_dir)
+    left = files_under(python_dir)
+    assert not [p for p in left if p.startswith(("meta/", ".das/original/meta/"))]
+    assert python["deleted"] and not set(python["deleted"]) & set(left)
+    assert all(withdrawn[0].encode() not in (python_dir / p).read_bytes() for p in left)
     assert_same_acknowledgements(service, python["notices"][0]["notice_id"], python, node)
