@@ -12,7 +12,9 @@
 // fingerprinted v3.0 version), read what a key disclosed with `{"entries": "<key id>"}`, grant a new
 // organisation a licence with `{"grant": "<dataset id>"}` (its copies then wait for
 // `{"make_copies": true}`: the server runs no copy worker of its own), and run `das-admin trace
-// --json` on files or directories with `{"trace": ["<path>", ...]}`.
+// --json` on files or directories with `{"trace": ["<path>", ...]}`. The sync vectors
+// (test_sync_vectors.py) end their organisation's licence of a version with `{"end_licence": "<dataset
+// id>"}` and read what a notice's acknowledgements said with `{"acknowledgements": "<notice id>"}`.
 //
 // `--rate-limit-per-minute N` sets every key's budget (240 by default; the API fuzzer,
 // scripts/api-fuzz/run.py, sends far more requests than a person would).
@@ -50,8 +52,11 @@ if (!productionBuildIsCurrent()) {
 const runtime = await startEmbeddedDefault({ log });
 Object.assign(process.env, runtime.env);
 let server: Awaited<ReturnType<typeof startNextServer>> | undefined;
-/** The organisations the Hub's tests ask keys of: the main one, and the other licensee of the fingerprinted version. */
-const organizations = { main: "", other: "" };
+/**
+ * The organisations the Hub's tests ask keys of (the main one, the other licensee of the
+ * fingerprinted version), and the sync vectors' (whose licences a test ends on command).
+ */
+const organizations = { main: "", other: "", syncVectors: "" };
 let closeDb: (() => Promise<void>) | undefined;
 const stop = async () => {
   await server?.stop();
@@ -206,47 +211,73 @@ try {
   // pulled by a key of an organisation of their own (its notices are no other test's), then
   // withdrawn through standard input.
   const syncOrg = await fixtures.createTestOrg();
-  const syncPlainId = fixtures.uniqueId("syncplain");
-  const syncEpisodes = fixtures.randomEpisodes(4, 31);
-  const syncFiles = syncEpisodes.flatMap((e, i) =>
-    ["cam", "joints"].map((stream) => {
-      const body = randomBytes(1_000 + i * 10);
-      const p = `episodes/${e.episode_id}/${stream}.bin`;
-      content.set(p, body);
-      return {
-        path: p,
-        episode_id: e.episode_id,
-        stream,
-        size_bytes: body.length,
-        sha256: createHash("sha256").update(body).digest("hex"),
-      };
-    }),
-  );
-  await fixtures.importTestDataset([{ version: "1.0.0", episodes: syncEpisodes, files: syncFiles }], syncPlainId);
-  await Promise.all(
-    syncFiles.map((f) =>
-      putObject(client, location.bucket, objectKey(syncPlainId, "1.0.0", f.path), content.get(f.path)!),
-    ),
-  );
-  await fixtures.grant(syncOrg.id, syncPlainId, "1.0.0");
-  const syncLeRobotId = fixtures.uniqueId("synclr");
-  {
-    const root = mkdtempSync(path.join(dataDir, "lerobot-sync-"));
-    await buildLeRobotFixture(root, {
-      version: "v3.0",
-      episodes: 6,
-      cameras: ["observation.images.front"],
-      episodesPerFile: 2,
-      chunksSize: 4,
-    });
+  /** A plain version of `count` episodes (cam and joints each) in the store, licensed to `organizationId`. */
+  const storedPlainVersion = async (prefix: string, organizationId: string, count: number, seed: number) => {
+    const datasetId = fixtures.uniqueId(prefix);
+    const versionEpisodes = fixtures.randomEpisodes(count, seed);
+    const versionFiles = versionEpisodes.flatMap((e, i) =>
+      ["cam", "joints"].map((stream) => {
+        const body = randomBytes(1_000 + i * 10);
+        const p = `episodes/${e.episode_id}/${stream}.bin`;
+        content.set(p, body);
+        return {
+          path: p,
+          episode_id: e.episode_id,
+          stream,
+          size_bytes: body.length,
+          sha256: createHash("sha256").update(body).digest("hex"),
+        };
+      }),
+    );
+    await fixtures.importTestDataset([{ version: "1.0.0", episodes: versionEpisodes, files: versionFiles }], datasetId);
+    await Promise.all(
+      versionFiles.map((f) =>
+        putObject(client, location.bucket, objectKey(datasetId, "1.0.0", f.path), content.get(f.path)!),
+      ),
+    );
+    await fixtures.grant(organizationId, datasetId, "1.0.0");
+    return { dataset_id: datasetId, version: "1.0.0", episodes: versionEpisodes.map((e) => e.episode_id) };
+  };
+  /** A LeRobot version of six episodes, two to a v3.0 file, in the store, licensed to `organizationId`. */
+  const storedLeRobotVersion = async (
+    prefix: string,
+    organizationId: string,
+    fixture: Omit<Parameters<typeof buildLeRobotFixture>[1], "episodes" | "episodesPerFile" | "chunksSize">,
+  ) => {
+    const datasetId = fixtures.uniqueId(prefix);
+    const root = mkdtempSync(path.join(dataDir, `${prefix}-`));
+    await buildLeRobotFixture(root, { ...fixture, episodes: 6, episodesPerFile: 2, chunksSize: 4 });
     await importLeRobotVersion(getDb().$client, {
       dir: root,
-      datasetId: syncLeRobotId,
+      datasetId,
       version: "1.0.0",
-      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(syncLeRobotId, "1.0.0", p) },
+      upload: { client, bucket: location.bucket, keyOf: (p) => objectKey(datasetId, "1.0.0", p) },
     });
-    await fixtures.grant(syncOrg.id, syncLeRobotId, "1.0.0");
-  }
+    await fixtures.grant(organizationId, datasetId, "1.0.0");
+    return datasetId;
+  };
+  const syncPlain = await storedPlainVersion("syncplain", syncOrg.id, 4, 31);
+  const syncLeRobotId = await storedLeRobotVersion("synclr", syncOrg.id, {
+    version: "v3.0",
+    cameras: ["observation.images.front"],
+  });
+  // For the sync vectors (test_sync_vectors.py: das sync and the Python sync on two copies of one
+  // pulled directory): a version per vector, since a withdrawal takes its episodes out of every pull,
+  // licensed to an organisation of their own. `refused` has its licence ended by a test, after its
+  // pull, so that the service will not plan the episodes a sync leaves; `incomplete` has a file of
+  // an episode left deleted from the pulled directory, so that the plan cannot be carried out.
+  const syncVectorsOrg = await fixtures.createTestOrg();
+  organizations.syncVectors = syncVectorsOrg.id;
+  const cameras = ["observation.images.front", "observation.images.wrist"];
+  const failures = (e: number) => ({ outcome: [1, 4].includes(e) ? "failure" : "success" });
+  const syncVectors = {
+    plain: (await storedPlainVersion("svplain", syncVectorsOrg.id, 4, 41)).dataset_id,
+    "v2.1": await storedLeRobotVersion("svlr21", syncVectorsOrg.id, { version: "v2.1", cameras }),
+    "v3.0": await storedLeRobotVersion("svlr30", syncVectorsOrg.id, { version: "v3.0", cameras, extra: failures }),
+    "v3.0 kept": await storedLeRobotVersion("svlr30k", syncVectorsOrg.id, { version: "v3.0", cameras }),
+    refused: await storedLeRobotVersion("svrefused", syncVectorsOrg.id, { version: "v2.1", cameras }),
+    incomplete: await storedLeRobotVersion("svincomplete", syncVectorsOrg.id, { version: "v2.1", cameras }),
+  };
   client.destroy();
 
   // For the Hub protocol: a dataset of our own format with 1.0.0 licensed, 2.0.0's licence ended
@@ -298,6 +329,9 @@ try {
   for (const name of ["main", "rate", "errors", "pull", "resume", "expiry", "vectors", "node", "loader"])
     keys[name] = (await fixtures.createTestKey(org.id, { name: `python ${name}` })).secret;
   keys.sync = (await fixtures.createTestKey(syncOrg.id, { name: "python sync" })).secret;
+  // The sync vectors' Python client and das each have a key (and a rate-limit budget) of their own.
+  for (const name of ["sync_vectors", "sync_vectors_node"])
+    keys[name] = (await fixtures.createTestKey(syncVectorsOrg.id, { name: `python ${name}` })).secret;
   // Kept open for the withdrawals a test asks for; closed when everything stops.
   closeDb = () => getDb().$client.end({ timeout: 5 });
 
@@ -321,9 +355,10 @@ try {
       lerobot,
       lerobot_fingerprinted: fingerprinted,
       sync: {
-        plain: { dataset_id: syncPlainId, version: "1.0.0", episodes: syncEpisodes.map((e) => e.episode_id) },
+        plain: syncPlain,
         lerobot: { dataset_id: syncLeRobotId, version: "1.0.0", codebase_version: "v3.0", episodes: 6 },
       },
+      sync_vectors: syncVectors,
       hub: {
         plain: { dataset_id: hubPlain.datasetId, episodes: hubPlain.episodes, files: hubFiles(hubPlain) },
         withdrawn: {
@@ -332,7 +367,7 @@ try {
           files: hubFiles(hubWithdrawn),
         },
         // Licensed to the sync organisation only: to the main one, as if it did not exist.
-        unlicensed: { dataset_id: syncPlainId },
+        unlicensed: { dataset_id: syncPlain.dataset_id },
         // Licensed to the main organisation only out of term.
         gated: { dataset_id: gatedId },
         // The v3.0 version fingerprinted, licensed to the main organisation and to another.
@@ -353,6 +388,7 @@ const { operatorCtx, createTestKey } = await import("../lib/testing/fixtures");
 const { entriesOf, licenceOf: licenceHeld } = await import("../lib/testing/hub-fixtures");
 const { createTestOrg, grant } = await import("../lib/testing/fixtures");
 const { makeCopy } = await import("../lib/fingerprints/copies");
+const { endLicence } = await import("../lib/admin/licences");
 const { runCli } = await import("../lib/testing/cli");
 const { getDb: db } = await import("../lib/db/client");
 let stopping = false;
@@ -376,6 +412,8 @@ commands.on("line", (line) => {
         grant?: unknown;
         make_copies?: unknown;
         trace?: unknown;
+        end_licence?: unknown;
+        acknowledgements?: unknown;
       };
       if (typeof command.key === "string") {
         // The main organisation's (it holds every licence the Hub's tests use), or the other licensee's.
@@ -398,6 +436,20 @@ commands.on("line", (line) => {
         const run = await runCli("das-admin", ["trace", "--json", ...command.trace.map(String)], { env: process.env });
         if (run.code !== 0) throw new Error(`das-admin trace exited with ${run.code}: ${run.stderr.slice(-2000)}`);
         answer = JSON.parse(run.stdout);
+      } else if (typeof command.end_licence === "string") {
+        const ended = await endLicence(operatorCtx(), {
+          organizationId: organizations.syncVectors,
+          datasetId: command.end_licence,
+          version: "1.0.0",
+          endsAt: new Date(),
+        });
+        answer = { licence_id: ended.id, ends_at: ended.endsAt.toISOString() };
+      } else if (typeof command.acknowledgements === "string") {
+        // What each acknowledgement of a notice told the data owner (the API does not list them).
+        const rows = await db().$client<{ id: string; statement: string; deleted_paths: string[] }[]>`
+          select id, statement, deleted_paths from notice_acknowledgements
+          where notice_id = ${command.acknowledgements} order by seq`;
+        answer = { acknowledgements: rows };
       } else if (typeof command.entries === "string") {
         const entries = await entriesOf(command.entries);
         answer = { entries: entries.map((e) => ({ ...e, expires_at: e.expires_at.toISOString() })) };
