@@ -61,11 +61,23 @@ export async function refuseWithdrawnContent(
   versionId: number,
   files: readonly { path: string; episode_ids: readonly string[] }[],
 ): Promise<void> {
-  const withdrawn = new Set(await withdrawnAmong(sql, versionId, [...new Set(files.flatMap((f) => f.episode_ids))]));
+  refuseFilesHolding(
+    files,
+    new Set(await withdrawnAmong(sql, versionId, [...new Set(files.flatMap((f) => f.episode_ids))])),
+  );
+}
+
+/** `refuseWithdrawnContent` with the withdrawn episodes already known (`withdrawn` may hold others too). */
+export function refuseFilesHolding(
+  files: readonly { path: string; episode_ids: readonly string[] }[],
+  withdrawn: ReadonlySet<string>,
+): void {
   if (!withdrawn.size) return;
   const blocked = files.filter((f) => f.episode_ids.some((id) => withdrawn.has(id))).map((f) => f.path);
+  if (!blocked.length) return;
+  const held = new Set(files.flatMap((f) => f.episode_ids));
   throw new AppError(
     "withdrawn_content",
-    `${blocked.length} file${blocked.length === 1 ? "" : "s"} of this request also hold${blocked.length === 1 ? "s" : ""} withdrawn episodes and ${blocked.length === 1 ? "is" : "are"} not delivered: ${named(blocked)} (withdrawn: ${named([...withdrawn])}). Leave those episodes' files out (episode_ids or filter) to download the rest.`,
+    `${blocked.length} file${blocked.length === 1 ? "" : "s"} of this request also hold${blocked.length === 1 ? "s" : ""} withdrawn episodes and ${blocked.length === 1 ? "is" : "are"} not delivered: ${named(blocked)} (withdrawn: ${named([...withdrawn].filter((id) => held.has(id)))}). Leave those episodes' files out (episode_ids or filter) to download the rest.`,
   );
 }
