@@ -1,4 +1,5 @@
-import type { Db } from "./db/client";
+import type { PendingQuery, Row } from "postgres";
+import type { Db, Sql } from "./db/client";
 import type { Principal } from "./auth/principal";
 import type { ReadCache } from "./cache/read-cache";
 
@@ -19,7 +20,16 @@ export type Ctx<P extends Principal = Principal> = {
    * everything a licensee does, uses `db`. Absent: those reads use `db` too.
    */
   replica?: Db;
+  /**
+   * The disclosure log's clock (lib/disclosures/append.ts's `logClock`). Absent everywhere in the
+   * service: the log's time is the database's. Tests set one (lib/testing's `clockAhead`,
+   * `clockAt`) to make entries in later seconds, other days or past months without waiting.
+   */
+  clock?: LogClock;
 };
+
+/** A SQL expression of the time (a timestamptz), read where the log stamps its entries. */
+export type LogClock = (sql: Sql) => PendingQuery<Row[]>;
 
 /** Where a reviewer's read of the log goes: the replica when the context has one, else the primary. */
 export function readsOf(ctx: Ctx): Db {

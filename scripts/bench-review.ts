@@ -18,6 +18,7 @@ import { withTx } from "@/lib/db/tx";
 import type { Ctx } from "@/lib/context";
 import { hashPassword } from "@/lib/auth/passwords";
 import { appendDisclosure } from "@/lib/disclosures/append";
+import { withdrawnMeanwhile } from "@/lib/catalog/withdrawn";
 import { episodesDigest, sha256Hex, type ChainedEntry } from "@/lib/disclosures/chain";
 import { verifyChain } from "@/lib/disclosures/verify";
 import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
@@ -543,6 +544,7 @@ async function appendEntries(sql: Sql, count: number) {
         },
         episodeIds: ids,
         ttlSeconds: 3600,
+        refusals: [withdrawnMeanwhile],
       });
     });
   }

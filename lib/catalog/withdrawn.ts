@@ -1,6 +1,7 @@
 import type { PendingQuery, Row } from "postgres";
 import type { Sql } from "../db/client";
 import { AppError } from "../errors";
+import type { Refusal } from "../disclosures/append";
 
 /**
  * Withdrawn episodes (lib/withdrawals) leave every read at the commit of their withdrawal. The
@@ -10,9 +11,24 @@ import { AppError } from "../errors";
  * - a licensed caller naming a withdrawn episode gets 410 `episode_withdrawn` (others still 404);
  * - a download or preview that would deliver a file shared with a withdrawn episode is refused
  *   with 422 `withdrawn_content`, naming the files and the episodes.
+ * - an entry of the disclosure log whose episode was withdrawn after its request resolved its
+ *   scope is not appended (`withdrawnMeanwhile`), and the request is made again.
  * Each condition is added only for a version that has withdrawals, so the reads of every other
  * version keep their plans.
  */
+
+/**
+ * The log's refusal of an entry disclosing an episode withdrawn since its request resolved its
+ * scope. A withdrawal computes its notices under the chain's lock, where the append evaluates
+ * this, so an entry the withdrawal did not see never leaves: every entry that discloses episodes
+ * names it. Asked again, the request sees the withdrawal (410 or 422).
+ */
+export const withdrawnMeanwhile: Refusal = {
+  name: "an episode withdrawn meanwhile",
+  when: (sql) => sql`exists (
+    select 1 from disclosed d join withdrawn_episodes w on w.version_id = d.version_id and w.episode_id = d.episode_id
+    where d.ord = i.ord)`,
+};
 
 /** `e` (an `episodes` row of version `versionId`) is not withdrawn. */
 export const episodeNotWithdrawn = (sql: Sql, versionId: number): PendingQuery<Row[]> =>
@@ -61,11 +77,23 @@ export async function refuseWithdrawnContent(
   versionId: number,
   files: readonly { path: string; episode_ids: readonly string[] }[],
 ): Promise<void> {
-  const withdrawn = new Set(await withdrawnAmong(sql, versionId, [...new Set(files.flatMap((f) => f.episode_ids))]));
+  refuseFilesHolding(
+    files,
+    new Set(await withdrawnAmong(sql, versionId, [...new Set(files.flatMap((f) => f.episode_ids))])),
+  );
+}
+
+/** `refuseWithdrawnContent` with the withdrawn episodes already known (`withdrawn` may hold others too). */
+export function refuseFilesHolding(
+  files: readonly { path: string; episode_ids: readonly string[] }[],
+  withdrawn: ReadonlySet<string>,
+): void {
   if (!withdrawn.size) return;
   const blocked = files.filter((f) => f.episode_ids.some((id) => withdrawn.has(id))).map((f) => f.path);
+  if (!blocked.length) return;
+  const held = new Set(files.flatMap((f) => f.episode_ids));
   throw new AppError(
     "withdrawn_content",
-    `${blocked.length} file${blocked.length === 1 ? "" : "s"} of this request also hold${blocked.length === 1 ? "s" : ""} withdrawn episodes and ${blocked.length === 1 ? "is" : "are"} not delivered: ${named(blocked)} (withdrawn: ${named([...withdrawn])}). Leave those episodes' files out (episode_ids or filter) to download the rest.`,
+    `${blocked.length} file${blocked.length === 1 ? "" : "s"} of this request also hold${blocked.length === 1 ? "s" : ""} withdrawn episodes and ${blocked.length === 1 ? "is" : "are"} not delivered: ${named(blocked)} (withdrawn: ${named([...withdrawn].filter((id) => held.has(id)))}). Leave those episodes' files out (episode_ids or filter) to download the rest.`,
   );
 }

@@ -1,4 +1,5 @@
 import type { PendingQuery, Row } from "postgres";
+import type { LogClock } from "../context";
 import { sqlOf, type Db, type Sql } from "../db/client";
 import { isTransaction } from "../db/tx";
 import {
@@ -26,12 +27,30 @@ export type NewEntry = Omit<ChainedEntry, keyof ChainPosition | "termsSha256"> &
   requestSha256: string;
 };
 
+type Fragment = PendingQuery<Row[]>;
+
 /**
- * An entry for the log with the episodes it discloses, as a download or a preview hands it over.
- * `reuseMarginSeconds`: the entry (a preview, or a file fetched through the Hub protocol) is not
- * appended while an equal one (the same `requestSha256`) stays valid for at least that many
- * seconds more; decided under the chain's lock, so that two requests at once cannot both append.
+ * A reason not to append an entry, handed over by the rule's owner (lib/catalog/withdrawn.ts,
+ * lib/disclosures/reuse.ts): the append evaluates it under the chain's lock, where no other
+ * append can change the answer, and reports it, knowing nothing of what it means. `when` is a
+ * condition, true when the entry must not be appended, on
+ * - `i`, the entry: a row of its fields (`i.ord`, `i.request_sha256`, `i.version_id`, ...),
+ * - `disclosed d`, the episodes of every entry of the batch (`d.ord`, `d.version_id`,
+ *   `d.episode_id`; the entry's own where `d.ord = i.ord`),
+ * - `clock.at`, the time the batch is appended at.
+ * `readsTheLog`: the condition reads earlier entries of the same request (`requestSha256`), which
+ * one statement cannot see in its own batch; two such entries then never share a batch.
  */
+export type Refusal = {
+  readonly name: string;
+  readonly when: (sql: Sql) => Fragment;
+  readonly readsTheLog?: boolean;
+};
+
+/** An entry a refusal kept out of the log: nothing of it was written. */
+export type Refused = { refused: Refusal };
+
+/** An entry for the log with the episodes it discloses, as a download or a preview hands it over. */
 export type LogAppend = {
   entry: NewEntry;
   /** Every episode the entry discloses (its `disclosure_episodes` rows), each once. */
@@ -43,38 +62,42 @@ export type LogAppend = {
    */
   files?: readonly { path: string; sha256: string }[];
   ttlSeconds: number;
-  reuseMarginSeconds?: number;
+  /**
+   * What keeps the entry out of the log, the first that holds reported; said by every caller, even
+   * when there is none (a download hands over the withdrawals since its scope was resolved).
+   */
+  refusals: readonly Refusal[];
 };
-
-/**
- * One of the entry's episodes was withdrawn after its request resolved its scope: nothing was
- * appended and nothing leaves. The request is made again, and then sees the withdrawal.
- */
-export class WithdrawnMeanwhile extends Error {
-  constructor(readonly entryId: string) {
-    super(`An episode of entry ${entryId} was withdrawn while it was being recorded; nothing was appended.`);
-  }
-}
 
 /**
  * Appends entries to the log through this process's group commit: the entries of concurrent
  * requests wait while the batch before them is written, then go together in one transaction under
  * one hold of the chain's lock (`appendBatch`). The hold of the chain's lock bounds the log's
  * rate, so one hold, one statement and one commit for many entries is what lets the log keep up
- * with its clients; an entry that arrives alone is written at once, alone. A batch that fails
- * before its commit (a duplicate Idempotency-Key, an episode withdrawn meanwhile) is written again
- * entry by entry, so that each request gets its own answer; one that fails at the commit fails for
- * all of its entries, which then may or may not be in the log, and none of their URLs leave.
+ * with its clients; an entry that arrives alone is written at once, alone. An entry a refusal
+ * keeps out leaves the rest of its batch as it is. A batch that fails before its commit (a
+ * duplicate Idempotency-Key) is written again entry by entry, so that each request gets its own
+ * answer; one that fails at the commit fails for all of its entries, which then may or may not be
+ * in the log, and none of their URLs leave.
  *
- * Resolves to the chained entry, or to undefined when it is a preview an equal one made redundant.
+ * `ctx.clock` is the log's time (tests move it; absent, the database's): entries of different
+ * clocks go through different committers, so that a batch has one time.
+ *
+ * Resolves to the chained entry, or to the refusal that kept it out.
  */
-export async function appendToLog(ctx: { db: Db }, append: LogAppend): Promise<ChainedEntry | undefined> {
+export async function appendToLog(
+  ctx: { db: Db; clock?: LogClock },
+  append: LogAppend,
+): Promise<ChainedEntry | Refused> {
   // Inside a caller's transaction (a test's that rolls back, a verb composed into another), the
   // entry is the caller's to commit: appended there, alone.
-  if (isTransaction(ctx.db)) return (await appendBatch(sqlOf(ctx.db), [append]))[0];
+  if (isTransaction(ctx.db)) return (await appendBatch(sqlOf(ctx.db), [append], ctx.clock))[0]!;
   const root = sqlOf(ctx.db);
-  let committer = committers.get(root);
-  if (!committer) committers.set(root, (committer = new GroupCommitter(root)));
+  const clock = ctx.clock ?? databaseClock;
+  let byClock = committers.get(root);
+  if (!byClock) committers.set(root, (byClock = new WeakMap()));
+  let committer = byClock.get(clock);
+  if (!committer) byClock.set(clock, (committer = new GroupCommitter(root, clock)));
   return committer.append(append);
 }
 
@@ -86,11 +109,11 @@ const MAX_BATCH = 64;
  */
 const WRITERS = 2;
 
-const committers = new WeakMap<Sql, GroupCommitter>();
+const committers = new WeakMap<Sql, WeakMap<LogClock, GroupCommitter>>();
 
 type Waiting = {
   append: LogAppend;
-  resolve: (entry: ChainedEntry | undefined) => void;
+  resolve: (outcome: ChainedEntry | Refused) => void;
   reject: (error: unknown) => void;
 };
 
@@ -98,9 +121,12 @@ class GroupCommitter {
   private waiting: Waiting[] = [];
   private writers = 0;
 
-  constructor(private readonly root: Sql) {}
+  constructor(
+    private readonly root: Sql,
+    private readonly clock: LogClock,
+  ) {}
 
-  append(append: LogAppend): Promise<ChainedEntry | undefined> {
+  append(append: LogAppend): Promise<ChainedEntry | Refused> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ append, resolve, reject });
       if (this.writers < WRITERS) void this.writeAll();
@@ -117,19 +143,20 @@ class GroupCommitter {
   }
 
   /**
-   * The waiting entries in order, up to MAX_BATCH, but never two equal previews: the second is
-   * decided by whether the first was appended, so it waits for the next batch.
+   * The waiting entries in order, up to MAX_BATCH, but never two of the same request that a refusal
+   * decides by the log's earlier entries (two equal previews): the second is decided by whether the
+   * first was appended, so it waits for the next batch.
    */
   private nextBatch(): Waiting[] {
     const batch: Waiting[] = [];
-    const previews = new Set<string>();
+    const readingTheLog = new Set<string>();
     const left: Waiting[] = [];
     for (const w of this.waiting) {
-      const reuse = w.append.reuseMarginSeconds !== undefined ? w.append.entry.requestSha256 : null;
-      if (batch.length === MAX_BATCH || (reuse !== null && previews.has(reuse))) left.push(w);
+      const request = w.append.refusals.some((r) => r.readsTheLog) ? w.append.entry.requestSha256 : null;
+      if (batch.length === MAX_BATCH || (request !== null && readingTheLog.has(request))) left.push(w);
       else {
         batch.push(w);
-        if (reuse !== null) previews.add(reuse);
+        if (request !== null) readingTheLog.add(request);
       }
     }
     this.waiting = left;
@@ -143,11 +170,12 @@ class GroupCommitter {
         const written = await appendBatch(
           tx as unknown as Sql,
           batch.map((w) => w.append),
+          this.clock,
         );
         committing = true;
         return written;
       });
-      batch.forEach((w, i) => w.resolve(entries[i]));
+      batch.forEach((w, i) => w.resolve(entries[i]!));
     } catch (error) {
       if (committing || batch.length === 1) {
         for (const w of batch) w.reject(error);
@@ -160,9 +188,9 @@ class GroupCommitter {
 
 /**
  * Appends `appends` in order at the end of the chain, inside the caller's transaction, with their
- * episodes and files, and returns each one's chained entry (undefined for a preview or a Hub GET an
- * equal one made redundant). An entry with an episode withdrawn since its request resolved it throws
- * `WithdrawnMeanwhile`, so that the transaction rolls back.
+ * episodes and files, and returns each one's chained entry, or the first of its refusals that
+ * held (nothing of that entry is written; the others are chained without it), at the log's time
+ * (`clock`, the database's when absent).
  *
  * The advisory lock serialises appends across connections and app instances, so `seq` is gapless
  * and each entry links to the one before; it is held from here to the caller's commit. Everything
@@ -173,7 +201,11 @@ class GroupCommitter {
  * 0026), and an entry's episodes and files go to its month, which only the clock read under the lock
  * decides.
  */
-export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promise<(ChainedEntry | undefined)[]> {
+export async function appendBatch(
+  tx: Sql,
+  appends: readonly LogAppend[],
+  clock: LogClock = databaseClock,
+): Promise<(ChainedEntry | Refused)[]> {
   if (!appends.length) return [];
   const templates = appends.map(({ entry }) => {
     // Every entry under a licence names its terms since migration 0017; one that did not would hash
@@ -217,20 +249,24 @@ export async function appendBatch(tx: Sql, appends: readonly LogAppend[]): Promi
     select w.ord, e.contributor, count(*)::int as episode_count
     from wanted w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
     group by w.ord, e.contributor`;
+  // Each refusal once for the batch, in the order the entries name them; an entry's own are bits of a mask.
+  const refusals = [...new Set(appends.flatMap((a) => a.refusals))];
   const [, rows] = await Promise.all([
     lockChain(tx),
-    chainStatement(tx, appends, templates, slots, episodes, contributions, files),
+    chainStatement(tx, appends, templates, slots, episodes, contributions, files, refusals, clock),
   ]);
-  return appends.map(({ entry }, i) => checked(entry, (rows as ChainedRow[])[i]!));
+  return appends.map((append, i) => checked(append, (rows as ChainedRow[])[i]!, refusals));
 }
 
 /**
  * Appends one entry: what a bulk loader or a test does inside a transaction of its own. Requests
- * append through `appendToLog`.
+ * append through `appendToLog`. A refused entry throws, so that the transaction rolls back.
  */
 export async function appendDisclosure(tx: Sql, append: LogAppend): Promise<ChainedEntry> {
-  const [entry] = await appendBatch(tx, [append]);
-  return entry!;
+  const [outcome] = await appendBatch(tx, [append]);
+  if ("refused" in outcome!)
+    throw new Error(`Entry ${append.entry.id} was refused (${outcome.refused.name}); nothing was appended.`);
+  return outcome!;
 }
 
 /**
@@ -244,7 +280,8 @@ export function lockChain(tx: Sql) {
 
 type ChainedRow = {
   ord: number;
-  refused: "repeated" | "withdrawn" | null;
+  /** The batch's refusals that held for the entry, as bits (the batch's order): 0 when it was appended. */
+  refused: number;
   seq: string | null;
   occurred_at: Date | null;
   expires_at: Date | null;
@@ -253,23 +290,19 @@ type ChainedRow = {
 };
 
 /**
- * The one statement under the chain's lock, for a whole batch. It decides which entries may be
- * appended (a preview while no equal one is valid; no entry with an episode withdrawn since its
- * request resolved it: a withdrawal computes its notices under this lock, so an entry it did not
- * see must not leave); reads the previous entry and the clock once; chains the entries in order,
- * each entry's place (seq, times, the previous hash) filled into its canonical text and hashed
- * (a recursive step per entry); and inserts them with their episodes, their files (a fingerprinted
- * version's per-licence copies), their Idempotency-Keys and
- * their summaries (the contributor and episode rows, keyed by seq; the daily ones by the log's
- * trigger, once for the batch), so that a reviewer never sees an entry without them, all in the
- * entry's month. Every entry of the batch has the same time, read under the lock, so `occurred_at`
- * never runs backwards along `seq`; it is whole seconds because it is also the signing time of the
- * URLs.
- *
- * Tests move that clock ahead with the session setting `das.clock_offset` (an interval) on their
- * own connection instead of sleeping through seconds; nothing in the service sets it, so here the
- * time is the database clock's. (Whoever can set it on a connection of ours could as well write
- * to the database directly: it gives no one anything new.)
+ * The one statement under the chain's lock, for a whole batch. It evaluates the refusals each
+ * entry names (each a condition its owner handed over: a withdrawal computes its notices under
+ * this lock, so an entry with an episode withdrawn since its request resolved it, which the
+ * withdrawal did not see, must not leave); reads the previous entry and the clock once; chains the
+ * entries not refused in order, each entry's place (seq, times, the previous hash) filled into its
+ * canonical text and hashed (a recursive step per entry); and inserts them with their episodes,
+ * their files (a fingerprinted version's per-licence copies), their Idempotency-Keys and their
+ * summaries (the contributor and episode rows, keyed by seq; the daily ones by the log's trigger,
+ * once for the batch), so that a reviewer never sees an entry without them, all in the entry's
+ * month. Every entry of the batch has the same time, read under the lock, so `occurred_at` never
+ * runs backwards along `seq`; it is whole seconds because it is also the signing time of the URLs.
+ * The batch's refusals are part of the statement's text: a download's batch (one refusal) always
+ * has the same text and plan.
  */
 function chainStatement(
   tx: Sql,
@@ -279,8 +312,17 @@ function chainStatement(
   episodes: { ord: number[]; versionId: number[]; episodeId: string[] },
   contributions: { ord: number; contributor: string; episode_count: number }[],
   files: { ord: number[]; path: string[]; sha256: string[] },
+  refusals: readonly Refusal[],
+  clock: LogClock,
 ) {
   const column = <T>(pick: (a: LogAppend) => T) => appends.map(pick);
+  const bit = (r: Refusal) => 2 ** refusals.indexOf(r);
+  // Each refusal the batch names, where the entry names it: its bit when its condition holds.
+  const refused = refusals.length
+    ? refusals
+        .map((r) => tx`case when (i.refusals & ${bit(r)}::int) <> 0 and (${r.when(tx)}) then ${bit(r)}::int else 0 end`)
+        .reduce((sum, term) => tx`${sum} + ${term}`)
+    : tx`0`;
   const entry = (pick: (e: NewEntry) => string | number | null) => appends.map((a) => pick(a.entry));
   // p.t1 || <slot 1> || p.t2 || ... : the canonical text with the position filled in.
   const canonical = slots.reduce(
@@ -300,30 +342,19 @@ function chainStatement(
         ${entry((e) => e.episodesSha256)}::text[], ${entry((e) => e.filesSha256 ?? null)}::text[],
         ${entry((e) => e.requestId)}::text[], ${entry((e) => e.idempotencyScope)}::text[],
         ${entry((e) => e.idempotencyKey)}::text[], ${entry((e) => e.requestSha256)}::text[],
-        ${column((a) => a.ttlSeconds)}::int[], ${column((a) => a.reuseMarginSeconds ?? null)}::int[],
+        ${column((a) => a.ttlSeconds)}::int[], ${column((a) => a.refusals.reduce((mask, r) => mask | bit(r), 0))}::int[],
         ${templates.map((t) => JSON.stringify(t.text))}::text[])
         with ordinality as i(id, organization_id, api_key_id, user_id, reviewer_role, channel, dataset_id, version, version_id,
           licence_id, names_terms, terms_sha256, requested_scope, episode_count, file_count, total_bytes, episodes_sha256,
-          files_sha256, request_id, idempotency_scope, idempotency_key, request_sha256, ttl, reuse_margin, pieces, ord)),
+          files_sha256, request_id, idempotency_scope, idempotency_key, request_sha256, ttl, refusals, pieces, ord)),
     disclosed as (
       select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[])
         as d(ord, version_id, episode_id)),
-    clock as (select ${logClock(tx)} as at),
-    verdict as (
-      select i.ord, case
-        when i.reuse_margin is not null and exists (
-          select 1 from disclosures v, clock
-          where ${reusableEntry(tx, { requestSha256: tx`i.request_sha256`, at: tx`clock.at`, marginSeconds: tx`i.reuse_margin` })})
-          then 'repeated'
-        when exists (
-          select 1 from disclosed d join withdrawn_episodes w on w.version_id = d.version_id and w.episode_id = d.episode_id
-          where d.ord = i.ord)
-          then 'withdrawn'
-        end as refused
-      from input i),
+    clock as (select ${logClock(tx, clock)} as at),
+    verdict as (select i.ord, ${refused} as refused from input i cross join clock),
     placed as (
       select i.*, array(select json_array_elements_text(i.pieces::json)) as t, row_number() over (order by i.ord) as rn
-      from input i join verdict v on v.ord = i.ord where v.refused is null),
+      from input i join verdict v on v.ord = i.ord where v.refused = 0),
     last as (select seq, hash from disclosures order by seq desc limit 1),
     chain (rn, seq, occurred_at, expires_at, prev_hash, hash) as (
       select 0::bigint, coalesce((select seq from last), 0), null::timestamptz, null::timestamptz, null::text,
@@ -375,12 +406,13 @@ function chainStatement(
 
 /**
  * The entry as appended, after the check nothing else makes before the commit: the database hashed
- * it exactly as lib/disclosures/chain.ts says, whoever computed it. Undefined for a repeated
- * preview; an episode withdrawn meanwhile throws, so that the transaction rolls back.
+ * it exactly as lib/disclosures/chain.ts says, whoever computed it; or the first refusal the entry
+ * names that held.
  */
-function checked(entry: NewEntry, row: ChainedRow): ChainedEntry | undefined {
-  if (row.refused === "repeated") return undefined;
-  if (row.refused === "withdrawn") throw new WithdrawnMeanwhile(entry.id);
+function checked(append: LogAppend, row: ChainedRow, refusals: readonly Refusal[]): ChainedEntry | Refused {
+  const refusedBy = append.refusals.find((r) => row.refused & (2 ** refusals.indexOf(r)));
+  if (refusedBy) return { refused: refusedBy };
+  const { entry } = append;
   const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;
   const chained: ChainedEntry = {
     ...asserted,
@@ -409,25 +441,14 @@ const positionJson: Record<keyof ChainPosition, (sql: Sql) => PendingQuery<Row[]
     sql`'"' || to_char((clock.at + make_interval(secs => p.ttl)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
 };
 
-type Fragment = PendingQuery<Row[]>;
+/** The database's clock: the log's time wherever no test moved it. */
+const databaseClock: LogClock = (sql) => sql`clock_timestamp()`;
 
 /**
- * Whether the log entry `v` is an entry of the request still valid `marginSeconds` past `at`:
- * while there is one, an equal request is not appended again and reuses it. Only previews and
- * files fetched through the Hub protocol are reused (their request digests never meet: each
- * hashes its own kind). The one rule, for the requests' own lookups (lib/previews/create-preview.ts,
- * lib/hub/resolve.ts) and for the append's verdict inside the chain's lock; a condition on
- * `disclosures v`, so that each query keeps its own plan (migration 0024's partial index).
+ * The log's time, to whole seconds: `clock`'s (a test's, `Ctx.clock`) or the database's. The
+ * append reads it once per batch under the chain's lock; a request that looks for an entry to
+ * reuse before the lock reads the same.
  */
-export function reusableEntry(
-  sql: Sql,
-  of: { requestSha256: string | Fragment; at: Fragment; marginSeconds: number | Fragment },
-) {
-  return sql`v.channel in ('preview', 'hub') and v.request_sha256 = ${of.requestSha256}
-    and v.expires_at > ${of.at} + make_interval(secs => ${of.marginSeconds})`;
-}
-
-/** The log's clock, to whole seconds: the database's, moved by `das.clock_offset` in tests (see above). */
-export function logClock(sql: Sql) {
-  return sql`date_trunc('second', clock_timestamp() + coalesce(nullif(current_setting('das.clock_offset', true), ''), '0 s')::interval)`;
+export function logClock(sql: Sql, clock: LogClock = databaseClock): Fragment {
+  return sql`date_trunc('second', ${clock(sql)})`;
 }

@@ -1,12 +1,12 @@
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "@/lib/db/client";
 import { getObjectBytes, putObject } from "@/lib/storage/client";
 import { adminCli } from "@/lib/testing/admin-cli";
 import {
   appendNamingFiles,
   buildWorld,
+  clockAt,
   downloadPlan,
   makeDownload,
   type World,
@@ -37,13 +37,6 @@ const monthsAgo = (n: number) => {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - n, 10, 12));
 };
 
-/** A pool whose log clock reads `when` (to the second) now. */
-async function clockAt(when: Date): Promise<Db> {
-  const pool = w.iso.anotherPool(1);
-  await pool.$client`select set_config('das.clock_offset', ${`${Math.round((when.getTime() - Date.now()) / 1000)} seconds`}, false)`;
-  return pool;
-}
-
 const fullWalk = async () =>
   (await verifyChainDetailed(w.iso.operator, { mode: "full", writeCheckpoint: false })).report;
 const onlineSeqs = async () =>
@@ -57,16 +50,17 @@ beforeAll(async () => {
   second = monthName(monthsAgo(2));
   await w.iso.sql`select das_create_disclosure_months(${`${first}-01`}, ${`${second}-01`})`;
   const plan = downloadPlan(w);
-  const [inFirst, inSecond] = [await clockAt(monthsAgo(3)), await clockAt(monthsAgo(2))];
-  for (const [principal, body] of plan.slice(0, 2)) await makeDownload(inFirst, principal, body);
+  const [inFirst, inSecond] = [clockAt(monthsAgo(3)), clockAt(monthsAgo(2))];
+  for (const [principal, body] of plan.slice(0, 2)) await makeDownload(w.iso.db, principal, body, inFirst);
   // A delivery of per-licence copies: its files' rows are in its month, archived and restored with it.
   await appendNamingFiles(
-    inFirst,
+    w.iso.db,
     w.keys1[0],
     { datasetId: w.dsA, version: "1.0.0" },
     { files: [{ path: "data/chunk-000/episode_000000.parquet", sha256: "e".repeat(64) }] },
+    inFirst,
   );
-  for (const [principal, body] of plan.slice(3, 5)) await makeDownload(inSecond, principal, body);
+  for (const [principal, body] of plan.slice(3, 5)) await makeDownload(w.iso.db, principal, body, inSecond);
   await makeDownload(w.iso.db, ...plan[5]!);
   whole = await fullWalk();
 }, 180_000);

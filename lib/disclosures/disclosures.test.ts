@@ -18,6 +18,7 @@ import {
 import { canonicalJson } from "@/lib/canonical-json";
 import { csvLine } from "@/lib/csv";
 import { appendDisclosure } from "@/lib/disclosures/append";
+import { withdrawnMeanwhile } from "@/lib/catalog/withdrawn";
 import { verifyChain, type ChainReport } from "@/lib/disclosures/verify";
 import { exportDisclosures } from "@/lib/disclosures/export";
 import type { DisclosureFilter } from "@/lib/disclosures/filter";
@@ -486,6 +487,7 @@ describe("the hash chain (database of its own)", () => {
         },
         episodeIds: [],
         ttlSeconds: 60,
+        refusals: [withdrawnMeanwhile],
       });
       const [stored] = await tx<DisclosureRow[]>`select * from disclosures where id = ${chained.id}`;
       return { chained, stored: stored!, report: await verifyChain(operator) };
@@ -522,6 +524,7 @@ describe("the hash chain (database of its own)", () => {
         },
         episodeIds: [row!.episode_id],
         ttlSeconds: 60,
+        refusals: [withdrawnMeanwhile],
       }).then(
         () => null,
         (error: Error) => error.message,
@@ -1249,6 +1252,7 @@ describe("exportDisclosures and verifyChain over more entries than a batch (data
           await appendDisclosure(tx as unknown as Sql, {
             episodeIds: [episodeId],
             ttlSeconds: 900,
+            refusals: [withdrawnMeanwhile],
             entry: {
               id: ids[n]!,
               organizationId: org.id,

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDownload } from "@/lib/downloads/create-download";
 import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
-import { contributedEpisodes, importWithFiles, keyPrincipal } from "@/lib/testing/disclosure-fixtures";
+import { clockAhead, contributedEpisodes, importWithFiles, keyPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { uniqueId } from "@/lib/testing/fixtures";
 import { createOrganization } from "@/lib/admin/organizations";
 import { grantLicence } from "@/lib/admin/licences";
 import type { ApiKeyPrincipal } from "@/lib/auth/principal";
 import { AppError } from "@/lib/errors";
-import { appendToLog, WithdrawnMeanwhile, type LogAppend } from "./append";
+import { withdrawnMeanwhile } from "@/lib/catalog/withdrawn";
+import { appendToLog, type LogAppend } from "./append";
 import { episodesDigest } from "./chain";
 import { verifyChain } from "./verify";
 
@@ -70,6 +71,7 @@ function entryFor(episodeId: string, idempotencyKey: string | null = null): LogA
     },
     episodeIds: [episodeId],
     ttlSeconds: 900,
+    refusals: [withdrawnMeanwhile],
   };
 }
 
@@ -111,7 +113,7 @@ describe("the log's group commit", () => {
     expect(await verifyChain(iso.operator)).toMatchObject({ intact: true, count: before.count + 24 });
   });
 
-  it("refuses only the entry whose episode was withdrawn meanwhile; the rest of its batch is appended", async () => {
+  it("refuses only the entry whose episode was withdrawn meanwhile; the rest of its batch is appended with it", async () => {
     const withdrawn = episodeIds[30]!;
     await iso.sql`insert into withdrawals (id, actor_kind, actor_id, actor_label, reason, contributor, episode_count)
       values ('wd_groupcommit', 'operator', 'test', 'test', 'a test', null, 1)`;
@@ -119,12 +121,12 @@ describe("the log's group commit", () => {
     const before = await verifyChain(iso.operator);
     const appends = [...episodeIds.slice(24, 30), withdrawn, ...episodeIds.slice(31, 34)].map((e) => entryFor(e));
     // Sent in one turn: the first two go out alone, the other eight wait and go together.
-    const outcomes = await Promise.allSettled(appends.map((a) => appendToLog({ db: iso.db }, a)));
-    const refused = outcomes[6]!;
-    expect(refused.status).toBe("rejected");
-    expect((refused as PromiseRejectedResult).reason).toBeInstanceOf(WithdrawnMeanwhile);
-    const appended = outcomes.filter((o) => o.status === "fulfilled");
+    const outcomes = await Promise.all(appends.map((a) => appendToLog({ db: iso.db }, a)));
+    expect(outcomes[6]).toEqual({ refused: withdrawnMeanwhile });
+    const appended = outcomes.filter((o) => !("refused" in o)).map((o) => (o as { id: string }).id);
     expect(appended).toHaveLength(9);
+    // The refusal is the entry's alone: its batch is not written again entry by entry.
+    expect(await transactionsOf(appended)).toBeLessThan(9);
     const [orphans] = await iso.sql<{ n: number }[]>`
       select count(*)::int as n from disclosure_episodes where disclosure_id = ${appends[6]!.entry.id}`;
     expect(orphans!.n).toBe(0);
@@ -162,6 +164,21 @@ describe("the log's group commit", () => {
     const [left] = await iso.sql<{ n: number }[]>`
       select count(*)::int as n from disclosure_episodes where episode_id = ${episodeId}`;
     expect(left!.n).toBe(0);
+  });
+
+  it("stamps entries with the database's clock in the service's own statement, and with a test's only when handed one", async () => {
+    // One connection, so that the statements it prepared are the ones the append sent.
+    const pool = iso.anotherPool(1);
+    const plain = await appendToLog({ db: pool }, entryFor(episodeIds[0]!));
+    const [chained] = await pool.$client<{ statement: string }[]>`
+      select statement from pg_prepared_statements
+      where statement like '%insert into disclosures (%' and statement not like '%pg_prepared_statements%'`;
+    expect(chained!.statement).toContain("clock as (select date_trunc('second', clock_timestamp()) as at)");
+    expect(chained!.statement).not.toMatch(/current_setting|clock_offset/);
+    const ahead = await appendToLog({ db: pool, clock: clockAhead(86_400) }, entryFor(episodeIds[1]!));
+    const [a, b] = [plain, ahead].map((o) => ("refused" in o ? 0 : o.occurredAt.getTime()));
+    expect((b! - a!) / 1000).toBeGreaterThanOrEqual(86_400);
+    expect((b! - a!) / 1000).toBeLessThan(86_400 + 60);
   });
 
   it("a duplicate Idempotency-Key in a batch fails that entry alone, and the download is replayed", async () => {

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiKeyPrincipal, Principal, UserPrincipal } from "@/lib/auth/principal";
 import type { Ctx } from "@/lib/context";
-import type { Db } from "@/lib/db/client";
 import type { DownloadBody } from "@/lib/api/requests";
 import { createPreview } from "@/lib/previews/create-preview";
-import { at, buildWorld, makeDownload, userPrincipal, type World } from "@/lib/testing/disclosure-fixtures";
+import { at, buildWorld, clockAt, makeDownload, userPrincipal, type World } from "@/lib/testing/disclosure-fixtures";
 import { rmSync } from "node:fs";
 import { grantLicence } from "@/lib/admin/licences";
 import { importVersion } from "@/lib/catalog/import/import-version";
@@ -15,7 +14,7 @@ import { countDisclosures, searchDisclosures } from "./search";
 
 // The overview's figures against direct counts over the log, on a database of its own (the whole
 // log is this suite's). Entries are made on fixed UTC days around a new year, whatever day the
-// suite runs: the log's clock is moved to each day (das.clock_offset, lib/disclosures/append.ts).
+// suite runs: the log's clock is moved to each day (`Ctx.clock`, lib/testing's `clockAt`).
 
 let w: World;
 let reviewer: UserPrincipal;
@@ -26,24 +25,16 @@ let watched: string[];
 /** Noon UTC of a day, for entries made "on" it. */
 const noon = (day: string) => new Date(`${day}T12:00:00Z`);
 
-/** A pool of one connection whose log clock reads `when` (to the second) now. */
-async function clockAt(when: Date): Promise<Db> {
-  const pool = w.iso.anotherPool(1);
-  const seconds = Math.round((when.getTime() - Date.now()) / 1000);
-  await pool.$client`select set_config('das.clock_offset', ${`${seconds} seconds`}, false)`;
-  return pool;
-}
-
 /** Downloads (and a reviewer's preview) on a day, one after another. */
 async function onDay(
   day: string,
   downloads: [ApiKeyPrincipal | UserPrincipal, DownloadBody][],
   previews: { principal: Principal; episodeId: string }[] = [],
 ) {
-  const db = await clockAt(noon(day));
-  for (const [principal, body] of downloads) await makeDownload(db, principal, body);
+  const clock = clockAt(noon(day));
+  for (const [principal, body] of downloads) await makeDownload(w.iso.db, principal, body, clock);
   for (const { principal, episodeId } of previews)
-    await createPreview({ db, principal, requestId: uniqueId("req") }, { episode_id: episodeId });
+    await createPreview({ db: w.iso.db, principal, requestId: uniqueId("req"), clock }, { episode_id: episodeId });
 }
 
 const episodesOf = (datasetId: string, version: string) =>

@@ -5,7 +5,8 @@ import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
-import { appendToLog, WithdrawnMeanwhile } from "../disclosures/append";
+import { withdrawnMeanwhile } from "../catalog/withdrawn";
+import { appendToLog } from "../disclosures/append";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { deliveredFiles } from "../fingerprints/delivered";
 import { URL_TTL_SECONDS } from "../storage/config";
@@ -38,21 +39,17 @@ export async function createDownload(
   }
 
   for (let attempt = 1; ; attempt++) {
-    try {
-      const download = await recordAndSign(ctx, input.body, recipient, requestedScope, requestSha256, idempotency);
-      return { download, replayed: false };
-    } catch (error) {
-      // The same Idempotency-Key sent twice at once: the second append meets the first's unique key.
-      if (idempotency && isDuplicateKey(error)) {
-        const earlier = await replay(ctx, idempotency, requestSha256);
-        if (earlier) return { download: earlier, replayed: true };
-      }
-      // An episode was withdrawn between the scope's resolution and the append: resolved again,
-      // the scope leaves it out or the request is refused for it.
-      if (error instanceof WithdrawnMeanwhile && attempt === 1) continue;
-      if (error instanceof WithdrawnMeanwhile || isDuplicateKey(error)) throw notRecorded(error);
-      throw error;
+    const outcome = await recordAndSign(ctx, input.body, recipient, requestedScope, requestSha256, idempotency);
+    if ("download" in outcome) return { download: outcome.download, replayed: false };
+    // The same Idempotency-Key sent twice at once: the second append met the first's unique key.
+    if (outcome.notAppended === "duplicate key" && idempotency) {
+      const earlier = await replay(ctx, idempotency, requestSha256);
+      if (earlier) return { download: earlier, replayed: true };
     }
+    // An episode was withdrawn between the scope's resolution and the append: resolved again,
+    // the scope leaves it out or the request is refused for it.
+    if (outcome.notAppended === "withdrawn meanwhile" && attempt === 1) continue;
+    throw notRecorded(outcome.cause);
   }
 }
 
@@ -73,7 +70,11 @@ function notRecorded(cause: unknown): AppError {
 
 /**
  * Resolves the scope, appends its entry to the log (`appendToLog`, which writes its episodes with
- * it), and signs URLs only once that entry has committed.
+ * it), and signs URLs only once that entry has committed. Each way the append can fail is sorted
+ * here, once: an entry the log refused for an episode withdrawn meanwhile, or one that met an
+ * entry with its Idempotency-Key, comes back for `createDownload` to ask again or replay; any
+ * other failure of the append or of the signing is a 503. The resolution's own refusals (404,
+ * 410, 422, ...) pass as they are.
  */
 async function recordAndSign(
   ctx: Ctx,
@@ -82,7 +83,7 @@ async function recordAndSign(
   requestedScope: RequestedScope,
   requestSha256: string,
   idempotency: { scope: string; key: string } | null,
-): Promise<Download> {
+): Promise<{ download: Download } | { notAppended: "withdrawn meanwhile" | "duplicate key"; cause: unknown }> {
   const licensed = await requireLicensedVersion(ctx, body.dataset_id, body.version);
   const version = { ...licensed, datasetId: body.dataset_id };
   const resolved = await resolveScope(sqlOf(ctx.db), version, requestedScope);
@@ -90,7 +91,7 @@ async function recordAndSign(
   // the entry records their sizes and sha256s, the bytes that leave.
   const files = await deliveredFiles(sqlOf(ctx.db), version, licensed.licenceId, resolved.files);
   const copies = licensed.fingerprinted ? files.map((f) => ({ path: f.path, sha256: f.sha256 })) : undefined;
-  const appended = appendToLog(ctx, {
+  const chained = await appendToLog(ctx, {
     entry: {
       id: newLogId("dl"),
       ...recipient,
@@ -113,12 +114,15 @@ async function recordAndSign(
     episodeIds: resolved.episodeIds,
     ...(copies ? { files: copies } : {}),
     ttlSeconds: URL_TTL_SECONDS,
+    refusals: [withdrawnMeanwhile],
+  }).catch((error: unknown) => {
+    if (isDuplicateKey(error)) return { duplicateKey: error };
+    throw notRecorded(error);
   });
-  const chained = (await appended.catch((error) => {
-    throw error instanceof WithdrawnMeanwhile || isDuplicateKey(error) ? error : notRecorded(error);
-  }))!;
+  if ("duplicateKey" in chained) return { notAppended: "duplicate key", cause: chained.duplicateKey };
+  if ("refused" in chained) return { notAppended: "withdrawn meanwhile", cause: chained };
   try {
-    return await signDownload(
+    const download = await signDownload(
       {
         id: chained.id,
         datasetId: chained.datasetId,
@@ -129,6 +133,7 @@ async function recordAndSign(
       files,
       resolved.coDelivered,
     );
+    return { download };
   } catch (error) {
     throw notRecorded(error);
   }

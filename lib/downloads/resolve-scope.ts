@@ -5,7 +5,7 @@ import { fileColumns, type FileRecord } from "../catalog/get-manifest";
 import { AppError } from "../errors";
 import { MAX_FILES_PER_DOWNLOAD } from "./scope";
 import { episodeConditions } from "../catalog/episode-filter";
-import { episodeNotWithdrawn, refuseWithdrawnContent, withdrawnAmong } from "../catalog/withdrawn";
+import { episodeNotWithdrawn, refuseFilesHolding, withdrawnAmong } from "../catalog/withdrawn";
 import { byteOrder } from "../byte-order";
 
 export type ResolvedScope = {
@@ -56,18 +56,26 @@ export async function resolveScope(
         `These episode_ids are not in ${where}: ${named(scope.episode_ids.filter((id) => !present.has(id)))}.`,
       );
     }
-    const withdrawn = withdrawals ? await withdrawnAmong(sql, version.versionId, scope.episode_ids) : [];
-    if (withdrawn.length)
-      throw new AppError(
-        "episode_withdrawn",
-        `These episodes were withdrawn and are no longer available in any version: ${named(withdrawn)}.`,
-      );
   }
 
   const matching = filesInScope(sql, version.versionId, scope, { withdrawals });
   const files = await sql<FileRecord[]>`
     select ${fileColumns(sql)}
     from files f where ${matching} order by f.path limit ${MAX_FILES_PER_DOWNLOAD + 1}`;
+  // The withdrawals the scope meets, in one query: among the episodes listed (410) and those of the
+  // files selected (422). The listed ones are refused first, as if nothing else had been looked at.
+  const withdrawn = withdrawals
+    ? await withdrawnAmong(sql, version.versionId, [
+        ...new Set([...(scope.episode_ids ?? []), ...files.flatMap((f) => f.episode_ids)]),
+      ])
+    : [];
+  const listed = new Set(scope.episode_ids);
+  const listedWithdrawn = withdrawn.filter((id) => listed.has(id));
+  if (listedWithdrawn.length)
+    throw new AppError(
+      "episode_withdrawn",
+      `These episodes were withdrawn and are no longer available in any version: ${named(listedWithdrawn)}.`,
+    );
   if (files.length > MAX_FILES_PER_DOWNLOAD) {
     const [count] = await sql<{ n: number }[]>`select count(*)::int as n from files f where ${matching}`;
     throw new AppError(
@@ -77,7 +85,7 @@ export async function resolveScope(
   }
   if (!files.length)
     throw new AppError("invalid_body", `The scope matches no files in ${where}; nothing would be downloaded.`);
-  if (withdrawals) await refuseWithdrawnContent(sql, version.versionId, files);
+  refuseFilesHolding(files, new Set(withdrawn));
   const episodeIds = [...new Set(files.flatMap((f) => f.episode_ids))].sort(byteOrder);
   return {
     files: [...files],

@@ -1,11 +1,12 @@
 import type { Ctx } from "../context";
-import { sqlOf, type Sql } from "../db/client";
+import { sqlOf } from "../db/client";
 import { AppError } from "../errors";
 import { byteOrder } from "../byte-order";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { refuseWithdrawnContent } from "../catalog/withdrawn";
-import { appendToLog, logClock, reusableEntry, WithdrawnMeanwhile } from "../disclosures/append";
+import { refuseWithdrawnContent, withdrawnMeanwhile } from "../catalog/withdrawn";
+import { appendToLog, logClock, type Refusal, type Refused } from "../disclosures/append";
+import { equalEntryValid, reusableEntry } from "../disclosures/reuse";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { presigner, URL_TTL_SECONDS } from "../storage/config";
 import { lookUpPath, type HeldFile } from "../views/files";
@@ -26,6 +27,9 @@ import { hubError } from "./errors";
 
 /** A URL with less than this left is not handed out again: a transfer would start on a dying URL. */
 export const HUB_REUSE_MARGIN_SECONDS = 60;
+
+/** The log's refusal of a GET while an equal one's URL is valid (the one this request reuses then). */
+export const equalGetValid: Refusal = equalEntryValid("an equal Hub GET valid", HUB_REUSE_MARGIN_SECONDS);
 
 export type ResolvedFile = { view: VersionView; file: HeldFile };
 
@@ -66,32 +70,39 @@ export async function fileUrl(ctx: Ctx, resolved: ResolvedFile): Promise<string>
   for (let attempt = 1; ; attempt++) {
     try {
       const signedAt = await disclose(ctx, resolved);
+      // Another GET of the same file committed first (its URL is the answer), or an episode of it
+      // was withdrawn meanwhile (asked again, the file is then refused): the log refused the
+      // entry. Once more, then 503.
+      if ("refused" in signedAt) {
+        if (attempt === 1) continue;
+        throw notRecorded(signedAt);
+      }
       const [url] = await presigner().presignKeys([file.objectKey], {
         signingDate: signedAt,
         expiresIn: URL_TTL_SECONDS,
       });
       return url!;
     } catch (error) {
-      // Another GET of the same file committed first (its URL is the answer), or an episode of it
-      // was withdrawn meanwhile (asked again, the file is then refused): once more, then 503.
-      if ((error instanceof RepeatedMeanwhile || error instanceof WithdrawnMeanwhile) && attempt === 1) continue;
-      if (error instanceof AppError) throw error;
-      throw new AppError("unavailable", "The file could not be recorded, so no URL was issued. Retry shortly.", {
-        headers: { "Retry-After": "2" },
-        cause: error,
-      });
+      throw error instanceof AppError ? error : notRecorded(error);
     }
   }
 }
 
-class RepeatedMeanwhile extends Error {}
+/** No entry, no URL: 503. */
+const notRecorded = (cause: unknown) =>
+  new AppError("unavailable", "The file could not be recorded, so no URL was issued. Retry shortly.", {
+    headers: { "Retry-After": "2" },
+    cause,
+  });
 
-/** The entry the file's URL is signed under: an earlier valid one of the same request, or a new one. Returns its signing time. */
-async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date> {
+/**
+ * The entry the file's URL is signed under: an earlier valid one of the same request, or a new
+ * one. Returns its signing time, or the log's refusal of the new one.
+ */
+async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date | Refused> {
   const principal = ctx.principal;
   if (principal.kind !== "api_key") throw new AppError("forbidden", "Files are fetched with an API key.");
   const { version } = view;
-  const sql = sqlOf(ctx.db);
   // The bytes are part of the request: an earlier entry is reused only for the same bytes (a
   // licence's copy, or the original while the version was not fingerprinted), never across the two.
   const requestSha256 = sha256Hex(
@@ -105,7 +116,7 @@ async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date> {
       },
     }),
   );
-  const earlier = await validEntry(sql, requestSha256);
+  const earlier = await validEntry(ctx, requestSha256);
   if (earlier) return earlier;
   const episodeIds = [...new Set(file.episode_ids)].sort(byteOrder);
   // A fingerprinted view delivers the licence's own copy (or meta/ rendered for it): the entry
@@ -138,17 +149,17 @@ async function disclose(ctx: Ctx, { view, file }: ResolvedFile): Promise<Date> {
     episodeIds,
     ...(copies ? { files: copies } : {}),
     ttlSeconds: URL_TTL_SECONDS,
-    reuseMarginSeconds: HUB_REUSE_MARGIN_SECONDS,
+    refusals: [equalGetValid, withdrawnMeanwhile],
   });
-  if (!chained) throw new RepeatedMeanwhile();
-  return chained.occurredAt;
+  return "refused" in chained ? chained : chained.occurredAt;
 }
 
-/** When the newest entry of the same request whose URL stays valid past the margin was made, or undefined. */
-async function validEntry(sql: Sql, requestSha256: string): Promise<Date | undefined> {
+/** When the newest entry of the same request whose URL stays valid past the margin was made (at the log's time), or undefined. */
+async function validEntry(ctx: Ctx, requestSha256: string): Promise<Date | undefined> {
+  const sql = sqlOf(ctx.db);
   const [row] = await sql<{ occurred_at: Date }[]>`
     select v.occurred_at from disclosures v
-    where ${reusableEntry(sql, { requestSha256, at: logClock(sql), marginSeconds: HUB_REUSE_MARGIN_SECONDS })}
+    where ${reusableEntry(sql, { requestSha256, at: logClock(sql, ctx.clock), marginSeconds: HUB_REUSE_MARGIN_SECONDS })}
     order by v.expires_at desc limit 1`;
   return row?.occurred_at;
 }

@@ -8,10 +8,11 @@ import { grantLicence } from "@/lib/admin/licences";
 import { importVersion } from "@/lib/catalog/import/import-version";
 import type { EpisodeLine, FileLine } from "@/lib/catalog/import/records";
 import { appendDisclosure } from "@/lib/disclosures/append";
+import { withdrawnMeanwhile } from "@/lib/catalog/withdrawn";
 import { episodesDigest } from "@/lib/disclosures/chain";
 import { disclosedEpisodes, getDisclosure, searchDisclosures } from "@/lib/disclosures/search";
 import { verifyChain } from "@/lib/disclosures/verify";
-import { allRecipientsOfContributor, keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-fixtures";
+import { allRecipientsOfContributor, clockAhead, keyPrincipal, userPrincipal } from "@/lib/testing/disclosure-fixtures";
 import { randomEpisodes, uniqueId, writeImportDir } from "@/lib/testing/fixtures";
 import { createIsolatedDb, withTriggersDisabled, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { createPreview } from "./create-preview";
@@ -165,17 +166,13 @@ describe("createPreview", () => {
     const count = async () =>
       (await iso.sql<{ n: number }[]>`select count(*)::int as n from disclosures where api_key_id = ${key.keyId}`)[0]!
         .n;
-    // 700 s later (the log's clock moved ahead on a connection of its own): the same preview.
-    const later = iso.anotherPool(1);
-    await later.$client`select set_config('das.clock_offset', '700 seconds', false)`;
-    const b = await createPreview(ctxOn(later, key), { episode_id: third });
+    // 700 s later (the log's clock moved ahead): the same preview.
+    const b = await createPreview({ ...as(key), clock: clockAhead(700) }, { episode_id: third });
     expect(b.replayed).toBe(true);
     expect(b.preview).toEqual(a.preview);
     expect(await count()).toBe(1);
     // Past the lifetime: a new preview, a new entry, new URLs.
-    const after = iso.anotherPool(1);
-    await after.$client`select set_config('das.clock_offset', '901 seconds', false)`;
-    const c = await createPreview(ctxOn(after, key), { episode_id: third });
+    const c = await createPreview({ ...as(key), clock: clockAhead(901) }, { episode_id: third });
     expect(c.replayed).toBe(false);
     expect(c.preview.preview_id).not.toBe(a.preview.preview_id);
     expect(c.preview.streams[0]!.url).not.toBe(a.preview.streams[0]!.url);
@@ -239,7 +236,12 @@ describe("the log's rules for entries without a licence", () => {
   });
   const attempt = (entry: Parameters<typeof appendDisclosure>[1]["entry"]) =>
     iso.db.transaction(async (tx) =>
-      appendDisclosure(sqlOf(tx as unknown as Db), { entry, episodeIds: [first], ttlSeconds: 900 }),
+      appendDisclosure(sqlOf(tx as unknown as Db), {
+        entry,
+        episodeIds: [first],
+        ttlSeconds: 900,
+        refusals: [withdrawnMeanwhile],
+      }),
     );
 
   it("refuse a download without a licence, and a reviewer's entry on any channel but preview, or with an organisation", async () => {

@@ -1,16 +1,17 @@
 import type { Ctx } from "../context";
-import { sqlOf, type Sql } from "../db/client";
+import { sqlOf } from "../db/client";
 import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { appendToLog, logClock, reusableEntry, WithdrawnMeanwhile } from "../disclosures/append";
+import { appendToLog, logClock, type Refusal, type Refused } from "../disclosures/append";
+import { equalEntryValid, reusableEntry } from "../disclosures/reuse";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
 import { deliveredFiles } from "../fingerprints/delivered";
 import { previewBasis, previewVersion, type PreviewBasis, type PreviewVersion } from "./access";
 import { episodeFiles, isVideo, type EpisodeFile } from "./episode-files";
-import { refuseWithdrawnContent } from "../catalog/withdrawn";
+import { refuseWithdrawnContent, withdrawnMeanwhile } from "../catalog/withdrawn";
 import { byteOrder } from "../byte-order";
 
 /** What a preview asks for: one episode, in a version (the newest the caller may read by default), some or all of its video streams. */
@@ -41,6 +42,9 @@ export type Preview = {
  */
 export const PREVIEW_REUSE_MARGIN_SECONDS = 60;
 
+/** The log's refusal of a preview while an equal one is valid (the one this request reuses then). */
+const equalPreviewValid: Refusal = equalEntryValid("an equal preview valid", PREVIEW_REUSE_MARGIN_SECONDS);
+
 /**
  * Signed URLs to watch an episode's video streams, disclosed in the log first (channel
  * `preview`): content leaves the service through them as through a download. The scope is the
@@ -54,22 +58,21 @@ export async function createPreview(
   ctx: Ctx,
   request: PreviewRequest,
 ): Promise<{ preview: Preview; replayed: boolean }> {
-  try {
-    return await previewOnce(ctx, request);
-  } catch (error) {
-    // Another request made the same preview between our look and the append, or an episode of the
-    // preview was withdrawn meanwhile; nothing was appended. Asked again, the preview is the other
-    // request's, or the withdrawal is seen.
-    if (error instanceof RepeatedMeanwhile || error instanceof WithdrawnMeanwhile) return previewOnce(ctx, request);
-    throw error;
+  // Another request made the same preview between our look and the append, or an episode of the
+  // preview was withdrawn meanwhile: the log refused the entry. Asked again, the preview is the
+  // other request's, or the withdrawal is seen; refused twice, 503.
+  for (let attempt = 1; ; attempt++) {
+    const made = await recordPreview(ctx, request);
+    if (!("refused" in made)) return withUrls(made, request);
+    if (attempt > 1) throw notRecorded(made);
   }
 }
 
-/** The append found an equal preview under the chain's lock and appended nothing. */
-class RepeatedMeanwhile extends Error {}
-
-async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview: Preview; replayed: boolean }> {
-  const made = await recordPreview(ctx, request);
+/** The preview's URLs, signed at its entry's time: a 503 if they cannot be. */
+async function withUrls(
+  made: Exclude<Awaited<ReturnType<typeof recordPreview>>, Refused>,
+  request: PreviewRequest,
+): Promise<{ preview: Preview; replayed: boolean }> {
   try {
     const urls = await presigner().presignKeys(
       made.files.map((f) => f.objectKey),
@@ -97,7 +100,10 @@ async function previewOnce(ctx: Ctx, request: PreviewRequest): Promise<{ preview
   }
 }
 
-/** The preview's files and its entry in the log: an earlier valid preview of the same request, or a new one. */
+/**
+ * The preview's files and its entry in the log: an earlier valid preview of the same request, or
+ * a new one; or the log's refusal of the new one.
+ */
 async function recordPreview(ctx: Ctx, request: PreviewRequest) {
   const basis = previewBasis(ctx);
   const sql = sqlOf(ctx.db);
@@ -116,7 +122,7 @@ async function recordPreview(ctx: Ctx, request: PreviewRequest) {
   const requestSha256 = sameRequest(basis, version, requestedScope);
   // Looked for before the chain's lock: a committed preview is the answer whoever made it. Whether
   // one was committed since is decided again under the lock, by the append itself.
-  const earlier = await validPreview(sql, requestSha256);
+  const earlier = await validPreview(ctx, requestSha256);
   if (earlier)
     return {
       id: earlier.id,
@@ -157,11 +163,11 @@ async function recordPreview(ctx: Ctx, request: PreviewRequest) {
     episodeIds: delivered,
     ...(copies ? { files: copies } : {}),
     ttlSeconds: URL_TTL_SECONDS,
-    reuseMarginSeconds: PREVIEW_REUSE_MARGIN_SECONDS,
+    refusals: [equalPreviewValid, withdrawnMeanwhile],
   }).catch((error) => {
-    throw error instanceof WithdrawnMeanwhile ? error : notRecorded(error);
+    throw notRecorded(error);
   });
-  if (!chained) throw new RepeatedMeanwhile();
+  if ("refused" in chained) return chained;
   return {
     id: chained.id,
     occurredAt: chained.occurredAt,
@@ -208,19 +214,15 @@ function sameRequest(basis: PreviewBasis, version: PreviewVersion, scope: Reques
   );
 }
 
-/** The previews of the same request whose URLs are valid for at least the margin. */
-function validPreviews(sql: Sql, requestSha256: string) {
-  return sql`
-    select v.id, v.occurred_at, v.expires_at from disclosures v
-    where ${reusableEntry(sql, { requestSha256, at: logClock(sql), marginSeconds: PREVIEW_REUSE_MARGIN_SECONDS })}`;
-}
-
-/** The newest of them. */
+/** The newest preview of the same request whose URLs are valid for at least the margin, at the log's time. */
 async function validPreview(
-  sql: Sql,
+  ctx: Ctx,
   requestSha256: string,
 ): Promise<{ id: string; occurred_at: Date; expires_at: Date } | undefined> {
+  const sql = sqlOf(ctx.db);
   const [row] = await sql<{ id: string; occurred_at: Date; expires_at: Date }[]>`
-    ${validPreviews(sql, requestSha256)} order by expires_at desc limit 1`;
+    select v.id, v.occurred_at, v.expires_at from disclosures v
+    where ${reusableEntry(sql, { requestSha256, at: logClock(sql, ctx.clock), marginSeconds: PREVIEW_REUSE_MARGIN_SECONDS })}
+    order by expires_at desc limit 1`;
   return row;
 }

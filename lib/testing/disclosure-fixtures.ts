@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
-import type { Ctx } from "../context";
+import type { Ctx, LogClock } from "../context";
 import { sqlOf, type Db, type Sql } from "../db/client";
 import type { ApiKeyPrincipal, UserPrincipal } from "../auth/principal";
 import type { RequestedScope, UserRole } from "../db/schema";
 import { appendToLog } from "../disclosures/append";
+import { equalGetValid } from "../hub/resolve";
 import {
   entryHash,
   episodesDigest,
@@ -96,13 +97,15 @@ export type Made = {
   occurredAt: Date;
 };
 
+/** A download through the service; `clock`, the log's time for it (`clockAhead`, `clockAt`). */
 export async function makeDownload(
   db: Db,
   principal: ApiKeyPrincipal | UserPrincipal,
   body: DownloadBody,
+  clock?: LogClock,
 ): Promise<Made> {
   const requestId = uniqueId("req");
-  const { download } = await createDownload({ db, principal, requestId }, { body });
+  const { download } = await createDownload({ db, principal, requestId, clock }, { body });
   return { download, requestId, principal, body, occurredAt: new Date(Date.parse(download.expires_at) - 900_000) };
 }
 
@@ -118,6 +121,7 @@ export async function appendNamingFiles(
   principal: ApiKeyPrincipal,
   at: { datasetId: string; version: string },
   names: { hub: string } | { files: { path: string; sha256: string }[] },
+  clock?: LogClock,
 ): Promise<ChainedEntry | undefined> {
   const [licence] = await sqlOf(db)<{ version_id: number; licence_id: string; terms_sha256: string | null }[]>`
     select l.version_id, l.id as licence_id, l.terms_sha256 from licences l join dataset_versions v on v.id = l.version_id
@@ -126,7 +130,7 @@ export async function appendNamingFiles(
   const hub = "hub" in names;
   const paths = hub ? [names.hub] : names.files.map((f) => f.path);
   return appendToLog(
-    { db },
+    { db, clock },
     {
       entry: {
         id: newLogId(hub ? "hb" : "dl"),
@@ -154,10 +158,11 @@ export async function appendNamingFiles(
         ),
       },
       episodeIds: [],
-      ...(hub ? { reuseMarginSeconds: 60 } : { files: names.files }),
+      ...(hub ? {} : { files: names.files }),
       ttlSeconds: 900,
+      refusals: hub ? [equalGetValid] : [],
     },
-  );
+  ).then((outcome) => ("refused" in outcome ? undefined : outcome));
 }
 
 /** The files a body covers, worked out from the catalog the test imported (not from the service). */
@@ -401,22 +406,27 @@ export function downloadPlan(w: World): Plan {
 
 /**
  * The plan's downloads one after another, so their order in the log is the plan's. With
- * `clockAhead`, the log's clock runs that many seconds ahead for them (lib/disclosures/append.ts):
- * entries in later seconds than those before, without waiting for the seconds to pass.
+ * `clockAhead`, the log's clock runs that many seconds ahead for them (`Ctx.clock`): entries in
+ * later seconds than those before, without waiting for the seconds to pass.
  */
 export async function makeSequentially(w: World, plan: Plan, options: { clockAhead?: number } = {}): Promise<Made[]> {
-  const db = options.clockAhead ? await clockAhead(w.iso, options.clockAhead) : w.iso.db;
+  const clock = options.clockAhead ? clockAhead(options.clockAhead) : undefined;
   const made: Made[] = [];
-  for (const [principal, body] of plan) made.push(await makeDownload(db, principal, body));
+  for (const [principal, body] of plan) made.push(await makeDownload(w.iso.db, principal, body, clock));
   return made;
 }
 
-/** A pool of one connection on the isolated database whose disclosure clock runs `seconds` ahead. */
-async function clockAhead(iso: IsolatedDb, seconds: number): Promise<Db> {
-  const pool = iso.anotherPool(1);
-  // Session-wide on the pool's only connection, so every transaction of its downloads sees it.
-  await pool.$client`select set_config('das.clock_offset', ${`${seconds} seconds`}, false)`;
-  return pool;
+/**
+ * The log's clock `seconds` ahead of the database's, for a context's `clock`: the service's own
+ * SQL reads the database's clock and nothing else, so a test moves time by handing this over.
+ */
+export function clockAhead(seconds: number): LogClock {
+  return (sql) => sql`clock_timestamp() + make_interval(secs => ${seconds})`;
+}
+
+/** The log's clock reading `when` (to the second) now, and running on from it. */
+export function clockAt(when: Date): LogClock {
+  return clockAhead(Math.round((when.getTime() - Date.now()) / 1000));
 }
 
 /** What an export must hold for made downloads (in the order they were made, from the genesis), as JSON Lines objects. */

@@ -235,7 +235,7 @@ async function discloseByUrl(
   const paths = direct.map((d) => d.path);
   const copies = view.copiesOf ? direct.map((d) => ({ path: d.path, sha256: d.sha256 })) : undefined;
   try {
-    const chained = (await appendToLog(ctx, {
+    const chained = await appendToLog(ctx, {
       entry: {
         id: newLogId("pl"),
         organizationId: principal.organizationId,
@@ -262,7 +262,10 @@ async function discloseByUrl(
       episodeIds: [],
       ...(copies ? { files: copies } : {}),
       ttlSeconds: URL_TTL_SECONDS,
-    }))!;
+      // Files of no episode: no withdrawal stands in their way, and nothing refuses them.
+      refusals: [],
+    });
+    if ("refused" in chained) throw new Error(`The log refused the plan's entry (${chained.refused.name}).`);
     return { signedAt: chained.occurredAt, expiresAt: chained.expiresAt };
   } catch (error) {
     throw new AppError("unavailable", "The plan's files could not be recorded, so no URL was issued. Retry shortly.", {

@@ -2,6 +2,7 @@
 import type { Ctx } from "@/lib/context";
 import { createDb, sqlOf, type RootDb, type Sql } from "@/lib/db/client";
 import { appendToLog, type LogAppend } from "@/lib/disclosures/append";
+import { withdrawnMeanwhile } from "@/lib/catalog/withdrawn";
 import { episodesDigest, sha256Hex } from "@/lib/disclosures/chain";
 import { countDisclosures, searchDisclosures } from "@/lib/disclosures/search";
 import { recipientsOfContributor } from "@/lib/disclosures/recipients-of-contributor";
@@ -62,6 +63,7 @@ export function downloadAppend(r: Recipient, n: number): LogAppend {
     },
     episodeIds: [r.episode_id],
     ttlSeconds: 900,
+    refusals: [withdrawnMeanwhile],
   };
 }
 
