@@ -4,7 +4,9 @@
 // Prints tables, then one JSON line (the last line of stdout). With --profile the server runs
 // under `node --cpu-prof` (which slows it: take the figures from a run without it) and the
 // profile is summarised: where the server's time goes, framework or ours.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -136,6 +138,9 @@ const server = await startProductionServer(
   values.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
 );
 const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
+/** Each shape's page as the server wrote it, for the bytes' own floor (`bytesFloor`). */
+const pageBodies: string[] = [];
+let floorBody = "";
 const results: {
   name: string;
   http: Measurement;
@@ -169,6 +174,7 @@ try {
       }
     }),
   );
+  floorBody = (await httpGet(`${server.url}/api/no-such-endpoint`, headers)).body;
   for (const shape of shapes) {
     const url = pageUrl(shape);
     const check = await httpGet(url, headers);
@@ -177,6 +183,7 @@ try {
       throw new Error(`unexpected response for ${shape.name}: ${check.status} ${check.body.slice(0, 200)}`);
     }
     progress(`${shape.name}: total ${body.total}`);
+    pageBodies.push(check.body);
     const sql = db.$client;
     const after = shape.after;
     // The page over HTTP; the framework's floor, a JSON 404 through Next (the API's catch-all route,
@@ -218,6 +225,8 @@ try {
 } finally {
   await server.stop();
 }
+
+const bytes = await bytesFloor(pageBodies, floorBody);
 
 // Revocation: a second instance, a fresh key per round read through both (so each has it cached),
 // revoked here (a third process, as das-admin or the portal of another instance would), and both
@@ -290,6 +299,9 @@ console.log(
   `framework floor (JSON 404 through Next, no database, measured with each shape): p50 ${floorP50.toFixed(2)} ms, ${Math.round(floorRps)} req/s on average`,
 );
 console.log(
+  `a page's own bytes (${bytes.pageBytes} on average), written by plain node:http: ${bytes.cpuMsPerPageBytes.toFixed(3)} ms of CPU more than the floor's body, so no page can cost under ${(1 + bytes.cpuMsPerPageBytes / mean((r) => r.floor.cpuMsPerOp!)).toFixed(2)} floors`,
+);
+console.log(
   `revocation, two instances, ${revocations} revocations: p50 ${percentile(revocationMs, 50).toFixed(1)} ms, p99 ${percentile(revocationMs, 99).toFixed(1)} ms, max ${revocationMs.at(-1)!.toFixed(1)} ms ` +
     `(of which the revoking transaction itself: p50 ${percentile(commitMs, 50).toFixed(1)} ms, p99 ${percentile(commitMs, 99).toFixed(1)} ms)`,
 );
@@ -340,6 +352,9 @@ console.log(
     server_cpu_ms_per_page: round(mean((r) => r.http.cpuMsPerOp!)),
     server_cpu_ms_per_floor: round(mean((r) => r.floor.cpuMsPerOp!)),
     page_cost_in_floors: round(Math.max(...results.map((r) => r.http.cpuMsPerOp! / r.floor.cpuMsPerOp!))),
+    page_bytes_in_floors: round(1 + bytes.cpuMsPerPageBytes / mean((r) => r.floor.cpuMsPerOp!)),
+    page_bytes: bytes.pageBytes,
+    raw_cpu_ms_per_page_bytes: round(bytes.cpuMsPerPageBytes * 1000) / 1000,
     revocation_p50_ms: round(percentile(revocationMs, 50)),
     revocation_p99_ms: round(percentile(revocationMs, 99)),
     revocation_commit_p50_ms: round(percentile(commitMs, 50)),
@@ -350,6 +365,54 @@ console.log(
 );
 await db.$client.end();
 await runtime.stop();
+
+/**
+ * What writing a page's bytes costs, apart from anything that makes them: a plain node:http server
+ * in a process of its own answers the floor's body and each shape's page body, as they were
+ * written, and its CPU per answer is measured as the server's is. The difference is the CPU that a
+ * body of a page's size takes to write on this machine, which no page can go under; added to the
+ * floor, it is the lowest cost a page can have in floors (`page_bytes_in_floors`).
+ */
+async function bytesFloor(bodies: readonly string[], floorBody: string) {
+  const dir = mkdtempSync(path.join(tmpdir(), "bench-api-bytes-"));
+  bodies.forEach((body, i) => writeFileSync(path.join(dir, `${i}.json`), body));
+  writeFileSync(path.join(dir, "floor.json"), floorBody);
+  const script = `
+    const http = require("node:http"), fs = require("node:fs"), path = require("node:path");
+    const dir = process.argv[1];
+    const pages = fs.readdirSync(dir).filter((f) => /^[0-9]+[.]json$/.test(f)).map((f) => fs.readFileSync(path.join(dir, f)));
+    const floor = fs.readFileSync(path.join(dir, "floor.json"));
+    let next = 0;
+    const server = http.createServer((req, res) => {
+      const page = req.url === "/page" ? pages[next++ % pages.length] : null;
+      const body = page ?? floor;
+      res.writeHead(page ? 200 : 404, { "content-type": "application/json", "content-length": body.length });
+      res.end(body);
+    });
+    server.keepAliveTimeout = 60000;
+    server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ["-e", script, dir], { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const [port] = (await once(child.stdout!, "data")) as [Buffer];
+    const base = `http://127.0.0.1:${String(port).trim()}`;
+    const measured = await measureTogether(
+      {
+        floor: async () => void (await httpGet(`${base}/floor`, {})),
+        page: async () => void (await httpGet(`${base}/page`, {})),
+      },
+      { seconds, concurrency: CONCURRENCY, watchPid: child.pid!, slice: 0.25 },
+    );
+    const pageBytes = Math.round(bodies.reduce((sum, b) => sum + Buffer.byteLength(b), 0) / Math.max(1, bodies.length));
+    const cpuMsPerPageBytes = Math.max(0, measured.page.cpuMsPerOp! - measured.floor.cpuMsPerOp!);
+    progress(
+      `a page's ${pageBytes} bytes, written by plain node:http: ${cpuMsPerPageBytes.toFixed(3)} ms of CPU more than the floor's body`,
+    );
+    return { pageBytes, cpuMsPerPageBytes };
+  } finally {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 function round(n: number) {
   return Math.round(n * 100) / 100;
