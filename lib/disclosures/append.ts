@@ -2,6 +2,7 @@ import type { PendingQuery, Row } from "postgres";
 import type { LogClock } from "../context";
 import { sqlOf, type Db, type Sql } from "../db/client";
 import { isTransaction } from "../db/tx";
+import { AppError } from "../errors";
 import {
   canonicalTemplate,
   entryHash,
@@ -99,6 +100,20 @@ export async function appendToLog(
   let committer = byClock.get(clock);
   if (!committer) byClock.set(clock, (committer = new GroupCommitter(root, clock)));
   return committer.append(append);
+}
+
+/**
+ * No entry, no URL: what a verb that appends answers when its entry could not be recorded (or its
+ * commit was not confirmed), `subject` naming what was asked for ("The download"). A disclosure
+ * that never reached its recipient is acceptable, a URL without one never is. An AppError raised
+ * on the way (a refusal the verb meant) passes as it is.
+ */
+export function notRecorded(subject: string, cause: unknown): AppError {
+  if (cause instanceof AppError) return cause;
+  return new AppError("unavailable", `${subject} could not be recorded, so no URL was issued. Retry shortly.`, {
+    headers: { "Retry-After": "2" },
+    cause,
+  });
 }
 
 /** A bound on a batch's statement and on what one failed entry makes the others wait for. */
@@ -316,7 +331,7 @@ function chainStatement(
   clock: LogClock,
 ) {
   const column = <T>(pick: (a: LogAppend) => T) => appends.map(pick);
-  const bit = (r: Refusal) => 2 ** refusals.indexOf(r);
+  const bit = (r: Refusal) => refusalBit(refusals, r);
   // Each refusal the batch names, where the entry names it: its bit when its condition holds.
   const refused = refusals.length
     ? refusals
@@ -404,13 +419,16 @@ function chainStatement(
     order by v.ord`;
 }
 
+/** A refusal's bit in the batch's mask: its place among the batch's refusals. */
+const refusalBit = (refusals: readonly Refusal[], refusal: Refusal) => 2 ** refusals.indexOf(refusal);
+
 /**
  * The entry as appended, after the check nothing else makes before the commit: the database hashed
  * it exactly as lib/disclosures/chain.ts says, whoever computed it; or the first refusal the entry
  * names that held.
  */
 function checked(append: LogAppend, row: ChainedRow, refusals: readonly Refusal[]): ChainedEntry | Refused {
-  const refusedBy = append.refusals.find((r) => row.refused & (2 ** refusals.indexOf(r)));
+  const refusedBy = append.refusals.find((r) => row.refused & refusalBit(refusals, r));
   if (refusedBy) return { refused: refusedBy };
   const { entry } = append;
   const { versionId, idempotencyScope, idempotencyKey, requestSha256, ...asserted } = entry;

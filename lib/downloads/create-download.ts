@@ -6,7 +6,7 @@ import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
 import { withdrawnMeanwhile } from "../catalog/withdrawn";
-import { appendToLog } from "../disclosures/append";
+import { appendToLog, notRecorded } from "../disclosures/append";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { deliveredFiles } from "../fingerprints/delivered";
 import { URL_TTL_SECONDS } from "../storage/config";
@@ -49,24 +49,12 @@ export async function createDownload(
     // An episode was withdrawn between the scope's resolution and the append: resolved again,
     // the scope leaves it out or the request is refused for it.
     if (outcome.notAppended === "withdrawn meanwhile" && attempt === 1) continue;
-    throw notRecorded(outcome.cause);
+    throw notRecorded("The download", outcome.cause);
   }
 }
 
 /** PostgreSQL's unique_violation: here, another entry with the same Idempotency-Key committed first. */
 const isDuplicateKey = (error: unknown) => (error as { code?: unknown } | null)?.code === "23505";
-
-/**
- * The download could not be recorded (or its entry's commit was not confirmed): the client gets
- * 503 and no URL. A disclosure that never reached its recipient is acceptable, a URL without one
- * never is.
- */
-function notRecorded(cause: unknown): AppError {
-  return new AppError("unavailable", "The download could not be recorded, so no URL was issued. Retry shortly.", {
-    headers: { "Retry-After": "2" },
-    cause,
-  });
-}
 
 /**
  * Resolves the scope, appends its entry to the log (`appendToLog`, which writes its episodes with
@@ -117,7 +105,7 @@ async function recordAndSign(
     refusals: [withdrawnMeanwhile],
   }).catch((error: unknown) => {
     if (isDuplicateKey(error)) return { duplicateKey: error };
-    throw notRecorded(error);
+    throw notRecorded("The download", error);
   });
   if ("duplicateKey" in chained) return { notAppended: "duplicate key", cause: chained.duplicateKey };
   if ("refused" in chained) return { notAppended: "withdrawn meanwhile", cause: chained };
@@ -135,7 +123,7 @@ async function recordAndSign(
     );
     return { download };
   } catch (error) {
-    throw notRecorded(error);
+    throw notRecorded("The download", error);
   }
 }
 

@@ -5,7 +5,7 @@ import { byteOrder } from "../byte-order";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
 import { refuseWithdrawnContent, withdrawnMeanwhile } from "../catalog/withdrawn";
-import { appendToLog, logClock, type Refusal, type Refused } from "../disclosures/append";
+import { appendToLog, logClock, notRecorded, type Refusal, type Refused } from "../disclosures/append";
 import { equalEntryValid, reusableEntry } from "../disclosures/reuse";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { presigner, URL_TTL_SECONDS } from "../storage/config";
@@ -75,7 +75,7 @@ export async function fileUrl(ctx: Ctx, resolved: ResolvedFile): Promise<string>
       // entry. Once more, then 503.
       if ("refused" in signedAt) {
         if (attempt === 1) continue;
-        throw notRecorded(signedAt);
+        throw notRecorded("The file", signedAt);
       }
       const [url] = await presigner().presignKeys([file.objectKey], {
         signingDate: signedAt,
@@ -83,17 +83,10 @@ export async function fileUrl(ctx: Ctx, resolved: ResolvedFile): Promise<string>
       });
       return url!;
     } catch (error) {
-      throw error instanceof AppError ? error : notRecorded(error);
+      throw notRecorded("The file", error);
     }
   }
 }
-
-/** No entry, no URL: 503. */
-const notRecorded = (cause: unknown) =>
-  new AppError("unavailable", "The file could not be recorded, so no URL was issued. Retry shortly.", {
-    headers: { "Retry-After": "2" },
-    cause,
-  });
 
 /**
  * The entry the file's URL is signed under: an earlier valid one of the same request, or a new

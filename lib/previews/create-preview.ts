@@ -4,7 +4,7 @@ import type { RequestedScope } from "../db/schema";
 import { AppError } from "../errors";
 import { newLogId } from "../ids";
 import { canonicalJson } from "../canonical-json";
-import { appendToLog, logClock, type Refusal, type Refused } from "../disclosures/append";
+import { appendToLog, logClock, notRecorded, type Refusal, type Refused } from "../disclosures/append";
 import { equalEntryValid, reusableEntry } from "../disclosures/reuse";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { objectKey, presigner, URL_TTL_SECONDS } from "../storage/config";
@@ -64,7 +64,7 @@ export async function createPreview(
   for (let attempt = 1; ; attempt++) {
     const made = await recordPreview(ctx, request);
     if (!("refused" in made)) return withUrls(made, request);
-    if (attempt > 1) throw notRecorded(made);
+    if (attempt > 1) throw notRecorded("The preview", made);
   }
 }
 
@@ -96,7 +96,7 @@ async function withUrls(
       },
     };
   } catch (error) {
-    throw notRecorded(error);
+    throw notRecorded("The preview", error);
   }
 }
 
@@ -165,7 +165,7 @@ async function recordPreview(ctx: Ctx, request: PreviewRequest) {
     ttlSeconds: URL_TTL_SECONDS,
     refusals: [equalPreviewValid, withdrawnMeanwhile],
   }).catch((error) => {
-    throw notRecorded(error);
+    throw notRecorded("The preview", error);
   });
   if ("refused" in chained) return chained;
   return {
@@ -176,15 +176,6 @@ async function recordPreview(ctx: Ctx, request: PreviewRequest) {
     files,
     replayed: false,
   };
-}
-
-/** As for downloads: if the entry could not be recorded, the caller gets 503 and no URL. */
-function notRecorded(cause: unknown): unknown {
-  if (cause instanceof AppError) return cause;
-  return new AppError("unavailable", "The preview could not be recorded, so no URL was issued. Retry shortly.", {
-    headers: { "Retry-After": "2" },
-    cause,
-  });
 }
 
 /** The video files asked for (all of the episode's by default); any stream named that is not one is a 400 naming it. */

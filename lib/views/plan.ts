@@ -15,7 +15,7 @@ import { presigner, renderedObjectKey, URL_TTL_SECONDS } from "../storage/config
 import { deliveredFiles, type DeliveredFile } from "../fingerprints/delivered";
 import { renderView, type RenderedView } from "./render";
 import { planRequests, requestedWith } from "./requests";
-import { appendToLog } from "../disclosures/append";
+import { appendToLog, notRecorded } from "../disclosures/append";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { newLogId } from "../ids";
 import { deliveredVersion, episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./view";
@@ -268,10 +268,7 @@ async function discloseByUrl(
     if ("refused" in chained) throw new Error(`The log refused the plan's entry (${chained.refused.name}).`);
     return { signedAt: chained.occurredAt, expiresAt: chained.expiresAt };
   } catch (error) {
-    throw new AppError("unavailable", "The plan's files could not be recorded, so no URL was issued. Retry shortly.", {
-      headers: { "Retry-After": "2" },
-      cause: error,
-    });
+    throw notRecorded("The plan's files", error);
   }
 }
 
