@@ -313,6 +313,8 @@ const verifiedAriaRate = rate(verifiedArias);
 const figures = {
   pull_to_aria2c_ratio: round(pullRate / ariaRate),
   pull_to_verified_aria2c_ratio: round(pullRate / verifiedAriaRate),
+  // The same divisions over the transfer alone, without either client's own time before and after it.
+  pull_transfer_to_aria2c_ratio: round(rate(pulls, "transfer") / rate(arias, "transfer")),
   pull_transfer_to_verified_aria2c_ratio: round(rate(pulls, "transfer") / rate(verifiedArias, "transfer")),
   cli_start_to_node_ratio: round(Math.max(startP50("das"), startP50("das-admin")) / startP50("node")),
   pull_mb_per_s: round(pullRate),
