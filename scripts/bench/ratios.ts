@@ -93,6 +93,13 @@ export const RATIOS: readonly Ratio[] = [
   },
   {
     benchmark: "bench:pull",
+    key: "pull_to_verified_aria2c_ratio",
+    measures: "das pull MB/s ÷ aria2c checking each file's SHA-256 (as das pull does), same URLs and turns",
+    better: "higher",
+    target: null,
+  },
+  {
+    benchmark: "bench:pull",
     key: "cli_start_to_node_ratio",
     measures: "das and das-admin --help, slower of the two ÷ `node -e 0`",
     better: "lower",
