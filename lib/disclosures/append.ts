@@ -258,13 +258,18 @@ export async function appendBatch(
     path: appends.flatMap((a) => (a.files ?? []).map((f) => f.path)),
     sha256: appends.flatMap((a) => (a.files ?? []).map((f) => f.sha256)),
   };
-  const contributions = await tx<{ ord: number; contributor: string; episode_count: number }[]>`
+  // Prepared like the chain statement (lib/db/prepared.ts): through a transaction-mode pooler the
+  // driver would otherwise describe it before binding it, a round trip more before the lock.
+  const contributions = await executePrepared(
+    tx,
+    tx<{ ord: number; contributor: string; episode_count: number }[]>`
     with wanted as (
       select * from unnest(${episodes.ord}::int[], ${episodes.versionId}::int[], ${episodes.episodeId}::text[])
         as w(ord, version_id, episode_id))
     select w.ord, e.contributor, count(*)::int as episode_count
     from wanted w join episodes e on e.version_id = w.version_id and e.episode_id = w.episode_id
-    group by w.ord, e.contributor`;
+    group by w.ord, e.contributor`,
+  );
   // Each refusal once for the batch, in the order the entries name them; an entry's own are bits of a mask.
   const refusals = [...new Set(appends.flatMap((a) => a.refusals))];
   // The lock, then the chain statement, in one write: the statement is prepared once per server
