@@ -330,8 +330,8 @@ type ChainedRow = {
  * month. Every entry of the batch has the same time, read under the lock, so `occurred_at` never
  * runs backwards along `seq`; it is whole seconds because it is also the signing time of the URLs.
  * The batch's refusals are part of the statement's text: a download's batch (one refusal) always
- * has the same text, which each server session prepares once (decision 0146): planning it, with
- * every month of the log online, took longer than running it.
+ * has the same text, which each server session prepares once (decision 0146): planning it for
+ * every batch, with 40 months of the log online, took 10-14 ms, nearly as long as running it.
  */
 function chainStatement(
   tx: Sql,
