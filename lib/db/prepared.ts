@@ -26,6 +26,20 @@ import type { Sql } from "./client";
  * numbers, booleans, bigints, dates, null, flat arrays of those).
  */
 export async function executePrepared<T extends readonly Row[]>(sql: Sql, query: PendingQuery<T>): Promise<T> {
+  const { prepare, execute } = preparedStatement(sql, query);
+  const [, rows] = await Promise.all([prepare, execute]);
+  return rows;
+}
+
+/**
+ * executePrepared's two statements, not sent yet, for a caller that sends something between them:
+ * the append prepares before it takes the chain's lock, so that only the `EXECUTE` runs under it.
+ * They go in the order their `execute()` or first `then` is called.
+ */
+export function preparedStatement<T extends readonly Row[]>(
+  sql: Sql,
+  query: PendingQuery<T>,
+): { prepare: PendingQuery<Row[]>; execute: PendingQuery<T> } {
   const parameters: unknown[] = [];
   const text = compile(query, parameters);
   const types = parameters.map(parameterType);
@@ -36,11 +50,10 @@ export async function executePrepared<T extends readonly Row[]>(sql: Sql, query:
   end`;
   const execute = `execute ${name}${parameters.length ? `(${parameters.map(literal).join(", ")})` : ""}`;
   const unprepared = { prepare: false, simple: false };
-  const [, rows] = await Promise.all([
-    sql.unsafe(`do ${dollarQuoted(ifMissing, "do")}`, [], unprepared),
-    sql.unsafe(execute, [], unprepared),
-  ]);
-  return rows as unknown as T;
+  return {
+    prepare: sql.unsafe(`do ${dollarQuoted(ifMissing, "do")}`, [], unprepared),
+    execute: sql.unsafe(execute, [], unprepared) as unknown as PendingQuery<T>,
+  };
 }
 
 /** What the driver's fragments are made of: the template's strings and the values between them. */

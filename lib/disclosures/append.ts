@@ -1,7 +1,7 @@
 import type { PendingQuery, Row } from "postgres";
 import type { LogClock } from "../context";
 import { sqlOf, type Db, type Sql } from "../db/client";
-import { executePrepared } from "../db/prepared";
+import { executePrepared, preparedStatement } from "../db/prepared";
 import { isTransaction } from "../db/tx";
 import { AppError } from "../errors";
 import {
@@ -272,14 +272,14 @@ export async function appendBatch(
   );
   // Each refusal once for the batch, in the order the entries name them; an entry's own are bits of a mask.
   const refusals = [...new Set(appends.flatMap((a) => a.refusals))];
-  // The lock, then the chain statement, in one write: the statement is prepared once per server
-  // session (executePrepared), so that what runs under the lock is executing it, not planning it.
-  // The lock is sent first (`execute`, not at the first `then`): executePrepared sends its
-  // statements as soon as it is called.
-  const [, rows] = await Promise.all([
-    lockChain(tx).execute(),
-    executePrepared(tx, chainStatement(tx, appends, templates, slots, episodes, contributions, files, refusals, clock)),
-  ]);
+  // The chain statement prepared when the server session lacks it, the lock, and the statement
+  // executed, in one write, in that order: what runs under the lock is executing the statement,
+  // neither planning it (once per server session, decision 0146) nor looking for it.
+  const chain = preparedStatement(
+    tx,
+    chainStatement(tx, appends, templates, slots, episodes, contributions, files, refusals, clock),
+  );
+  const [, , rows] = await Promise.all([chain.prepare.execute(), lockChain(tx).execute(), chain.execute.execute()]);
   return appends.map((append, i) => checked(append, rows[i]!, refusals));
 }
 
