@@ -12,7 +12,8 @@ import { JOB_QUEUES, startJobQueue } from "./job-queue";
 // The primary behind a real PgBouncer (Debian's) in transaction mode, as DB_POOL_MODE=transaction
 // runs it: two pools, as two app instances hold them, share three server sessions, so consecutive
 // transactions of one client connection run on different sessions. The chain's lock and the group
-// commit must hold through it, statements must not be prepared, pg-boss works through it, and the
+// commit must hold through it, the driver must prepare nothing (the append prepares its own
+// statements per server session, decision 0146), pg-boss works through it, and the
 // cache's LISTEN must go around it.
 
 const LIMITS =
