@@ -75,5 +75,7 @@ describe("executePrepared", () => {
       /flat arrays/,
     );
     await expect(executePrepared(sql, sql.unsafe("select 1") as never)).rejects.toThrow(/tagged template/);
+    await expect(executePrepared(sql, sql`select ${"a\u0000b"}::text`)).rejects.toThrow(/NUL/);
+    await expect(executePrepared(sql, sql`select ${["a", "\u0000"]}::text[]`)).rejects.toThrow(/NUL/);
   });
 });

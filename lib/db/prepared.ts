@@ -119,8 +119,16 @@ function literal(value: unknown): string {
 const arrayElement = (value: unknown) =>
   value === null ? "NULL" : `"${scalarText(value).replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 
-const scalarText = (value: unknown) =>
-  value instanceof Date ? value.toISOString() : typeof value === "boolean" ? (value ? "t" : "f") : String(value);
+/**
+ * A NUL would end the statement's text where the protocol reads it (a bound value holding one is
+ * refused by the server as invalid text): refused here, before anything is sent.
+ */
+function scalarText(value: unknown): string {
+  const text =
+    value instanceof Date ? value.toISOString() : typeof value === "boolean" ? (value ? "t" : "f") : String(value);
+  if (text.includes("\u0000")) throw new Error("executePrepared cannot write a value holding a NUL character.");
+  return text;
+}
 
 /** `text` dollar-quoted with a tag it does not contain. */
 function dollarQuoted(text: string, name: string): string {
