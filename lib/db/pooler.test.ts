@@ -12,7 +12,8 @@ import { JOB_QUEUES, startJobQueue } from "./job-queue";
 // The primary behind a real PgBouncer (Debian's) in transaction mode, as DB_POOL_MODE=transaction
 // runs it: two pools, as two app instances hold them, share three server sessions, so consecutive
 // transactions of one client connection run on different sessions. The chain's lock and the group
-// commit must hold through it, statements must not be prepared, pg-boss works through it, and the
+// commit must hold through it, the driver must prepare nothing (the append prepares its own
+// statements per server session, decision 0146), pg-boss works through it, and the
 // cache's LISTEN must go around it.
 
 const LIMITS =
@@ -79,6 +80,34 @@ describe.skipIf(!hasPgBouncer())("through PgBouncer in transaction mode", () => 
       }),
     );
     expect(new Set(pids).size).toBeLessThanOrEqual(3);
+  });
+
+  it("plans the chain statement once per server session, whichever client's transactions run on it (decision 0146)", async () => {
+    // One server session behind the pooler, two app instances' clients taking turns on it.
+    const u = new URL(w.iso.url);
+    const single = await startPgBouncer(w.iso.url, {
+      users: [{ name: decodeURIComponent(u.username), password: decodeURIComponent(u.password) }],
+      poolSize: 1,
+      connectQuery: LIMITS,
+    });
+    const instances = [0, 1].map(() => createDb(single.urlFor(w.iso.url), { max: 1, transactionPooler: true }));
+    try {
+      const plan = downloadPlan(w);
+      for (let i = 0; i < 12; i++) await makeDownload(instances[i % 2]!, ...plan[i % plan.length]!);
+      const statements = await instances[0]!.$client<{ custom_plans: string; generic_plans: string }[]>`
+        select custom_plans, generic_plans from pg_prepared_statements
+        where name like 'das\_%' and statement like '%insert into disclosures (%'`;
+      // Planned per batch (the driver's unnamed statements), the session would keep nothing; a
+      // statement the server re-planned for every batch would count twelve custom plans. The plan
+      // cache plans the first five executions for their values, then keeps one generic plan.
+      expect(statements).toHaveLength(1);
+      const [chain] = statements;
+      expect(Number(chain!.custom_plans) + Number(chain!.generic_plans)).toBe(12);
+      expect(Number(chain!.custom_plans)).toBeLessThanOrEqual(5);
+    } finally {
+      await Promise.all(instances.map((db) => db.$client.end({ timeout: 5 })));
+      await single.remove();
+    }
   });
 
   it("holds the chain's lock for a transaction only: released at its commit, whichever session ran it", async () => {
