@@ -859,6 +859,8 @@ describe("links", () => {
       const answer = source.op.responses["200"]?.content?.["application/json"]?.schema;
       const sourceParameters = new Set((source.op.parameters ?? []).map((p: any) => `${p.in}.${p.name}`));
       const satisfiable = (expression: string) => {
+        // A constant (the Hub's namespace `das`, a path to ask about) is sent as it is.
+        if (!expression.startsWith("$")) return expression !== "";
         const body = /^\$response\.body#\/(.*)$/.exec(expression);
         if (body) return canHold(answer, body[1]!.split("/"));
         const request = /^\$request\.(path|query)\.(.+)$/.exec(expression);
@@ -873,10 +875,14 @@ describe("links", () => {
           expect(targetParameters.has(parameter), `${at}: ${parameter}`).toBe(true);
           expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
         }
-        const bodySchema = resolved(target!.op.requestBody?.content["application/json"].schema);
-        for (const [field, expression] of Object.entries(link.requestBody ?? {}) as [string, string][]) {
-          expect(bodySchema?.properties?.[field], `${at}: body ${field}`).toBeDefined();
-          expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
+        // The body in whichever media type the target takes (paths-info's is a form).
+        const [bodyContent] = Object.values(target!.op.requestBody?.content ?? {}) as { schema: any }[];
+        const bodySchema = resolved(bodyContent?.schema);
+        for (const [field, value] of Object.entries(link.requestBody ?? {}) as [string, string | string[]][]) {
+          const fieldSchema = resolved(bodySchema?.properties?.[field]);
+          expect(fieldSchema, `${at}: body ${field}`).toBeDefined();
+          if (Array.isArray(value)) expect(fieldSchema.type, `${at}: body ${field} is a list`).toBe("array");
+          for (const expression of [value].flat()) expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
         }
         checked++;
       }
@@ -901,8 +907,25 @@ describe("links", () => {
         "listEpisodes -> createPreview",
         "listEpisodes -> createDownload",
         "listNotices -> acknowledgeNotice",
+        // The Hub protocol's operations, with real repositories (namespace das, the dataset's id).
+        ...["listDatasets", "listLicences"].flatMap((id) =>
+          ["hubDatasetInfo", "hubRefs", "hubDatasetInfoAtRevision", "hubTree", "hubPathsInfo"].map(
+            (hub) => `${id} -> ${hub}`,
+          ),
+        ),
+        "listVersions -> hubDatasetInfo",
+        "listVersions -> hubRefs",
+        "getManifest -> hubResolve",
+        "getManifest -> hubResolveHead",
+        "getManifest -> hubPathsInfo",
       ]),
     );
+    const namespaces = [...operations.keys()].flatMap((id) =>
+      linksOf(id).flatMap(([, link]) =>
+        link.parameters?.["path.namespace"] ? [link.parameters["path.namespace"]] : [],
+      ),
+    );
+    expect(new Set(namespaces)).toEqual(new Set(["das"]));
   });
 
   it("followed from the lists with real answers, reach every operation that takes an id", async () => {
@@ -941,8 +964,23 @@ describe("links", () => {
       "createPreview",
       "createDownload",
       "acknowledgeNotice",
+      "hubDatasetInfo",
+      "hubDatasetInfoAtRevision",
+      "hubRefs",
+      "hubTree",
+      "hubPathsInfo",
+      "hubResolveHead",
     ])
       expect(succeeded(id), id).toBe(true);
+    // The resolve of the manifest's first file: a redirect to the store (after its disclosure).
+    expect(answered.filter((a) => a.operationId === "hubResolve").map((a) => a.status)).toEqual([302]);
+    // paths-info of the manifest's first file names it; that of a plain version's meta/info.json is empty.
+    const pathsInfo = answered.filter((a) => a.operationId === "hubPathsInfo");
+    expect(pathsInfo.map((a) => a.json.map((entry: { path: string }) => entry.path)).sort()).toEqual([
+      [],
+      [],
+      [`${episodes[0]!.episode_id}/cam.mp4`],
+    ]);
     expect(succeeded("listNotices", "listNotices -> next"), "a next page").toBe(true);
     // A link that makes a request the server refuses as malformed is a broken link.
     expect(answered.filter((a) => a.status === 400)).toEqual([]);
@@ -978,6 +1016,7 @@ describe("links", () => {
 
   function linkRequest(link: any, source: Answer): Request | undefined {
     const value = (expression: string): string | undefined => {
+      if (!expression.startsWith("$")) return expression;
       const body = /^\$response\.body#(\/.*)$/.exec(expression);
       if (body) return pointerInto(source.json, body[1]!) ?? undefined;
       const request = /^\$request\.(path|query)\.(.+)$/.exec(expression);
@@ -991,22 +1030,39 @@ describe("links", () => {
       if (v !== undefined) (where === "path" ? made.params : made.query)[name] = String(v);
     }
     if (link.requestBody)
-      made.body = Object.fromEntries(Object.entries(link.requestBody).map(([f, e]) => [f, value(e as string)]));
+      made.body = Object.fromEntries(
+        Object.entries(link.requestBody).map(([f, e]) => [
+          f,
+          Array.isArray(e) ? e.map((one) => value(one)) : value(e as string),
+        ]),
+      );
     else if (link.operationId === "acknowledgeNotice")
       made.body = { statement: "Deleted every copy.", deleted_paths: [] };
     return made;
   }
 
   async function send(key: string, request: Request): Promise<{ status: number; json: any }> {
-    const { path: template, method } = operations.get(request.operationId)!;
+    const { path: template, method, op } = operations.get(request.operationId)!;
     const p = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(request.params[name]!));
     const query = new URLSearchParams(request.query).toString();
-    const upper = method.toUpperCase() as "GET" | "POST";
-    const handler = upper === "POST" ? catchAllRoute.POST : catchAllRoute.GET;
+    const upper = method.toUpperCase() as "GET" | "POST" | "HEAD";
+    const route = p.startsWith("/hub/") ? hubRoute : catchAllRoute;
+    const handler = upper === "POST" ? route.POST : upper === "HEAD" ? hubRoute.HEAD : route.GET;
+    // A form body (paths-info) is sent as the Hub's clients send it: each list item as its own field.
+    const form = op.requestBody?.content?.["application/x-www-form-urlencoded"] !== undefined;
     const res = await call(handler, `${p}${query ? `?${query}` : ""}`, {
       key,
       method: upper,
-      body: request.body,
+      ...(form
+        ? {
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams(
+              Object.entries(request.body as Record<string, unknown>).flatMap(([f, v]) =>
+                [v].flat().map((one) => [f, String(one)]),
+              ),
+            ).toString(),
+          }
+        : { body: request.body }),
     });
     return { status: res.status, json: res.json };
   }
