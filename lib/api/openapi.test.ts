@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../dev/embedded-default";
 import { ERROR_STATUS } from "../errors";
@@ -25,6 +26,8 @@ import { EXAMPLES } from "./openapi-examples";
 import * as catchAllRoute from "../../app/api/[[...path]]/route";
 import * as hubRoute from "../../app/hub/[[...path]]/route";
 import { API_OPERATIONS } from "./operations";
+import { PATH_PATTERN } from "./hub";
+import { checkedPath } from "../hub/entries";
 
 const doc = openApiDocument();
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -43,6 +46,29 @@ describe("the OpenAPI document", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
+  });
+
+  it("states the Hub's path rule as a pattern every match of which the server takes", () => {
+    const pattern = new RegExp(PATH_PATTERN);
+    const pieces = fc.oneof(
+      fc.constantFrom(".", "..", "/", " ", "\\", "a", "\u0085", "\ufeff", "\u00a0", "\u2028", "\u202e", "😀"),
+      fc.string({ unit: "grapheme", maxLength: 6 }),
+    );
+    let matched = 0;
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 8 }), (parts) => {
+        const path = parts.join("");
+        if (!pattern.test(path)) return;
+        matched++;
+        expect(() => checkedPath(path), JSON.stringify(path)).not.toThrow();
+      }),
+      { numRuns: 5000, seed: 39 },
+    );
+    expect(matched).toBeGreaterThan(500);
+    expect(["meta/info.json", ".gitattributes", "data/chunk-000/file-000.parquet"].every((p) => pattern.test(p))).toBe(
+      true,
+    );
+    expect(["", ".", "a/..", "/a", "a//b", "a\\b", " a", "a\u0085"].some((p) => pattern.test(p))).toBe(false);
   });
 
   it("describes each kind of notice, told apart by `kind`", () => {
