@@ -290,8 +290,10 @@ export function hubRepositoryLinks(datasetId: string, dataset: string): Record<s
 
 /**
  * A version of a dataset as a revision of its Hub repository (the version is a tag): its info, its
- * root folder, and the paths-info of the files a Hub client asks for first (a LeRobot dataset's
- * `meta/info.json`, the card; one that is not there is left out of the answer, not refused).
+ * root folder and its `meta/` folder, the paths-info of the files a Hub client asks for first (a
+ * LeRobot dataset's `meta/info.json`, the card; one that is not there is left out of the answer,
+ * not refused), and the resolve of `meta/info.json` and its HEAD (404 `EntryNotFound` on a version
+ * that is not LeRobot's), as LeRobot reads it first.
  */
 export function hubRevisionLinks(datasetId: string, version: string, which: string): Record<string, Link> {
   const revision = { "path.namespace": HUB_NAMESPACE, "path.name": datasetId, "path.revision": version };
@@ -307,6 +309,21 @@ export function hubRevisionLinks(datasetId: string, version: string, which: stri
       description: `The Hub paths-info of ${which}'s meta/info.json and README.md.`,
       parameters: revision,
       requestBody: { paths: ["meta/info.json", "README.md"] },
+    },
+    hubTreeOfMeta: {
+      operationId: "hubTreeAtPath",
+      description: `The Hub tree of ${which}'s meta/ folder.`,
+      parameters: { ...revision, "path.path": "meta" },
+    },
+    hubResolveInfo: {
+      operationId: "hubResolve",
+      description: `The Hub's resolve of ${which}'s meta/info.json: a disclosure, then a redirect.`,
+      parameters: { ...revision, "path.path": "meta/info.json" },
+    },
+    hubResolveInfoHead: {
+      operationId: "hubResolveHead",
+      description: `The Hub metadata (HEAD) of ${which}'s meta/info.json.`,
+      parameters: { ...revision, "path.path": "meta/info.json" },
     },
   };
 }

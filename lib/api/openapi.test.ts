@@ -935,9 +935,16 @@ describe("links", () => {
         "listNotices -> acknowledgeNotice",
         // The Hub protocol's operations, with real repositories (namespace das, the dataset's id).
         ...["listDatasets", "listLicences"].flatMap((id) =>
-          ["hubDatasetInfo", "hubRefs", "hubDatasetInfoAtRevision", "hubTree", "hubPathsInfo"].map(
-            (hub) => `${id} -> ${hub}`,
-          ),
+          [
+            "hubDatasetInfo",
+            "hubRefs",
+            "hubDatasetInfoAtRevision",
+            "hubTree",
+            "hubTreeAtPath",
+            "hubPathsInfo",
+            "hubResolve",
+            "hubResolveHead",
+          ].map((hub) => `${id} -> ${hub}`),
         ),
         "listVersions -> hubDatasetInfo",
         "listVersions -> hubRefs",
@@ -999,7 +1006,11 @@ describe("links", () => {
     ])
       expect(succeeded(id), id).toBe(true);
     // The resolve of the manifest's first file: a redirect to the store (after its disclosure).
-    expect(answered.filter((a) => a.operationId === "hubResolve").map((a) => a.status)).toEqual([302]);
+    expect(answered.filter((a) => a.via === "getManifest -> hubResolve").map((a) => a.status)).toEqual([302]);
+    // meta/info.json of a version that is not LeRobot's is not there: the Hub's 404, never a 400.
+    expect(
+      answered.filter((a) => /-> hub(ResolveInfo|ResolveInfoHead|TreeOfMeta)$/.test(a.via ?? "")).map((a) => a.status),
+    ).toEqual([404, 404, 404, 404, 404, 404]);
     // paths-info of the manifest's first file names it; that of a plain version's meta/info.json is empty.
     const pathsInfo = answered.filter((a) => a.operationId === "hubPathsInfo");
     expect(pathsInfo.map((a) => a.json.map((entry: { path: string }) => entry.path)).sort()).toEqual([
