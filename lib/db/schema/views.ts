@@ -8,7 +8,7 @@ import { datasetVersions } from "./catalog";
  * were rendered from; written once, whole, in one transaction, and never changed but for `used_at`
  * (migration 0024). Their bytes are in the object store under their SHA-256 (lib/views/render.ts
  * says where). A view unused for longer than the retention is collected (lib/views/collect.ts,
- * migration 0029): it is rendered again if it is asked for after that.
+ * migration 0028): it is rendered again if it is asked for after that.
  */
 export const renderedViews = pgTable(
   "rendered_views",
@@ -49,7 +49,7 @@ export const renderedFiles = pgTable(
 /**
  * The ledger of the objects rendering put in the store (`_rendered/<sha256>`), written in the
  * transaction that writes the rows naming them: an object no rendered_files row names is deleted
- * from the store, then from here, by collection (migration 0029).
+ * from the store, then from here, by collection (migration 0028).
  */
 export const renderedObjects = pgTable(
   "rendered_objects",

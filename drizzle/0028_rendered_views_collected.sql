@@ -6,7 +6,6 @@
 -- `_rendered/<sha256>` in the store: an object no rendered_files row names any more is deleted from
 -- the store and then from the ledger, under the advisory lock a render holds (shared) while it puts
 -- objects and writes their rows, so an object is never deleted between a render's put and its rows.
--- (Migration 0028 may be another branch's; this one only touches the rendered_* tables.)
 ALTER TABLE "rendered_views" ADD COLUMN "used_at" timestamp with time zone DEFAULT now() NOT NULL;--> statement-breakpoint
 CREATE INDEX "rendered_views_used_at_idx" ON "rendered_views" USING btree ("used_at");--> statement-breakpoint
 CREATE INDEX "rendered_files_sha256_idx" ON "rendered_files" USING btree ("sha256");--> statement-breakpoint
