@@ -15,6 +15,9 @@ export async function register() {
   // The log's months: partitions made ahead, ended months closed (lib/disclosures/months-schedule.ts).
   const { startMonthsScheduleFromEnv } = await import("./lib/disclosures/months-schedule");
   startMonthsScheduleFromEnv();
+  // Rendered meta/ of views unused for RENDERED_VIEW_RETENTION_DAYS, collected (lib/views/collect-schedule.ts).
+  const { startRenderedCollectionFromEnv } = await import("./lib/views/collect-schedule");
+  startRenderedCollectionFromEnv();
   // Notice deliveries (webhooks, email): this process works the job queue (lib/notices/worker.ts).
   const { startNoticeWorkerFromEnv } = await import("./lib/notices/worker");
   startNoticeWorkerFromEnv();

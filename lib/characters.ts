@@ -24,6 +24,9 @@ const FREE_TEXT_FORBIDDEN_RANGE =
   "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069";
 const UNSAFE_RANGE = "\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
 
+/** The unsafe characters as the inside of a character class, for patterns built elsewhere (the Hub's paths in the OpenAPI document). */
+export const UNSAFE_CHARACTER_RANGE = UNSAFE_RANGE;
+
 export const CONTROL_CHARACTERS = new RegExp(`[${CONTROL_RANGE}]`);
 export const WITHOUT_CONTROL_CHARACTERS = new RegExp(`^[^${CONTROL_RANGE}]*$`);
 

@@ -107,6 +107,13 @@ const EnvSchema = z.object({
    * closed (a checkpoint, a signed digest). 0 turns it off (then `das-admin disclosures months`).
    */
   DISCLOSURE_MONTHS_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
+  /**
+   * Days a view's rendered meta/ is kept after its last use (lib/views/collect.ts, decision 0147):
+   * at least 1, far beyond a signed URL's 15 minutes; a view asked for after that is rendered again.
+   */
+  RENDERED_VIEW_RETENTION_DAYS: z.coerce.number().min(1).default(7),
+  /** Minutes between each instance's collection of rendered meta/ unused for the retention; 0 turns it off (then `das-admin store collect`). */
+  RENDERED_COLLECTION_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /** Minutes between head digests each instance tries to write; 0 turns the schedule off. */
   DIGEST_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /**

@@ -8,9 +8,28 @@ import { MAX_PATHS_INFO, TREE_PAGE } from "../hub/tree";
 import { MAX_SIBLINGS } from "../hub/info";
 import { COMMON_HEADERS, errorResponses } from "./openapi-parts";
 import { cursorQuery } from "./requests";
-import { WITHOUT_CONTROL_CHARACTERS } from "../characters";
+import { UNSAFE_CHARACTER_RANGE, WITHOUT_CONTROL_CHARACTERS } from "../characters";
 
 // ---- Requests.
+
+/**
+ * What the document says of a revision and of a path, as patterns: a subset of what the server
+ * takes (lib/hub/repository.ts's ref rule, lib/safe-path.ts's path rule), simple enough for any
+ * regular-expression engine, so that a generated value the document allows is never refused as
+ * malformed; a value outside them that the server does take (a path with a space in it, `a./b`)
+ * is answered as any name that is not there is, 404 (decision 0110). The server's own checks are
+ * unchanged: the Hub's clients read its refusals' X-Error-Code.
+ */
+const REVISION_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]*(?:[./][A-Za-z0-9_-]+)*$";
+/** What String.prototype.trim takes from the ends that the unsafe characters do not already hold. */
+const TRIMMED_SPACES = "\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000\\ufeff";
+const PATH_CHARACTER = `[^/\\\\${TRIMMED_SPACES}${UNSAFE_CHARACTER_RANGE}]`;
+const PATH_FIRST = `[^./\\\\${TRIMMED_SPACES}${UNSAFE_CHARACTER_RANGE}]`;
+/** Segments of no space or unsafe character, none empty, '.' or '..' (a leading dot only before another character). */
+const PATH_SEGMENT = `\\.?${PATH_FIRST}${PATH_CHARACTER}*`;
+export const PATH_PATTERN = `^${PATH_SEGMENT}(?:/${PATH_SEGMENT})*$`;
+/** Code points: a path of the server's 1,024 UTF-16 units at most, whatever its characters. */
+const PATH_MAX_CODE_POINTS = 512;
 
 export const HubRepoPath = z.object({
   namespace: z.string().meta({ description: "Always `das`.", example: "das" }),
@@ -21,6 +40,7 @@ export const HubRevisionPath = HubRepoPath.extend({
     description:
       "A branch (`main`: the newest version the key may read), a tag (a version such as `1.0.0`, or a LeRobot codebase version such as `v3.0`) or a revision's 40-hex sha; percent-encoded.",
     example: "main",
+    override: { pattern: REVISION_PATTERN, maxLength: 128 },
   }),
 });
 export const HubFilePath = HubRevisionPath.extend({
@@ -28,6 +48,7 @@ export const HubFilePath = HubRevisionPath.extend({
     description:
       "A file's (or folder's) path in the repository: its segments, each percent-encoded, or the whole path percent-encoded.",
     example: "meta/info.json",
+    override: { pattern: PATH_PATTERN, maxLength: PATH_MAX_CODE_POINTS },
   }),
 });
 
@@ -48,7 +69,12 @@ export const HubTreeQuery = z.object({
 });
 export const PathsInfoForm = z.object({
   paths: z
-    .array(z.string().regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters"))
+    .array(
+      z
+        .string()
+        .regex(WITHOUT_CONTROL_CHARACTERS, "must not contain control characters")
+        .meta({ override: { pattern: PATH_PATTERN, maxLength: PATH_MAX_CODE_POINTS } }),
+    )
     .min(1, "name at least one path")
     .meta({ description: `Paths to describe (a form field, repeated), at most ${MAX_PATHS_INFO}.` }),
   expand: Flag,

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ZodOpenApiResponseObject } from "zod-openapi";
 import { ERROR_STATUS, type ErrorCode } from "../errors";
 import { MAX_FILES_PER_DOWNLOAD } from "../downloads/scope";
+import { NAMESPACE as HUB_NAMESPACE } from "../hub/repository";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "./requests";
 import { DatasetId, EpisodeId, VersionNumber, errorEnvelope } from "./responses";
 import { EXAMPLES } from "./openapi-examples";
@@ -216,10 +217,10 @@ export const paging = `Cursor-paginated: pass \`next_cursor\` back as \`cursor\`
 type Link = {
   operationId: string;
   description: string;
-  /** Target parameters by `{in}.{name}`, each a runtime expression such as `$response.body#/datasets/0/dataset_id`. */
+  /** Target parameters by `{in}.{name}`, each a runtime expression such as `$response.body#/datasets/0/dataset_id`, or a constant (`das`). */
   parameters?: Record<string, string>;
-  /** A body whose string values may be runtime expressions. */
-  requestBody?: Record<string, string>;
+  /** A body whose string values (and those of its arrays) may be runtime expressions. */
+  requestBody?: Record<string, string | string[]>;
 };
 
 /** `responses` whose 200 answer carries `links`. */
@@ -259,6 +260,97 @@ export function firstRowLinks(row: {
       operationId: "createDownload",
       description: `A download of ${row.version}.`,
       requestBody: { dataset_id: datasetId, version },
+    },
+    ...hubRepositoryLinks(datasetId, row.dataset),
+    ...hubRevisionLinks(datasetId, version, row.version),
+  };
+}
+
+/**
+ * The same dataset as a repository of the Hub protocol (`das/<dataset_id>`, lib/hub/repository.ts):
+ * its info at `main` and its branches and tags. Without these links nothing in an answer leads to
+ * /hub with a real repository's name, and a stateful walk (scripts/api-fuzz) meets only 404s there.
+ * `datasetId` is an expression (or constant) for the dataset's id, `dataset` says which in words.
+ */
+export function hubRepositoryLinks(datasetId: string, dataset: string): Record<string, Link> {
+  const repository = { "path.namespace": HUB_NAMESPACE, "path.name": datasetId };
+  return {
+    hubInfo: {
+      operationId: "hubDatasetInfo",
+      description: `The Hub repository of ${dataset}, at main.`,
+      parameters: repository,
+    },
+    hubRefs: {
+      operationId: "hubRefs",
+      description: `The Hub branches and tags of ${dataset}.`,
+      parameters: repository,
+    },
+  };
+}
+
+/**
+ * A version of a dataset as a revision of its Hub repository (the version is a tag): its info, its
+ * root folder and its `meta/` folder, the paths-info of the files a Hub client asks for first (a
+ * LeRobot dataset's `meta/info.json`, the card; one that is not there is left out of the answer,
+ * not refused), and the resolve of `meta/info.json` and its HEAD (404 `EntryNotFound` on a version
+ * that is not LeRobot's), as LeRobot reads it first.
+ */
+export function hubRevisionLinks(datasetId: string, version: string, which: string): Record<string, Link> {
+  const revision = { "path.namespace": HUB_NAMESPACE, "path.name": datasetId, "path.revision": version };
+  return {
+    hubInfoAtVersion: {
+      operationId: "hubDatasetInfoAtRevision",
+      description: `The Hub repository at ${which} (its tag).`,
+      parameters: revision,
+    },
+    hubTree: { operationId: "hubTree", description: `The Hub tree of ${which}.`, parameters: revision },
+    hubPathsInfo: {
+      operationId: "hubPathsInfo",
+      description: `The Hub paths-info of ${which}'s meta/info.json and README.md.`,
+      parameters: revision,
+      requestBody: { paths: ["meta/info.json", "README.md"] },
+    },
+    hubTreeOfMeta: {
+      operationId: "hubTreeAtPath",
+      description: `The Hub tree of ${which}'s meta/ folder.`,
+      parameters: { ...revision, "path.path": "meta" },
+    },
+    hubResolveInfo: {
+      operationId: "hubResolve",
+      description: `The Hub's resolve of ${which}'s meta/info.json: a disclosure, then a redirect.`,
+      parameters: { ...revision, "path.path": "meta/info.json" },
+    },
+    hubResolveInfoHead: {
+      operationId: "hubResolveHead",
+      description: `The Hub metadata (HEAD) of ${which}'s meta/info.json.`,
+      parameters: { ...revision, "path.path": "meta/info.json" },
+    },
+  };
+}
+
+/**
+ * A file of a version through the Hub protocol: resolve (a disclosure, then a redirect to the
+ * store), its HEAD, and its paths-info. `path` is an expression for the file's path.
+ */
+export function hubFileLinks(datasetId: string, version: string, path: string, which: string): Record<string, Link> {
+  const revision = { "path.namespace": HUB_NAMESPACE, "path.name": datasetId, "path.revision": version };
+  const file = { ...revision, "path.path": path };
+  return {
+    hubResolve: {
+      operationId: "hubResolve",
+      description: `The Hub's resolve of ${which}: a disclosure, then a redirect.`,
+      parameters: file,
+    },
+    hubResolveHead: {
+      operationId: "hubResolveHead",
+      description: `The Hub metadata (HEAD) of ${which}.`,
+      parameters: file,
+    },
+    hubPathsInfoOfFile: {
+      operationId: "hubPathsInfo",
+      description: `The Hub paths-info of ${which}.`,
+      parameters: revision,
+      requestBody: { paths: [path] },
     },
   };
 }

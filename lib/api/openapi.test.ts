@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../dev/embedded-default";
 import { ERROR_STATUS } from "../errors";
@@ -25,6 +26,8 @@ import { EXAMPLES } from "./openapi-examples";
 import * as catchAllRoute from "../../app/api/[[...path]]/route";
 import * as hubRoute from "../../app/hub/[[...path]]/route";
 import { API_OPERATIONS } from "./operations";
+import { PATH_PATTERN } from "./hub";
+import { checkedPath } from "../hub/entries";
 
 const doc = openApiDocument();
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -43,6 +46,29 @@ describe("the OpenAPI document", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
+  });
+
+  it("states the Hub's path rule as a pattern every match of which the server takes", () => {
+    const pattern = new RegExp(PATH_PATTERN);
+    const pieces = fc.oneof(
+      fc.constantFrom(".", "..", "/", " ", "\\", "a", "\u0085", "\ufeff", "\u00a0", "\u2028", "\u202e", "😀"),
+      fc.string({ unit: "grapheme", maxLength: 6 }),
+    );
+    let matched = 0;
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 8 }), (parts) => {
+        const path = parts.join("");
+        if (!pattern.test(path)) return;
+        matched++;
+        expect(() => checkedPath(path), JSON.stringify(path)).not.toThrow();
+      }),
+      { numRuns: 5000, seed: 39 },
+    );
+    expect(matched).toBeGreaterThan(500);
+    expect(["meta/info.json", ".gitattributes", "data/chunk-000/file-000.parquet"].every((p) => pattern.test(p))).toBe(
+      true,
+    );
+    expect(["", ".", "a/..", "/a", "a//b", "a\\b", " a", "a\u0085"].some((p) => pattern.test(p))).toBe(false);
   });
 
   it("describes each kind of notice, told apart by `kind`", () => {
@@ -859,6 +885,8 @@ describe("links", () => {
       const answer = source.op.responses["200"]?.content?.["application/json"]?.schema;
       const sourceParameters = new Set((source.op.parameters ?? []).map((p: any) => `${p.in}.${p.name}`));
       const satisfiable = (expression: string) => {
+        // A constant (the Hub's namespace `das`, a path to ask about) is sent as it is.
+        if (!expression.startsWith("$")) return expression !== "";
         const body = /^\$response\.body#\/(.*)$/.exec(expression);
         if (body) return canHold(answer, body[1]!.split("/"));
         const request = /^\$request\.(path|query)\.(.+)$/.exec(expression);
@@ -873,10 +901,14 @@ describe("links", () => {
           expect(targetParameters.has(parameter), `${at}: ${parameter}`).toBe(true);
           expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
         }
-        const bodySchema = resolved(target!.op.requestBody?.content["application/json"].schema);
-        for (const [field, expression] of Object.entries(link.requestBody ?? {}) as [string, string][]) {
-          expect(bodySchema?.properties?.[field], `${at}: body ${field}`).toBeDefined();
-          expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
+        // The body in whichever media type the target takes (paths-info's is a form).
+        const [bodyContent] = Object.values(target!.op.requestBody?.content ?? {}) as { schema: any }[];
+        const bodySchema = resolved(bodyContent?.schema);
+        for (const [field, value] of Object.entries(link.requestBody ?? {}) as [string, string | string[]][]) {
+          const fieldSchema = resolved(bodySchema?.properties?.[field]);
+          expect(fieldSchema, `${at}: body ${field}`).toBeDefined();
+          if (Array.isArray(value)) expect(fieldSchema.type, `${at}: body ${field} is a list`).toBe("array");
+          for (const expression of [value].flat()) expect(satisfiable(expression), `${at}: ${expression}`).toBe(true);
         }
         checked++;
       }
@@ -901,8 +933,32 @@ describe("links", () => {
         "listEpisodes -> createPreview",
         "listEpisodes -> createDownload",
         "listNotices -> acknowledgeNotice",
+        // The Hub protocol's operations, with real repositories (namespace das, the dataset's id).
+        ...["listDatasets", "listLicences"].flatMap((id) =>
+          [
+            "hubDatasetInfo",
+            "hubRefs",
+            "hubDatasetInfoAtRevision",
+            "hubTree",
+            "hubTreeAtPath",
+            "hubPathsInfo",
+            "hubResolve",
+            "hubResolveHead",
+          ].map((hub) => `${id} -> ${hub}`),
+        ),
+        "listVersions -> hubDatasetInfo",
+        "listVersions -> hubRefs",
+        "getManifest -> hubResolve",
+        "getManifest -> hubResolveHead",
+        "getManifest -> hubPathsInfo",
       ]),
     );
+    const namespaces = [...operations.keys()].flatMap((id) =>
+      linksOf(id).flatMap(([, link]) =>
+        link.parameters?.["path.namespace"] ? [link.parameters["path.namespace"]] : [],
+      ),
+    );
+    expect(new Set(namespaces)).toEqual(new Set(["das"]));
   });
 
   it("followed from the lists with real answers, reach every operation that takes an id", async () => {
@@ -941,8 +997,27 @@ describe("links", () => {
       "createPreview",
       "createDownload",
       "acknowledgeNotice",
+      "hubDatasetInfo",
+      "hubDatasetInfoAtRevision",
+      "hubRefs",
+      "hubTree",
+      "hubPathsInfo",
+      "hubResolveHead",
     ])
       expect(succeeded(id), id).toBe(true);
+    // The resolve of the manifest's first file: a redirect to the store (after its disclosure).
+    expect(answered.filter((a) => a.via === "getManifest -> hubResolve").map((a) => a.status)).toEqual([302]);
+    // meta/info.json of a version that is not LeRobot's is not there: the Hub's 404, never a 400.
+    expect(
+      answered.filter((a) => /-> hub(ResolveInfo|ResolveInfoHead|TreeOfMeta)$/.test(a.via ?? "")).map((a) => a.status),
+    ).toEqual([404, 404, 404, 404, 404, 404]);
+    // paths-info of the manifest's first file names it; that of a plain version's meta/info.json is empty.
+    const pathsInfo = answered.filter((a) => a.operationId === "hubPathsInfo");
+    expect(pathsInfo.map((a) => a.json.map((entry: { path: string }) => entry.path)).sort()).toEqual([
+      [],
+      [],
+      [`${episodes[0]!.episode_id}/cam.mp4`],
+    ]);
     expect(succeeded("listNotices", "listNotices -> next"), "a next page").toBe(true);
     // A link that makes a request the server refuses as malformed is a broken link.
     expect(answered.filter((a) => a.status === 400)).toEqual([]);
@@ -978,6 +1053,7 @@ describe("links", () => {
 
   function linkRequest(link: any, source: Answer): Request | undefined {
     const value = (expression: string): string | undefined => {
+      if (!expression.startsWith("$")) return expression;
       const body = /^\$response\.body#(\/.*)$/.exec(expression);
       if (body) return pointerInto(source.json, body[1]!) ?? undefined;
       const request = /^\$request\.(path|query)\.(.+)$/.exec(expression);
@@ -991,22 +1067,39 @@ describe("links", () => {
       if (v !== undefined) (where === "path" ? made.params : made.query)[name] = String(v);
     }
     if (link.requestBody)
-      made.body = Object.fromEntries(Object.entries(link.requestBody).map(([f, e]) => [f, value(e as string)]));
+      made.body = Object.fromEntries(
+        Object.entries(link.requestBody).map(([f, e]) => [
+          f,
+          Array.isArray(e) ? e.map((one) => value(one)) : value(e as string),
+        ]),
+      );
     else if (link.operationId === "acknowledgeNotice")
       made.body = { statement: "Deleted every copy.", deleted_paths: [] };
     return made;
   }
 
   async function send(key: string, request: Request): Promise<{ status: number; json: any }> {
-    const { path: template, method } = operations.get(request.operationId)!;
+    const { path: template, method, op } = operations.get(request.operationId)!;
     const p = template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(request.params[name]!));
     const query = new URLSearchParams(request.query).toString();
-    const upper = method.toUpperCase() as "GET" | "POST";
-    const handler = upper === "POST" ? catchAllRoute.POST : catchAllRoute.GET;
+    const upper = method.toUpperCase() as "GET" | "POST" | "HEAD";
+    const route = p.startsWith("/hub/") ? hubRoute : catchAllRoute;
+    const handler = upper === "POST" ? route.POST : upper === "HEAD" ? hubRoute.HEAD : route.GET;
+    // A form body (paths-info) is sent as the Hub's clients send it: each list item as its own field.
+    const form = op.requestBody?.content?.["application/x-www-form-urlencoded"] !== undefined;
     const res = await call(handler, `${p}${query ? `?${query}` : ""}`, {
       key,
       method: upper,
-      body: request.body,
+      ...(form
+        ? {
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams(
+              Object.entries(request.body as Record<string, unknown>).flatMap(([f, v]) =>
+                [v].flat().map((one) => [f, String(one)]),
+              ),
+            ).toString(),
+          }
+        : { body: request.body }),
     });
     return { status: res.status, json: res.json };
   }

@@ -22,7 +22,8 @@ import { describeSummary, pull } from "./pull";
 // `das pull` against a malicious service: the API and the store are served by the test itself on
 // 127.0.0.1 and answer what an attacker would. Nothing they send may make the client write outside
 // --dir, write an unbounded body, retitle the terminal, or leave behind metadata of episodes that
-// were never delivered.
+// were never delivered. The same service, honest, then changes what it plans between two pulls into
+// one directory: what das says of the files it fetches again.
 
 const dirs: string[] = [];
 const newDir = (prefix: string) => {
@@ -388,5 +389,70 @@ describe("das pull against a malicious server", () => {
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
     expect(existsSync(path.join(dir, "data/chunk-000/a.bin"))).toBe(false);
     expect(existsSync(path.join(dir, "das-provenance.json"))).toBe(false);
+  });
+});
+
+describe("das pull into a directory an earlier pull filled", () => {
+  it("tells files the plan changed since (an update) from files damaged on disk (corruption)", async () => {
+    const frames = served("data/chunk-000/a.bin", Buffer.from("the frames of episode one"), [episodeId(1)], "data");
+    const files = [
+      frames,
+      served("meta/info.json", Buffer.from('{"total_episodes":2}')),
+      served("meta/stats.json", Buffer.from('{"mean":[1,2]}')),
+      served("README.md", Buffer.from("a card")),
+    ];
+    let revision = "a".repeat(40);
+    const hostile = await hostileService(files, undefined, [], { plan: (plan) => ({ ...plan, revision }) });
+    const dir = newDir("das-update-");
+    const first = await pull({ api: api(hostile), datasetId: DATASET, version: "1.0.0", dir, stderr: sink });
+    expect(first).toMatchObject({ failed: [], downloaded: 4 });
+
+    // On the server, a withdrawal renders meta/ again: info.json and stats.json get new bytes and
+    // the view a new revision. On disk, stats.json was also edited by hand since the first pull,
+    // and the frames were damaged: only info.json is the update it looks like.
+    revision = "b".repeat(40);
+    files[1] = served("meta/info.json", Buffer.from('{"total_episodes":1}'));
+    files[2] = served("meta/stats.json", Buffer.from('{"mean":[1,3]}'));
+    writeFileSync(path.join(dir, "meta/stats.json"), '{"mean":[9,9]}');
+    writeFileSync(path.join(dir, "data/chunk-000/a.bin"), "the frames of episode 0ne");
+    const printed: string[] = [];
+    const second = await pull({
+      api: api(hostile),
+      datasetId: DATASET,
+      version: "1.0.0",
+      dir,
+      stderr: { write: (text: string) => printed.push(text) },
+    });
+    expect(second).toMatchObject({
+      failed: [],
+      already_verified: 1,
+      downloaded: 3,
+      refetched_changed: 1,
+      refetched_corrupt: 2,
+    });
+    const said = printed.join("");
+    expect(said).toContain(
+      "1 file(s) changed since the last pull (revision aaaaaaaaaaaa then, bbbbbbbbbbbb now) will be fetched: meta/info.json.\n",
+    );
+    expect(said).toContain(
+      "2 file(s) on disk match neither the plan nor what the last pull fetched (damaged or edited since) and will be fetched again.\n",
+    );
+    expect(said).not.toContain("do not match the plan");
+    expect(describeSummary(second)).toContain(
+      "1 fetched again because the plan changed them since the last pull, 2 re-fetched because the copy on disk was damaged or edited.",
+    );
+    for (const { file } of files) expect(sha256(readFileSync(path.join(dir, file.path)))).toBe(file.sha256);
+
+    // A third pull finds everything as the plan has it and says nothing of either.
+    printed.length = 0;
+    const third = await pull({
+      api: api(hostile),
+      datasetId: DATASET,
+      version: "1.0.0",
+      dir,
+      stderr: { write: (text: string) => printed.push(text) },
+    });
+    expect(third).toMatchObject({ already_verified: 4, downloaded: 0, refetched_changed: 0, refetched_corrupt: 0 });
+    expect(printed.join("")).not.toMatch(/changed since|match neither/);
   });
 });

@@ -16,9 +16,16 @@ import {
 import { bytes } from "./format";
 import { leRobotResult, removeLeftovers, writeTransformed, type LeRobotPullResult } from "./lerobot-pull";
 import { checkPlan, fetchedPlace, narrowed, otherPlace, PROVENANCE_FILE } from "./plan";
-import { earlierProvenance, provenanceOf, writeProvenance, type DownloadRecord, type Provenance } from "./provenance";
+import {
+  earlierProvenance,
+  provenanceOf,
+  writeProvenance,
+  type DownloadRecord,
+  type Provenance,
+  type ProvenanceFile,
+} from "./provenance";
 import { Progress } from "./progress";
-import { fetchFile, localState, partialPath, Throttle } from "./transfer";
+import { fetchFile, localState, partialPath, sha256File, Throttle } from "./transfer";
 
 export type PullOptions = Transfers & {
   api: ApiClient;
@@ -65,8 +72,10 @@ export type PullSummary = {
   downloaded: number;
   /** Continued from a partial file with a Range request. */
   resumed: number;
-  /** On disk with the wrong size or SHA-256, fetched again. */
+  /** On disk with bytes that are neither the plan's nor what the last pull fetched (damaged or edited since), fetched again. */
   refetched_corrupt: number;
+  /** On disk as the last pull fetched them, but the plan names other bytes for them now (a withdrawal since changed meta/, say), fetched again. */
+  refetched_changed: number;
   bytes_received: number;
   /** Every download requested (each one an entry in the disclosure log). */
   downloads: string[];
@@ -160,6 +169,7 @@ export async function carryOutPlan(
     downloaded: 0,
     resumed: 0,
     refetched_corrupt: 0,
+    refetched_changed: 0,
     bytes_received: 0,
     downloads: [],
     co_delivered_episode_ids: [],
@@ -170,8 +180,12 @@ export async function carryOutPlan(
     seconds: 0,
     lerobot: null,
   };
-  const { pending, corrupt, partialBytes } = await checkLocal(options.dir, plan.files, summary);
-  if (corrupt.size) err.write(`${corrupt.size} file(s) on disk do not match the plan and will be fetched again.\n`);
+  const { pending, corrupt, changed, partialBytes } = await checkLocal(options.dir, plan.files, summary, earlier);
+  if (changed.size) err.write(`${showUnsafe(changedSinceLastPull(changed, earlier?.revision, plan.revision))}\n`);
+  if (corrupt.size)
+    err.write(
+      `${corrupt.size} file(s) on disk match neither the plan nor what the last pull fetched (damaged or edited since) and will be fetched again.\n`,
+    );
   const progress = new Progress(
     pending.length,
     pending.reduce((sum, f) => sum + f.size_bytes, 0),
@@ -184,6 +198,7 @@ export async function carryOutPlan(
     summary,
     progress,
     corrupt,
+    changed,
     throttle: options.limitRate ? new Throttle(options.limitRate) : undefined,
     deliveredBy: new Map(),
     downloadRecords: [],
@@ -260,9 +275,16 @@ async function fetchPending(context: RunContext, pending: PlannedFile[]): Promis
   if (byUrl.length && !options.signal?.aborted) await runFiles(context, new PlanUrls(context), byUrl);
 }
 
-async function checkLocal(dir: string, files: PlannedFile[], summary: PullSummary) {
+async function checkLocal(
+  dir: string,
+  files: PlannedFile[],
+  summary: PullSummary,
+  earlier: Partial<Provenance> | null,
+) {
   const pending: PlannedFile[] = [];
   const corrupt = new Set<string>();
+  const changed = new Set<string>();
+  const pulledBefore = new Map((earlier?.files ?? []).map((f) => [f.path, f]));
   let partialBytes = 0;
   // A first pull into a new (or empty) directory has nothing to check: each file's lookups (its
   // place and its other place resolved, their sizes, its partial file) would all fail, and at
@@ -276,12 +298,13 @@ async function checkLocal(dir: string, files: PlannedFile[], summary: PullSummar
       let dest: string;
       try {
         dest = await pathInside(dir, fetchedPlace(file));
-        const state = await localState(dest, file);
+        const state = await stateOnDisk(dest, file, pulledBefore.get(file.path));
         if (state === "verified" || (await adoptOtherCopy(dir, file, dest))) {
           summary.already_verified++;
           continue;
         }
         if (state === "corrupt") corrupt.add(file.path);
+        if (state === "changed") changed.add(file.path);
       } catch (error) {
         summary.failed.push({ path: file.path, reason: (error as Error).message });
         continue;
@@ -295,7 +318,39 @@ async function checkLocal(dir: string, files: PlannedFile[], summary: PullSummar
   // Back in the plan's order, so that requests and progress follow it.
   const order = new Map(files.map((f, i) => [f.path, i]));
   pending.sort((a, b) => order.get(a.path)! - order.get(b.path)!);
-  return { pending, corrupt, partialBytes };
+  return { pending, corrupt, changed, partialBytes };
+}
+
+/**
+ * A file on disk against the plan and against what the last pull recorded for its path: the
+ * plan's bytes ("verified"), none ("missing"), the last pull's bytes where the plan now names
+ * others ("changed": an update, such as meta/ rendered again after a withdrawal), or bytes that
+ * are neither ("corrupt": damaged or edited since they were pulled). Hashed once at most.
+ */
+async function stateOnDisk(
+  dest: string,
+  file: PlannedFile,
+  before: Pick<ProvenanceFile, "sha256" | "size_bytes"> | undefined,
+): Promise<"verified" | "missing" | "changed" | "corrupt"> {
+  const size = await stat(dest).then(
+    (s) => s.size,
+    () => undefined,
+  );
+  if (size === undefined) return "missing";
+  const planChanged = before !== undefined && before.sha256 !== file.sha256;
+  if (size !== file.size_bytes && !(planChanged && size === before.size_bytes)) return "corrupt";
+  const digest = await sha256File(dest);
+  if (size === file.size_bytes && digest === file.sha256) return "verified";
+  return planChanged && size === before.size_bytes && digest === before.sha256 ? "changed" : "corrupt";
+}
+
+/** The line (paths and revisions from the server and the directory, shown escaped by the caller) that says which files the plan changed since the last pull: an update, not damage. */
+function changedSinceLastPull(changed: Set<string>, was: string | undefined, now: string): string {
+  const paths = [...changed].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const named = `${paths.slice(0, 5).join(", ")}${paths.length > 5 ? `, and ${paths.length - 5} more` : ""}`;
+  const revision =
+    was && was !== now ? `revision ${was.slice(0, 12)} then, ${now.slice(0, 12)} now` : "the plan names new bytes";
+  return `${changed.size} file(s) changed since the last pull (${revision}) will be fetched: ${named}.`;
 }
 
 /** Whether `dir` does not exist or has no entry; a directory that cannot be read is left to the walk to report. */
@@ -332,6 +387,7 @@ type RunContext = {
   summary: PullSummary;
   progress: Progress;
   corrupt: Set<string>;
+  changed: Set<string>;
   throttle?: Throttle;
   /** The download each file of this run came from. */
   deliveredBy: Map<string, string>;
@@ -516,6 +572,7 @@ async function transfer(context: RunContext, source: UrlSource, file: PlannedFil
         progress.log(`${file.path}: the store ignored the Range request; fetched the whole file again.`);
       }
       if (context.corrupt.has(file.path)) summary.refetched_corrupt++;
+      if (context.changed.has(file.path)) summary.refetched_changed++;
       progress.fileDone();
       return undefined;
     }
@@ -539,7 +596,8 @@ export function describeSummary(s: PullSummary): string {
   ];
   const extras = [
     s.resumed && `${s.resumed} resumed from a partial file`,
-    s.refetched_corrupt && `${s.refetched_corrupt} re-fetched because the copy on disk was wrong`,
+    s.refetched_changed && `${s.refetched_changed} fetched again because the plan changed them since the last pull`,
+    s.refetched_corrupt && `${s.refetched_corrupt} re-fetched because the copy on disk was damaged or edited`,
     s.range_ignored && `${s.range_ignored} fetched whole because the store ignored Range`,
   ].filter(Boolean);
   if (extras.length) lines.push(`  ${extras.join(", ")}.`);

@@ -1,4 +1,5 @@
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -112,6 +113,11 @@ export async function putObject(
   contentType?: string,
 ): Promise<void> {
   await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
+}
+
+/** Deletes an object; one that is not there is no error (S3 answers 204 either way). */
+export async function deleteObject(client: S3Client, bucket: string, key: string): Promise<void> {
+  await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
 }
 
 export async function objectExists(client: S3Client, bucket: string, key: string): Promise<boolean> {

@@ -17,7 +17,9 @@ import { objectKey, renderedObjectKey, storeLocation } from "../storage/config";
  * whichever instance: keyed by the digest of what determines it (`key`), its files go to the
  * store under their own SHA-256 (`renderedObjectKey`) and their list into `rendered_files` in one
  * transaction, so every later request reads them back instead (decision 0121). Clients fetch the
- * bytes from the store by signed URL, as any other file; the service never streams them.
+ * bytes from the store by signed URL, as any other file; the service never streams them. A view
+ * unused for longer than RENDERED_VIEW_RETENTION_DAYS is collected, with every object no other
+ * view names (lib/views/collect.ts, decision 0147), and rendered again if it is asked for after.
  */
 
 export type RenderedFile = { path: string; size_bytes: number; sha256: string };
@@ -75,10 +77,34 @@ export async function renderView(ctx: Ctx, request: RenderRequest): Promise<Rend
   return running;
 }
 
-/** A view rendered earlier (by any instance), or null. */
+/**
+ * How stale a view's `used_at` may be before a reader touches it: a view read all day is written
+ * once an hour, not at every Hub read. Collection's retention is far longer (lib/views/collect.ts).
+ */
+export const USED_AT_RESOLUTION_SECONDS = 3600;
+
+/**
+ * The advisory lock between rendering and collection (lib/views/collect.ts): a render holds it
+ * shared from before it looks for its objects in the store until the rows naming them commit;
+ * collection holds it alone while it deletes objects no row names. So an object a render found or
+ * put is never deleted before its rows exist, and renders never wait for each other.
+ */
+export const RENDERED_OBJECTS_LOCK = "das:rendered-objects";
+
+/**
+ * A view rendered earlier (by any instance), or null; its use recorded. `used_at` is touched when
+ * it is more than an hour old, by an UPDATE that also decides a race with collection: a view
+ * deleted since it was read is null (and is rendered again), one touched first is kept.
+ */
 export async function renderedView(sql: Sql, key: string): Promise<RenderedView | null> {
-  const [view] = await sql<{ facts: RenderFacts }[]>`select facts from rendered_views where view_key = ${key}`;
+  const [view] = await sql<{ facts: RenderFacts; stale: boolean }[]>`
+    select facts, used_at < now() - make_interval(secs => ${USED_AT_RESOLUTION_SECONDS}) as stale
+    from rendered_views where view_key = ${key}`;
   if (!view) return null;
+  if (view.stale) {
+    const touched = await sql`update rendered_views set used_at = now() where view_key = ${key} returning 1`;
+    if (!touched.length) return null;
+  }
   const files = await sql<RenderedFile[]>`
     select path, size_bytes::float8 as size_bytes, sha256 from rendered_files where view_key = ${key} order by path`;
   return { key, files: [...files], facts: view.facts };
@@ -101,6 +127,8 @@ async function render(ctx: Ctx, request: RenderRequest): Promise<RenderedView> {
       JSON.stringify(listed.episodes) === JSON.stringify(episodes);
     let facts: RenderFacts;
     const files: RenderedFile[] = [];
+    /** The files written under `target`, to store under the lock with their rows. */
+    let written: string[] | null = null;
     if (whole || !episodes.length) {
       facts = {
         whole,
@@ -124,14 +152,21 @@ async function render(ctx: Ctx, request: RenderRequest): Promise<RenderedView> {
         loader: result.loader,
         rewrite: result.rewrite && { renumbered: result.rewrite.renumbered, layout: result.rewrite.layout },
       };
-      files.push(...(await store(target, result.written, request.copiesOf ?? null)));
+      written = result.written;
     }
     await sql.begin(async (tx) => {
+      // Shared with other renders, exclusive of collection: from the store's answer to the rows (see RENDERED_OBJECTS_LOCK).
+      await tx`select pg_advisory_xact_lock_shared(hashtext(${RENDERED_OBJECTS_LOCK}))`;
+      if (written) files.push(...(await store(target, written, request.copiesOf ?? null)));
       const inserted = await tx`
         insert into rendered_views (view_key, version_id, facts) values (${request.key}, ${request.version.versionId}, ${JSON.stringify(facts)}::jsonb)
         on conflict (view_key) do nothing returning view_key`;
+      if (!files.length) return;
+      // In the ledger whatever happens next: an object this render put is collected once no row names it.
+      await tx`insert into rendered_objects (sha256) select distinct * from unnest(${files.map((f) => f.sha256)}::text[])
+        on conflict (sha256) do nothing`;
       // Another instance rendered the same view first: its files are the same bytes.
-      if (!inserted.length || !files.length) return;
+      if (!inserted.length) return;
       await tx`insert into rendered_files (view_key, path, size_bytes, sha256)
         select ${request.key}, * from unnest(${files.map((f) => f.path)}::text[], ${files.map((f) => f.size_bytes)}::bigint[], ${files.map((f) => f.sha256)}::text[])`;
     });

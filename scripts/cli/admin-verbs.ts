@@ -9,6 +9,7 @@ export { importVersion } from "@/lib/catalog/import/import-version";
 export { importLeRobotVersion } from "@/lib/catalog/import/lerobot/source";
 export { s3Client, StoreError } from "@/lib/storage/client";
 export { checkStoreCors, checkVersionStore, corsConfiguration } from "@/lib/catalog/store-check";
+export { collectRenderedViews } from "@/lib/views/collect";
 export { createOrganization, organizationBySlug } from "@/lib/admin/organizations";
 export { endLicence, grantLicence, revokeLicence } from "@/lib/admin/licences";
 export { addTerms, listTerms, requireTerms } from "@/lib/admin/terms";

@@ -342,3 +342,46 @@ def test_a_plan_of_another_revision_is_not_mixed_in(hostile: Hostile, tmp_path: 
     assert "the version changed while it was pulled" in summary.failed[0]["reason"]
     assert "/store/0" not in hostile.asked
     assert everything(tmp_path / "pulled") == []
+
+
+def test_files_the_plan_changed_since_the_last_pull_are_an_update_not_corruption(
+    hostile: Hostile, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As das pull does (lib/client/pull-hostile.test.ts): meta/ rendered again on the server (a
+    # withdrawal, a new revision) is an update; bytes on disk that are neither the plan's nor the
+    # last pull's (stats.json edited by hand, the frames damaged) are corruption.
+    def by_url(path: str, data: bytes, index: int) -> dict[str, Any]:
+        return hostile.file(path, data, episode_ids=[], stream=None, get={"url": f"{hostile.url}/store/{index}"})
+
+    frames = hostile.file("data/chunk-000/a.bin", b"the frames of episode one")
+    readme = by_url("README.md", b"a card", 3)
+    hostile.plan_of([frames, by_url("meta/info.json", b'{"total_episodes":2}', 1), by_url("meta/stats.json", b'{"mean":[1,2]}', 2), readme])
+    dest = tmp_path / "pulled"
+    first = pull(hostile, dest)
+    assert first.ok and first.downloaded == 4
+    capsys.readouterr()
+
+    info, stats = by_url("meta/info.json", b'{"total_episodes":1}', 1), by_url("meta/stats.json", b'{"mean":[1,3]}', 2)
+    hostile.plan_of([frames, info, stats, readme], revision="b" * 40)
+    (dest / "meta/stats.json").write_bytes(b'{"mean":[9,9]}')
+    (dest / "data/chunk-000/a.bin").write_bytes(b"the frames of episode 0ne")
+    second = pull(hostile, dest)
+    said = capsys.readouterr().err
+    assert second.ok and second.already_verified == 1 and second.downloaded == 3
+    assert second.refetched_changed == 1 and second.refetched_corrupt == 2
+    assert (
+        "1 file(s) changed since the last pull (revision aaaaaaaaaaaa then, bbbbbbbbbbbb now) will be fetched: meta/info.json.\n"
+        in said
+    )
+    assert (
+        "2 file(s) on disk match neither the plan nor what the last pull fetched (damaged or edited since)"
+        " and will be fetched again.\n" in said
+    )
+    assert "do not match the plan" not in said
+    for f in (frames, info, stats, readme):
+        assert sha(dest.joinpath(f["path"]).read_bytes()) == f["sha256"]
+
+    third = pull(hostile, dest)
+    assert third.already_verified == 4 and third.downloaded == 0
+    assert third.refetched_changed == 0 and third.refetched_corrupt == 0
+    assert "changed since" not in capsys.readouterr().err

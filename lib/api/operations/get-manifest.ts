@@ -2,7 +2,7 @@
 // (a small one whole, so that it can be cached and carry an ETag; the bytes are the same)
 import { getManifest as readManifest } from "../../catalog/get-manifest";
 import { defineOperation, StreamedJsonObject } from "../operation";
-import { cacheable, errorResponses, KEYED, linked, VersionPath } from "../openapi-parts";
+import { cacheable, errorResponses, hubFileLinks, KEYED, linked, VersionPath } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
 import { Manifest } from "../responses";
 
@@ -29,6 +29,7 @@ export const getManifest = defineOperation({
           description: "A download of the version.",
           requestBody: { dataset_id: "$request.path.id", version: "$request.path.version" },
         },
+        ...hubFileLinks("$request.path.id", "$request.path.version", "$response.body#/files/0/path", "the first file"),
       }),
       ...errorResponses([...KEYED, "version_not_licensed", "not_found"]),
     },

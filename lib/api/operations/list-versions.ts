@@ -1,7 +1,16 @@
 // GET /api/v1/datasets/{id}/versions – released versions, newest first, with changelogs
 import { versionsPage } from "../../catalog/list-versions";
 import { defineOperation } from "../operation";
-import { cacheable, DatasetPath, errorResponses, LIST, linked, nextPage, paging } from "../openapi-parts";
+import {
+  cacheable,
+  DatasetPath,
+  errorResponses,
+  hubRepositoryLinks,
+  LIST,
+  linked,
+  nextPage,
+  paging,
+} from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
 import { PageQuery } from "../requests";
 import { VersionList } from "../responses";
@@ -29,6 +38,7 @@ export const listVersions = defineOperation({
           description: "The episodes of the newest version (403 when it is not licensed).",
           parameters: { "path.id": "$request.path.id", "path.version": "$response.body#/versions/0/version" },
         },
+        ...hubRepositoryLinks("$request.path.id", "the dataset"),
         next: nextPage("listVersions", ["path.id"]),
       }),
       ...errorResponses([...LIST, "not_found"]),

@@ -1,7 +1,7 @@
 // das-admin store: the object store that holds the files.
 import type { CliCommand } from "../program";
 import { Exit, say, UsageError } from "../terminal";
-import { target, type Target } from "../values";
+import { positiveWholeNumber, target, type Target } from "../values";
 import { onDatabase, verbs } from "./session";
 
 export function addStoreCommands(program: CliCommand): void {
@@ -58,6 +58,29 @@ export function addStoreCommands(program: CliCommand): void {
         } finally {
           client.destroy();
         }
+      }),
+    );
+
+  store
+    .command("collect")
+    .summary("delete rendered meta/ of views unused for the retention, and store objects no view names")
+    .description(
+      "A view of a LeRobot version with withdrawals (or a fingerprinted licence's, or a camera subset's) has its meta/ rendered into the store under _rendered/<sha256>; every withdrawal makes new views and leaves the old ones unused. Delete the views not used for RENDERED_VIEW_RETENTION_DAYS (default 7; at least 1, far longer than a signed URL's 15 minutes) with their rows, then every rendered object no remaining view names, from the store and then the database. A view asked for after that is rendered again. Each server does the same every RENDERED_COLLECTION_INTERVAL_MINUTES.",
+    )
+    .option(
+      "--retention-days <days>",
+      "collect views unused for this many days (default: RENDERED_VIEW_RETENTION_DAYS)",
+      positiveWholeNumber,
+    )
+    .option("--json", "print what was collected as JSON")
+    .examples("das-admin store collect", "das-admin store collect --retention-days 30 --json")
+    .action(
+      onDatabase(async ({ ctx }, options: { retentionDays?: number; json?: boolean }) => {
+        const collected = await verbs.collectRenderedViews(ctx, { retentionDays: options.retentionDays });
+        if (options.json) process.stdout.write(`${JSON.stringify(collected)}\n`);
+        say(
+          `Collected ${collected.views} view(s) unused for ${collected.retention_days} day(s) (${collected.files} rendered file row(s)) and deleted ${collected.objects} object(s) no remaining view names from the store.`,
+        );
       }),
     );
 }

@@ -25,7 +25,7 @@ from .errors import InvalidBody, PullError
 from .lerobot import lerobot_result, remove_leftovers, write_transformed
 from .plan import PROVENANCE_FILE, Plan, PlannedFile, by_key, check_plan, fetched_place, narrowed, other_place, path_inside
 from .provenance import earlier_provenance, provenance_of, write_provenance
-from .transfer import Interrupted, Throttle, fetch_file, local_state, partial_path, shown
+from .transfer import Interrupted, Throttle, fetch_file, local_state, partial_path, sha256_file, shown
 
 if TYPE_CHECKING:
     from .client import Client
@@ -45,6 +45,7 @@ class PullSummary:
     downloaded: int = 0
     resumed: int = 0
     refetched_corrupt: int = 0
+    refetched_changed: int = 0
     bytes_received: int = 0
     downloads: list[str] = field(default_factory=list)
     co_delivered_episode_ids: list[str] = field(default_factory=list)
@@ -208,12 +209,18 @@ def carry_out_plan(
         bytes=sum(f["size_bytes"] for f in plan["files"]),
         failed=[{"path": str(u.get("path")), "reason": str(u.get("reason"))} for u in plan["unplannable"]],
     )
-    pending, corrupt, partial_bytes = _check_local(root, plan["files"], summary)
+    pending, corrupt, changed, partial_bytes = _check_local(root, plan["files"], summary, earlier)
+    if changed:
+        print(shown(_changed_since_last_pull(changed, (earlier or {}).get("revision"), plan["revision"])), file=sys.stderr)
     if corrupt:
-        print(f"{len(corrupt)} file(s) on disk do not match the plan and will be fetched again.", file=sys.stderr)
+        print(
+            f"{len(corrupt)} file(s) on disk match neither the plan nor what the last pull fetched (damaged or edited since)"
+            " and will be fetched again.",
+            file=sys.stderr,
+        )
     bar = _Progress(len(pending), sum(f["size_bytes"] for f in pending), progress)
     bar.bytes(partial_bytes)
-    run = _Run(client, plan, request, root, summary, bar, corrupt, stop or threading.Event(), concurrency, now)
+    run = _Run(client, plan, request, root, summary, bar, corrupt, changed, stop or threading.Event(), concurrency, now)
     run.margin = refresh_margin_seconds
     run.throttle = Throttle(limit_rate) if limit_rate else None
     try:
@@ -247,15 +254,17 @@ def carry_out_plan(
     return summary, provenance
 
 
-def _check_local(root: Path, files: list[PlannedFile], summary: PullSummary):
+def _check_local(root: Path, files: list[PlannedFile], summary: PullSummary, earlier: Optional[dict[str, Any]]):
     pending: list[PlannedFile] = []
     corrupt: set[str] = set()
+    changed: set[str] = set()
+    pulled_before = {f.get("path"): f for f in (earlier or {}).get("files") or [] if isinstance(f, dict)}
     partial_bytes = 0
     for file in files:
         try:
             # A symbolic link on the way out of the directory fails the file before its download is asked for.
             dest = path_inside(root, fetched_place(file))
-            state = local_state(dest, file)
+            state = _state_on_disk(dest, file, pulled_before.get(file["path"]))
             if state == "verified" or _adopt_other_copy(root, file, dest):
                 summary.already_verified += 1
                 continue
@@ -264,11 +273,44 @@ def _check_local(root: Path, files: list[PlannedFile], summary: PullSummary):
             continue
         if state == "corrupt":
             corrupt.add(file["path"])
+        if state == "changed":
+            changed.add(file["path"])
         partial = partial_path(dest)
         if partial.is_file() and partial.stat().st_size <= file["size_bytes"]:
             partial_bytes += partial.stat().st_size
         pending.append(file)
-    return pending, corrupt, partial_bytes
+    return pending, corrupt, changed, partial_bytes
+
+
+def _state_on_disk(dest: Path, file: PlannedFile, before: Optional[dict[str, Any]]) -> str:
+    """A file on disk against the plan and against what the last pull recorded for its path: the
+    plan's bytes ('verified'), none ('missing'), the last pull's bytes where the plan now names
+    others ('changed': an update, such as meta/ rendered again after a withdrawal), or bytes that
+    are neither ('corrupt': damaged or edited since they were pulled). Hashed once at most."""
+    try:
+        if not dest.is_file():
+            return "missing"
+        size = dest.stat().st_size
+    except OSError:
+        return "missing"
+    plan_changed = before is not None and before.get("sha256") != file["sha256"]
+    before_size = before.get("size_bytes") if before is not None else None
+    if size != file["size_bytes"] and not (plan_changed and size == before_size):
+        return "corrupt"
+    digest = sha256_file(dest)
+    if size == file["size_bytes"] and digest == file["sha256"]:
+        return "verified"
+    return "changed" if plan_changed and size == before_size and digest == before.get("sha256") else "corrupt"
+
+
+def _changed_since_last_pull(changed: set[str], was: Any, now: str) -> str:
+    """The line that says which files the plan changed since the last pull: an update, not damage."""
+    paths = sorted(changed, key=lambda p: p.encode())
+    named = ", ".join(paths[:5]) + (f", and {len(paths) - 5} more" if len(paths) > 5 else "")
+    revision = (
+        f"revision {was[:12]} then, {now[:12]} now" if isinstance(was, str) and was and was != now else "the plan names new bytes"
+    )
+    return f"{len(changed)} file(s) changed since the last pull ({revision}) will be fetched: {named}."
 
 
 def _adopt_other_copy(root: Path, file: PlannedFile, dest: Path) -> bool:
@@ -394,7 +436,7 @@ class _PlanUrls:
 
 
 class _Run:
-    def __init__(self, client, plan, request, root, summary, bar, corrupt, stop, concurrency, now) -> None:
+    def __init__(self, client, plan, request, root, summary, bar, corrupt, changed, stop, concurrency, now) -> None:
         self.client = client
         self.plan = plan
         self.request = request
@@ -402,6 +444,7 @@ class _Run:
         self.summary = summary
         self.bar = bar
         self.corrupt = corrupt
+        self.changed = changed
         self.stop = stop
         self.concurrency = max(1, concurrency)
         self.now = now
@@ -508,6 +551,8 @@ class _Run:
                         self.summary.range_ignored += 1
                     if file["path"] in self.corrupt:
                         self.summary.refetched_corrupt += 1
+                    if file["path"] in self.changed:
+                        self.summary.refetched_changed += 1
                 self.bar.file_done()
                 return None
             if not result.expired:
