@@ -290,7 +290,7 @@ async function checkLocal(
   // place and its other place resolved, their sizes, its partial file) would all fail, and at
   // 302 files they were 0.2 s of CPU before the first byte (bench:pull's profile). checkPlan has
   // already refused every unsafe path, which is all the walk could otherwise find.
-  if (await holdsNothing(dir)) return { pending: [...files], corrupt, partialBytes };
+  if (await holdsNothing(dir)) return { pending: [...files], corrupt, changed, partialBytes };
   let next = 0;
   const worker = async () => {
     while (next < files.length) {
