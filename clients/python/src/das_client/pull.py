@@ -25,7 +25,7 @@ from .errors import InvalidBody, PullError
 from .lerobot import lerobot_result, remove_leftovers, write_transformed
 from .plan import PROVENANCE_FILE, Plan, PlannedFile, by_key, check_plan, fetched_place, narrowed, other_place, path_inside
 from .provenance import earlier_provenance, provenance_of, write_provenance
-from .transfer import Interrupted, Throttle, fetch_file, local_state, partial_path, sha256_file, shown
+from .transfer import Interrupted, Throttle, fetch_file, local_state, partial_path, sha256_file, shown, size_on_disk
 
 if TYPE_CHECKING:
     from .client import Client
@@ -287,11 +287,8 @@ def _state_on_disk(dest: Path, file: PlannedFile, before: Optional[dict[str, Any
     plan's bytes ('verified'), none ('missing'), the last pull's bytes where the plan now names
     others ('changed': an update, such as meta/ rendered again after a withdrawal), or bytes that
     are neither ('corrupt': damaged or edited since they were pulled). Hashed once at most."""
-    try:
-        if not dest.is_file():
-            return "missing"
-        size = dest.stat().st_size
-    except OSError:
+    size = size_on_disk(dest)
+    if size is None:
         return "missing"
     plan_changed = before is not None and before.get("sha256") != file["sha256"]
     before_size = before.get("size_bytes") if before is not None else None

@@ -37,13 +37,18 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def size_on_disk(dest: Path) -> Optional[int]:
+    """The size of the regular file at `dest`, or None when there is none to read."""
+    try:
+        return dest.stat().st_size if dest.is_file() else None
+    except OSError:
+        return None
+
+
 def local_state(dest: Path, file: dict[str, Any]) -> str:
     """'verified', 'missing' or 'corrupt' against the manifest."""
-    try:
-        if not dest.is_file():
-            return "missing"
-        size = dest.stat().st_size
-    except OSError:
+    size = size_on_disk(dest)
+    if size is None:
         return "missing"
     if size != file["size_bytes"]:
         return "corrupt"
