@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from "postgres";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { createDb, type Sql } from "./client";
 import { executePrepared } from "./prepared";
@@ -8,6 +9,10 @@ const db = createDb(inject("databaseUrl"), { max: 1, transactionPooler: true });
 const sql = db.$client as unknown as Sql;
 
 afterAll(() => db.$client.end({ timeout: 5 }));
+
+/** executePrepared as the append calls it: inside a transaction, where its statements share a session. */
+const inTransaction = <T extends readonly Row[]>(query: PendingQuery<T>) =>
+  sql.begin((tx) => executePrepared(tx as unknown as Sql, query)) as Promise<T>;
 
 const kept = () =>
   sql<{ name: string; custom_plans: string; generic_plans: string }[]>`
@@ -33,7 +38,7 @@ describe("executePrepared", () => {
       select ${awkward}::text[] as texts, ${awkward[0]!}::text || ${awkward[2]!} as alone, ${[1, null, 3]}::int[]::text as numbers,
         ${[] as string[]}::text[] as none, ${at} as at, ${true} as yes, ${12345678901234567n as unknown as string}::bigint + 1 as big
       where ${null}::text is null and ${"x"} = 'x'`;
-    const [row] = await executePrepared(sql, query);
+    const [row] = await inTransaction(query);
     expect(row).toEqual({
       texts: awkward,
       alone: "it'sback\\slash",
@@ -48,8 +53,8 @@ describe("executePrepared", () => {
   it("prepares a statement once per session, by its text: a second call executes it, another text is another", async () => {
     const before = (await kept()).length;
     const add = (n: number) => sql<{ sum: number }[]>`select ${n}::int + 1 as sum`;
-    for (let n = 0; n < 8; n++) expect((await executePrepared(sql, add(n)))[0]!.sum).toBe(n + 1);
-    await executePrepared(sql, sql`select ${1}::int - 1 as difference`);
+    for (let n = 0; n < 8; n++) expect((await inTransaction(add(n)))[0]!.sum).toBe(n + 1);
+    await inTransaction(sql`select ${1}::int - 1 as difference`);
     const after = await kept();
     expect(after).toHaveLength(before + 2);
     const plans = after.map((s) => Number(s.custom_plans) + Number(s.generic_plans));
@@ -66,16 +71,16 @@ describe("executePrepared", () => {
       })
       .catch(() => {});
     const before = (await kept()).length;
-    expect((await executePrepared(sql, query()))[0]!.answer).toBe("kept across a rollback");
+    expect((await inTransaction(query()))[0]!.answer).toBe("kept across a rollback");
     expect((await kept()).length).toBe(before);
   });
 
   it("refuses what it cannot write as a literal rather than send something else", async () => {
-    await expect(executePrepared(sql, sql`select ${[[1, 2]] as unknown as number[]}::int[]`)).rejects.toThrow(
-      /flat arrays/,
-    );
-    await expect(executePrepared(sql, sql.unsafe("select 1") as never)).rejects.toThrow(/tagged template/);
-    await expect(executePrepared(sql, sql`select ${"a\u0000b"}::text`)).rejects.toThrow(/NUL/);
-    await expect(executePrepared(sql, sql`select ${["a", "\u0000"]}::text[]`)).rejects.toThrow(/NUL/);
+    await expect(inTransaction(sql`select ${[[1, 2]] as unknown as number[]}::int[]`)).rejects.toThrow(/flat arrays/);
+    await expect(inTransaction(sql.unsafe("select 1") as never)).rejects.toThrow(/tagged template/);
+    await expect(inTransaction(sql`select ${"a\u0000b"}::text`)).rejects.toThrow(/NUL/);
+    await expect(inTransaction(sql`select ${["a", "\u0000"]}::text[]`)).rejects.toThrow(/NUL/);
+    // Outside a transaction a pooler may run the PREPARE and the EXECUTE on two server sessions.
+    await expect(executePrepared(sql, sql`select ${1}::int as one`)).rejects.toThrow(/inside a transaction/);
   });
 });

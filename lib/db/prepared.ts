@@ -23,7 +23,7 @@ import type { Sql } from "./client";
  * prepared in two round trips (describe, then bind), which would break the write in two.
  *
  * `query` is never sent itself; it must consist of text, nested fragments and plain values (text,
- * numbers, booleans, bigints, dates, null, flat arrays of those).
+ * numbers, booleans, bigints, dates, null, flat arrays of those). `sql` must be a transaction's.
  */
 export async function executePrepared<T extends readonly Row[]>(sql: Sql, query: PendingQuery<T>): Promise<T> {
   const { prepare, execute } = preparedStatement(sql, query);
@@ -40,6 +40,12 @@ export function preparedStatement<T extends readonly Row[]>(
   sql: Sql,
   query: PendingQuery<T>,
 ): { prepare: PendingQuery<Row[]>; execute: PendingQuery<T> } {
+  // Only a transaction's scope has `savepoint`: outside one, a transaction-mode pooler may run the
+  // PREPARE and the EXECUTE on two server sessions, and the second would find nothing prepared.
+  if (typeof (sql as { savepoint?: unknown }).savepoint !== "function")
+    throw new Error(
+      "A statement prepared at the SQL level runs inside a transaction, where its two statements share a session.",
+    );
   const parameters: unknown[] = [];
   const text = compile(query, parameters);
   const types = parameters.map(parameterType);
