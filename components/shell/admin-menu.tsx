@@ -24,8 +24,13 @@ export function AdminMenu({ groups }: { groups: AdminMenuGroup[] }) {
   const panelId = useId();
   const active = groups.some((g) => g.links.some((l) => isAt(pathname, l.href)));
 
-  // biome-ignore lint/correctness/useExhaustiveDependencies: closing is the effect of a new path
+  // Closed when the path changes, not when the menu mounts: a click on "Admin" before the page
+  // hydrated opens the native disclosure, and hydration must leave it open (it used to close it
+  // under the user's pointer).
+  const shownPath = useRef(pathname);
   useEffect(() => {
+    if (shownPath.current === pathname) return;
+    shownPath.current = pathname;
     if (details.current) details.current.open = false;
   }, [pathname]);
 
