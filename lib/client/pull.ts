@@ -25,7 +25,7 @@ import {
   type ProvenanceFile,
 } from "./provenance";
 import { Progress } from "./progress";
-import { fetchFile, localState, partialPath, sha256File, Throttle } from "./transfer";
+import { fetchFile, localState, partialPath, sha256File, sizeOf, Throttle } from "./transfer";
 
 export type PullOptions = Transfers & {
   api: ApiClient;
@@ -332,10 +332,7 @@ async function stateOnDisk(
   file: PlannedFile,
   before: Pick<ProvenanceFile, "sha256" | "size_bytes"> | undefined,
 ): Promise<"verified" | "missing" | "changed" | "corrupt"> {
-  const size = await stat(dest).then(
-    (s) => s.size,
-    () => undefined,
-  );
+  const size = await sizeOf(dest);
   if (size === undefined) return "missing";
   const planChanged = before !== undefined && before.sha256 !== file.sha256;
   if (size !== file.size_bytes && !(planChanged && size === before.size_bytes)) return "corrupt";

@@ -65,7 +65,8 @@ async function hashed(file: string, hash: Hash): Promise<Hash> {
 const READ_BYTES = 1 << 20;
 const WRITE_BYTES = 1 << 19;
 
-async function sizeOf(file: string): Promise<number | undefined> {
+/** The size of the file at `file`, or undefined when there is none to stat. */
+export async function sizeOf(file: string): Promise<number | undefined> {
   try {
     return (await stat(file)).size;
   } catch {
