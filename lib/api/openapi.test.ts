@@ -143,7 +143,7 @@ describe("the OpenAPI document", () => {
     expect(open).toEqual(["get /api/v1/openapi.json"]);
   });
 
-  it("declares the documented headers: X-Request-Id and RateLimit-* everywhere, Retry-After on 429/503, WWW-Authenticate on 401, Idempotency-Key on downloads", () => {
+  it("declares the documented headers: X-Request-Id and RateLimit-* everywhere, Retry-After on 429/503, WWW-Authenticate on 401, Idempotency-Key on downloads and plans", () => {
     for (const [p, item] of Object.entries(doc.paths!)) {
       for (const [m, op] of Object.entries(item as Record<string, any>)) {
         for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
@@ -161,6 +161,11 @@ describe("the OpenAPI document", () => {
       expect.arrayContaining([expect.objectContaining({ in: "header", name: "Idempotency-Key" })]),
     );
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(["200", "201", "409", "422"]));
+    const plan = (doc.paths!["/api/v1/datasets/{id}/versions/{version}/plan"] as any).post;
+    expect(plan.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ in: "header", name: "Idempotency-Key" })]),
+    );
+    expect(Object.keys(plan.responses)).toEqual(expect.arrayContaining(["200", "409"]));
   });
 
   it("has examples that validate against the schemas they illustrate", () => {
@@ -624,6 +629,16 @@ describe("a sweep of every endpoint and status", () => {
     expect((await send(e, { body: { dataset_id: datasetId, version: "2.0.0" } })).status).toBe(403);
     expect((await send(e, { body: { dataset_id: "no-such-dataset", version: "1.0.0" } })).status).toBe(404);
     expect((await send(e, { body: { dataset_id: bigDatasetId, version: "1.0.0" } })).status).toBe(422);
+  });
+
+  it("plans: the same plan on a retry with its Idempotency-Key, 409 with another body", async () => {
+    const e = ENDPOINTS.find((x) => x.name.endsWith("/plan"))!;
+    const idem = { "idempotency-key": `sweep-plan-${Date.now()}` };
+    const first = await send(e, { headers: idem });
+    expect(first.status, first.text).toBe(200);
+    expect((await send(e, { headers: idem })).json).toEqual(first.json);
+    expect((await send(e, { headers: idem, body: { streams: ["cam"] } })).status).toBe(409);
+    expect((await send(e, { headers: { "idempotency-key": "has space" } })).json.error.code).toBe("invalid_parameter");
   });
 
   it("previews: 200 repeat, 400 body, 403, 404", async () => {

@@ -296,19 +296,28 @@ export { MAX_FILES_PER_DOWNLOAD };
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The request headers POST /v1/downloads reads besides Authorization. */
-export const DownloadHeaders = z.object({
-  "Idempotency-Key": z
-    .string()
-    .regex(IDEMPOTENCY_KEY, {
-      error: "it must be 1 to 255 printable ASCII characters without spaces (a UUID is typical).",
-    })
-    .optional()
-    .meta({
-      description:
-        "Makes the request safe to retry: a retry with the same key and body returns the same download (200) without a second disclosure-log entry; the same key with another body is 409 `idempotency_conflict`.",
-      example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
-    }),
-});
+export const DownloadHeaders = idempotencyHeaders("download");
+
+/** The request headers POST /v1/datasets/{id}/versions/{version}/plan reads besides Authorization. */
+export const PlanHeaders = idempotencyHeaders("plan");
+
+function idempotencyHeaders(what: "download" | "plan") {
+  return z.object({
+    "Idempotency-Key": z
+      .string()
+      .regex(IDEMPOTENCY_KEY, {
+        error: "it must be 1 to 255 printable ASCII characters without spaces (a UUID is typical).",
+      })
+      .optional()
+      .meta({
+        description:
+          what === "download"
+            ? "Makes the request safe to retry: a retry with the same key and body returns the same download (200) without a second disclosure-log entry; the same key with another body is 409 `idempotency_conflict`."
+            : "Makes the request safe to retry: a retry with the same key and body returns the same plan, its URLs signed at the same time, without a second disclosure-log entry; the same key with another body, or once the version has changed, is 409 `idempotency_conflict`.",
+        example: "5b0c6f3e-8f0a-4c4e-9d8e-2f1b7a9c3d10",
+      }),
+  });
+}
 
 /** POST /v1/notices/{notice_id}/acknowledgements: what the recipient did about a notice. */
 export const AcknowledgementBody = z

@@ -142,8 +142,10 @@ export class ApiClient {
    * (of no episode) are recorded in the disclosure log as the plan is made.
    */
   async plan(datasetId: string, version: string, body: PlanRequestBody): Promise<PlanDocument> {
+    // Its Idempotency-Key makes a retry (after a gateway's 502 or a lost connection) the same plan, not a second entry.
     return this.send("POST", `/datasets/${enc(datasetId)}/versions/${enc(version)}/plan`, {}, Plan, {
       body,
+      headers: { "Idempotency-Key": randomUUID() },
       maxBytes: MAX_PLAN_BYTES,
     });
   }
@@ -301,7 +303,7 @@ export class ApiClient {
 /**
  * 429 and 503 say "later". 502 and 504 are a gateway's (a load balancer that lost the instance
  * serving the request): it may or may not have been served, so only a request that is safe to send
- * twice is sent again, a read or a download with its Idempotency-Key (which returns the same one).
+ * twice is sent again, a read, or a download or plan with its Idempotency-Key (which returns the same one).
  */
 function retryable(status: number, method: string, headers: Record<string, string>): boolean {
   if (status === 429 || status === 503) return true;

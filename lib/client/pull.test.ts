@@ -369,6 +369,12 @@ describe("the API client's waits and errors", () => {
     await expect(api.createDownload({ dataset_id: "d", version: "1.0.0" })).rejects.toMatchObject({ status: 422 });
     expect(keys.slice(3)).toEqual([keys[3], keys[3]]);
     expect(keys[3]).toMatch(/^[0-9a-f-]{36}$/);
+    // So does a plan: asked again with its key, the service answers the same plan.
+    answers.push(gateway(502), envelope(422, "scope_too_large"));
+    await expect(api.plan("d", "1.0.0", {})).rejects.toMatchObject({ status: 422 });
+    expect(keys.slice(5)).toEqual([keys[5], keys[5]]);
+    expect(keys[5]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[5]).not.toBe(keys[3]);
     // An acknowledgement has no key: a 502 is the answer, not a reason to acknowledge twice.
     answers.push(gateway(502), page());
     await expect(api.acknowledgeNotice("ntc_1", { statement: "deleted", deleted_paths: [] })).rejects.toMatchObject({

@@ -7,6 +7,7 @@ import { canonicalJson } from "../canonical-json";
 import { requireLicensedVersion } from "../catalog/access";
 import { withdrawnMeanwhile } from "../catalog/withdrawn";
 import { appendToLog, notRecorded } from "../disclosures/append";
+import { earlierEntry, isDuplicateKey, type Idempotency } from "../disclosures/idempotency";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { deliveredFiles } from "../fingerprints/delivered";
 import { URL_TTL_SECONDS } from "../storage/config";
@@ -53,9 +54,6 @@ export async function createDownload(
   }
 }
 
-/** PostgreSQL's unique_violation: here, another entry with the same Idempotency-Key committed first. */
-const isDuplicateKey = (error: unknown) => (error as { code?: unknown } | null)?.code === "23505";
-
 /**
  * Resolves the scope, appends its entry to the log (`appendToLog`, which writes its episodes with
  * it), and signs URLs only once that entry has committed. Each way the append can fail is sorted
@@ -70,7 +68,7 @@ async function recordAndSign(
   recipient: ReturnType<typeof recipientOf>,
   requestedScope: RequestedScope,
   requestSha256: string,
-  idempotency: { scope: string; key: string } | null,
+  idempotency: Idempotency | null,
 ): Promise<{ download: Download } | { notAppended: "withdrawn meanwhile" | "duplicate key"; cause: unknown }> {
   const licensed = await requireLicensedVersion(ctx, body.dataset_id, body.version);
   const version = { ...licensed, datasetId: body.dataset_id };
@@ -158,21 +156,7 @@ function scopeOf(body: DownloadRequest): RequestedScope {
   return scope;
 }
 
-async function replay(
-  ctx: Ctx,
-  idempotency: { scope: string; key: string },
-  requestSha256: string,
-): Promise<Download | undefined> {
-  // The keys' own table (migration 0026): unique for ever, whatever months of the log are archived.
-  const [earlier] = await sqlOf(ctx.db)<{ id: string; request_sha256: string }[]>`
-    select disclosure_id as id, request_sha256 from disclosure_idempotency_keys
-    where scope = ${idempotency.scope} and key = ${idempotency.key}`;
-  if (!earlier) return undefined;
-  if (earlier.request_sha256 !== requestSha256) {
-    throw new AppError(
-      "idempotency_conflict",
-      "This Idempotency-Key was used with a different request body. Use a new key for a new request.",
-    );
-  }
-  return recordedDownload(ctx, earlier.id);
+async function replay(ctx: Ctx, idempotency: Idempotency, requestSha256: string): Promise<Download | undefined> {
+  const earlier = await earlierEntry(ctx, idempotency, requestSha256);
+  return earlier && recordedDownload(ctx, earlier.id);
 }

@@ -180,6 +180,27 @@ describe("a version of our own format", () => {
     if (readme) expect(Object.keys(readme.get)).toEqual(["url"]);
   });
 
+  it("with an Idempotency-Key, answers a retry with the same plan and no second entry; another body is 409", async () => {
+    const url = `/api/v1/datasets/${stored.datasetId}/versions/1.0.0/plan`;
+    const headers = { "Idempotency-Key": `plan-${stored.keyId}` };
+    const before = (await entriesOf(stored.keyId)).length;
+    const first = await call(api.POST, url, { method: "POST", key: stored.key, headers, body: {} });
+    expect(first.status, first.text).toBe(200);
+    const byUrl = (first.json as Plan).files.filter((f) => "url" in f.get);
+    expect(byUrl.map((f) => f.path)).toContain("README.md");
+    const again = await call(api.POST, url, { method: "POST", key: stored.key, headers, body: {} });
+    expect(again.status, again.text).toBe(200);
+    // The same URLs, signed at the same time, and one entry for both answers.
+    expect(again.json).toEqual(first.json);
+    expect((await entriesOf(stored.keyId)).length - before).toBe(1);
+    const other = await call(api.POST, url, { method: "POST", key: stored.key, headers, body: { streams: ["cam"] } });
+    expect(other.status, other.text).toBe(409);
+    expect(other.json.error.code).toBe("idempotency_conflict");
+    // Without a key, each plan is an entry of its own.
+    await planOf(stored.key, { datasetId: stored.datasetId, version: stored.version });
+    expect((await entriesOf(stored.keyId)).length - before).toBe(2);
+  });
+
   it("refuses what das pull refused: an unknown stream, episodes without files", async () => {
     const unknown = await call(api.POST, `/api/v1/datasets/${stored.datasetId}/versions/1.0.0/plan`, {
       method: "POST",

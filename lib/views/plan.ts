@@ -16,6 +16,7 @@ import { deliveredFiles, type DeliveredFile } from "../fingerprints/delivered";
 import { renderView, type RenderedView } from "./render";
 import { planRequests, requestedWith } from "./requests";
 import { appendToLog, notRecorded } from "../disclosures/append";
+import { earlierEntry, isDuplicateKey, type Idempotency } from "../disclosures/idempotency";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { newLogId } from "../ids";
 import { deliveredVersion, episodeIdOf, episodeIndexOf, versionView, type VersionView } from "./view";
@@ -122,7 +123,11 @@ export type Plan = {
   lerobot: LeRobotPlan | null;
 };
 
-export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
+/**
+ * The plan of `request`. With an Idempotency-Key, a retry of the same request (of the same
+ * revision) returns the same URLs, signed at the same time, without a second entry.
+ */
+export async function pullPlan(ctx: Ctx, request: PlanRequest, idempotencyKey?: string): Promise<Plan> {
   const licensed = await requireLicensedVersion(ctx, request.datasetId, request.version);
   const view = await versionView(ctx, request.datasetId, licensed);
   const sql = sqlOf(ctx.db);
@@ -166,7 +171,7 @@ export async function pullPlan(ctx: Ctx, request: PlanRequest): Promise<Plan> {
     fetched.filter((f) => downloadOf.has(f.path)),
     byUrl(view, inScope, lerobot?.rendered ?? null, lerobot?.metaAsDelivered ?? false),
   );
-  const { signedAt, expiresAt } = await discloseByUrl(ctx, view, request, direct);
+  const { signedAt, expiresAt } = await discloseByUrl(ctx, view, request, direct, idempotencyKey);
   const urls = await presigner().presignKeys(
     direct.map((d) => d.objectKey),
     { signingDate: signedAt, expiresIn: URL_TTL_SECONDS },
@@ -228,11 +233,19 @@ async function discloseByUrl(
   view: VersionView,
   request: PlanRequest,
   direct: { path: string; size_bytes: number; sha256: string }[],
+  idempotencyKey: string | undefined,
 ): Promise<{ signedAt: Date; expiresAt: Date }> {
-  if (!direct.length) return { signedAt: new Date(), expiresAt: new Date(Date.now() + URL_TTL_SECONDS * 1000) };
   const principal = ctx.principal;
   if (principal.kind !== "api_key") throw new AppError("forbidden", "Plans are made with an API key.");
   const paths = direct.map((d) => d.path);
+  const requestSha256 = sha256Hex(canonicalJson({ plan: { request, revision: view.sha, paths } }));
+  const idempotency = idempotencyKey ? { scope: principal.keyId, key: idempotencyKey } : null;
+  // Looked up first even for a plan without URLs (it appends nothing): its key used before by another request is 409.
+  if (idempotency) {
+    const earlier = await signedEarlier(ctx, idempotency, requestSha256);
+    if (earlier) return earlier;
+  }
+  if (!direct.length) return { signedAt: new Date(), expiresAt: new Date(Date.now() + URL_TTL_SECONDS * 1000) };
   const copies = view.copiesOf ? direct.map((d) => ({ path: d.path, sha256: d.sha256 })) : undefined;
   try {
     const chained = await appendToLog(ctx, {
@@ -255,9 +268,9 @@ async function discloseByUrl(
         episodesSha256: episodesDigest([]),
         ...(copies ? { filesSha256: filesDigest(copies) } : {}),
         requestId: ctx.requestId,
-        idempotencyScope: null,
-        idempotencyKey: null,
-        requestSha256: sha256Hex(canonicalJson({ plan: { request, revision: view.sha, paths } })),
+        idempotencyScope: idempotency?.scope ?? null,
+        idempotencyKey: idempotency?.key ?? null,
+        requestSha256,
       },
       episodeIds: [],
       ...(copies ? { files: copies } : {}),
@@ -268,8 +281,38 @@ async function discloseByUrl(
     if ("refused" in chained) throw new Error(`The log refused the plan's entry (${chained.refused.name}).`);
     return { signedAt: chained.occurredAt, expiresAt: chained.expiresAt };
   } catch (error) {
+    // The same Idempotency-Key sent twice at once: the second append met the first's unique key.
+    const earlier = idempotency && isDuplicateKey(error) && (await signedEarlier(ctx, idempotency, requestSha256));
+    if (earlier) return earlier;
     throw notRecorded("The plan's files", error);
   }
+}
+
+/**
+ * When the entry an Idempotency-Key made for this plan signed its URLs, and until when, or
+ * undefined when it made none. A request of another body, or of the same body on a version
+ * changed since (the plan's revision is part of what is keyed), is 409.
+ */
+async function signedEarlier(
+  ctx: Ctx,
+  idempotency: Idempotency,
+  requestSha256: string,
+): Promise<{ signedAt: Date; expiresAt: Date } | undefined> {
+  const earlier = await earlierEntry(
+    ctx,
+    idempotency,
+    requestSha256,
+    "This Idempotency-Key was used with another plan request, or the version changed since. Use a new key for a new request.",
+  );
+  if (!earlier) return undefined;
+  const [entry] = await sqlOf(ctx.db)<{ occurred_at: Date; expires_at: Date }[]>`
+    select occurred_at, expires_at from disclosures where id = ${earlier.id}`;
+  if (!entry)
+    throw new AppError(
+      "idempotency_conflict",
+      "This Idempotency-Key's plan was made in a month of the log now archived; its URLs expired long ago. Use a new key.",
+    );
+  return { signedAt: entry.occurred_at, expiresAt: entry.expires_at };
 }
 
 const planned = (f: PlanFile): Omit<PlannedFile, "get" | "transform"> => ({

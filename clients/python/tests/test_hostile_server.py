@@ -1,6 +1,6 @@
 """The client against a hostile service, served by the test itself on 127.0.0.1: one that answers a
-next cursor for ever (the same one, or always a new one), an answer without end, and a Retry-After
-of years. The client must stop each time, with an error that says why, in bounded memory and time.
+next cursor for ever (the same one, or always a new one), an answer without end, a Retry-After
+of years, and a gateway's 502 in front of it. The client must stop each time, with an error that says why, in bounded memory and time.
 No real service is needed."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class Hostile:
         self.asked: dict[str, int] = {}
         self.sent_of_endless = 0
         self.url = ""
+        self.idempotency_keys: list[str | None] = []
 
 
 def _routes(hostile: Hostile) -> dict[str, Callable[[BaseHTTPRequestHandler, dict[str, list[str]]], None]]:
@@ -62,6 +63,22 @@ def _routes(hostile: Hostile) -> dict[str, Callable[[BaseHTTPRequestHandler, dic
             return send_json(handler, 429, envelope("rate_limited", "Too many requests for this key."), {"Retry-After": "2"})
         send_json(handler, 200, {"dataset_id": "briefly", "versions": [], "next_cursor": None})
 
+    def gateway(handler: BaseHTTPRequestHandler, _: dict[str, list[str]]) -> None:
+        """A load balancer's 502 (an HTML page, not the API's envelope) once, then the service's answer."""
+        hostile.idempotency_keys.append(handler.headers.get("Idempotency-Key"))
+        path = urlsplit(handler.path).path
+        if hostile.asked[path] == 1:
+            page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+            handler.send_response(502)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", str(len(page)))
+            handler.end_headers()
+            handler.wfile.write(page)
+            return
+        if path.endswith("/plan"):
+            return send_json(handler, 422, envelope("scope_too_large", "Too many files."))
+        send_json(handler, 200, {"dataset_id": "gateway", "versions": [], "next_cursor": None})
+
     far = format_datetime(datetime.now(timezone.utc) + timedelta(days=1), usegmt=True)
     return {
         # The same cursor, again and again.
@@ -81,6 +98,9 @@ def _routes(hostile: Hostile) -> dict[str, Callable[[BaseHTTPRequestHandler, dic
             h, 503, envelope("unavailable", "Temporarily unavailable."), {"Retry-After": far}
         ),
         "/api/v1/datasets/briefly/versions": briefly,
+        "/api/v1/datasets/gateway/versions": gateway,
+        "/api/v1/datasets/gateway/versions/1.0.0/plan": gateway,
+        "/api/v1/notices/ntc_gateway/acknowledgements": gateway,
     }
 
 
@@ -100,6 +120,10 @@ def hostile() -> Iterator[Hostile]:
                 self.send_error(404)
                 return
             route(self, parse_qs(parts.query))
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.do_GET()
 
         def log_message(self, *_: Any) -> None:
             pass
@@ -173,3 +197,23 @@ def test_a_retry_after_within_a_minute_is_waited_for(hostile: Hostile) -> None:
     waits: list[float] = []
     assert client_of(hostile, waits).versions("briefly") == []
     assert waits == [2.0]
+
+
+def test_a_gateways_502_is_asked_again_only_for_what_is_safe_to_repeat(hostile: Hostile) -> None:
+    waits: list[float] = []
+    client = client_of(hostile, waits)
+    # A read: asked again.
+    assert client.versions("gateway") == []
+    assert hostile.asked["/api/v1/datasets/gateway/versions"] == 2
+    # A plan carries an Idempotency-Key: asked again with the same one, so the service answers the same plan.
+    with pytest.raises(das_client.ApiError) as raised:
+        client.plan("gateway", "1.0.0")
+    assert raised.value.status == 422
+    plan_keys = hostile.idempotency_keys[2:]
+    assert len(plan_keys) == 2 and plan_keys[0] is not None and plan_keys[0] == plan_keys[1]
+    # An acknowledgement has no key: the 502 is the answer, not a reason to acknowledge twice.
+    with pytest.raises(das_client.ApiError) as raised:
+        client.acknowledge("ntc_gateway", "deleted")
+    assert raised.value.status == 502
+    assert hostile.asked["/api/v1/notices/ntc_gateway/acknowledgements"] == 1
+    assert len(waits) == 2

@@ -4,13 +4,14 @@ import { URL_TTL_SECONDS } from "../../storage/config";
 import { defineOperation } from "../operation";
 import { errorResponses, KEYED, ok, VersionPath } from "../openapi-parts";
 import { EXAMPLES } from "../openapi-examples";
-import { PlanBody } from "../requests";
+import { PlanBody, PlanHeaders } from "../requests";
 import { Plan } from "../responses";
 
 export const planPull = defineOperation({
   method: "POST",
   path: "/api/v1/datasets/{id}/versions/{version}/plan",
   params: VersionPath,
+  headers: PlanHeaders,
   body: PlanBody,
   openapi: {
     operationId: "planPull",
@@ -28,8 +29,10 @@ export const planPull = defineOperation({
         "not_found",
         "episode_withdrawn",
         "scope_too_large",
+        "idempotency_conflict",
       ]),
     },
   },
-  handler: (ctx, { params, body }) => pullPlan(ctx, { datasetId: params.id, version: params.version, ...body }),
+  handler: (ctx, { params, body, headers }) =>
+    pullPlan(ctx, { datasetId: params.id, version: params.version, ...body }, headers["Idempotency-Key"]),
 });

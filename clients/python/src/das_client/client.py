@@ -366,7 +366,9 @@ class Client:
             episode_ids=episode_ids, filter=filter, streams=streams, keep_original_indices=keep_original_indices
         )
         path = f"/datasets/{_seg(dataset_id)}/versions/{_seg(version)}/plan"
-        return self._send("POST", path, body=body, max_bytes=MAX_PLAN_BYTES)
+        # Its Idempotency-Key makes a retry (after a gateway's 502 or a lost connection) the same plan, not a second entry.
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        return self._send("POST", path, body=body, headers=headers, max_bytes=MAX_PLAN_BYTES)
 
     def pull(
         self,
@@ -457,7 +459,7 @@ class Client:
                         f"{method} {path} answered with a body that is not JSON (is {self.base_url} a Dataset Access Service?)"
                     ) from None
             error = _api_error(response, data)
-            if response.status_code in (429, 503) and attempt <= self.max_retries:
+            if _retryable(response.status_code, method, sent) and attempt <= self.max_retries:
                 if error.retry_after is not None and error.retry_after > MAX_WAIT:
                     raise error_for(
                         error.status,
@@ -469,6 +471,16 @@ class Client:
                 self._sleep(error.retry_after if error.retry_after is not None else backoff_seconds(attempt))
                 continue
             raise error
+
+
+def _retryable(status: int, method: str, headers: dict[str, str]) -> bool:
+    """429 and 503 say "later". 502 and 504 are a gateway's (a load balancer that lost the instance
+    serving the request): it may or may not have been served, so only a request that is safe to
+    send twice is sent again, a read, or a download or plan with its Idempotency-Key (which
+    returns the same one)."""
+    if status in (429, 503):
+        return True
+    return status in (502, 504) and (method == "GET" or "Idempotency-Key" in headers)
 
 
 def _bounded_body(response: httpx.Response, limit: int, what: str) -> bytes:
