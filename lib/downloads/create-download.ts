@@ -9,7 +9,8 @@ import { withdrawnMeanwhile } from "../catalog/withdrawn";
 import { appendToLog, notRecorded } from "../disclosures/append";
 import { earlierEntry, isDuplicateKey, type Idempotency } from "../disclosures/idempotency";
 import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
-import { deliveredFiles } from "../fingerprints/delivered";
+import { deliveredFiles, type DeliveredFile } from "../fingerprints/delivered";
+import type { FileRecord } from "../catalog/get-manifest";
 import { URL_TTL_SECONDS } from "../storage/config";
 import { recordedDownload, signDownload, type Download } from "./download";
 import { resolveScope } from "./resolve-scope";
@@ -18,8 +19,8 @@ import type { DownloadRequest } from "./scope";
 export type CreateDownloadInput = { body: DownloadRequest; idempotencyKey?: string };
 
 /**
- * A download: resolves the scope, appends its disclosure with its episodes to the log, and signs
- * URLs only once that entry has committed. If the append fails the client gets 503 and no URL:
+ * A download: resolves the scope, appends its disclosure with its episodes to the log, and answers
+ * its URLs only once that entry has committed. If the append fails the client gets 503 and no URL:
  * a disclosure that never reached its recipient is acceptable, a URL without one never is.
  * With an Idempotency-Key, a retry of the same body returns the same download (same id, same
  * URLs) without a second entry; another body under the same key is 409.
@@ -56,11 +57,14 @@ export async function createDownload(
 
 /**
  * Resolves the scope, appends its entry to the log (`appendToLog`, which writes its episodes with
- * it), and signs URLs only once that entry has committed. Each way the append can fail is sorted
- * here, once: an entry the log refused for an episode withdrawn meanwhile, or one that met an
- * entry with its Idempotency-Key, comes back for `createDownload` to ask again or replay; any
- * other failure of the append or of the signing is a 503. The resolution's own refusals (404,
- * 410, 422, ...) pass as they are.
+ * it), and answers URLs only once that entry has committed. They are signed while it is appended
+ * (decision 0148): the database writes the entry's rows while this process computes the URLs, a
+ * slice at a time, for the second the entry will most likely get (this one). An entry of another
+ * second has them signed again at its own, so that a replay signs the same URLs; those of an entry
+ * not appended are dropped. Each way the append can fail is sorted here, once: an entry the log
+ * refused for an episode withdrawn meanwhile, or one that met an entry with its Idempotency-Key,
+ * comes back for `createDownload` to ask again or replay; any other failure of the append or of
+ * the signing is a 503. The resolution's own refusals (404, 410, 422, ...) pass as they are.
  */
 async function recordAndSign(
   ctx: Ctx,
@@ -77,6 +81,8 @@ async function recordAndSign(
   // the entry records their sizes and sha256s, the bytes that leave.
   const files = await deliveredFiles(sqlOf(ctx.db), version, licensed.licenceId, resolved.files);
   const copies = licensed.fingerprinted ? files.map((f) => ({ path: f.path, sha256: f.sha256 })) : undefined;
+  const expected = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const signing = signedAhead(expected, files, resolved.coDelivered);
   const chained = await appendToLog(ctx, {
     entry: {
       id: newLogId("dl"),
@@ -105,25 +111,51 @@ async function recordAndSign(
     if (isDuplicateKey(error)) return { duplicateKey: error };
     throw notRecorded("The download", error);
   });
+  const urls = await signing;
   if ("duplicateKey" in chained) return { notAppended: "duplicate key", cause: chained.duplicateKey };
   if ("refused" in chained) return { notAppended: "withdrawn meanwhile", cause: chained };
   try {
-    const download = await signDownload(
-      {
-        id: chained.id,
-        datasetId: chained.datasetId,
-        version: chained.version,
-        issuedAt: chained.occurredAt,
-        expiresAt: chained.expiresAt,
-      },
-      files,
-      resolved.coDelivered,
-    );
-    return { download };
+    const issued = {
+      id: chained.id,
+      datasetId: chained.datasetId,
+      version: chained.version,
+      issuedAt: chained.occurredAt,
+      expiresAt: chained.expiresAt,
+    };
+    const ahead = chained.occurredAt.getTime() === expected.getTime() && "download" in urls ? urls.download : null;
+    return { download: ahead ? asIssued(ahead, issued) : await signDownload(issued, files, resolved.coDelivered) };
   } catch (error) {
     throw notRecorded("The download", error);
   }
 }
+
+/**
+ * The download's URLs signed at `at` while its entry is appended, or the signing's failure: held
+ * until the append has answered, so that a store's refusal never overtakes the log's.
+ */
+function signedAhead(
+  at: Date,
+  files: readonly DeliveredFile<FileRecord>[],
+  coDelivered: readonly string[],
+): Promise<{ download: Download } | { failed: unknown }> {
+  const placeholder = { id: "", datasetId: "", version: "", issuedAt: at, expiresAt: at };
+  return signDownload(placeholder, files, coDelivered).then(
+    (download) => ({ download }),
+    (failed: unknown) => ({ failed }),
+  );
+}
+
+/** The document signed ahead, with the entry's id, names and expiry. */
+const asIssued = (
+  download: Download,
+  issued: { id: string; datasetId: string; version: string; expiresAt: Date },
+): Download => ({
+  ...download,
+  download_id: issued.id,
+  dataset_id: issued.datasetId,
+  version: issued.version,
+  expires_at: issued.expiresAt.toISOString(),
+});
 
 function recipientOf(ctx: Ctx): {
   organizationId: string;
