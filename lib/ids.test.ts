@@ -1,11 +1,47 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { newId, newLogId } from "./ids";
+import { newRequestId } from "./http/request-id";
+import { base62, newId, newLogId } from "./ids";
 
 const byBytes = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** The base62 of a byte string as first written, in BigInt: what `base62` must still answer. */
+function base62BigInt(bytes: Uint8Array): string {
+  const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  let n = 0n;
+  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  let out = "";
+  while (n > 0n) {
+    out = alphabet[Number(n % 62n)] + out;
+    n /= 62n;
+  }
+  return out.padStart(Math.ceil((bytes.length * 8) / Math.log2(62)), "0");
+}
+
 describe("ids", () => {
+  it("write bytes in base62 as the number they are, whatever their length and values", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 33 }), (bytes) => {
+        expect(base62(bytes)).toBe(base62BigInt(bytes));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const edge of [
+      new Uint8Array(12),
+      new Uint8Array(12).fill(255),
+      new Uint8Array(16).fill(255),
+      Uint8Array.of(1),
+    ])
+      expect(base62(edge)).toBe(base62BigInt(edge));
+  });
+
+  it("of requests are 96 random bits in base62, never the same twice across the pool's refills", () => {
+    const ids = Array.from({ length: 2000 }, () => newRequestId());
+    for (const id of ids) expect(id).toMatch(/^req_[0-9A-Za-z]{17}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it("carry their kind and 128 random bits in base62", () => {
     expect(newId("key")).toMatch(/^key_[0-9A-Za-z]{22}$/);
     expect(new Set(Array.from({ length: 1000 }, () => newId("dl"))).size).toBe(1000);

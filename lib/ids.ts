@@ -2,15 +2,26 @@ import { randomBytes } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/** Base62 of a byte string, as a big-endian number, padded to the full width of its byte length. */
+/**
+ * Base62 of a byte string, as a big-endian number, padded to the full width of its byte length.
+ * Long division of 16-bit words by 62, in plain numbers: every API request mints an id, and the
+ * same division in BigInt took several microseconds of each.
+ */
 export function base62(bytes: Uint8Array): string {
   const width = Math.ceil((bytes.length * 8) / Math.log2(62));
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
+  const words: number[] = [];
+  // An odd leading byte is a word of its own: the number is the same.
+  for (let i = bytes.length % 2 ? -1 : 0; i < bytes.length; i += 2) words.push(((bytes[i] ?? 0) << 8) | bytes[i + 1]!);
   let out = "";
-  while (n > 0n) {
-    out = BASE62[Number(n % 62n)] + out;
-    n /= 62n;
+  for (let first = 0; first < words.length; ) {
+    let remainder = 0;
+    for (let i = first; i < words.length; i++) {
+      const value = remainder * 65536 + words[i]!;
+      words[i] = Math.floor(value / 62);
+      remainder = value % 62;
+    }
+    out = BASE62[remainder] + out;
+    while (first < words.length && words[first] === 0) first++;
   }
   return out.padStart(width, "0");
 }
