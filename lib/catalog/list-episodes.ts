@@ -57,8 +57,9 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
   const licensed = await requireLicensedVersion(ctx, input.datasetId, input.version);
   const { versionId, withdrawnEpisodes } = licensed;
   const bound = filterBindingParts(filter);
-  const binding = episodeCursorBinding(input.datasetId, input.version, filter);
-  const after = input.cursor ? decodeCursor(input.cursor, binding, ["string"])[0] : undefined;
+  // A digest of the query, made only when a cursor is read or written: not for a page from the cache.
+  const binding = () => episodeCursorBinding(input.datasetId, input.version, filter);
+  const after = input.cursor ? decodeCursor(input.cursor, binding(), ["string"])[0] : undefined;
   // The version id stands for the dataset and version; the rest is every parameter of the page.
   return new CacheableRead(["episodes", versionId, ...bound, after ?? null, input.limit], async () => {
     const sql = sqlOf(ctx.db);
@@ -83,7 +84,7 @@ export async function episodePage(ctx: Ctx, input: ListEpisodesInput): Promise<C
       version: input.version,
       total,
       episodes: page,
-      next_cursor: rows.length > input.limit && last ? encodeCursor(binding, [last.episode_id]) : null,
+      next_cursor: rows.length > input.limit && last ? encodeCursor(binding(), [last.episode_id]) : null,
     };
   });
 }

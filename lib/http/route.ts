@@ -68,7 +68,8 @@ export function apiRoutes(operations: readonly Operation[]): Record<(typeof METH
   }
   const routes = [...compiled.values()];
   const handler: RouteHandler = async (request) => {
-    const match = matchPath(routes, new URL(request.url).pathname);
+    const url = new URL(request.url);
+    const match = matchPath(routes, url.pathname);
     if (match === "malformed")
       return errorOnlyResponse(
         request,
@@ -77,7 +78,7 @@ export function apiRoutes(operations: readonly Operation[]): Record<(typeof METH
     if (!match)
       return errorOnlyResponse(
         request,
-        new AppError("not_found", isHubPath(new URL(request.url).pathname) ? NO_SUCH_HUB_ENDPOINT : NO_SUCH_ENDPOINT),
+        new AppError("not_found", isHubPath(url.pathname) ? NO_SUCH_HUB_ENDPOINT : NO_SUCH_ENDPOINT),
       );
     // A HEAD without an operation of its own is answered as the GET, less its body (as Next does).
     const operation =
@@ -92,7 +93,7 @@ export function apiRoutes(operations: readonly Operation[]): Record<(typeof METH
         }),
       );
     }
-    return answer(operation, request, match.params);
+    return answer(operation, request, url, match.params);
   };
   return Object.fromEntries(METHODS.map((method) => [method, handler])) as Record<
     (typeof METHODS)[number],
@@ -138,7 +139,12 @@ function matchPath(
  * cache when it holds it, with an ETag; a JsonReply with its status; a StreamedJsonObject as it is
  * read. Whatever it throws becomes the error envelope.
  */
-async function answer(operation: Operation, request: Request, params: Record<string, string>): Promise<Response> {
+async function answer(
+  operation: Operation,
+  request: Request,
+  url: URL,
+  params: Record<string, string>,
+): Promise<Response> {
   const requestId = newRequestId();
   const ip = clientIp(request);
   const limits = rateLimiters();
@@ -157,7 +163,6 @@ async function answer(operation: Operation, request: Request, params: Record<str
       ({ principal, limit } = await authenticate(request, ip, cache));
     }
     if (limit.limited) throw rateLimited(limit, operation.auth === "none" ? "requests from this address" : undefined);
-    const url = new URL(request.url);
     const input: OperationInput = {
       params,
       query: hub

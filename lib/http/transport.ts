@@ -28,6 +28,8 @@ export function assertHttps(request: Request, production: boolean): void {
 export function assertAcceptsJson(request: Request): void {
   const accept = request.headers.get("accept");
   if (!accept || !accept.trim()) return;
+  // What nearly every client sends, without a parameter that could rule JSON out (q=0).
+  if (accept === "application/json" || accept === "*/*") return;
   const negotiator = new Negotiator({ headers: { accept } });
   if (!negotiator.mediaType(["application/json"])) {
     throw new AppError(
