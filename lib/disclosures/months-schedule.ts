@@ -2,6 +2,7 @@ import type { Ctx } from "../context";
 import { getDb, sqlOf } from "../db/client";
 import { env } from "../env";
 import { errorFields, log } from "../log";
+import { startSchedule } from "../schedule";
 import { archiveStoreFromEnv, monthSigningKeyFromEnv, type ArchiveStore } from "./archive-store";
 import { closeEndedMonths, ensureMonthsAhead, MONTHS_AHEAD, monthsAhead } from "./months";
 
@@ -18,18 +19,14 @@ const FIRST_ATTEMPT_MS = 20_000;
  * tried again at the next interval; it never reaches a request.
  */
 export function startMonthsScheduleFromEnv(): void {
-  const holder = globalThis as unknown as { dasMonthsSchedule?: NodeJS.Timeout };
-  const minutes = env().DISCLOSURE_MONTHS_INTERVAL_MINUTES;
-  if (holder.dasMonthsSchedule || minutes === 0) return;
   const ctx: Ctx = {
     db: getDb(),
     requestId: "months-schedule",
     principal: { kind: "operator", name: "months schedule", organizationId: null },
   };
-  const attempt = () => void lookAfterMonths(ctx);
-  setTimeout(attempt, FIRST_ATTEMPT_MS).unref();
-  holder.dasMonthsSchedule = setInterval(attempt, minutes * 60_000);
-  holder.dasMonthsSchedule.unref();
+  startSchedule("months-schedule", env().DISCLOSURE_MONTHS_INTERVAL_MINUTES, FIRST_ATTEMPT_MS, () =>
+    lookAfterMonths(ctx),
+  );
 }
 
 export async function lookAfterMonths(ctx: Ctx): Promise<void> {

@@ -2,6 +2,7 @@ import type { Ctx } from "../context";
 import { getDb } from "../db/client";
 import { env } from "../env";
 import { errorFields, log } from "../log";
+import { startSchedule } from "../schedule";
 import { collectRenderedViews } from "./collect";
 
 /** The first collection after a start: soon, but not in the middle of the server's own start. */
@@ -15,19 +16,15 @@ const FIRST_ATTEMPT_MS = 60_000;
  * nothing left). A failure is logged and tried again at the next interval; it never reaches a request.
  */
 export function startRenderedCollectionFromEnv(): void {
-  const holder = globalThis as unknown as { dasRenderedCollection?: NodeJS.Timeout };
-  const minutes = env().RENDERED_COLLECTION_INTERVAL_MINUTES;
-  if (holder.dasRenderedCollection || minutes === 0) return;
   // The schedule is the service's own work, not a person's: it acts as an operator would with das-admin.
   const ctx: Ctx = {
     db: getDb(),
     requestId: "rendered-collection",
     principal: { kind: "operator", name: "rendered collection", organizationId: null },
   };
-  const attempt = () => void collectOnSchedule(ctx);
-  setTimeout(attempt, FIRST_ATTEMPT_MS).unref();
-  holder.dasRenderedCollection = setInterval(attempt, minutes * 60_000);
-  holder.dasRenderedCollection.unref();
+  startSchedule("rendered-collection", env().RENDERED_COLLECTION_INTERVAL_MINUTES, FIRST_ATTEMPT_MS, () =>
+    collectOnSchedule(ctx),
+  );
 }
 
 export async function collectOnSchedule(ctx: Ctx): Promise<void> {
