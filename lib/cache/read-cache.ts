@@ -5,15 +5,17 @@ import { CacheableRead, jsonBody, type JsonBody } from "./cacheable";
 import { InvalidationChannel } from "./invalidation";
 import { Lru } from "./lru";
 
-/** Entries per store; bodies are bounded in bytes instead (API_CACHE_MB). */
+/** Entries per store; bodies are bounded in bytes instead (API_CACHE_MB), resolved scopes in files. */
 const ENTRIES = { keys: 10_000, licences: 10_000, datasets: 10_000, episodes: 50_000 } as const;
+/** The files all resolved scopes together may hold: ten whole 10,000-file downloads, about 30 MB. */
+const SCOPE_FILES = 100_000;
 
-export type Store = keyof typeof ENTRIES | "bodies";
+export type Store = keyof typeof ENTRIES | "bodies" | "scopes";
 
 /**
  * What one instance keeps in memory for the API: keys by the digest of their secret, the licences
  * each organisation (or narrowed key) may use, the catalog (a dataset's versions, the versions an
- * episode is in) and serialised bodies of answers. Everything in it is dropped together whenever
+ * episode is in), serialised bodies of answers and the files of the scopes downloads resolved. Everything in it is dropped together whenever
  * the invalidation channel says anything changed, lost its connection or got it back, and nothing
  * is read from it or stored into it while the channel is not listening.
  */
@@ -30,6 +32,7 @@ export class ReadCache {
       datasets: new Lru(ENTRIES.datasets),
       episodes: new Lru(ENTRIES.episodes),
       bodies: new Lru(bodyBytes, (body) => (body as JsonBody).bytes.length),
+      scopes: new Lru(SCOPE_FILES, (scope) => (scope as { files: readonly unknown[] }).files.length),
     };
     channel.onFlush(() => {
       for (const store of Object.values(this.stores)) store.clear();

@@ -1,10 +1,27 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiKeyPrincipal } from "@/lib/auth/principal";
 import type { LogClock } from "@/lib/context";
 import { getDb } from "@/lib/db/client";
 import type { FileLine } from "@/lib/catalog/import/records";
 import { clockAhead, keyPrincipal, makeDownload } from "@/lib/testing/disclosure-fixtures";
-import { createTestOrg, grant, importTestDataset, operatorCtx, randomEpisodes } from "@/lib/testing/fixtures";
+import {
+  createTestOrg,
+  grant,
+  importTestDataset,
+  operatorCtx,
+  randomEpisodes,
+  uniqueId,
+  writeImportDir,
+} from "@/lib/testing/fixtures";
+import { createOrganization } from "@/lib/admin/organizations";
+import { grantLicence } from "@/lib/admin/licences";
+import { InvalidationChannel } from "@/lib/cache/invalidation";
+import { ReadCache } from "@/lib/cache/read-cache";
+import { importVersion } from "@/lib/catalog/import/import-version";
+import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
+import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
+import { createDownload } from "./create-download";
 import { recordedDownload } from "./download";
 
 // A download's URLs are signed while its entry is appended, at the time the entry will most likely
@@ -49,3 +66,74 @@ describe("a download's URLs", () => {
     expect(replayed).toEqual(download);
   });
 });
+
+// A released version's scope is resolved once per instance, until an episode of it is withdrawn.
+// On a database of its own: a write by a suite running alongside would notify and flush the cache.
+describe("a download's resolved scope, kept by the instance's cache", () => {
+  let iso: IsolatedDb;
+  let channel: InvalidationChannel;
+  let cache: ReadCache;
+  let isoDataset: string;
+  let isoPrincipal: ApiKeyPrincipal;
+  beforeAll(async () => {
+    iso = await createIsolatedDb("scopes");
+    isoDataset = uniqueId("ds");
+    const dir = writeImportDir(isoDataset, { version: "1.0.0", episodes, files });
+    try {
+      await importVersion(iso.sql, dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const org = await createOrganization(iso.operator, { slug: uniqueId("org"), name: "Scope Org" });
+    await grantLicence(iso.operator, { organizationId: org.id, datasetId: isoDataset, version: "1.0.0" });
+    isoPrincipal = await keyPrincipal(iso.operator, org.id);
+    channel = new InvalidationChannel({ url: iso.url, notifier: iso.sql, relistenMs: 100 });
+    cache = new ReadCache(channel, 1 << 20);
+    channel.start();
+    await until(() => channel.listening);
+  }, 120_000);
+  afterAll(async () => {
+    await channel?.stop();
+    await iso?.drop();
+  });
+
+  const download = () =>
+    createDownload(
+      { db: iso.db, principal: isoPrincipal, requestId: uniqueId("req"), cache },
+      { body: { dataset_id: isoDataset, version: "1.0.0" } },
+    ).then((made) => made.download);
+
+  it("serves the same scope from memory, and resolves it again once an episode is withdrawn", async () => {
+    const first = await download();
+    expect(first.file_count).toBe(files.length);
+    expect(cache.held("scopes")).toBe(files.length);
+    // A change no trigger announces (as none can happen to a released version): the cache still
+    // answers, which shows the second download's files came from it.
+    await iso.sql.begin(async (tx) => {
+      await tx`alter table files disable trigger files_notify_cache`;
+      await tx`update files set size_bytes = size_bytes + 1
+        where version_id = (select id from dataset_versions where dataset_id = ${isoDataset})`;
+      await tx`alter table files enable trigger files_notify_cache`;
+    });
+    const second = await download();
+    expect(second.total_bytes).toBe(first.total_bytes);
+    // A withdrawal notifies: the next download resolves the scope again, without the episode.
+    const generation = channel.generation;
+    const gone = episodes[3]!.episode_id;
+    await withdrawEpisodes(iso.operator, { episodeIds: [gone], reason: "consent withdrawn" });
+    await until(() => channel.generation !== generation && channel.listening);
+    const third = await download();
+    expect(third.files.map((f) => f.episode_id)).not.toContain(gone);
+    expect(third.file_count).toBe(files.length - 1);
+    // Read afresh: the sizes as they now are (1,001 bytes each), for the 39 files left.
+    expect(third.total_bytes).toBe((files.length - 1) * 1001);
+  });
+});
+
+async function until(condition: () => boolean, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
