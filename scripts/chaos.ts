@@ -99,7 +99,8 @@ try {
   const outcome = await checkOutcome(topology, load, faults, startSeq, (Date.now() - began) / 1000);
   if (!values.json) {
     console.log(`${outcomeTable(faults, load, outcome)}\n`);
-    for (const [error, n] of unhandledErrors(topology)) console.error(`[chaos] unhandled error × ${n}: ${error}`);
+    for (const [error, { count, stack }] of unhandledErrors(topology))
+      console.error(`[chaos] unhandled error × ${count}: ${error}${stack ? `\n${stack}` : ""}`);
     for (const pull of load.pulls.filter((p) => p.code !== 0))
       console.error(`[chaos] das pull ${pull.pull} exited ${pull.code}:\n${pull.output}`);
   }

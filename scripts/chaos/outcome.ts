@@ -77,20 +77,25 @@ const describeChain = (r: ChainReport) =>
 
 /**
  * The errors the instances logged as unhandled (each answered 500), as the log line's `error`
- * field, with how many times each: what to look at when status_500 is not 0.
+ * field, with how many times each and the first one's stack (its frames, as lib/log.ts keeps
+ * them): what to look at when status_500 is not 0, since the instances' logs go with the run.
  */
-export function unhandledErrors(t: Topology): Map<string, number> {
-  const counts = new Map<string, number>();
+export function unhandledErrors(t: Topology): Map<string, { count: number; stack: string | undefined }> {
+  const found = new Map<string, { count: number; stack: string | undefined }>();
   for (const instance of t.instances)
     for (const line of instance.log().split("\n")) {
       if (!line.includes('"message":"unhandled error"')) continue;
       let error = line;
+      let stack: string | undefined;
       try {
-        error = String((JSON.parse(line) as { error?: unknown }).error ?? line);
+        const parsed = JSON.parse(line) as { error?: unknown; stack?: unknown };
+        error = String(parsed.error ?? line);
+        stack = parsed.stack === undefined ? undefined : String(parsed.stack);
       } catch {}
-      counts.set(error, (counts.get(error) ?? 0) + 1);
+      const seen = found.get(error);
+      found.set(error, { count: (seen?.count ?? 0) + 1, stack: seen?.stack ?? stack });
     }
-  return counts;
+  return found;
 }
 
 /** Whether the run holds every promise it checks. */
