@@ -106,6 +106,40 @@ describe("the database client", () => {
       await db.$client.end({ timeout: 1 });
     }
   });
+
+  it("binds arrays on a pool whose first connection failed to read the array types (not as '1,2,3', 22P02)", async () => {
+    // The driver learns how to write an array from a query of pg_type on each new connection. That
+    // query can fail on a connection that stays open (here a lock timeout; in a chaos run, whatever
+    // a restarting primary answered), and the driver then used the connection without the types:
+    // every array was bound as its text and refused as a malformed array literal, on that
+    // connection and every other one of the pool until one read them. pg_type is a database's own
+    // catalog, so a scratch database's can be locked without holding up any other test.
+    const admin = getDb().$client;
+    const scratch = `das_types_${randomBytes(4).toString("hex")}`;
+    await admin.unsafe(`create database ${scratch}`);
+    const url = new URL(inject("databaseUrl"));
+    url.pathname = `/${scratch}`;
+    const holder = createDb(url.toString(), { max: 1 }).$client;
+    const db = createDb(url.toString(), { max: 1, settings: { lock_timeout: "200ms" } });
+    try {
+      const first = await holder.begin(async (tx) => {
+        await tx`lock table pg_catalog.pg_type in access exclusive mode`;
+        return db.$client`select ${[1, 2, 3]}::int[] as a`.then(
+          () => "answered",
+          (e: { code?: string }) => e.code,
+        );
+      });
+      // The query that waited for the connection learns why it could not have one.
+      expect(first).toBe("55P03");
+      expect(await db.$client`select ${[1, 2, 3]}::int[] as a, ${["x", "y"]}::text[] as b`).toEqual([
+        { a: [1, 2, 3], b: ["x", "y"] },
+      ]);
+    } finally {
+      await db.$client.end({ timeout: 1 });
+      await holder.end({ timeout: 1 });
+      await admin.unsafe(`drop database if exists ${scratch} with (force)`);
+    }
+  });
 });
 
 /**
