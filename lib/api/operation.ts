@@ -60,12 +60,13 @@ export type Reply = object;
 /**
  * A JSON answer with a status other than 200 (201 for what a request created), or with headers of
  * its own; `nextPage`: the query of the next page, which the router sends as a `Link: <...>;
- * rel="next"` header on the request's own URL (the Hub's paging).
+ * rel="next"` header on the request's own URL (the Hub's paging). The body is an object, or its
+ * JSON already written as UTF-8 bytes (a download's, written while its entry was appended).
  */
 export class JsonReply {
   constructor(
     readonly status: number,
-    readonly body: object,
+    readonly body: object | Uint8Array<ArrayBuffer>,
     readonly options: { headers?: Record<string, string>; nextPage?: Record<string, string> | null } = {},
   ) {}
 }

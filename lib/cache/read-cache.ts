@@ -7,7 +7,10 @@ import { Lru } from "./lru";
 
 /** Entries per store; bodies are bounded in bytes instead (API_CACHE_MB), resolved scopes in files. */
 const ENTRIES = { keys: 10_000, licences: 10_000, datasets: 10_000, episodes: 50_000 } as const;
-/** The files all resolved scopes together may hold: ten whole 10,000-file downloads, about 30 MB. */
+/**
+ * The files all resolved scopes together may hold: ten whole 10,000-file downloads, about 30 MB,
+ * and about 15 MB more for each file's JSON, written once per scope (lib/downloads/download.ts).
+ */
 const SCOPE_FILES = 100_000;
 
 export type Store = keyof typeof ENTRIES | "bodies" | "scopes";

@@ -13,11 +13,14 @@ import { episodesDigest, filesDigest, sha256Hex } from "../disclosures/chain";
 import { deliveredFiles, type DeliveredFile } from "../fingerprints/delivered";
 import type { FileRecord } from "../catalog/get-manifest";
 import { URL_TTL_SECONDS } from "../storage/config";
-import { recordedDownload, signDownload, type Download } from "./download";
+import { issuedDownload, reissuedDownload, signFiles, type IssuedDownload, type SignedFiles } from "./download";
 import { resolveScope } from "./resolve-scope";
 import type { DownloadRequest } from "./scope";
 
 export type CreateDownloadInput = { body: DownloadRequest; idempotencyKey?: string };
+
+/** A download made (or, `replayed`, one made earlier with the same Idempotency-Key). */
+export type CreatedDownload = IssuedDownload & { readonly replayed: boolean };
 
 /**
  * A download: resolves the scope, appends its disclosure with its episodes to the log, and answers
@@ -26,10 +29,7 @@ export type CreateDownloadInput = { body: DownloadRequest; idempotencyKey?: stri
  * With an Idempotency-Key, a retry of the same body returns the same download (same id, same
  * URLs) without a second entry; another body under the same key is 409.
  */
-export async function createDownload(
-  ctx: Ctx,
-  input: CreateDownloadInput,
-): Promise<{ download: Download; replayed: boolean }> {
+export async function createDownload(ctx: Ctx, input: CreateDownloadInput): Promise<CreatedDownload> {
   const recipient = recipientOf(ctx);
   const requestedScope = scopeOf(input.body);
   const requestSha256 = sha256Hex(canonicalJson(input.body));
@@ -38,7 +38,7 @@ export async function createDownload(
     : null;
   if (idempotency) {
     const earlier = await replay(ctx, idempotency, requestSha256);
-    if (earlier) return { download: earlier, replayed: true };
+    if (earlier) return made(earlier, true);
   }
 
   for (let attempt = 1; ; attempt++) {
@@ -53,11 +53,11 @@ export async function createDownload(
       idempotency,
       resolve,
     );
-    if ("download" in outcome) return { download: outcome.download, replayed: false };
+    if ("download" in outcome) return made(outcome.download, false);
     // The same Idempotency-Key sent twice at once: the second append met the first's unique key.
     if (outcome.notAppended === "duplicate key" && idempotency) {
       const earlier = await replay(ctx, idempotency, requestSha256);
-      if (earlier) return { download: earlier, replayed: true };
+      if (earlier) return made(earlier, true);
     }
     // An episode was withdrawn between the scope's resolution and the append: resolved again,
     // the scope leaves it out or the request is refused for it.
@@ -85,7 +85,7 @@ async function recordAndSign(
   requestSha256: string,
   idempotency: Idempotency | null,
   resolve: "cached" | "afresh",
-): Promise<{ download: Download } | { notAppended: "withdrawn meanwhile" | "duplicate key"; cause: unknown }> {
+): Promise<{ download: IssuedDownload } | { notAppended: "withdrawn meanwhile" | "duplicate key"; cause: unknown }> {
   const licensed = await requireLicensedVersion(ctx, body.dataset_id, body.version);
   const version = { ...licensed, datasetId: body.dataset_id };
   // A released version's scope resolves to the same files until an episode of it is withdrawn
@@ -106,7 +106,7 @@ async function recordAndSign(
   const files = await deliveredFiles(sqlOf(ctx.db), version, licensed.licenceId, resolved.files);
   const copies = licensed.fingerprinted ? files.map((f) => ({ path: f.path, sha256: f.sha256 })) : undefined;
   const expected = new Date(Math.floor(Date.now() / 1000) * 1000);
-  const signing = signedAhead(expected, files, resolved.coDelivered);
+  const signing = signedAhead(expected, files, resolved.files);
   const chained = await appendToLog(ctx, {
     entry: {
       id: newLogId("dl"),
@@ -135,7 +135,7 @@ async function recordAndSign(
     if (isDuplicateKey(error)) return { duplicateKey: error };
     throw notRecorded("The download", error);
   });
-  const urls = await signing;
+  const ahead = await signing;
   if ("duplicateKey" in chained) return { notAppended: "duplicate key", cause: chained.duplicateKey };
   if ("refused" in chained) return { notAppended: "withdrawn meanwhile", cause: chained };
   try {
@@ -146,39 +146,39 @@ async function recordAndSign(
       issuedAt: chained.occurredAt,
       expiresAt: chained.expiresAt,
     };
-    const ahead = chained.occurredAt.getTime() === expected.getTime() && "download" in urls ? urls.download : null;
-    return { download: ahead ? asIssued(ahead, issued) : await signDownload(issued, files, resolved.coDelivered) };
+    const signed =
+      chained.occurredAt.getTime() === expected.getTime() && "signed" in ahead
+        ? ahead.signed
+        : await signFiles(chained.occurredAt, files, resolved.files);
+    return { download: issuedDownload(issued, signed, resolved.coDelivered) };
   } catch (error) {
     throw notRecorded("The download", error);
   }
 }
 
 /**
- * The download's URLs signed at `at` while its entry is appended, or the signing's failure: held
- * until the append has answered, so that a store's refusal never overtakes the log's.
+ * The download's files signed (and written to JSON) at `at` while its entry is appended, or the
+ * signing's failure: held until the append has answered, so that a store's refusal never
+ * overtakes the log's.
  */
 function signedAhead(
   at: Date,
   files: readonly DeliveredFile<FileRecord>[],
-  coDelivered: readonly string[],
-): Promise<{ download: Download } | { failed: unknown }> {
-  const placeholder = { id: "", datasetId: "", version: "", issuedAt: at, expiresAt: at };
-  return signDownload(placeholder, files, coDelivered).then(
-    (download) => ({ download }),
+  records: readonly FileRecord[],
+): Promise<{ signed: SignedFiles } | { failed: unknown }> {
+  return signFiles(at, files, records).then(
+    (signed) => ({ signed }),
     (failed: unknown) => ({ failed }),
   );
 }
 
-/** The document signed ahead, with the entry's id, names and expiry. */
-const asIssued = (
-  download: Download,
-  issued: { id: string; datasetId: string; version: string; expiresAt: Date },
-): Download => ({
-  ...download,
-  download_id: issued.id,
-  dataset_id: issued.datasetId,
-  version: issued.version,
-  expires_at: issued.expiresAt.toISOString(),
+/** `download` with whether it was replayed; its object form still built only when read. */
+const made = (download: IssuedDownload, replayed: boolean): CreatedDownload => ({
+  json: download.json,
+  get download() {
+    return download.download;
+  },
+  replayed,
 });
 
 function recipientOf(ctx: Ctx): {
@@ -212,7 +212,7 @@ function scopeOf(body: DownloadRequest): RequestedScope {
   return scope;
 }
 
-async function replay(ctx: Ctx, idempotency: Idempotency, requestSha256: string): Promise<Download | undefined> {
+async function replay(ctx: Ctx, idempotency: Idempotency, requestSha256: string): Promise<IssuedDownload | undefined> {
   const earlier = await earlierEntry(ctx, idempotency, requestSha256);
-  return earlier && recordedDownload(ctx, earlier.id);
+  return earlier && reissuedDownload(ctx, earlier.id);
 }

@@ -23,7 +23,116 @@ export type Download = {
   co_delivered_episode_ids: string[];
 };
 
+/**
+ * A signed download: its document as JSON bytes (what the API answers) and, built only when
+ * something reads it (the portal, a test), as an object. The two are the same document.
+ */
+export type IssuedDownload = { readonly json: Uint8Array<ArrayBuffer>; readonly download: Download };
+
 type Issued = { id: string; datasetId: string; version: string; issuedAt: Date; expiresAt: Date };
+
+/** A download's files signed at one time: their URLs, and the JSON of its `files` array in chunks. */
+export type SignedFiles = {
+  readonly signedAt: Date;
+  readonly files: readonly DeliveredFile<FileRecord>[];
+  readonly urls: readonly string[];
+  readonly json: readonly Buffer[];
+};
+
+/** Files written to JSON between two turns of the event loop. */
+const SLICE = 1024;
+
+/**
+ * `files` signed at `signedAt`, and the JSON of the download's `files` array written from them a
+ * slice at a time. A 10,000-file document is about 6 MB: JSON.stringify of the object form after
+ * the entry had committed was a sixth of the download's time. Written here, it is done while the
+ * entry is appended (lib/downloads/create-download.ts), and what every file has before its size
+ * is written once per resolved scope (`leadingMembers`). `records` are the files as resolved,
+ * in the same order as `files` (which may be the licence's copies of them).
+ */
+export async function signFiles(
+  signedAt: Date,
+  files: readonly DeliveredFile<FileRecord>[],
+  records: readonly FileRecord[] = files,
+): Promise<SignedFiles> {
+  const urls = await presigner().presignKeys(
+    files.map((f) => f.objectKey),
+    { signingDate: signedAt, expiresIn: URL_TTL_SECONDS },
+  );
+  const leading = leadingMembers(records);
+  const json: Buffer[] = [];
+  for (let start = 0; start < files.length; start += SLICE) {
+    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    let text = start === 0 ? "[" : "";
+    const end = Math.min(start + SLICE, files.length);
+    for (let i = start; i < end; i++) {
+      const f = files[i]!;
+      // A hex digest and a presigned URL (every byte of its key and query percent-encoded, its
+      // host and path from a parsed URL) hold nothing JSON escapes: written as they are. The
+      // tests compare these bytes with JSON.stringify of the object form, odd paths included.
+      text += `${i > 0 ? "," : ""}${leading[i]}${f.size_bytes},"sha256":"${f.sha256}","url":"${urls[i]}"}`;
+    }
+    json.push(Buffer.from(end === files.length ? `${text}]` : text));
+  }
+  if (!files.length) json.push(Buffer.from("[]"));
+  return { signedAt, files, urls, json };
+}
+
+/**
+ * Each file's members before its size, as JSON (`{"path":...,"stream":...,"size_bytes":`): the
+ * same for every download of a resolved scope, so written once per array of records (those the
+ * instance's cache keeps are written once while it keeps them).
+ */
+const leadingByRecords = new WeakMap<readonly FileRecord[], readonly string[]>();
+function leadingMembers(records: readonly FileRecord[]): readonly string[] {
+  let leading = leadingByRecords.get(records);
+  if (!leading) {
+    leading = records.map(
+      (r) =>
+        `${JSON.stringify({ path: r.path, episode_id: r.episode_id, episode_ids: r.episode_ids, stream: r.stream }).slice(0, -1)},"size_bytes":`,
+    );
+    leadingByRecords.set(records, leading);
+  }
+  return leading;
+}
+
+/** The download document of files signed at its issue time, as bytes and (when read) as an object. */
+export function issuedDownload(issued: Issued, signed: SignedFiles, coDelivered: readonly string[]): IssuedDownload {
+  const totalBytes = signed.files.reduce((sum, f) => sum + f.size_bytes, 0);
+  const head = {
+    download_id: issued.id,
+    dataset_id: issued.datasetId,
+    version: issued.version,
+    expires_at: issued.expiresAt.toISOString(),
+    file_count: signed.files.length,
+    total_bytes: totalBytes,
+  };
+  const json = Buffer.concat([
+    Buffer.from(`${JSON.stringify(head).slice(0, -1)},"files":`),
+    ...signed.json,
+    Buffer.from(`,"co_delivered_episode_ids":${JSON.stringify(coDelivered)}}`),
+  ]);
+  let download: Download | undefined;
+  return {
+    json,
+    get download() {
+      download ??= {
+        ...head,
+        files: signed.files.map((f, i) => ({
+          path: f.path,
+          episode_id: f.episode_id,
+          episode_ids: f.episode_ids,
+          stream: f.stream,
+          size_bytes: f.size_bytes,
+          sha256: f.sha256,
+          url: signed.urls[i]!,
+        })),
+        co_delivered_episode_ids: [...coDelivered],
+      };
+      return download;
+    },
+  };
+}
 
 /**
  * The download document, every URL signed at the issue time, so that signing again yields the same
@@ -34,29 +143,9 @@ export async function signDownload(
   issued: Issued,
   files: readonly DeliveredFile<FileRecord>[],
   coDelivered: readonly string[],
-): Promise<Download> {
-  const urls = await presigner().presignKeys(
-    files.map((f) => f.objectKey),
-    { signingDate: issued.issuedAt, expiresIn: URL_TTL_SECONDS },
-  );
-  return {
-    download_id: issued.id,
-    dataset_id: issued.datasetId,
-    version: issued.version,
-    expires_at: issued.expiresAt.toISOString(),
-    file_count: files.length,
-    total_bytes: files.reduce((sum, f) => sum + f.size_bytes, 0),
-    files: files.map((f, i) => ({
-      path: f.path,
-      episode_id: f.episode_id,
-      episode_ids: f.episode_ids,
-      stream: f.stream,
-      size_bytes: f.size_bytes,
-      sha256: f.sha256,
-      url: urls[i]!,
-    })),
-    co_delivered_episode_ids: [...coDelivered],
-  };
+  records: readonly FileRecord[] = files,
+): Promise<IssuedDownload> {
+  return issuedDownload(issued, await signFiles(issued.issuedAt, files, records), coDelivered);
 }
 
 /**
@@ -66,6 +155,11 @@ export async function signDownload(
  * episode it is refused (422), as a new download of it would be.
  */
 export async function recordedDownload(ctx: Ctx, downloadId: string): Promise<Download> {
+  return (await reissuedDownload(ctx, downloadId)).download;
+}
+
+/** `recordedDownload` as the API answers it, its JSON written from the signed URLs. */
+export async function reissuedDownload(ctx: Ctx, downloadId: string): Promise<IssuedDownload> {
   const sql = sqlOf(ctx.db);
   const [entry] = /^dl_[0-9A-Za-z]{1,40}$/.test(downloadId)
     ? await sql<

@@ -197,7 +197,8 @@ async function write(
   if (reply instanceof JsonReply) {
     const { headers = {}, nextPage } = reply.options;
     const link: Record<string, string> = nextPage ? { Link: nextPageLink(request, nextPage) } : {};
-    return new Response(JSON.stringify(reply.body), {
+    const body = reply.body instanceof Uint8Array ? reply.body : JSON.stringify(reply.body);
+    return new Response(body, {
       status: reply.status,
       headers: { ...JSON_HEADERS, ...headers, ...link },
     });

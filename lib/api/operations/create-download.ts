@@ -41,8 +41,8 @@ export const createDownload = defineOperation({
     },
   },
   handler: async (ctx, { body, headers }) => {
-    const { download, replayed } = await create(ctx, { body, idempotencyKey: headers["Idempotency-Key"] });
+    const made = await create(ctx, { body, idempotencyKey: headers["Idempotency-Key"] });
     // 201 for a new download; 200 when an Idempotency-Key retry returns the one already made.
-    return new JsonReply(replayed ? 200 : 201, download);
+    return new JsonReply(made.replayed ? 200 : 201, made.json);
   },
 });
