@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { apiKeys } from "../db/schema";
 import { sqlOf, type Db } from "../db/client";
@@ -23,7 +23,8 @@ export function keyFromSecret(secret: string): MintedKey {
 }
 
 export function hashKey(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  // One call, no Hash object: every API request digests its key.
+  return hash("sha256", secret, "hex");
 }
 
 const unauthorized = (message: string) =>
