@@ -8,6 +8,7 @@ import { uniqueId } from "../testing/fixtures";
 import { INVALIDATION_CHANNEL, InvalidationChannel, LISTENER_APPLICATION_NAME } from "./invalidation";
 import { Lru } from "./lru";
 import { ReadCache } from "./read-cache";
+import { until } from "@/lib/testing/until";
 
 // The cache's rules against a real PostgreSQL: what is kept, what is not, and when it is bypassed.
 // On a database of its own: any write by a suite running alongside would notify and flush.
@@ -29,14 +30,6 @@ function channel(options: { notifier?: postgres.Sql; relistenMs?: number } = {})
   });
   started.push(c);
   return c;
-}
-
-async function until(condition: () => boolean, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** A cache whose channel listens; `loads` counts the reads that reached the loader. */

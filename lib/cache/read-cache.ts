@@ -1,7 +1,7 @@
 import { getDb, type Db } from "../db/client";
 import { isTransaction } from "../db/tx";
 import { env, requireEnv } from "../env";
-import { CacheableRead, jsonBody, type JsonBody } from "./cacheable";
+import { type CacheableRead, jsonBody, type JsonBody } from "./cacheable";
 import { InvalidationChannel } from "./invalidation";
 import { Lru } from "./lru";
 
@@ -18,9 +18,10 @@ export type Store = keyof typeof ENTRIES | "bodies" | "scopes";
 /**
  * What one instance keeps in memory for the API: keys by the digest of their secret, the licences
  * each organisation (or narrowed key) may use, the catalog (a dataset's versions, the versions an
- * episode is in), serialised bodies of answers and the files of the scopes downloads resolved. Everything in it is dropped together whenever
- * the invalidation channel says anything changed, lost its connection or got it back, and nothing
- * is read from it or stored into it while the channel is not listening.
+ * episode is in), serialised bodies of answers and the files of the scopes downloads resolved.
+ * Everything in it is dropped together whenever the invalidation channel says anything changed,
+ * lost its connection or got it back, and nothing is read from it or stored into it while the
+ * channel is not listening.
  */
 export class ReadCache {
   private readonly stores: Record<Store, Lru<string, unknown>>;

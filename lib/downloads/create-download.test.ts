@@ -23,6 +23,7 @@ import { createIsolatedDb, type IsolatedDb } from "@/lib/testing/isolated-db";
 import { withdrawEpisodes } from "@/lib/withdrawals/withdraw";
 import { createDownload } from "./create-download";
 import { recordedDownload } from "./download";
+import { until } from "@/lib/testing/until";
 
 // A download's URLs are signed while its entry is appended, at the time the entry will most likely
 // have (decision 0148). Whichever second the entry gets, every URL is signed at it: a replay of the
@@ -129,11 +130,3 @@ describe("a download's resolved scope, kept by the instance's cache", () => {
     expect(third.total_bytes).toBe((files.length - 1) * 1001);
   });
 });
-
-async function until(condition: () => boolean, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
