@@ -136,15 +136,16 @@ async function poolerPart() {
     console.log(
       `\n## Appends, 16 at a time through the group commit (${await onlineMonths(direct)} months online)\n\n${table(rows)}\n\nthrough PgBouncer / direct: ${(ratio * 100).toFixed(1)} % (target: at least 90 %); through PgBouncer / direct with nothing prepared: ${(hop * 100).toFixed(1)} %`,
     );
+    const hundredths = (x: number) => Math.round(x * 100) / 100;
     figures.pooler = {
-      direct_per_s: measured.direct.perSecond,
-      unprepared_per_s: measured["direct, nothing prepared"].perSecond,
-      pgbouncer_per_s: measured["through PgBouncer"].perSecond,
-      pgbouncer_over_direct: ratio,
-      pgbouncer_over_unprepared: hop,
+      direct_per_s: Math.round(measured.direct.perSecond),
+      unprepared_per_s: Math.round(measured["direct, nothing prepared"].perSecond),
+      pgbouncer_per_s: Math.round(measured["through PgBouncer"].perSecond),
+      pgbouncer_over_direct: hundredths(ratio),
+      pgbouncer_over_unprepared: hundredths(hop),
     };
     // The issue's target as a ratio bench:all records (scripts/bench/ratios.ts).
-    figures.pgbouncer_to_direct_ratio = ratio;
+    figures.pgbouncer_to_direct_ratio = hundredths(ratio);
   } finally {
     await Promise.all([direct.$client.end(), unprepared.$client.end(), pooled.$client.end()]);
     await bouncer.remove();
