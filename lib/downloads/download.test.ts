@@ -69,5 +69,8 @@ describe("a download's JSON", () => {
     // Written again for the same records (kept by the cache), the same bytes.
     const again = issuedDownload(issued, await signFiles(issued.issuedAt, copies, records), []);
     expect(Buffer.compare(again.json, made.json)).toBe(0);
+    // URLs signed for another second are never answered as this download's.
+    const otherSecond = await signFiles(new Date(issued.issuedAt.getTime() + 1000), copies, records);
+    expect(() => issuedDownload(issued, otherSecond, [])).toThrow(/signed at/);
   });
 });

@@ -98,6 +98,11 @@ function leadingMembers(records: readonly FileRecord[]): readonly string[] {
 
 /** The download document of files signed at its issue time, as bytes and (when read) as an object. */
 export function issuedDownload(issued: Issued, signed: SignedFiles, coDelivered: readonly string[]): IssuedDownload {
+  // Every URL answered is signed at its entry's time, so that a replay answers the same URLs.
+  if (signed.signedAt.getTime() !== issued.issuedAt.getTime())
+    throw new Error(
+      `URLs signed at ${signed.signedAt.toISOString()} for a download issued at ${issued.issuedAt.toISOString()}`,
+    );
   const totalBytes = signed.files.reduce((sum, f) => sum + f.size_bytes, 0);
   const head = {
     download_id: issued.id,
