@@ -189,7 +189,10 @@ const LINGER_MS = 2000;
  * before the body): what the client still sends is read and thrown away for a moment, then the
  * connection is closed. Closing at once, with bytes unread, makes the kernel answer the client
  * with a reset, which can destroy the answer before the client reads it (a "lingering close", as
- * nginx does). A body that ends meanwhile leaves the connection open for the next request.
+ * nginx does). Past LINGER_BYTES the server says it is done (a FIN after the answer) and goes on
+ * throwing away what still arrives until LINGER_MS: a reset then, on Node 24, reached a client
+ * still busy sending before it had read the 413. A body that ends meanwhile leaves the connection
+ * open for the next request.
  */
 function lingerThenClose(req: http.IncomingMessage): void {
   let read = 0;
@@ -202,10 +205,15 @@ function lingerThenClose(req: http.IncomingMessage): void {
   const drain = () => {
     for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) {
       read += chunk.length;
-      if (read > LINGER_BYTES) return close();
+      if (read > LINGER_BYTES && req.socket.writable) req.socket.end();
     }
   };
-  req.once("end", () => clearTimeout(timer));
+  // The client, having read the answer and the end, closes its side: nothing is left to wait for.
+  req.socket.once("end", close);
+  req.once("end", () => {
+    clearTimeout(timer);
+    req.socket.off("end", close);
+  });
   req.on("readable", drain);
   drain();
 }
