@@ -29,6 +29,7 @@ import {
   measureTogether,
   percentile,
   progress,
+  round,
   startProductionServer,
   table,
   type Measurement,
@@ -412,10 +413,6 @@ async function bytesFloor(bodies: readonly string[], floorBody: string) {
     child.kill();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function round(n: number) {
-  return Math.round(n * 100) / 100;
 }
 
 /** Waits until an instance's cache listens for invalidations (its first API request opens the channel), so that what is measured is the cached path. */

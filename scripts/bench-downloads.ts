@@ -41,7 +41,7 @@ const { authenticateApiKey } = await import("@/lib/auth/api-keys");
 const { createDownload } = await import("@/lib/downloads/create-download");
 const { readCache } = await import("@/lib/cache/read-cache");
 const { presigner } = await import("@/lib/storage/config");
-const { httpPost, percentile, progress, startProductionServer, table } = await import("./bench/common");
+const { httpPost, percentile, progress, round, startProductionServer, table } = await import("./bench/common");
 const { ratioRows } = await import("./bench/ratios");
 const { summariseProfile } = await import("./bench/cpu-profile");
 
@@ -333,7 +333,3 @@ await db.$client.end();
 await runtime.stop();
 // Every append of the run must have left the chain intact: a fast append that breaks it is a failure.
 process.exit(report.intact ? 0 : 1);
-
-function round(n: number) {
-  return Math.round(n * 100) / 100;
-}

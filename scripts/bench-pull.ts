@@ -53,7 +53,7 @@ const { objectKey, storeLocation } = await import("@/lib/storage/config");
 const { createOrganization, organizationBySlug } = await import("@/lib/admin/organizations");
 const { grantLicence } = await import("@/lib/admin/licences");
 const { issueKey } = await import("@/lib/admin/keys");
-const { httpPost, percentile, progress, startProductionServer, table } = await import("./bench/common");
+const { httpPost, percentile, progress, round, startProductionServer, table } = await import("./bench/common");
 const { summariseProfile } = await import("./bench/cpu-profile");
 const { ratioRows } = await import("./bench/ratios");
 
@@ -417,10 +417,6 @@ rmSync(scratch, { recursive: true, force: true });
 await db.$client.end();
 await runtime.stop();
 process.exit(0);
-
-function round(n: number) {
-  return Math.round(n * 100) / 100;
-}
 
 /** The bytes of the scope's files under `dir` (each must be there, whole): what a turn fetched. */
 function bytesOf(dir: string, files: { path: string; size_bytes: number }[]): number {

@@ -24,7 +24,7 @@ import { verifyChain } from "@/lib/disclosures/verify";
 import { parallelRangeChecker } from "@/lib/disclosures/verify-parallel";
 import { signInOverHttp } from "@/lib/testing/portal-session";
 import { BENCH_SHAPE, generateDisclosureLog, type GeneratedLog } from "./bench/disclosure-log";
-import { httpGet, percentile, progress, startProductionServer, table } from "./bench/common";
+import { httpGet, percentile, progress, round, startProductionServer, table } from "./bench/common";
 import { copyRows, copyWalkRows, rawSha256Seconds } from "./bench/review-limits";
 import { ratioRows } from "./bench/ratios";
 
@@ -450,9 +450,6 @@ console.log(
 await db.$client.end();
 await runtime.stop();
 
-function round(n: number) {
-  return Math.round(n * 100) / 100;
-}
 function gib(bytes: number) {
   return (bytes / 2 ** 30).toFixed(1);
 }

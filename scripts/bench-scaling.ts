@@ -30,7 +30,7 @@ import { hasPgBouncer, startPgBouncer } from "@/lib/testing/pgbouncer";
 import { startStreamingReplica } from "@/lib/testing/streaming-replica";
 import { withPort } from "@/lib/testing/postgres-cluster";
 import { BENCH_SHAPE, generateDisclosureLog } from "./bench/disclosure-log";
-import { measureTogether, table } from "./bench/common";
+import { measureTogether, round, table } from "./bench/common";
 import {
   createDb,
   downloadAppend,
@@ -136,16 +136,15 @@ async function poolerPart() {
     console.log(
       `\n## Appends, 16 at a time through the group commit (${await onlineMonths(direct)} months online)\n\n${table(rows)}\n\nthrough PgBouncer / direct: ${(ratio * 100).toFixed(1)} % (target: at least 90 %); through PgBouncer / direct with nothing prepared: ${(hop * 100).toFixed(1)} %`,
     );
-    const hundredths = (x: number) => Math.round(x * 100) / 100;
     figures.pooler = {
       direct_per_s: Math.round(measured.direct.perSecond),
       unprepared_per_s: Math.round(measured["direct, nothing prepared"].perSecond),
       pgbouncer_per_s: Math.round(measured["through PgBouncer"].perSecond),
-      pgbouncer_over_direct: hundredths(ratio),
-      pgbouncer_over_unprepared: hundredths(hop),
+      pgbouncer_over_direct: round(ratio),
+      pgbouncer_over_unprepared: round(hop),
     };
     // The issue's target as a ratio bench:all records (scripts/bench/ratios.ts).
-    figures.pgbouncer_to_direct_ratio = hundredths(ratio);
+    figures.pgbouncer_to_direct_ratio = round(ratio);
   } finally {
     await Promise.all([direct.$client.end(), unprepared.$client.end(), pooled.$client.end()]);
     await bouncer.remove();

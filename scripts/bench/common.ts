@@ -7,6 +7,11 @@ import { NEXT_BIN, productionBuildIsCurrent, startNextServer, type NextServer } 
 /** Benchmarks print progress on stderr and reserve stdout for the table and the final JSON line. */
 export const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
+/** A figure to two decimals, as the benchmarks' JSON lines give their ratios. */
+export function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
